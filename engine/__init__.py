@@ -1,0 +1,31 @@
+"""connect-engine: run Kafka Connect-style connectors in asyncio, with deletion callbacks."""
+
+from __future__ import annotations
+
+from engine.deletion import DeletionOutcome
+from engine.engine import Engine
+from engine.errors import (
+    ConfigError,
+    ConnectorAlreadyExists,
+    ConnectorNotFound,
+    EngineError,
+    EngineNotRunning,
+    IllegalTransition,
+    StateTimeout,
+    TaskNotFound,
+)
+from engine.transitions_feed import TransitionEvent
+
+__all__ = [
+    "ConfigError",
+    "ConnectorAlreadyExists",
+    "ConnectorNotFound",
+    "DeletionOutcome",
+    "Engine",
+    "EngineError",
+    "EngineNotRunning",
+    "IllegalTransition",
+    "StateTimeout",
+    "TaskNotFound",
+    "TransitionEvent",
+]

@@ -1,0 +1,135 @@
+"""What the runtime hands connectors and tasks so they can talk back to it (spec §5.5).
+
+Contexts are safe to call from any thread: a sync connector runs in a worker thread, and its
+calls are passed to the event loop rather than touching engine state directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
+
+from engine.api.errors import ConnectException, IllegalWorkerStateException
+from engine.api.records import TopicPartition
+
+
+class OffsetStorageReader(Protocol):
+    """Reads the source offsets the runtime has committed for this connector."""
+
+    def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None: ...
+
+    def offsets(self, partitions: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any] | None]: ...
+
+
+class ConnectorContext:
+    """Lets a connector ask for task reconfiguration or declare itself failed."""
+
+    def __init__(
+        self,
+        config: Mapping[str, str],
+        *,
+        request_reconfiguration: Callable[[], None],
+        raise_error: Callable[[BaseException], None],
+    ) -> None:
+        self._config = dict(config)
+        self._request_reconfiguration = request_reconfiguration
+        self._raise_error = raise_error
+        self._closed = False
+
+    def configs(self) -> dict[str, str]:
+        """The connector's raw configuration, available even before ``start`` (e.g. in ``deleted``)."""
+        return dict(self._config)
+
+    def request_task_reconfiguration(self) -> None:
+        if self._closed:
+            raise ConnectException("Cannot request task reconfiguration: the connector has been shut down")
+        self._request_reconfiguration()
+
+    def raise_error(self, exc: BaseException) -> None:
+        """Mark the connector FAILED with ``exc`` as its trace; the runtime does not stop it."""
+        if self._closed:
+            raise ConnectException("Cannot raise an error: the connector has been shut down") from exc
+        self._raise_error(exc)
+
+    def close(self) -> None:
+        self._closed = True
+
+
+class SourceConnectorContext(ConnectorContext):
+    def __init__(self, config: Mapping[str, str], *, offset_reader: OffsetStorageReader, **kwargs: Any) -> None:
+        super().__init__(config, **kwargs)
+        self._offset_reader = offset_reader
+
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        return self._offset_reader
+
+
+class SinkConnectorContext(ConnectorContext):
+    pass
+
+
+class TaskContext:
+    def __init__(self, config: Mapping[str, str]) -> None:
+        self._config = dict(config)
+
+    def configs(self) -> dict[str, str]:
+        return dict(self._config)
+
+
+class SourceTaskContext(TaskContext):
+    def __init__(self, config: Mapping[str, str], *, offset_reader: OffsetStorageReader) -> None:
+        super().__init__(config)
+        self._offset_reader = offset_reader
+
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        return self._offset_reader
+
+    def transaction_context(self) -> None:
+        """Exactly-once transaction boundaries arrive with distributed mode; None until then."""
+        return None
+
+
+class SinkTaskContext(TaskContext):
+    """Rewinds, pauses and commit requests a sink task makes; the sink loop applies them."""
+
+    def __init__(self, config: Mapping[str, str]) -> None:
+        super().__init__(config)
+        self.assigned: set[TopicPartition] = set()
+        self.paused: set[TopicPartition] = set()
+        self.rewinds: dict[TopicPartition, int] = {}
+        self.timeout_ms: int | None = None
+        self.commit_requested = False
+
+    def offset(self, offsets: Mapping[TopicPartition, int] | TopicPartition, offset: int | None = None) -> None:
+        if isinstance(offsets, TopicPartition):
+            if offset is None:
+                raise TypeError("offset(tp, offset) needs an offset")
+            self.rewinds[offsets] = offset
+        else:
+            self.rewinds.update(offsets)
+
+    def timeout(self, timeout_ms: int) -> None:
+        self.timeout_ms = timeout_ms
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self.assigned)
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        self._check_assigned(partitions)
+        self.paused.update(partitions)
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self._check_assigned(partitions)
+        self.paused.difference_update(partitions)
+
+    def request_commit(self) -> None:
+        self.commit_requested = True
+
+    def errant_record_reporter(self) -> None:
+        """Non-None only with a dead letter queue or error logging, which arrive with the data plane."""
+        return None
+
+    def _check_assigned(self, partitions: Iterable[TopicPartition]) -> None:
+        unknown = [tp for tp in partitions if tp not in self.assigned]
+        if unknown:
+            raise IllegalWorkerStateException(f"SinkTaskContext cannot pause/resume unassigned partitions {unknown}")

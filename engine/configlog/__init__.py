@@ -1,0 +1,39 @@
+"""The config log: Kafka Connect's config-topic records, and the logs that hold them."""
+
+from __future__ import annotations
+
+from engine.configlog.base import ConfigLog, LogEntry
+from engine.configlog.codec import decode, encode
+from engine.configlog.records import (
+    ConfigRecord,
+    ConnectorConfigRecord,
+    ConnectorTombstone,
+    IgnoredRecord,
+    PendingCleanupCleared,
+    PendingCleanupRecord,
+    RestartRecord,
+    TargetStateRecord,
+    TargetStateTombstone,
+    TaskCommitRecord,
+    TaskConfigRecord,
+    TaskRestartRecord,
+)
+
+__all__ = [
+    "ConfigLog",
+    "ConfigRecord",
+    "ConnectorConfigRecord",
+    "ConnectorTombstone",
+    "IgnoredRecord",
+    "LogEntry",
+    "PendingCleanupCleared",
+    "PendingCleanupRecord",
+    "RestartRecord",
+    "TargetStateRecord",
+    "TargetStateTombstone",
+    "TaskCommitRecord",
+    "TaskConfigRecord",
+    "TaskRestartRecord",
+    "decode",
+    "encode",
+]

@@ -1,0 +1,154 @@
+"""Config records <-> (key, JSON bytes), byte-compatible with Kafka Connect's config topic."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engine.configlog.records import (
+    ConfigRecord,
+    ConnectorConfigRecord,
+    ConnectorTombstone,
+    IgnoredRecord,
+    PendingCleanupCleared,
+    PendingCleanupRecord,
+    RestartRecord,
+    TargetStateRecord,
+    TargetStateTombstone,
+    TaskCommitRecord,
+    TaskConfigRecord,
+    TaskRestartRecord,
+)
+from engine.errors import CorruptRecord
+from states import TargetState
+
+CONNECTOR = "connector-"
+TASK = "task-"
+COMMIT = "commit-"
+TARGET_STATE = "target-state-"
+RESTART_CONNECTOR = "restart-connector-"
+RESTART_TASK = "restart-task-"
+PENDING_CLEANUP = "pending-cleanup-"
+_IGNORED_PREFIXES = ("tasks-fencing-", "logger-cluster-")
+_IGNORED_KEYS = ("session-key",)
+
+
+def _dumps(value: dict[str, Any]) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def encode(record: ConfigRecord) -> tuple[str, bytes | None]:
+    """The key and value bytes a record is written as."""
+    match record:
+        case ConnectorConfigRecord(c, props):
+            return CONNECTOR + c, _dumps({"properties": props})
+        case ConnectorTombstone(c):
+            return CONNECTOR + c, None
+        case TaskConfigRecord(c, n, props):
+            return f"{TASK}{c}-{n}", _dumps({"properties": props})
+        case TaskCommitRecord(c, n):
+            return COMMIT + c, _dumps({"tasks": n})
+        case TargetStateRecord(c, state):
+            # Old workers only know STARTED/PAUSED: STOPPED is written as PAUSED for them.
+            v1 = TargetState.PAUSED if state is TargetState.STOPPED else state
+            return TARGET_STATE + c, _dumps({"state": v1.value, "state.v2": state.value})
+        case TargetStateTombstone(c):
+            return TARGET_STATE + c, None
+        case RestartRecord(c, include_tasks, only_failed):
+            return RESTART_CONNECTOR + c, _dumps({"include-tasks": include_tasks, "only-failed": only_failed})
+        case TaskRestartRecord(c, n):
+            return f"{RESTART_TASK}{c}-{n}", _dumps({})
+        case PendingCleanupRecord(c, props, n):
+            return PENDING_CLEANUP + c, _dumps({"properties": props, "tasks": n})
+        case PendingCleanupCleared(c):
+            return PENDING_CLEANUP + c, None
+        case IgnoredRecord(key, value):
+            return key, None if value is None else _dumps(value)
+    raise TypeError(f"not a config record: {record!r}")  # pragma: no cover
+
+
+def _parse(key: str, value: bytes) -> dict[str, Any]:
+    try:
+        parsed = json.loads(value)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise CorruptRecord(key, f"value is not JSON ({exc})") from None
+    if not isinstance(parsed, dict):
+        raise CorruptRecord(key, "value is not a JSON object")
+    return parsed
+
+
+def _properties(key: str, value: dict[str, Any]) -> dict[str, str]:
+    props = value.get("properties")
+    if not isinstance(props, dict):
+        raise CorruptRecord(key, "'properties' is missing or not an object")
+    bad = [k for k, v in props.items() if v is not None and not isinstance(v, str)]
+    if bad:
+        raise CorruptRecord(key, f"properties {sorted(bad)} are not strings")
+    return {k: v for k, v in props.items() if v is not None}
+
+
+def _split_task_key(key: str, prefix: str) -> tuple[str, int]:
+    # Connector names may contain '-': the last part is the task number.
+    connector, sep, number = key[len(prefix) :].rpartition("-")
+    if not sep or not connector or not number.isdigit():
+        raise CorruptRecord(key, "key does not end in -<task number>")
+    return connector, int(number)
+
+
+def _name(key: str, prefix: str) -> str:
+    name = key[len(prefix) :]
+    if not name:
+        raise CorruptRecord(key, "key names no connector")
+    return name
+
+
+def decode(key: str, value: bytes | None) -> ConfigRecord:
+    """Parse one record, or raise CorruptRecord saying why it cannot be applied."""
+    if key.startswith(TARGET_STATE):
+        name = _name(key, TARGET_STATE)
+        if value is None:
+            return TargetStateTombstone(name)
+        parsed = _parse(key, value)
+        raw = parsed.get("state.v2", parsed.get("state"))
+        try:
+            return TargetStateRecord(name, TargetState(raw))
+        except ValueError:
+            raise CorruptRecord(key, f"unknown target state {raw!r}") from None
+    if key.startswith(CONNECTOR):
+        name = _name(key, CONNECTOR)
+        if value is None:
+            return ConnectorTombstone(name)
+        return ConnectorConfigRecord(name, _properties(key, _parse(key, value)))
+    if key.startswith(TASK) and not key.startswith("tasks-fencing-"):
+        connector, n = _split_task_key(key, TASK)
+        if value is None:
+            raise CorruptRecord(key, "task config tombstones are not part of the protocol")
+        return TaskConfigRecord(connector, n, _properties(key, _parse(key, value)))
+    if key.startswith(COMMIT):
+        name = _name(key, COMMIT)
+        if value is None:
+            raise CorruptRecord(key, "commit tombstones are not part of the protocol")
+        tasks = _parse(key, value).get("tasks")
+        if not isinstance(tasks, int) or isinstance(tasks, bool) or tasks < 0:
+            raise CorruptRecord(key, "'tasks' is not a non-negative integer")
+        return TaskCommitRecord(name, tasks)
+    if key.startswith(RESTART_CONNECTOR):
+        name = _name(key, RESTART_CONNECTOR)
+        parsed = _parse(key, value) if value is not None else {}
+        # Connect defaults malformed flags to false rather than dropping the request.
+        include = parsed.get("include-tasks")
+        only = parsed.get("only-failed")
+        return RestartRecord(name, include is True, only is True)
+    if key.startswith(RESTART_TASK):
+        connector, n = _split_task_key(key, RESTART_TASK)
+        return TaskRestartRecord(connector, n)
+    if key.startswith(PENDING_CLEANUP):
+        name = _name(key, PENDING_CLEANUP)
+        if value is None:
+            return PendingCleanupCleared(name)
+        parsed = _parse(key, value)
+        tasks = parsed.get("tasks", 0)
+        return PendingCleanupRecord(name, _properties(key, parsed), tasks if isinstance(tasks, int) else 0)
+    if key in _IGNORED_KEYS or key.startswith(_IGNORED_PREFIXES):
+        return IgnoredRecord(key, None if value is None else _parse(key, value))
+    raise CorruptRecord(key, "invalid key")

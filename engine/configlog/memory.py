@@ -1,0 +1,50 @@
+"""An in-process config log: the embedded default, lost when the process ends."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+
+from engine.configlog.base import LogEntry, RawRecord
+from engine.errors import EngineNotRunning
+
+
+class MemoryConfigLog:
+    """A list of entries plus a condition that wakes readers on append."""
+
+    def __init__(self) -> None:
+        self._entries: list[LogEntry] = []
+        self._changed = asyncio.Event()
+        self._closed = False
+
+    async def open(self) -> None:
+        self._closed = False
+
+    async def close(self) -> None:
+        self._closed = True
+        self._changed.set()
+
+    async def append(self, records: Sequence[RawRecord]) -> int:
+        if self._closed:
+            raise EngineNotRunning("The config log is closed")
+        for key, value in records:
+            self._entries.append(LogEntry(len(self._entries), key, value))
+        self._wake()
+        return len(self._entries) - 1
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def end_offset(self) -> int:
+        return len(self._entries)
+
+    async def entries(self) -> AsyncIterator[LogEntry]:
+        position = 0
+        while not self._closed:
+            changed = self._changed
+            while position < len(self._entries):
+                yield self._entries[position]
+                position += 1
+            if not self._closed and position >= len(self._entries):
+                await changed.wait()

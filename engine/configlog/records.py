@@ -1,0 +1,105 @@
+"""Typed forms of the config topic's records (spec §3.1), plus our own additions.
+
+Connect's keys: ``connector-``, ``task-``, ``commit-``, ``target-state-``, ``restart-connector-``.
+Ours, under prefixes Connect discards: ``restart-task-<c>-<n>`` (restart one task) and
+``pending-cleanup-<c>`` (a deletion whose ``deleted()`` has not yet succeeded).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from states import TargetState
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectorConfigRecord:
+    connector: str
+    properties: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectorTombstone:
+    """``connector-<c>`` = null: the connector is deleted."""
+
+    connector: str
+
+
+@dataclass(frozen=True, slots=True)
+class TaskConfigRecord:
+    """Buffered until the matching commit record arrives."""
+
+    connector: str
+    task: int
+    properties: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskCommitRecord:
+    """``commit-<c>``: applies the buffered task configs ``0..tasks-1`` atomically."""
+
+    connector: str
+    tasks: int
+
+
+@dataclass(frozen=True, slots=True)
+class TargetStateRecord:
+    connector: str
+    state: TargetState
+
+
+@dataclass(frozen=True, slots=True)
+class TargetStateTombstone:
+    connector: str
+
+
+@dataclass(frozen=True, slots=True)
+class RestartRecord:
+    """KIP-745 ``restart-connector-<c>``; both flags false means a plain connector restart."""
+
+    connector: str
+    include_tasks: bool = False
+    only_failed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRestartRecord:
+    connector: str
+    task: int
+
+
+@dataclass(frozen=True, slots=True)
+class PendingCleanupRecord:
+    """Written before a connector's tombstone; cleared once its ``deleted()`` succeeded."""
+
+    connector: str
+    properties: dict[str, str]
+    tasks: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PendingCleanupCleared:
+    connector: str
+
+
+@dataclass(frozen=True, slots=True)
+class IgnoredRecord:
+    """A valid Connect record this engine does not act on (session keys, fencing, loggers)."""
+
+    key: str
+    value: dict[str, object] | None = field(default=None)
+
+
+ConfigRecord = (
+    ConnectorConfigRecord
+    | ConnectorTombstone
+    | TaskConfigRecord
+    | TaskCommitRecord
+    | TargetStateRecord
+    | TargetStateTombstone
+    | RestartRecord
+    | TaskRestartRecord
+    | PendingCleanupRecord
+    | PendingCleanupCleared
+    | IgnoredRecord
+)

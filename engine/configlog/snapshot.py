@@ -1,0 +1,138 @@
+"""What the config log says right now, and the change each new record makes (spec §3.1).
+
+Task configs are buffered per connector until their ``commit-<c>`` record, so a reader never
+sees a partial set; a commit missing some of ``task-<c>-0..n-1`` marks the connector
+inconsistent. ``apply`` returns the herder event a record causes, or None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.configlog.records import (
+    ConfigRecord,
+    ConnectorConfigRecord,
+    ConnectorTombstone,
+    IgnoredRecord,
+    PendingCleanupCleared,
+    PendingCleanupRecord,
+    RestartRecord,
+    TargetStateRecord,
+    TargetStateTombstone,
+    TaskCommitRecord,
+    TaskConfigRecord,
+    TaskRestartRecord,
+)
+from states import TargetState
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectorConfigured:
+    connector: str
+    config: dict[str, str]
+    target: TargetState
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectorRemoved:
+    connector: str
+
+
+@dataclass(frozen=True, slots=True)
+class TargetStateChanged:
+    connector: str
+    target: TargetState
+
+
+@dataclass(frozen=True, slots=True)
+class TasksCommitted:
+    connector: str
+    configs: tuple[dict[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RestartRequested:
+    connector: str
+    include_tasks: bool
+    only_failed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRestartRequested:
+    connector: str
+    task: int
+
+
+LogEvent = (
+    ConnectorConfigured | ConnectorRemoved | TargetStateChanged | TasksCommitted | RestartRequested | TaskRestartRequested
+)
+
+
+@dataclass
+class ConfigSnapshot:
+    """Connectors, target states, committed task configs and pending cleanups, as read so far."""
+
+    connectors: dict[str, dict[str, str]] = field(default_factory=dict)
+    targets: dict[str, TargetState] = field(default_factory=dict)
+    tasks: dict[str, tuple[dict[str, str], ...]] = field(default_factory=dict)
+    inconsistent: set[str] = field(default_factory=set)
+    pending_cleanups: dict[str, PendingCleanupRecord] = field(default_factory=dict)
+    # connector config at the time its task configs were committed (Connect's KAFKA-9228 rule)
+    applied: dict[str, dict[str, str]] = field(default_factory=dict)
+    _deferred: dict[str, dict[int, dict[str, str]]] = field(default_factory=dict)
+
+    def target(self, connector: str) -> TargetState:
+        return self.targets.get(connector, TargetState.STARTED)
+
+    def apply(self, record: ConfigRecord) -> LogEvent | None:  # noqa: PLR0911 - one arm per record kind
+        match record:
+            case ConnectorConfigRecord(c, props):
+                self.connectors[c] = props
+                return ConnectorConfigured(c, props, self.target(c))
+            case ConnectorTombstone(c):
+                if self.connectors.pop(c, None) is None:
+                    return None
+                self.tasks.pop(c, None)
+                self.applied.pop(c, None)
+                self._deferred.pop(c, None)
+                self.inconsistent.discard(c)
+                return ConnectorRemoved(c)
+            case TargetStateRecord(c, state):
+                self.targets[c] = state
+                # initial_state is written before the connector record: nothing to notify yet
+                return TargetStateChanged(c, state) if c in self.connectors else None
+            case TargetStateTombstone(c):
+                self.targets.pop(c, None)
+                return None
+            case TaskConfigRecord(c, n, props):
+                self._deferred.setdefault(c, {})[n] = props
+                return None
+            case TaskCommitRecord(c, n):
+                return self._commit(c, n)
+            case RestartRecord(c, include_tasks, only_failed):
+                return RestartRequested(c, include_tasks, only_failed) if c in self.connectors else None
+            case TaskRestartRecord(c, n):
+                return TaskRestartRequested(c, n) if c in self.connectors else None
+            case PendingCleanupRecord(c):
+                self.pending_cleanups[c] = record
+                return None
+            case PendingCleanupCleared(c):
+                self.pending_cleanups.pop(c, None)
+                return None
+            case IgnoredRecord():
+                return None
+        return None  # pragma: no cover
+
+    def _commit(self, connector: str, count: int) -> LogEvent | None:
+        deferred = self._deferred.pop(connector, {})
+        if connector not in self.connectors:
+            # a commit for a deleted (and compacted) connector is a removal, not a resurrection
+            return None
+        if any(n not in deferred for n in range(count)):
+            self.inconsistent.add(connector)
+            return None
+        self.inconsistent.discard(connector)
+        configs = tuple(deferred[n] for n in range(count))
+        self.tasks[connector] = configs
+        self.applied[connector] = dict(self.connectors[connector])
+        return TasksCommitted(connector, configs)

@@ -1,0 +1,364 @@
+"""The embedded engine: ``async with Engine(config) as engine:`` and the calls users make on it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import weakref
+from collections.abc import AsyncIterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Self
+
+from engine.configlog.base import ConfigLog
+from engine.configlog.file import FileConfigLog
+from engine.configlog.memory import MemoryConfigLog
+from engine.configlog.records import (
+    ConfigRecord,
+    ConnectorConfigRecord,
+    ConnectorTombstone,
+    PendingCleanupRecord,
+    RestartRecord,
+    TargetStateRecord,
+    TargetStateTombstone,
+    TaskCommitRecord,
+    TaskRestartRecord,
+)
+from engine.deletion import DeletionOutcome
+from engine.errors import (
+    ConfigError,
+    ConnectorAlreadyExists,
+    ConnectorNotFound,
+    EngineNotRunning,
+    StateTimeout,
+    TaskNotFound,
+)
+from engine.herder import Herder
+from engine.plugins import connector_type, load_connector_class
+from engine.storage.offsets import FileOffsetStore, MemoryOffsetStore
+from engine.storage.status import FileStatusStore, MemoryStatusStore, Status
+from engine.transitions_feed import TransitionEvent
+from engine.validation import check_name, validate_connector_config
+from engine.worker_config import WorkerConfig
+from states import TargetState
+
+
+def _open_config_log(worker: WorkerConfig) -> ConfigLog:
+    if path := worker.get("config.storage.file.filename"):
+        return FileConfigLog(path)
+    if servers := worker.get("bootstrap.servers"):
+        from engine.configlog.kafka import KafkaConfigLog  # noqa: PLC0415 - aiokafka only when asked for
+
+        return KafkaConfigLog(servers, worker.raw["config.storage.topic"],
+                              replication_factor=int(worker.raw["config.storage.replication.factor"]))
+    return MemoryConfigLog()
+
+
+class Engine:
+    """Runs connectors in this process; every call goes through the config log.
+
+    With no config the log lives in memory. ``config.storage.file.filename`` makes it a durable
+    file; ``bootstrap.servers`` (+ ``config.storage.topic``) makes it a Kafka topic.
+    ``shutdown()`` is idempotent and safe before start: connectors and tasks get plain
+    ``stop()``, never the deletion callbacks.
+    """
+
+    def __init__(self, worker_config: Mapping[str, str] | None = None) -> None:
+        self.worker = WorkerConfig.parse(worker_config)
+        self._log: ConfigLog = _open_config_log(self.worker)
+        status_path = self.worker.get("status.storage.file.filename")
+        offsets_path = self.worker.get("offset.storage.file.filename")
+        self._status = FileStatusStore(status_path) if status_path else MemoryStatusStore()
+        self._offsets = FileOffsetStore(offsets_path) if offsets_path else MemoryOffsetStore()
+        self._herder: Herder | None = None
+        self._main: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    # ---- lifecycle of the engine itself ---------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.shutdown()
+
+    async def start(self) -> None:
+        """Open the log and stores, replay the log, and return once every connector is booted."""
+        if self._main is not None:
+            return
+        await self._log.open()
+        await self._status.open()
+        await self._offsets.open()
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._main = asyncio.create_task(self._run(ready), name="engine")
+        done, _ = await asyncio.wait({ready, self._main}, return_when=asyncio.FIRST_COMPLETED)
+        if ready not in done:
+            await self._main  # re-raises why the engine could not start
+
+    async def _run(self, ready: asyncio.Future[None]) -> None:
+        try:
+            async with asyncio.TaskGroup() as tg:
+                self._herder = Herder(self._log, self._status, self._offsets, self.worker, tg)
+                reader = tg.create_task(self._herder.run(ready), name="configlog-reader")
+                await self._stop.wait()
+                await self._herder.shutdown()
+                reader.cancel()
+        finally:
+            await self._log.close()
+            await self._status.close()
+            await self._offsets.close()
+
+    async def run(self) -> None:
+        """Run until cancelled or ``shutdown()``; for programs whose whole job is the engine."""
+        await self.start()
+        assert self._main is not None
+        try:
+            await asyncio.shield(self._main)
+        finally:
+            await self.shutdown()
+
+    async def shutdown(self) -> None:
+        self._stop.set()
+        if self._main is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._main
+
+    @property
+    def herder(self) -> Herder:
+        if self._herder is None or self._main is None or self._main.done():
+            raise EngineNotRunning
+        return self._herder
+
+    @property
+    def skipped_records(self) -> int:
+        """Config-log records skipped as malformed since start."""
+        return self.herder.skipped_records
+
+    # ---- writing intent -------------------------------------------------------------------
+
+    def _lock(self, name: str) -> asyncio.Lock:
+        lock = self._locks.get(name)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._locks[name] = lock
+        return lock
+
+    async def _write(self, name: str, records: Sequence[ConfigRecord]) -> None:
+        herder = self.herder
+        offset = await herder.append(list(records))
+        await herder.wait_applied(name, offset)
+
+    def _require(self, name: str) -> dict[str, str]:
+        config = self.herder.snapshot.connectors.get(name)
+        if config is None:
+            raise ConnectorNotFound(name)
+        return config
+
+    async def _checked_config(self, name: str, config: Mapping[str, str]) -> dict[str, str]:
+        check_name(name)
+        full = {str(k): v for k, v in config.items()}
+        given = full.setdefault("name", name)
+        if given != name:
+            raise ConfigError(f"Connector name configuration ({given}) doesn't match connector name in the URL ({name})")
+        await validate_connector_config(full, timeout=self.worker.callback_timeout)
+        return {k: str(v) for k, v in full.items()}
+
+    async def create_connector(self, name: str, config: Mapping[str, str],
+                               initial_state: str | TargetState | None = None) -> dict[str, Any]:
+        """Create a connector (RUNNING, or ``initial_state`` RUNNING/PAUSED/STOPPED); returns its info."""
+        target = _target(initial_state)
+        checked = await self._checked_config(name, config)
+        async with self._lock(name):
+            if name in self.herder.snapshot.connectors:
+                raise ConnectorAlreadyExists(name)
+            records: list[ConfigRecord] = []
+            if target is not None:
+                records.append(TargetStateRecord(name, target))
+            records.append(ConnectorConfigRecord(name, checked))
+            await self._write(name, records)
+        return await self.connector_info(name)
+
+    async def put_connector_config(self, name: str, config: Mapping[str, str]) -> dict[str, Any]:
+        """Create or replace a connector's config; the target state is left as it is."""
+        checked = await self._checked_config(name, config)
+        async with self._lock(name):
+            await self._write(name, [ConnectorConfigRecord(name, checked)])
+        return await self.connector_info(name)
+
+    async def pause_connector(self, name: str) -> None:
+        await self._set_target(name, TargetState.PAUSED)
+
+    async def resume_connector(self, name: str) -> None:
+        await self._set_target(name, TargetState.STARTED)
+
+    async def stop_connector(self, name: str) -> None:
+        """STOPPED: every task is shut down and its config removed (0 tasks), as KIP-875 does."""
+        async with self._lock(name):
+            self._require(name)
+            await self._write(name, [TaskCommitRecord(name, 0), TargetStateRecord(name, TargetState.STOPPED)])
+
+    async def _set_target(self, name: str, target: TargetState) -> None:
+        async with self._lock(name):
+            self._require(name)
+            await self._write(name, [TargetStateRecord(name, target)])
+
+    async def restart_connector(self, name: str, include_tasks: bool = False,
+                                only_failed: bool = False) -> dict[str, Any] | None:
+        """Plain restart (both False) returns None; otherwise the KIP-745 plan (RESTARTING marks)."""
+        async with self._lock(name):
+            self._require(name)
+            plan = None
+            if include_tasks or only_failed:
+                plan = self._restart_plan(name, include_tasks, only_failed)
+            await self._write(name, [RestartRecord(name, include_tasks, only_failed)])
+        return plan
+
+    def _restart_plan(self, name: str, include_tasks: bool, only_failed: bool) -> dict[str, Any]:
+        try:
+            plan = self._state_info(name)
+        except ConnectorNotFound:
+            raise ConnectorNotFound(name, f"Status for connector {name} not found") from None
+        if not only_failed or plan["connector"]["state"] == "FAILED":
+            plan["connector"]["state"] = "RESTARTING"
+        for task in plan["tasks"]:
+            if include_tasks and (not only_failed or task["state"] == "FAILED"):
+                task["state"] = "RESTARTING"
+        return plan
+
+    async def restart_task(self, name: str, task: int) -> None:
+        async with self._lock(name):
+            if name not in self.herder.snapshot.connectors:
+                raise ConnectorNotFound(name, f"Unknown connector: {name}")
+            if task < 0 or task >= len(self.herder.snapshot.tasks.get(name, ())):
+                raise TaskNotFound(name, task)
+            await self._write(name, [TaskRestartRecord(name, task)])
+
+    async def delete_connector(self, name: str) -> DeletionOutcome:
+        """Delete and return once ``deleted()`` has run (or failed, or timed out: see the outcome)."""
+        async with self._lock(name):
+            config = self._require(name)
+            tasks = len(self.herder.snapshot.tasks.get(name, ()))
+            # The pending cleanup goes first so a crash after the tombstone still runs deleted().
+            await self._write(name, [PendingCleanupRecord(name, config, tasks), ConnectorTombstone(name),
+                                     TargetStateTombstone(name)])
+        outcome = self.herder.deletion_outcome(name)
+        assert outcome is not None
+        return outcome
+
+    async def append_record(self, key: str, value: Mapping[str, Any] | bytes | None) -> int:
+        """Append one raw config record (tests, replays); malformed ones are skipped and counted."""
+        raw = value if value is None or isinstance(value, bytes) else json.dumps(value).encode()
+        return await self.herder.log.append([(key, raw)])
+
+    # ---- reading state --------------------------------------------------------------------
+
+    async def connectors(self) -> list[str]:
+        return sorted(self.herder.snapshot.connectors)
+
+    async def connector_config(self, name: str) -> dict[str, str]:
+        return dict(self._require(name))
+
+    async def connector_info(self, name: str) -> dict[str, Any]:
+        """Connect's ConnectorInfo: name, config, tasks, type."""
+        config = self._require(name)
+        tasks = self.herder.snapshot.tasks.get(name, ())
+        return {"name": name, "config": dict(config),
+                "tasks": [{"connector": name, "task": n} for n in range(len(tasks))],
+                "type": self._type(config)}
+
+    async def task_configs(self, name: str) -> list[dict[str, Any]]:
+        """Connect's ``GET /connectors/{c}/tasks``: each task's id and raw config."""
+        self._require(name)
+        return [{"id": {"connector": name, "task": n}, "config": dict(c)}
+                for n, c in enumerate(self.herder.snapshot.tasks.get(name, ()))]
+
+    async def connector_status(self, name: str) -> dict[str, Any]:
+        """Connect's ConnectorStateInfo; ConnectorNotFound until a first status exists."""
+        return self._state_info(name)
+
+    async def task_status(self, name: str, task: int) -> dict[str, Any]:
+        status = self._status.tasks(name).get(task)
+        if status is None:
+            raise ConnectorNotFound(name, f"No status found for task {name}-{task}")
+        return _status_json(status, id=task)
+
+    def _state_info(self, name: str) -> dict[str, Any]:
+        connector = self._status.connector(name)
+        if connector is None:
+            raise ConnectorNotFound(name, f"No status found for connector {name}")
+        config = self.herder.snapshot.connectors.get(name, {})
+        return {"name": name, "connector": _status_json(connector),
+                "tasks": [_status_json(s, id=n) for n, s in self._status.tasks(name).items()],
+                "type": self._type(config)}
+
+    @staticmethod
+    def _type(config: Mapping[str, str]) -> str:
+        try:
+            return connector_type(load_connector_class(config.get("connector.class", "")))
+        except ConfigError:
+            return "unknown"
+
+    # ---- waiting --------------------------------------------------------------------------
+
+    def transitions(self) -> AsyncIterator[TransitionEvent]:
+        """Every transition from now on, for services that react to lifecycle changes."""
+        return self.herder.feed.subscribe()
+
+    async def wait_for_state(self, name: str, state: str, tasks: int | Sequence[str] | None = None,
+                             timeout: float = 30.0) -> dict[str, Any] | None:
+        """Wait until the connector is in ``state`` (and its tasks match), or raise StateTimeout.
+
+        ``tasks`` is a count (that many tasks, all in ``state``) or one state per task.
+        ``state="DESTROYED"`` waits until the connector has no status at all; returns None then.
+        """
+        feed = self.transitions()
+        try:
+            async with asyncio.timeout(timeout):
+                while not self._matches(name, state, tasks):
+                    await anext(feed)
+        except TimeoutError:
+            raise StateTimeout(name, state, self._describe(name)) from None
+        finally:
+            await feed.aclose()  # type: ignore[attr-defined]
+        return None if state == "DESTROYED" else self._state_info(name)
+
+    def _matches(self, name: str, state: str, tasks: int | Sequence[str] | None) -> bool:
+        connector = self._status.connector(name)
+        if state == "DESTROYED":
+            return connector is None
+        if connector is None or connector.state != state:
+            return False
+        if tasks is None:
+            return True
+        states = [s.state for s in self._status.tasks(name).values()]
+        if isinstance(tasks, int):
+            return len(states) == tasks and all(s == state for s in states)
+        return states == list(tasks)
+
+    def _describe(self, name: str) -> str:
+        try:
+            info = self._state_info(name)
+        except ConnectorNotFound:
+            return "no status"
+        return f"connector {info['connector']['state']}, tasks {[t['state'] for t in info['tasks']]}"
+
+
+def _target(initial_state: str | TargetState | None) -> TargetState | None:
+    if initial_state is None or isinstance(initial_state, TargetState):
+        return initial_state
+    try:
+        return TargetState.from_initial_state(initial_state)
+    except ValueError as exc:
+        raise ConfigError(str(exc), errors={"initial_state": [str(exc)]}) from None
+
+
+def _status_json(status: Status, **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = dict(extra)
+    body["state"] = status.state
+    body["worker_id"] = status.worker_id
+    if status.trace:
+        body["trace"] = status.trace
+    return body

@@ -1,0 +1,108 @@
+"""The engine's exception tree, and the HTTP status each maps to.
+
+* EngineError
+  x ConfigError                 bad connector or worker config (400); ``errors`` maps key -> messages
+  x ConnectorNotFound           (404)
+  x TaskNotFound                (404)
+  x ConnectorAlreadyExists      (409)
+  x IllegalTransition           a trigger the lifecycle table forbids (409); also a
+                                ``states.IllegalTransition``
+  x EngineNotRunning            the engine was used before ``__aenter__`` or after shutdown
+  x OperationTimeout            a wait exceeded its bound (500), naming what was pending
+  x ConfigLogError              the config log cannot be read or written (retriable)
+    + CorruptRecord             one record could not be decoded: skipped, logged, counted
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import states
+
+
+class EngineError(Exception):
+    """Root of every error the engine raises on purpose."""
+
+    http_status: ClassVar[int] = 500
+    retriable: ClassVar[bool] = False
+
+
+class ConfigError(EngineError):
+    """A connector or worker configuration is invalid."""
+
+    http_status = 400
+
+    def __init__(self, message: str, *, errors: dict[str, list[str]] | None = None) -> None:
+        super().__init__(message)
+        self.errors = errors or {}
+
+
+class ConnectorNotFound(EngineError):
+    http_status = 404
+
+    def __init__(self, connector: str, message: str | None = None) -> None:
+        super().__init__(message or f"Connector {connector} not found")
+        self.connector = connector
+
+
+class TaskNotFound(EngineError):
+    http_status = 404
+
+    def __init__(self, connector: str, task: int) -> None:
+        super().__init__(f"Unknown task: {connector}-{task}")
+        self.connector = connector
+        self.task = task
+
+
+class ConnectorAlreadyExists(EngineError):
+    http_status = 409
+
+    def __init__(self, connector: str) -> None:
+        super().__init__(f"Connector {connector} already exists")
+        self.connector = connector
+
+
+class IllegalTransition(EngineError, states.IllegalTransition):
+    """A lifecycle trigger the transition table does not allow from the current state."""
+
+    http_status = 409
+
+    @classmethod
+    def from_states(cls, exc: states.IllegalTransition) -> IllegalTransition:
+        return cls(unit=exc.unit, state=exc.state, trigger=exc.trigger)
+
+
+class EngineNotRunning(EngineError):
+    def __init__(self, message: str = "The engine is not running") -> None:
+        super().__init__(message)
+
+
+class OperationTimeout(EngineError):
+    def __init__(self, what: str) -> None:
+        super().__init__(f"Request timed out. The worker is currently {what}")
+        self.what = what
+
+
+class ConfigLogError(EngineError):
+    retriable = True
+
+
+class CorruptRecord(ConfigLogError):
+    """A config-log record whose key or value cannot be understood."""
+
+    retriable = False
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(f"Skipping config record {key!r}: {reason}")
+        self.key = key
+        self.reason = reason
+
+
+class StateTimeout(EngineError, TimeoutError):
+    """``wait_for_state`` gave up; the message says what the connector looked like instead."""
+
+    def __init__(self, connector: str, wanted: str, observed: str) -> None:
+        super().__init__(f"Connector {connector} did not reach {wanted}: {observed}")
+        self.connector = connector
+        self.wanted = wanted
+        self.observed = observed

@@ -1,0 +1,67 @@
+"""Messages a connector unit's mailbox carries besides config-log events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.configlog.records import PendingCleanupRecord
+from engine.configlog.snapshot import LogEvent
+from engine.worker.report import Report
+from states import TargetState
+
+
+@dataclass(frozen=True, slots=True)
+class FromLog:
+    """A config-log event, with the offset callers wait on."""
+
+    event: LogEvent
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """A record that changed nothing for this connector; only its offset counts as applied."""
+
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class Boot:
+    """Start a connector found in the log at start-up, with the task configs it already has."""
+
+    config: dict[str, str]
+    target: TargetState
+    tasks: tuple[dict[str, str], ...]
+    applied: dict[str, str] | None
+
+
+@dataclass(frozen=True, slots=True)
+class RunCleanup:
+    """A deletion whose ``deleted()`` never succeeded (the process died, or it failed)."""
+
+    record: PendingCleanupRecord
+
+
+@dataclass(frozen=True, slots=True)
+class Reconfigure:
+    """``ConnectorContext.request_task_reconfiguration()``."""
+
+    runner: object
+
+
+@dataclass(frozen=True, slots=True)
+class Shutdown:
+    """Worker shutdown: plain ``stop()`` everywhere, statuses UNASSIGNED, never deletion."""
+
+
+@dataclass(frozen=True, slots=True)
+class RaisedError:
+    """``ConnectorContext.raise_error(exc)``."""
+
+    runner: object
+    error: BaseException = field(compare=False)
+
+
+Message = FromLog | Marker | Boot | RunCleanup | Reconfigure | Shutdown | RaisedError | Report
+
+__all__ = ["Boot", "FromLog", "Marker", "Message", "RaisedError", "Reconfigure", "RunCleanup", "Shutdown"]

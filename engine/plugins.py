@@ -1,0 +1,44 @@
+"""Finding connector classes from ``connector.class`` (dotted import paths for now)."""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+
+from engine.api.connector import Connector, SinkConnector, SourceConnector
+from engine.errors import ConfigError
+
+
+@cache
+def load_connector_class(name: str) -> type[Connector]:
+    """Import ``package.module.Class`` (or ``package.module:Class``) and check it is a connector."""
+    module_name, sep, attr = name.replace(":", ".").rpartition(".")
+    if not sep or not module_name or not attr:
+        raise _class_error(name, "it is not a dotted import path such as 'package.module.ClassName'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise _class_error(name, f"module {module_name!r} cannot be imported ({exc})") from exc
+    cls = getattr(module, attr, None)
+    if not isinstance(cls, type) or not issubclass(cls, Connector):
+        raise _class_error(name, "it is not a Connector subclass")
+    if not issubclass(cls, (SourceConnector, SinkConnector)):
+        raise _class_error(name, "connectors must extend SourceConnector or SinkConnector")
+    return cls
+
+
+def connector_type(cls: type[Connector] | None) -> str:
+    if cls is not None and issubclass(cls, SourceConnector):
+        return "source"
+    if cls is not None and issubclass(cls, SinkConnector):
+        return "sink"
+    return "unknown"
+
+
+def qualified_name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _class_error(name: str, why: str) -> ConfigError:
+    message = f"Failed to find any class that implements Connector and which name matches {name}: {why}"
+    return ConfigError(message, errors={"connector.class": [message]})

@@ -1,0 +1,1 @@
+"""Status and offsets stores: memory for embedding, append-only files for durability."""

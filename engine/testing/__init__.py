@@ -1,0 +1,23 @@
+"""Helpers for testing connectors and lifecycles: instrumented connectors and their call log."""
+
+from __future__ import annotations
+
+from engine.testing.recording import (
+    CALLS,
+    Call,
+    CallLog,
+    RecordingSinkConnector,
+    RecordingSinkTask,
+    RecordingSourceConnector,
+    RecordingSourceTask,
+)
+
+__all__ = [
+    "CALLS",
+    "Call",
+    "CallLog",
+    "RecordingSinkConnector",
+    "RecordingSinkTask",
+    "RecordingSourceConnector",
+    "RecordingSourceTask",
+]

@@ -1,0 +1,156 @@
+"""Instrumented connectors: every callback is recorded, and any can be made to raise or block.
+
+Config keys (all optional):
+``test.fail.<callback>=true`` raises ``ConnectException`` from that callback (``task.<callback>``
+for the tasks' callbacks, e.g. ``test.fail.task.start``); ``test.block.<callback>.ms=N`` blocks
+it (in its worker thread) for N ms; ``test.record.file=PATH`` also appends each call as a JSON
+line to PATH, for tests whose engine runs in another process; ``test.task.count=N`` makes
+``task_configs`` return N configs whatever ``tasks.max`` says.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.api.connector import SinkConnector, SourceConnector
+from engine.api.errors import ConnectException
+from engine.api.records import SinkRecord, SourceRecord
+from engine.api.task import SinkTask, SourceTask, Task
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One callback invocation: which connector, which unit (``connector`` or ``task-N``), what."""
+
+    connector: str
+    unit: str
+    method: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+class CallLog:
+    """Thread-safe record of calls, shared by every instrumented instance in the process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: list[Call] = []
+
+    def add(self, call: Call, record_file: str | None = None) -> None:
+        with self._lock:
+            self._calls.append(call)
+        if record_file:
+            with open(record_file, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"connector": call.connector, "unit": call.unit, "method": call.method,
+                                    "args": call.args}) + "\n")
+
+    def of(self, connector: str, unit: str | None = None) -> list[Call]:
+        with self._lock:
+            return [c for c in self._calls if c.connector == connector and (unit is None or c.unit == unit)]
+
+    def methods(self, connector: str, unit: str | None = None) -> list[str]:
+        """Method names in call order, e.g. ``["initialize", "start", "stop", "deleted"]``."""
+        return [c.method for c in self.of(connector, unit)]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._calls.clear()
+
+
+CALLS = CallLog()
+
+
+class _Instrumented:
+    _config: Mapping[str, str]
+    _connector: str
+    _unit: str
+
+    def _hit(self, method: str, prefix: str = "", **args: Any) -> None:
+        CALLS.add(Call(self._connector, self._unit, method, args), self._config.get("test.record.file"))
+        block = self._config.get(f"test.block.{prefix}{method}.ms")
+        if block:
+            time.sleep(int(block) / 1000)
+        if self._config.get(f"test.fail.{prefix}{method}", "false").lower() == "true":
+            raise ConnectException(f"injected failure in {self._unit}.{method}")
+
+
+class _RecordingConnector(_Instrumented):
+    task_type: type[Task]
+
+    def __init__(self) -> None:
+        self._config: Mapping[str, str] = {}
+        self._connector = "?"
+        self._unit = "connector"
+
+    def initialize(self, context: Any) -> None:
+        self.context = context
+        self._config = context.configs()
+        self._connector = self._config.get("name", "?")
+        self._hit("initialize")
+
+    def start(self, props: dict[str, str]) -> None:
+        self._config = props
+        self._hit("start")
+
+    def stop(self) -> None:
+        self._hit("stop")
+
+    def task_class(self) -> type[Task]:
+        return self.task_type
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        self._hit("task_configs", max_tasks=max_tasks)
+        count = int(self._config.get("test.task.count", max_tasks))
+        shared = {k: v for k, v in self._config.items() if k.startswith("test.")}
+        return [{**shared, "connector.name": self._connector, "task.index": str(n)} for n in range(count)]
+
+    def deleted(self) -> None:
+        self._hit("deleted")
+
+    def version(self) -> str:
+        return "1.0-test"
+
+
+class _RecordingTask(_Instrumented):
+    def __init__(self) -> None:
+        self._config: Mapping[str, str] = {}
+        self._connector = "?"
+        self._unit = "task-?"
+
+    def initialize(self, context: Any) -> None:
+        self.context = context
+        self._config = context.configs()
+        self._connector = self._config.get("connector.name", "?")
+        self._unit = f"task-{self._config.get('task.index', '?')}"
+        self._hit("initialize", "task.")
+
+    def start(self, props: dict[str, str]) -> None:
+        self._hit("start", "task.")
+
+    def stop(self, connector_deleted: bool = False) -> None:
+        self._hit("stop", "task.", connector_deleted=connector_deleted)
+
+    def version(self) -> str:
+        return "1.0-test"
+
+
+class RecordingSourceTask(_RecordingTask, SourceTask):
+    def poll(self) -> list[SourceRecord] | None:
+        return None
+
+
+class RecordingSinkTask(_RecordingTask, SinkTask):
+    def put(self, records: Collection[SinkRecord]) -> None:
+        return None
+
+
+class RecordingSourceConnector(_RecordingConnector, SourceConnector):
+    task_type = RecordingSourceTask
+
+
+class RecordingSinkConnector(_RecordingConnector, SinkConnector):
+    task_type = RecordingSinkTask

@@ -1,0 +1,454 @@
+"""One connector's actor: applies its events one at a time and owns its lifecycle state.
+
+Every change to a connector (config-log records, runner reports, context requests) arrives in
+its mailbox, so the connector's lifecycles are only ever moved by this one coroutine
+(DESIGN decision 4). Different connectors' units run concurrently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+import structlog
+
+from engine.api.connector import Connector, SinkConnector
+from engine.api.context import ConnectorContext, SinkTaskContext, SourceConnectorContext, SourceTaskContext, TaskContext
+from engine.api.errors import ConnectException
+from engine.api.task import Task
+from engine.configlog.records import ConfigRecord, PendingCleanupCleared, TaskCommitRecord, TaskConfigRecord
+from engine.configlog.snapshot import (
+    ConnectorConfigured,
+    ConnectorRemoved,
+    RestartRequested,
+    TargetStateChanged,
+    TaskRestartRequested,
+    TasksCommitted,
+)
+from engine.deletion import DeletionOutcome, run_deleted
+from engine.errors import ConfigError, EngineError, IllegalTransition
+from engine.invoke import invoke
+from engine.messages import Boot, FromLog, Marker, Message, RaisedError, Reconfigure, RunCleanup, Shutdown
+from engine.plugins import load_connector_class, qualified_name
+from engine.storage.offsets import MemoryOffsetStore
+from engine.storage.status import MemoryStatusStore, Status
+from engine.worker.connector_runner import ConnectorRunner, InstanceState
+from engine.worker.report import Report, trace_of
+from engine.worker.runner import Spawn
+from engine.worker.task_runner import TaskRunner
+from states import ConnectorLifecycle, ConnectorState, TargetState, TaskLifecycle, TransitionRecord
+from states import IllegalTransition as StatesIllegalTransition
+
+if TYPE_CHECKING:
+    from engine.worker_config import WorkerConfig
+    from states.lifecycle import Lifecycle
+
+log = structlog.get_logger(component="herder")
+
+
+class UnitServices(Protocol):
+    """What a unit needs from the herder that owns it."""
+
+    worker: WorkerConfig
+    status: MemoryStatusStore
+    offsets: MemoryOffsetStore
+    spawn: Spawn
+
+    async def append(self, records: list[ConfigRecord]) -> int: ...
+
+    def post(self, connector: str, message: Message) -> None: ...
+
+    def post_threadsafe(self, connector: str, message: Message) -> None: ...
+
+    def published(self, record: TransitionRecord, trace: str | None) -> None: ...
+
+    def applied(self, connector: str, offset: int) -> None: ...
+
+    def deletion_finished(self, outcome: DeletionOutcome) -> None: ...
+
+
+@dataclass
+class TaskSlot:
+    lifecycle: TaskLifecycle
+    runner: TaskRunner | None = None
+
+
+class ConnectorUnit:
+    """The single writer of one connector's observed state."""
+
+    def __init__(self, name: str, services: UnitServices) -> None:
+        self.name = name
+        self._s = services
+        self.mailbox: asyncio.Queue[Message] = asyncio.Queue()
+        self.finished = False
+        self.config: dict[str, str] = {}
+        self.target = TargetState.STARTED
+        self.cls: type[Connector] | None = None
+        self.lifecycle: ConnectorLifecycle | None = None
+        self.runner: ConnectorRunner | None = None
+        self.task_configs: tuple[dict[str, str], ...] = ()
+        self.applied_config: dict[str, str] | None = None
+        self.tasks: dict[int, TaskSlot] = {}
+
+    # ---- the loop -------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Apply messages until the connector is destroyed or the worker shuts down."""
+        with structlog.contextvars.bound_contextvars(connector=self.name):
+            while not self.finished:
+                message = await self.mailbox.get()
+                try:
+                    await self._handle(message)
+                except EngineError as exc:
+                    log.warning("herder.event_rejected", message=type(message).__name__, error=str(exc))
+                finally:
+                    if isinstance(message, (FromLog, Marker)):
+                        self._s.applied(self.name, message.offset)
+
+    async def _handle(self, message: Message) -> None:  # noqa: PLR0911, PLR0912 - a dispatch table
+        match message:
+            case FromLog(event=ConnectorConfigured(config=config, target=target)):
+                await self._configure(config, target)
+            case FromLog(event=TargetStateChanged(target=target)):
+                self._retarget(target)
+            case FromLog(event=TasksCommitted(configs=configs)):
+                await self._apply_task_configs(configs)
+            case FromLog(event=RestartRequested(include_tasks=tasks, only_failed=failed)):
+                await self._restart(tasks, failed)
+            case FromLog(event=TaskRestartRequested(task=n)):
+                await self._restart_task(n)
+            case FromLog(event=ConnectorRemoved()):
+                await self._destroy()
+            case Report():
+                await self._on_report(message)
+            case Reconfigure(runner=runner) if runner is self.runner:
+                await self._reconfigure()
+            case RaisedError(runner=runner, error=error) if runner is self.runner and self.runner is not None:
+                self.runner.fail(error)
+            case Boot():
+                await self._boot(message)
+            case RunCleanup(record=record):
+                await self._cleanup_only(record.properties)
+            case Shutdown():
+                await self._shutdown()
+
+    # ---- transitions ----------------------------------------------------------------------
+
+    async def _fire(self, lifecycle: Lifecycle[Any], trigger: str, trace: str | None = None,
+                    *, write_status: bool = True) -> TransitionRecord:
+        try:
+            record = await lifecycle.fire(trigger)
+        except StatesIllegalTransition as exc:
+            raise IllegalTransition.from_states(exc) from None
+        if write_status:
+            self._write_status(record, trace)
+        self._s.published(record, trace)
+        return record
+
+    def _write_status(self, record: TransitionRecord, trace: str | None) -> None:
+        status = self._s.status
+        if record.to_state == ConnectorState.DESTROYED:
+            if record.task is None:
+                status.remove_connector(self.name)
+            else:
+                status.remove_task(self.name, record.task)
+            return
+        value = Status(record.to_state, self._s.worker.worker_id, 0, trace)
+        if record.task is None:
+            status.put_connector(self.name, value)
+        else:
+            status.put_task(self.name, record.task, value)
+
+    async def _fire_if(self, lifecycle: Lifecycle[Any], trigger: str, *, unless: str) -> None:
+        if lifecycle.state != unless:
+            await self._fire(lifecycle, trigger)
+
+    # ---- connector instance ---------------------------------------------------------------
+
+    async def _configure(self, config: dict[str, str], target: TargetState) -> None:
+        self.target = target
+        if self.lifecycle is not None:
+            await self._stop_connector()
+        self.config = config
+        self._ensure_lifecycle()
+        await self._start_connector()
+
+    def _ensure_lifecycle(self) -> None:
+        if self.lifecycle is None:
+            self.lifecycle = ConnectorLifecycle(self.name, self._on_destroyed)
+
+    async def _start_connector(self) -> None:
+        assert self.lifecycle is not None
+        try:
+            self.cls = load_connector_class(self.config.get("connector.class", ""))
+        except ConfigError as exc:
+            # e.g. the class was uninstalled since the config was written: FAILED, no instance
+            self.cls = None
+            await self._fire(self.lifecycle, "fail", trace_of(exc))
+            return
+        self.runner = ConnectorRunner(self.name, self.cls, self.config, self.target, self._connector_context, self._report)
+        self.runner.launch(self._s.spawn)
+
+    def _connector_context(self, runner: ConnectorRunner) -> ConnectorContext:
+        def reconfigure() -> None:
+            self._s.post_threadsafe(self.name, Reconfigure(runner))
+
+        def raise_error(exc: BaseException) -> None:
+            self._s.post_threadsafe(self.name, RaisedError(runner, exc))
+
+        if runner.cls is not None and issubclass(runner.cls, SinkConnector):
+            from engine.api.context import SinkConnectorContext  # noqa: PLC0415
+
+            return SinkConnectorContext(self.config, request_reconfiguration=reconfigure, raise_error=raise_error)
+        return SourceConnectorContext(self.config, offset_reader=self._s.offsets.reader(self.name),
+                                      request_reconfiguration=reconfigure, raise_error=raise_error)
+
+    def _report(self, report: Report) -> None:
+        self._s.post(self.name, report)
+
+    async def _stop_connector(self) -> None:
+        """Plain stop of the current instance (never deletion); the lifecycle goes UNASSIGNED."""
+        runner, self.runner = self.runner, None
+        if runner is not None and not await runner.shutdown(self._s.worker.connector_shutdown_timeout):
+            log.error("connector.shutdown_timed_out",
+                      reason=f"Connector '{self.name}' failed to properly shut down, has become unresponsive, "
+                             "and may be consuming external resources.")
+        if self.lifecycle is not None:
+            await self._fire_if(self.lifecycle, "unassign", unless=ConnectorState.UNASSIGNED)
+
+    def _retarget(self, target: TargetState) -> None:
+        self.target = target
+        if self.runner is not None:
+            self.runner.transition_to(target)
+        for slot in self.tasks.values():
+            if slot.runner is not None:
+                slot.runner.transition_to(target)
+
+    async def _on_report(self, report: Report) -> None:
+        if report.runner is self.runner and self.lifecycle is not None:
+            await self._fire(self.lifecycle, report.trigger, report.trace)
+            if report.trigger in ("start", "resume"):
+                await self._reconfigure()
+            return
+        for slot in self.tasks.values():
+            if slot.runner is report.runner:
+                await self._fire(slot.lifecycle, report.trigger, report.trace)
+                return
+        # a report from a runner that was replaced or abandoned: its news is stale
+
+    # ---- task configs ---------------------------------------------------------------------
+
+    async def _reconfigure(self) -> None:
+        """Ask the running connector for task configs; write them if anything changed (spec §1.7)."""
+        runner = self.runner
+        if runner is None or runner.state is not InstanceState.STARTED or self.target is not TargetState.STARTED:
+            return
+        assert runner.instance is not None
+        try:
+            max_tasks = int(self.config.get("tasks.max", "1"))
+            async with asyncio.timeout(self._s.worker.callback_timeout):
+                task_class = await invoke(runner.instance.task_class)
+                configs = await invoke(runner.instance.task_configs, max_tasks)
+            configs = _check_task_configs(configs)
+        except Exception as exc:  # user code: the connector fails
+            runner.fail(exc)
+            return
+        if len(configs) > max_tasks:
+            message = (f"The connector {self.name} has generated {len(configs)} tasks, which is greater than "
+                       f"{max_tasks}, the maximum number of tasks it is configured to create. ")
+            if self.config.get("tasks.max.enforce", "true").strip().lower() != "false":
+                runner.fail(ConnectException(message + "This behaviour should be considered a bug and is "
+                                             "disallowed. If necessary, it can be permitted by reconfiguring "
+                                             "the connector with 'tasks.max.enforce' set to false; however, "
+                                             "this option will be removed in a future release of Kafka Connect."))
+                return
+            log.warning("connector.too_many_tasks", reason=message)
+        augmented = [self._augment(c, task_class) for c in configs]
+        if augmented == list(self.task_configs) and self.applied_config == self.config:
+            return
+        records: list[ConfigRecord] = [TaskConfigRecord(self.name, n, c) for n, c in enumerate(augmented)]
+        records.append(TaskCommitRecord(self.name, len(augmented)))
+        await self._s.append(records)
+
+    def _augment(self, config: dict[str, str], task_class: type[Task]) -> dict[str, str]:
+        augmented = {**config, "task.class": qualified_name(task_class)}
+        for key in ("topics", "topics.regex"):
+            if self.cls is not None and issubclass(self.cls, SinkConnector) and key in self.config:
+                augmented[key] = self.config[key]
+        return augmented
+
+    async def _apply_task_configs(self, configs: tuple[dict[str, str], ...]) -> None:
+        """Standalone semantics: stop every task, drop removed ids, start every new config."""
+        self.task_configs = configs
+        self.applied_config = dict(self.config)
+        await self._stop_tasks(list(self.tasks))
+        for n in [n for n in self.tasks if n >= len(configs)]:
+            slot = self.tasks.pop(n)
+            await self._fire(slot.lifecycle, "destroy")
+        for n in range(len(configs)):
+            await self._start_task(n)
+
+    async def _start_task(self, n: int) -> None:
+        slot = self.tasks.get(n)
+        if slot is None:
+            slot = self.tasks[n] = TaskSlot(TaskLifecycle(self.name, n))
+        config = self.task_configs[n]
+        try:
+            task_cls = _load_task_class(config.get("task.class", ""))
+        except ConfigError as exc:
+            slot.runner = None
+            await self._fire(slot.lifecycle, "fail", trace_of(exc))
+            return
+        slot.runner = TaskRunner(self.name, n, task_cls, config, self.target, self._task_context(task_cls), self._report)
+        slot.runner.launch(self._s.spawn)
+
+    def _task_context(self, task_cls: type[Task]) -> Callable[[dict[str, str]], TaskContext]:
+        offsets = self._s.offsets
+
+        def make(config: dict[str, str]) -> TaskContext:
+            from engine.api.task import SinkTask  # noqa: PLC0415
+
+            if issubclass(task_cls, SinkTask):
+                return SinkTaskContext(config)
+            return SourceTaskContext(config, offset_reader=offsets.reader(self.name))
+
+        return make
+
+    async def _stop_tasks(self, ids: list[int], *, deleted: bool = False) -> None:
+        """Stop tasks in parallel within one shared graceful window; abandon the stragglers."""
+        timeout = self._s.worker.task_shutdown_timeout
+        runners = [(n, self.tasks[n].runner) for n in ids if n in self.tasks]
+        results = await asyncio.gather(*(
+            (r.shutdown_for_deletion(timeout) if deleted else r.shutdown(timeout))
+            for _, r in runners if r is not None
+        ))
+        for (n, _), finished in zip([x for x in runners if x[1] is not None], results, strict=True):
+            if not finished:
+                log.error("task.shutdown_timed_out", task=n,
+                          reason="Graceful stop of task failed: the task is abandoned")
+        for n, _ in runners:
+            slot = self.tasks[n]
+            slot.runner = None
+            if not deleted:
+                await self._fire_if(slot.lifecycle, "unassign", unless=ConnectorState.UNASSIGNED)
+
+    # ---- restarts -------------------------------------------------------------------------
+
+    async def _restart(self, include_tasks: bool, only_failed: bool) -> None:
+        if self.lifecycle is None:
+            return
+        if not include_tasks and not only_failed:
+            await self._stop_connector()
+            await self._start_connector()
+            return
+        restart_connector = not only_failed or self.lifecycle.state == ConnectorState.FAILED
+        task_ids = [n for n, s in self.tasks.items()
+                    if include_tasks and (not only_failed or s.lifecycle.state == "FAILED")]
+        if restart_connector:
+            runner, self.runner = self.runner, None
+            if runner is not None:
+                await runner.shutdown(self._s.worker.connector_shutdown_timeout)
+            await self._fire(self.lifecycle, "restart")
+        for n in task_ids:
+            await self._stop_tasks_quietly(n)
+            await self._fire(self.tasks[n].lifecycle, "restart")
+        if restart_connector:
+            await self._start_connector()
+        for n in task_ids:
+            await self._start_task(n)
+
+    async def _stop_tasks_quietly(self, n: int) -> None:
+        runner = self.tasks[n].runner
+        self.tasks[n].runner = None
+        if runner is not None:
+            await runner.shutdown(self._s.worker.task_shutdown_timeout)
+
+    async def _restart_task(self, n: int) -> None:
+        if n not in self.tasks or n >= len(self.task_configs):
+            raise ConfigError(f"Unknown task: {self.name}-{n}")
+        await self._stop_tasks([n])
+        await self._start_task(n)
+
+    # ---- boot, shutdown, deletion ---------------------------------------------------------
+
+    async def _boot(self, boot: Boot) -> None:
+        self.config, self.target = boot.config, boot.target
+        self.task_configs = boot.tasks if boot.target is not TargetState.STOPPED else ()
+        self.applied_config = boot.applied
+        self._ensure_lifecycle()
+        await self._start_connector()
+        for n in range(len(self.task_configs)):
+            await self._start_task(n)
+
+    async def _shutdown(self) -> None:
+        await self._stop_tasks(list(self.tasks))
+        await self._stop_connector()
+        self.finished = True
+
+    async def _destroy(self) -> None:
+        if self.lifecycle is None:
+            self.finished = True
+            return
+        await self._fire(self.lifecycle, "destroy")
+        self.finished = True
+
+    async def _on_destroyed(self) -> None:
+        """The deletion contract (DESIGN decision 5), run on entering DESTROYED.
+
+        Tasks ``stop(connector_deleted=True)`` in parallel, then the connector's ``stop()``,
+        then ``deleted()``, then statuses go; every step bounded, none able to block the rest.
+        """
+        started = time.monotonic()
+        await self._stop_tasks(list(self.tasks), deleted=True)
+        for slot in self.tasks.values():
+            await self._fire(slot.lifecycle, "destroy", write_status=False)
+        self.tasks.clear()
+        runner, self.runner = self.runner, None
+        instance: Connector | None = None
+        if runner is not None:
+            finished = await runner.shutdown(self._s.worker.connector_shutdown_timeout)
+            if finished and runner.initialized:
+                instance = runner.instance
+        outcome = await run_deleted(self.name, self.cls, self.config, instance, self._s.offsets,
+                                    timeout=self._s.worker.deleted_timeout)
+        if self.config.get("offsets.reset.on.delete", "false").strip().lower() == "true":
+            removed = self._s.offsets.reset(self.name)
+            log.info("connector.offsets_reset", partitions=removed)
+        self._s.status.remove_connector(self.name)
+        if outcome.succeeded:
+            await self._s.append([PendingCleanupCleared(self.name)])
+        self._s.deletion_finished(outcome.with_duration(time.monotonic() - started))
+
+    async def _cleanup_only(self, config: dict[str, str]) -> None:
+        """Run a pending ``deleted()`` left by a deletion that never completed."""
+        try:
+            cls: type[Connector] | None = load_connector_class(config.get("connector.class", ""))
+        except ConfigError:
+            cls = None
+        outcome = await run_deleted(self.name, cls, config, None, self._s.offsets, timeout=self._s.worker.deleted_timeout)
+        if outcome.succeeded:
+            await self._s.append([PendingCleanupCleared(self.name)])
+        self._s.deletion_finished(outcome)
+        self.finished = True
+
+
+def _check_task_configs(configs: object) -> list[dict[str, str]]:
+    if not isinstance(configs, list) or not all(isinstance(c, dict) for c in configs):
+        raise ConnectException("task_configs() must return a list of dicts")
+    return [{str(k): str(v) for k, v in c.items()} for c in configs]
+
+
+def _load_task_class(name: str) -> type[Task]:
+    import importlib  # noqa: PLC0415
+
+    module_name, _, attr = name.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"Couldn't instantiate task class {name}: {exc}") from exc
+    if not isinstance(cls, type) or not issubclass(cls, Task):
+        raise ConfigError(f"Couldn't instantiate task class {name}: it is not a Task subclass")
+    return cls

@@ -1,0 +1,76 @@
+"""Connector config validation before anything is written (spec §6.6), with Connect's messages."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from functools import cache
+
+from engine.api.connector import Config, Connector
+from engine.errors import ConfigError
+from engine.invoke import invoke
+from engine.plugins import load_connector_class
+
+_BOOLEAN_KEYS = ("tasks.max.enforce", "offsets.reset.on.delete")
+
+
+@cache
+def _validator_instance(cls: type[Connector]) -> Connector:
+    # Connect validates with one cached, never-started instance per class.
+    return cls()
+
+
+def check_name(name: str) -> None:
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError("Connector name must not be empty", errors={"name": ["Connector name must not be empty"]})
+    if any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in name):
+        message = f"Connector name {name!r} contains ISO control characters"
+        raise ConfigError(message, errors={"name": [message]})
+
+
+def _framework_errors(config: Mapping[str, str | None]) -> dict[str, list[str]]:
+    errors: dict[str, list[str]] = {}
+    for key, value in config.items():
+        if value is None:
+            errors.setdefault(key, []).append("Null value can not be supplied as the configuration value.")
+    raw = config.get("tasks.max") or "1"
+    try:
+        if int(raw.strip()) < 1:
+            errors.setdefault("tasks.max", []).append(f"Invalid value {raw} for configuration tasks.max: Value must be at least 1")
+    except ValueError:
+        errors.setdefault("tasks.max", []).append(f"Invalid value {raw} for configuration tasks.max: Not a number of type INT")
+    for key in _BOOLEAN_KEYS:
+        value = config.get(key)
+        if value is not None and value.strip().lower() not in ("true", "false"):
+            errors.setdefault(key, []).append(f"Invalid value {value} for configuration {key}: Expected value to be either true or false")
+    return errors
+
+
+async def validate_connector_config(config: Mapping[str, str | None], *, timeout: float) -> type[Connector]:
+    """Raise ConfigError with every problem found; return the connector class when valid."""
+    class_name = config.get("connector.class")
+    if not class_name:
+        raise ConfigError(f"Connector config {dict(config)} contains no connector type")
+    cls = load_connector_class(class_name)
+    errors = _framework_errors(config)
+    props = {k: v for k, v in config.items() if v is not None}
+    try:
+        async with asyncio.timeout(timeout):
+            result = await invoke(_validator_instance(cls).validate, props)
+    except TimeoutError:
+        raise ConfigError("Request timed out. The worker is currently performing multi-property validation "
+                          "for the connector") from None
+    if not isinstance(result, Config):
+        raise ConfigError(f"{class_name}.validate() must return a Config, got {type(result).__name__}")
+    for value in result.config_values:
+        if value.errors:
+            errors.setdefault(value.name, []).extend(value.errors)
+    count = sum(len(v) for v in errors.values())
+    if count:
+        lines = "\n".join(msg for msgs in errors.values() for msg in msgs)
+        raise ConfigError(
+            f"Connector configuration is invalid and contains the following {count} error(s):\n{lines}\n"
+            "You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`",
+            errors=errors,
+        )
+    return cls

@@ -1,0 +1,142 @@
+"""Runs one connector instance through its target states (Connect's WorkerConnector, spec §1.3)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import Enum
+
+import structlog
+
+from engine.api.connector import Connector
+from engine.api.context import ConnectorContext
+from engine.invoke import invoke
+from engine.worker.report import ReportSink
+from engine.worker.runner import Runner
+from states import TargetState
+
+log = structlog.get_logger(component="worker")
+
+
+class InstanceState(Enum):
+    INIT = "INIT"
+    STARTED = "STARTED"
+    PAUSED = "PAUSED"
+    STOPPED = "STOPPED"
+    FAILED = "FAILED"
+
+
+I = InstanceState
+
+
+class ConnectorRunner(Runner):
+    """Owns one ``Connector`` object: ``initialize`` once, then one target state at a time.
+
+    Pending target changes coalesce (the newest wins). A FAILED instance moves only to STOPPED.
+    ``stop()`` is called only on a STARTED instance, as in Connect.
+    """
+
+    def __init__(
+        self,
+        connector: str,
+        cls: type[Connector],
+        config: dict[str, str],
+        target: TargetState,
+        make_context: Callable[[ConnectorRunner], ConnectorContext],
+        report: ReportSink,
+    ) -> None:
+        super().__init__(f"connector:{connector}", report)
+        self.connector = connector
+        self.cls = cls
+        self.config = config
+        self.instance: Connector | None = None
+        self.initialized = False
+        self.state = I.INIT
+        self._pending: TargetState | None = target
+        self._context = make_context(self)
+
+    def transition_to(self, target: TargetState) -> None:
+        self._pending = target
+        self.wake()
+
+    def fail(self, exc: BaseException) -> None:
+        """``raise_error`` and tasks.max violations: FAILED without stopping the instance."""
+        self.state = I.FAILED
+        self.report("fail", exc)
+
+    async def _body(self) -> None:
+        try:
+            if await self._initialize():
+                while not self._stopping:
+                    target, self._pending = self._pending, None
+                    if target is not None:
+                        await self._apply(target)
+                    elif not self._stopping:
+                        await self._wait()
+            else:
+                while not self._stopping:
+                    await self._wait()
+            await self._stop_instance()
+        finally:
+            self._context.close()
+
+    async def _initialize(self) -> bool:
+        try:
+            self.instance = self.cls()
+            await invoke(self.instance.version)
+            await invoke(self.instance.initialize, self._context)
+        except Exception as exc:  # user code: any failure makes the connector FAILED
+            self.state = I.FAILED
+            self.report("fail", exc)
+            return False
+        self.initialized = True
+        return True
+
+    async def _apply(self, target: TargetState) -> None:
+        if self.state is I.FAILED and target is not TargetState.STOPPED:
+            log.info("connector.transition_ignored", connector=self.connector, target=target.value,
+                     reason=f"Cannot transition connector to {target.value} since it has failed")
+            return
+        if target is TargetState.STARTED:
+            await self._start()
+        else:
+            await self._suspend(I.PAUSED if target is TargetState.PAUSED else I.STOPPED)
+
+    async def _start(self) -> None:
+        if self.state is I.STARTED:
+            return
+        trigger = "start" if self.state is I.INIT else "resume"
+        assert self.instance is not None
+        try:
+            await invoke(self.instance.start, dict(self.config))
+        except Exception as exc:  # user code
+            self.state = I.FAILED
+            self.report("fail", exc)
+            return
+        self.state = I.STARTED
+        self.report(trigger)
+
+    async def _suspend(self, to: InstanceState) -> None:
+        if self.state is to:
+            return
+        trigger = "pause" if to is I.PAUSED else "stop"
+        if self.state is I.STARTED:
+            assert self.instance is not None
+            try:
+                await invoke(self.instance.stop)
+            except Exception as exc:  # user code: pausing fails the connector; stopping still stops
+                if to is I.PAUSED:
+                    self.state = I.FAILED
+                    self.report("fail", exc)
+                    return
+                log.warning("connector.stop_failed", connector=self.connector, error=repr(exc))
+        self.state = to
+        self.report(trigger)
+
+    async def _stop_instance(self) -> None:
+        if self.state is not I.STARTED or self.instance is None:
+            return
+        try:
+            await invoke(self.instance.stop)
+        except Exception as exc:  # user code: logged; the shutdown continues
+            log.warning("connector.stop_failed", connector=self.connector, error=repr(exc))
+        self.state = I.STOPPED

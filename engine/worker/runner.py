@@ -1,0 +1,73 @@
+"""The part every runner shares: a supervised body, a wake-up signal, a bounded shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import structlog
+
+from engine.worker.report import Report, ReportSink, trace_of
+
+log = structlog.get_logger(component="worker")
+
+Spawn = Callable[[Coroutine[Any, Any, None], str], "asyncio.Task[None]"]
+
+
+class Runner:
+    """One instance's private loop. ``shutdown`` waits a bounded time, then abandons it.
+
+    An abandoned runner is cancelled (a sync callback still running in its thread is left to
+    finish on its own) and its later reports are dropped, as Connect suppresses the status
+    writes of a cancelled WorkerConnector/WorkerTask.
+    """
+
+    def __init__(self, name: str, report: ReportSink) -> None:
+        self.name = name
+        self._report = report
+        self._wakeup = asyncio.Event()
+        self._stopping = False
+        self.abandoned = False
+        self._task: asyncio.Task[None] | None = None
+
+    def launch(self, spawn: Spawn) -> None:
+        self._task = spawn(self._supervised(), self.name)
+
+    async def _supervised(self) -> None:
+        try:
+            await self._body()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # supervision boundary: an engine bug in one unit fails that unit only
+            log.exception("runner.crashed", runner=self.name)
+            self.report("fail", exc)
+
+    async def _body(self) -> None:
+        raise NotImplementedError
+
+    def report(self, trigger: str, exc: BaseException | None = None) -> None:
+        if self.abandoned:
+            return
+        self._report(Report(self, trigger, None if exc is None else trace_of(exc)))
+
+    def wake(self) -> None:
+        self._wakeup.set()
+
+    async def _wait(self) -> None:
+        await self._wakeup.wait()
+        self._wakeup.clear()
+
+    async def shutdown(self, timeout: float) -> bool:
+        """Ask the body to finish; True if it did within ``timeout``, False if abandoned."""
+        self._stopping = True
+        self.wake()
+        task = self._task
+        if task is None or task.done():
+            return True
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+        if done:
+            return True
+        self.abandoned = True
+        task.cancel()
+        return False

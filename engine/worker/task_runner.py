@@ -1,0 +1,108 @@
+"""Runs one task instance (Connect's WorkerTask, spec §1.4): start, pause/resume, stop."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import structlog
+
+from engine.api.context import TaskContext
+from engine.api.task import Task
+from engine.invoke import accepts_keyword, invoke
+from engine.worker.report import ReportSink
+from engine.worker.runner import Runner
+from states import TargetState
+
+log = structlog.get_logger(component="worker")
+
+
+class TaskRunner(Runner):
+    """Owns one ``Task`` object from assignment to stop.
+
+    Assigned while paused, it makes no callbacks until resumed. A task whose ``start`` raised
+    gets ``stop()`` at once and reports FAILED. Its final ``stop`` carries
+    ``connector_deleted=True`` only when the runner is shut down for a deletion; a FAILED
+    instance already stopped gets that one more call, so deletion always reaches every task.
+    """
+
+    def __init__(
+        self,
+        connector: str,
+        task: int,
+        cls: type[Task],
+        config: dict[str, str],
+        target: TargetState,
+        make_context: Callable[[dict[str, str]], TaskContext],
+        report: ReportSink,
+    ) -> None:
+        super().__init__(f"task:{connector}-{task}", report)
+        self.connector = connector
+        self.task = task
+        self.cls = cls
+        self.config = config
+        self.target = target
+        self.instance: Task | None = None
+        self._make_context = make_context
+        self._deleted = False
+        self._stopped = False
+
+    def transition_to(self, target: TargetState) -> None:
+        self.target = target
+        self.wake()
+
+    async def shutdown_for_deletion(self, timeout: float) -> bool:
+        self._deleted = True
+        return await self.shutdown(timeout)
+
+    async def _body(self) -> None:
+        reported = ""
+        while self.target is not TargetState.STARTED and not self._stopping:
+            if reported != "pause":
+                self.report(reported := "pause")
+            await self._wait()
+        if self._stopping:
+            return
+        if not await self._start():
+            while not self._stopping:
+                await self._wait()
+            if self._deleted:
+                await self._stop()
+            return
+        self.report("resume" if reported == "pause" else "start")
+        paused = False
+        while not self._stopping:
+            wants_pause = self.target is not TargetState.STARTED
+            if wants_pause != paused:
+                paused = wants_pause
+                self.report("pause" if paused else "resume")
+            await self._wait()
+        await self._stop()
+
+    async def _start(self) -> bool:
+        try:
+            self.instance = self.cls()
+            await invoke(self.instance.version)
+            initialize = getattr(self.instance, "initialize", None)
+            if initialize is not None:
+                await invoke(initialize, self._make_context(self.config))
+            await invoke(self.instance.start, dict(self.config))
+        except Exception as exc:  # user code: the task fails alone
+            if self.instance is not None:
+                await self._stop()
+                self._stopped = False  # a deletion still owes it stop(connector_deleted=True)
+            self.report("fail", exc)
+            return False
+        return True
+
+    async def _stop(self) -> None:
+        if self.instance is None or self._stopped:
+            return
+        self._stopped = True
+        stop = self.instance.stop
+        try:
+            if accepts_keyword(type(self.instance).stop, "connector_deleted"):
+                await invoke(stop, connector_deleted=self._deleted)
+            else:
+                await invoke(stop)
+        except Exception as exc:  # user code: logged, the stop still completes
+            log.warning("task.stop_failed", connector=self.connector, task=self.task, error=repr(exc))

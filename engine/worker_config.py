@@ -1,0 +1,72 @@
+"""Worker configuration: which logs and stores to use, timeouts, and the worker's identity."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from engine.errors import ConfigError
+
+_DEFAULTS: dict[str, str] = {
+    "listeners": "http://127.0.0.1:8083",
+    "task.shutdown.graceful.timeout.ms": "5000",
+    # Connect hard-codes 5 s for connectors; configurable here so tests can shorten it.
+    "connector.shutdown.graceful.timeout.ms": "5000",
+    # Bounds Connector.deleted(): cleanup of external resources may be slow, but never endless.
+    "connector.deleted.timeout.ms": "30000",
+    # Bounds task_class()/task_configs()/validate(), which run on the herder's behalf.
+    "connector.callback.timeout.ms": "30000",
+    "config.storage.topic": "connect-configs",
+    "config.storage.replication.factor": "1",
+}
+
+
+def _millis(props: Mapping[str, str], key: str) -> float:
+    raw = props[key]
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ConfigError(f"Invalid value {raw} for configuration {key}: Not a number of type LONG",
+                          errors={key: ["Not a number of type LONG"]}) from None
+    if value < 0:
+        raise ConfigError(f"Invalid value {raw} for configuration {key}: Value must be at least 0",
+                          errors={key: ["Value must be at least 0"]})
+    return value / 1000
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig:
+    """The parsed worker properties the engine acts on; everything else is kept in ``raw``."""
+
+    raw: dict[str, str]
+    worker_id: str
+    task_shutdown_timeout: float
+    connector_shutdown_timeout: float
+    deleted_timeout: float
+    callback_timeout: float
+
+    @classmethod
+    def parse(cls, props: Mapping[str, str] | None) -> WorkerConfig:
+        raw = {**_DEFAULTS, **{str(k): str(v) for k, v in (props or {}).items()}}
+        return cls(
+            raw=raw,
+            worker_id=_worker_id(raw),
+            task_shutdown_timeout=_millis(raw, "task.shutdown.graceful.timeout.ms"),
+            connector_shutdown_timeout=_millis(raw, "connector.shutdown.graceful.timeout.ms"),
+            deleted_timeout=_millis(raw, "connector.deleted.timeout.ms"),
+            callback_timeout=_millis(raw, "connector.callback.timeout.ms"),
+        )
+
+    def get(self, key: str) -> str | None:
+        value = self.raw.get(key)
+        return value if value else None
+
+
+def _worker_id(raw: Mapping[str, str]) -> str:
+    """Connect's worker id: the advertised REST host:port."""
+    first = raw["listeners"].split(",")[0].strip()
+    url = urlsplit(first)
+    host = raw.get("rest.advertised.host.name") or url.hostname or "127.0.0.1"
+    port = raw.get("rest.advertised.port") or (str(url.port) if url.port else "8083")
+    return f"{host}:{port}"

@@ -1,0 +1,61 @@
+"""One shared AsyncMachine per lifecycle kind, with O(1) model registration."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from enum import StrEnum
+from typing import Any
+
+from transitions.extensions.asyncio import AsyncMachine
+
+
+class _ModelRegistry:
+    """The list-shaped container ``transitions`` keeps models in, keyed by identity.
+
+    ``transitions`` stores models in a list, so ``add_model``/``remove_model`` cost O(n) each and
+    creating or deleting 10,000 connectors becomes quadratic. This keeps its list interface.
+    """
+
+    def __init__(self) -> None:
+        self._models: dict[int, object] = {}
+
+    def append(self, model: object) -> None:
+        self._models[id(model)] = model
+
+    def remove(self, model: object) -> None:
+        del self._models[id(model)]
+
+    def __contains__(self, model: object) -> bool:
+        return id(model) in self._models
+
+    def __iter__(self) -> Iterator[object]:
+        return iter(list(self._models.values()))
+
+    def __len__(self) -> int:
+        return len(self._models)
+
+    def __getitem__(self, index: int) -> object:
+        return list(self._models.values())[index]
+
+
+def make_machine(
+    states: type[StrEnum], transitions: list[dict[str, Any]], initial: StrEnum
+) -> AsyncMachine:
+    """Build the machine every lifecycle of one kind shares.
+
+    ``queued=False`` because the herder already serializes events per connector (a queued
+    trigger would return True before it ran); no auto transitions, so only the table's edges exist.
+    """
+    machine = AsyncMachine(
+        model=None,
+        states=states,
+        transitions=transitions,
+        initial=initial,
+        auto_transitions=False,
+        model_override=True,
+        queued=False,
+        ignore_invalid_triggers=False,
+        send_event=False,
+    )
+    machine.models = _ModelRegistry()
+    return machine
