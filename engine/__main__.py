@@ -1,0 +1,5 @@
+"""``python -m engine``."""
+
+from engine.cli import main
+
+raise SystemExit(main())
