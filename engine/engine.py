@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import json
 import weakref
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -37,7 +37,7 @@ from engine.herder import Herder
 from engine.plugins import connector_type, load_connector_class
 from engine.storage.offsets import FileOffsetStore, MemoryOffsetStore
 from engine.storage.status import FileStatusStore, MemoryStatusStore, Status
-from engine.transitions_feed import TransitionEvent
+from engine.transitions_feed import Subscription
 from engine.validation import check_name, validate_connector_config
 from engine.worker_config import WorkerConfig
 from states import TargetState
@@ -303,7 +303,7 @@ class Engine:
 
     # ---- waiting --------------------------------------------------------------------------
 
-    def transitions(self) -> AsyncIterator[TransitionEvent]:
+    def transitions(self) -> Subscription:
         """Every transition from now on, for services that react to lifecycle changes."""
         return self.herder.feed.subscribe()
 
@@ -322,7 +322,7 @@ class Engine:
         except TimeoutError:
             raise StateTimeout(name, state, self._describe(name)) from None
         finally:
-            await feed.aclose()  # type: ignore[attr-defined]
+            await feed.aclose()
         return None if state == "DESTROYED" else self._state_info(name)
 
     def _matches(self, name: str, state: str, tasks: int | Sequence[str] | None) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 
@@ -34,12 +33,30 @@ class TransitionFeed:
         for queue in self._subscribers:
             queue.put_nowait(None)
 
-    async def subscribe(self) -> AsyncIterator[TransitionEvent]:
-        """Events from now on, until the engine stops or the iterator is closed."""
+    def subscribe(self) -> Subscription:
+        """Events from this call on (not from the first ``anext``), until the engine stops."""
         queue: asyncio.Queue[TransitionEvent | None] = asyncio.Queue()
         self._subscribers.add(queue)
-        try:
-            while (event := await queue.get()) is not None:
-                yield event
-        finally:
-            self._subscribers.discard(queue)
+        return Subscription(queue, self._subscribers)
+
+
+class Subscription:
+    """An async iterator over one subscriber's queue; ``aclose()`` unsubscribes."""
+
+    def __init__(self, queue: asyncio.Queue[TransitionEvent | None],
+                 registry: set[asyncio.Queue[TransitionEvent | None]]) -> None:
+        self._queue = queue
+        self._registry = registry
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> TransitionEvent:
+        event = await self._queue.get()
+        if event is None:
+            self._registry.discard(self._queue)
+            raise StopAsyncIteration
+        return event
+
+    async def aclose(self) -> None:
+        self._registry.discard(self._queue)

@@ -38,6 +38,18 @@ class _ModelRegistry:
         return list(self._models.values())[index]
 
 
+class _Machine(AsyncMachine):
+    """AsyncMachine without a log warning per unbound convenience method per model.
+
+    With ``model_override=True`` transitions binds only what the model declares and warns
+    about each ``is_<STATE>``/``may_<trigger>`` it skips: a dozen log records per connector.
+    """
+
+    def _checked_assignment(self, model: object, name: str, func: object) -> None:
+        if hasattr(model, name):
+            setattr(model, name, func)
+
+
 def make_machine(
     states: type[StrEnum], transitions: list[dict[str, Any]], initial: StrEnum
 ) -> AsyncMachine:
@@ -46,7 +58,7 @@ def make_machine(
     ``queued=False`` because the herder already serializes events per connector (a queued
     trigger would return True before it ran); no auto transitions, so only the table's edges exist.
     """
-    machine = AsyncMachine(
+    machine = _Machine(
         model=None,
         states=states,
         transitions=transitions,

@@ -11,6 +11,7 @@ from engine.testing.recording import (
     RecordingSourceConnector,
     RecordingSourceTask,
 )
+from engine.testing.waiting import eventually
 
 __all__ = [
     "CALLS",
@@ -20,4 +21,5 @@ __all__ = [
     "RecordingSinkTask",
     "RecordingSourceConnector",
     "RecordingSourceTask",
+    "eventually",
 ]

@@ -3,7 +3,8 @@
 Config keys (all optional):
 ``test.fail.<callback>=true`` raises ``ConnectException`` from that callback (``task.<callback>``
 for the tasks' callbacks, e.g. ``test.fail.task.start``); ``test.block.<callback>.ms=N`` blocks
-it (in its worker thread) for N ms; ``test.record.file=PATH`` also appends each call as a JSON
+it (in its worker thread) for N ms; ``test.exit.<callback>=true`` ends the whole process
+abruptly (``os._exit``) inside that callback, to test crash recovery; ``test.record.file=PATH`` also appends each call as a JSON
 line to PATH, for tests whose engine runs in another process; ``test.task.count=N`` makes
 ``task_configs`` return N configs whatever ``tasks.max`` says.
 """
@@ -11,6 +12,7 @@ line to PATH, for tests whose engine runs in another process; ``test.task.count=
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Collection, Mapping
@@ -74,6 +76,8 @@ class _Instrumented:
         block = self._config.get(f"test.block.{prefix}{method}.ms")
         if block:
             time.sleep(int(block) / 1000)
+        if self._config.get(f"test.exit.{prefix}{method}", "false").lower() == "true":
+            os._exit(9)
         if self._config.get(f"test.fail.{prefix}{method}", "false").lower() == "true":
             raise ConnectException(f"injected failure in {self._unit}.{method}")
 
