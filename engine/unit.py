@@ -282,6 +282,11 @@ class ConnectorUnit:
 
     async def _apply_task_configs(self, configs: tuple[dict[str, str], ...]) -> None:
         """Standalone semantics: stop every task, drop removed ids, start every new config."""
+        if configs and self.target is TargetState.STOPPED:
+            # a reconfiguration that raced with stop: Connect refuses non-empty sets for STOPPED
+            log.warning("connector.task_configs_ignored",
+                        reason=f"Cannot submit non-empty set of task configs for stopped connector {self.name}")
+            return
         self.task_configs = configs
         self.applied_config = dict(self.config)
         await self._stop_tasks(list(self.tasks))
