@@ -10,6 +10,8 @@ from decimal import Decimal
 from enum import Enum, StrEnum
 from typing import Any, Final, Protocol, TypeAlias, runtime_checkable
 
+from engine.api.errors import ConfigException
+
 __all__ = [
     "NO_DEFAULT",
     "CaseInsensitiveValidString",
@@ -111,14 +113,14 @@ class Password:
         return hash(self.value)
 
 
-class ConfigDefError(ValueError):
-    """A configuration is missing or invalid (Kafka's ``ConfigException``).
+class ConfigDefError(ConfigException, ValueError):
+    """A configuration is missing or invalid: the ``ConfigException`` ConfigDef raises.
 
     ``message`` is the full text; ``name`` the configuration it concerns, when known.
     """
 
     def __init__(self, message: str, *, name: str | None = None, value: Any = None) -> None:
-        super().__init__(message)
+        Exception.__init__(self, message)
         self.message = message
         self.name = name
         self.value = value
