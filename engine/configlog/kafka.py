@@ -1,0 +1,308 @@
+"""The config log as a single-partition compacted Kafka topic, like Connect's KafkaConfigBackingStore."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import structlog
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from aiokafka.errors import (
+    ClusterAuthorizationFailedError,
+    ConsumerStoppedError,
+    IncompatibleBrokerVersion,
+    KafkaError,
+    TopicAlreadyExistsError,
+    TopicAuthorizationFailedError,
+    UnsupportedVersionError,
+    for_code,
+)
+
+from engine.configlog.base import LogEntry, RawRecord
+from engine.errors import ConfigError, ConfigLogError, EngineNotRunning
+
+log = structlog.get_logger(component="configlog")
+
+TOPIC_PROPERTY = "config.storage.topic"
+CLEANUP_POLICY = "cleanup.policy"
+COMPACT = "compact"
+# Why a probe waits at all: tansu leaves the partition out of a fetch response when there is
+# nothing to return and max_wait is 0, so the high-watermark would never arrive.
+_PROBE_WAIT_MS = 10
+# tansu answers a waiting fetch only when max_wait runs out, not when a record arrives: this
+# bounds how long the reader takes to see an append on such a broker.
+_TAIL_WAIT_MS = 100
+# noida answers an empty fetch at once instead of holding it for max_wait, so aiokafka's fetcher
+# re-fetches ~2,600 times a second (a whole core) while the reader is idle. When empty answers come
+# faster than a long poll could, the caught-up reader pauses the partition until this log appends
+# or _IDLE_S passes; brokers that hold the fetch are never paused.
+_SLICE_MS = 10
+_IDLE_S = 0.25
+_END_OFFSET_TIMEOUT_S = 30.0
+_UNVERIFIABLE = (UnsupportedVersionError, IncompatibleBrokerVersion, TopicAuthorizationFailedError,
+                 ClusterAuthorizationFailedError)
+
+
+class KafkaConfigLog:
+    """Appends go to partition 0 of a compacted topic; one manually assigned consumer reads it back.
+
+    ``end_offset`` trusts only the fetch high-watermark: ListOffsets (``end_offsets``,
+    ``seek_to_end``) answers with the last batch's base offset + 1 on tansu, which is wrong
+    after any multi-record batch.
+    """
+
+    def __init__(self, bootstrap_servers: str, topic: str, *, replication_factor: int = 1,
+                 client_id: str = "connect-engine") -> None:
+        self.bootstrap_servers = bootstrap_servers
+        self.topic = topic
+        self.replication_factor = replication_factor
+        self.client_id = client_id
+        self._tp = TopicPartition(topic, 0)
+        self._producer: Any = None
+        self._consumer: Any = None
+        self._reader_taken = False
+        self._closed = True
+        self._known_end = 0  # a lower bound on the end, so the end-offset probe starts near it
+        self._appended_end = 0  # the reader is not caught up before it has read our own appends
+        self._write_lock = asyncio.Lock()
+        self._wake = asyncio.Event()
+
+    # ---- lifecycle ------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Create or check the topic, then start the producer and the reader."""
+        if not self._closed:
+            return
+        try:
+            await self._ensure_topic()
+            self._producer = AIOKafkaProducer(
+                bootstrap_servers=self.bootstrap_servers, client_id=self.client_id,
+                acks="all", enable_idempotence=False)  # tansu rejects InitProducerId
+            await self._producer.start()
+            self._consumer = self._new_consumer("reader", fetch_max_wait_ms=_TAIL_WAIT_MS)
+            await self._consumer.start()
+            self._consumer.assign([self._tp])
+        except KafkaError as exc:
+            await self._stop_clients()
+            raise ConfigLogError(f"Could not open config topic '{self.topic}' on {self.bootstrap_servers}: "
+                                 f"{_describe(exc)}") from exc
+        except BaseException:
+            await self._stop_clients()
+            raise
+        self._closed = False
+        self._reader_taken = False
+        log.info("configlog.opened", topic=self.topic, bootstrap_servers=self.bootstrap_servers)
+
+    async def close(self) -> None:
+        """Stop the clients; a pending ``entries`` iteration ends. Idempotent, safe before open."""
+        was_open = not self._closed
+        self._closed = True
+        self._wake.set()
+        await self._stop_clients()
+        if was_open:
+            log.info("configlog.closed", topic=self.topic)
+
+    async def _stop_clients(self) -> None:
+        producer, consumer = self._producer, self._consumer
+        self._producer = self._consumer = None
+        for client in (consumer, producer):
+            if client is not None:
+                with contextlib.suppress(KafkaError):
+                    await client.stop()
+
+    def _new_consumer(self, role: str, **extra: Any) -> Any:
+        return AIOKafkaConsumer(
+            bootstrap_servers=self.bootstrap_servers, client_id=f"{self.client_id}-configlog-{role}",
+            group_id=None, enable_auto_commit=False, auto_offset_reset="earliest", **extra)
+
+    # ---- the topic ------------------------------------------------------------------------
+
+    async def _ensure_topic(self) -> None:
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap_servers,
+                                    client_id=f"{self.client_id}-configlog-admin")
+        try:
+            await admin.start()
+            if await self._create_topic(admin):
+                return
+            await self._check_partitions(admin)
+            await self._check_cleanup_policy(admin)
+        finally:
+            await admin.close()
+
+    async def _create_topic(self, admin: Any) -> bool:
+        """Create the topic with Connect's settings; False if it already existed."""
+        # -1 is Connect's "broker default"; aiokafka accepts it only alongside an (empty) assignment
+        assignments: dict[int, list[int]] | None = {} if self.replication_factor == -1 else None
+        new = NewTopic(self.topic, 1, self.replication_factor, replica_assignments=assignments,
+                       topic_configs={CLEANUP_POLICY: COMPACT})
+        response = await admin.create_topics([new])
+        for _, code, *rest in response.topic_errors:
+            error = for_code(code)
+            if code == 0:
+                log.info("configlog.topic_created", topic=self.topic, partitions=1,
+                         replication_factor=self.replication_factor, cleanup_policy=COMPACT)
+                return True
+            if error is TopicAlreadyExistsError:
+                return False
+            message = rest[0] if rest and rest[0] else error.__name__
+            raise ConfigLogError(f"Could not create config topic '{self.topic}': {message}")
+        raise ConfigLogError(f"Could not create config topic '{self.topic}': the broker did not answer for it")
+
+    async def _check_partitions(self, admin: Any) -> None:
+        (described,) = await admin.describe_topics([self.topic])
+        if described["error_code"] != 0:
+            error = for_code(described["error_code"]).__name__
+            raise ConfigLogError(f"Could not describe config topic '{self.topic}': {error}")
+        found = len(described["partitions"])
+        if found != 1:
+            raise ConfigError(
+                f"Topic '{self.topic}' supplied via the '{TOPIC_PROPERTY}' property is required to have a "
+                "single partition in order to guarantee consistency of connector configurations, but found "
+                f"{found} partitions.", errors={TOPIC_PROPERTY: ["must have a single partition"]})
+
+    async def _check_cleanup_policy(self, admin: Any) -> None:
+        """Refuse anything but ``compact``; warn and go on when the broker cannot say (as Connect does)."""
+        policy = None
+        try:
+            # unfiltered: tansu drops the connection when asked for named configs
+            (response,) = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, self.topic)])
+            for code, _, _, _, config_entries in response.resources:
+                if code != 0:
+                    raise for_code(code)()
+                policy = next((value for name, value, *_ in config_entries if name == CLEANUP_POLICY), None)
+        except _UNVERIFIABLE as exc:
+            log.warning("configlog.cleanup_policy_unverified", topic=self.topic, reason=_describe(exc))
+            return
+        if policy is None:
+            log.warning("configlog.cleanup_policy_unverified", topic=self.topic,
+                        reason="the broker did not report cleanup.policy")
+            return
+        policies = sorted({p.strip() for p in policy.split(",") if p.strip()})
+        if policies != [COMPACT]:
+            found = ",".join(policies)
+            raise ConfigError(
+                f"Topic '{self.topic}' supplied via the '{TOPIC_PROPERTY}' property is required to have "
+                f"'{CLEANUP_POLICY}={COMPACT}' to guarantee consistency and durability of connector "
+                f"configurations, but found the topic currently has '{CLEANUP_POLICY}={found}'. Continuing "
+                "would likely result in eventually losing connector configurations and problems restarting "
+                f"this Connect cluster in the future. Change the '{TOPIC_PROPERTY}' property in the Connect "
+                f"worker configurations to use a topic with '{CLEANUP_POLICY}={COMPACT}'.",
+                errors={TOPIC_PROPERTY: [f"must have {CLEANUP_POLICY}={COMPACT}"]})
+
+    # ---- writing --------------------------------------------------------------------------
+
+    async def append(self, records: Sequence[RawRecord]) -> int:
+        """Send in order to partition 0 and wait for every ack; serialised so appends never interleave."""
+        if not records:
+            raise ValueError("append needs at least one record")
+        async with self._write_lock:
+            producer = self._require(self._producer)
+            try:
+                pending = [await producer.send(self.topic, value, key=key.encode(), partition=0)
+                           for key, value in records]
+                offsets = [(await ack).offset for ack in pending]
+            except KafkaError as exc:
+                raise ConfigLogError(f"Could not write to config topic '{self.topic}': {_describe(exc)}") from exc
+        last = int(offsets[-1])
+        self._known_end = max(self._known_end, last + 1)
+        self._appended_end = max(self._appended_end, last + 1)
+        self._wake.set()
+        return last
+
+    # ---- reading --------------------------------------------------------------------------
+
+    async def end_offset(self) -> int:
+        """The high-watermark from a fetch sent after this call began, so every acked append counts.
+
+        A fresh consumer guarantees that no fetch answered before the call is reused. It starts one
+        record before the known end, so a non-empty topic answers at once.
+        """
+        self._require(self._consumer)
+        probe = self._new_consumer("end-offset", fetch_max_wait_ms=_PROBE_WAIT_MS)
+        try:
+            await probe.start()
+            probe.assign([self._tp])
+            probe.seek(self._tp, max(self._known_end - 1, 0))
+            async with asyncio.timeout(_END_OFFSET_TIMEOUT_S):
+                while probe.highwater(self._tp) is None:
+                    if self._closed:
+                        raise EngineNotRunning("The config log is closed")
+                    await probe.getmany(self._tp, timeout_ms=_PROBE_WAIT_MS, max_records=1)
+            high = int(probe.highwater(self._tp))
+        except TimeoutError as exc:
+            raise ConfigLogError(f"Could not read the end of config topic '{self.topic}': no fetch answered "
+                                 f"within {_END_OFFSET_TIMEOUT_S:g} s") from exc
+        except KafkaError as exc:
+            raise ConfigLogError(f"Could not read the end of config topic '{self.topic}': "
+                                 f"{_describe(exc)}") from exc
+        finally:
+            with contextlib.suppress(KafkaError):
+                await probe.stop()
+        self._known_end = max(self._known_end, high)
+        return high
+
+    def entries(self) -> AsyncIterator[LogEntry]:
+        """Every record from the beginning, then new ones until ``close``; one reader per ``open``."""
+        consumer = self._require(self._consumer)
+        if self._reader_taken:
+            raise RuntimeError("KafkaConfigLog.entries() allows one reader per open()")
+        self._reader_taken = True
+        return self._read(consumer)
+
+    async def _read(self, consumer: Any) -> AsyncIterator[LogEntry]:
+        tp = self._tp
+        while not self._closed:
+            try:
+                answered = consumer.last_poll_timestamp(tp)
+                batch = await consumer.getmany(tp, timeout_ms=_SLICE_MS)
+                records = batch.get(tp)
+                if not records:
+                    latest = consumer.last_poll_timestamp(tp)
+                    if (answered is not None and latest is not None and latest != answered
+                            and latest - answered < _TAIL_WAIT_MS // 2 and await self._caught_up(consumer)):
+                        await self._idle(consumer)
+                    continue
+            except ConsumerStoppedError:
+                return
+            except KafkaError as exc:
+                raise ConfigLogError(f"Could not read config topic '{self.topic}': {_describe(exc)}") from exc
+            for record in records:
+                offset = int(record.offset)
+                self._known_end = max(self._known_end, offset + 1)
+                # an undecodable key still yields, so the herder can count and skip it
+                key = record.key.decode("utf-8", "backslashreplace") if record.key is not None else ""
+                yield LogEntry(offset, key, record.value)
+
+    async def _caught_up(self, consumer: Any) -> bool:
+        high = consumer.highwater(self._tp)
+        position = await consumer.position(self._tp)
+        return high is not None and position >= max(int(high), self._appended_end)
+
+    async def _idle(self, consumer: Any) -> None:
+        """Stop fetching until this log appends, it closes, or ``_IDLE_S`` passes (for others' writes)."""
+        self._wake.clear()
+        consumer.pause(self._tp)
+        try:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(_IDLE_S):
+                    await self._wake.wait()
+        finally:
+            if not self._closed:
+                consumer.resume(self._tp)
+
+    def _require(self, client: Any) -> Any:
+        if self._closed or client is None:
+            raise EngineNotRunning("The config log is not open")
+        return client
+
+
+def _describe(exc: BaseException) -> str:
+    """The error's class and message once (aiokafka's messages often start with the class already)."""
+    name, text = type(exc).__name__, str(exc)
+    if not text:
+        return name
+    return text if text.startswith(name) else f"{name}: {text}"
