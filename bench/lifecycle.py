@@ -124,7 +124,8 @@ async def _engine(n: int, delete_samples: int) -> dict[str, Any]:
         start = time.perf_counter()
         outcomes = await asyncio.gather(*(engine.delete_connector(name) for name in names))
         phases["delete"] = time.perf_counter() - start
-        assert all(o.succeeded for o in outcomes) and len(NoopConnector.DELETED_AT) == n + delete_samples
+        assert all(o.succeeded for o in outcomes)
+        assert len(NoopConnector.DELETED_AT) == n + delete_samples
         total = sum(phases.values())
         del t0
         await feed.aclose()

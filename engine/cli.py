@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     configure_logging(args.log_level)
     if args.command == "demo":
-        from engine.demo import run_demo  # noqa: PLC0415
+        from engine.demo import run_demo
 
         asyncio.run(run_demo())
     return 0

@@ -59,11 +59,14 @@ async def run_deleted(
     context's ``configs()`` tells it what it had been configured to provision.
     """
     fresh = instance is None
+    if instance is None and cls is None:
+        error = f"connector class {config.get('connector.class')!r} cannot be loaded"
+        log.error("connector.deletion_failed", reason=error, fresh_instance=fresh)
+        return DeletionOutcome(name, False, error, fresh)
     try:
         async with asyncio.timeout(timeout):
             if instance is None:
-                if cls is None:
-                    raise RuntimeError(f"connector class {config.get('connector.class')!r} cannot be loaded")
+                assert cls is not None
                 instance = cls()
                 await invoke(instance.initialize, _closed_context(cls, config, offsets, name))
             await invoke(instance.deleted)

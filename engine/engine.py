@@ -47,7 +47,7 @@ def _open_config_log(worker: WorkerConfig) -> ConfigLog:
     if path := worker.get("config.storage.file.filename"):
         return FileConfigLog(path)
     if servers := worker.get("bootstrap.servers"):
-        from engine.configlog.kafka import KafkaConfigLog  # noqa: PLC0415 - aiokafka only when asked for
+        from engine.configlog.kafka import KafkaConfigLog
 
         return KafkaConfigLog(servers, worker.raw["config.storage.topic"],
                               replication_factor=int(worker.raw["config.storage.replication.factor"]))

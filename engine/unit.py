@@ -9,14 +9,21 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 
 from engine.api.connector import Connector, SinkConnector
-from engine.api.context import ConnectorContext, SinkTaskContext, SourceConnectorContext, SourceTaskContext, TaskContext
+from engine.api.context import (
+    ConnectorContext,
+    SinkConnectorContext,
+    SinkTaskContext,
+    SourceConnectorContext,
+    SourceTaskContext,
+    TaskContext,
+)
 from engine.api.errors import ConnectException
 from engine.api.task import Task
 from engine.configlog.records import ConfigRecord, PendingCleanupCleared, TaskCommitRecord, TaskConfigRecord
@@ -37,7 +44,6 @@ from engine.storage.offsets import MemoryOffsetStore
 from engine.storage.status import MemoryStatusStore, Status
 from engine.worker.connector_runner import ConnectorRunner, InstanceState
 from engine.worker.report import Report, trace_of
-from engine.worker.runner import Spawn
 from engine.worker.task_runner import TaskRunner
 from states import ConnectorLifecycle, ConnectorState, TargetState, TaskLifecycle, TransitionRecord
 from states import IllegalTransition as StatesIllegalTransition
@@ -55,7 +61,7 @@ class UnitServices(Protocol):
     worker: WorkerConfig
     status: MemoryStatusStore
     offsets: MemoryOffsetStore
-    spawn: Spawn
+    def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]: ...
 
     async def append(self, records: list[ConfigRecord]) -> int: ...
 
@@ -108,7 +114,7 @@ class ConnectorUnit:
                     if isinstance(message, (FromLog, Marker)):
                         self._s.applied(self.name, message.offset)
 
-    async def _handle(self, message: Message) -> None:  # noqa: PLR0911, PLR0912 - a dispatch table
+    async def _handle(self, message: Message) -> None:
         match message:
             case FromLog(event=ConnectorConfigured(config=config, target=target)):
                 await self._configure(config, target)
@@ -199,9 +205,7 @@ class ConnectorUnit:
         def raise_error(exc: BaseException) -> None:
             self._s.post_threadsafe(self.name, RaisedError(runner, exc))
 
-        if runner.cls is not None and issubclass(runner.cls, SinkConnector):
-            from engine.api.context import SinkConnectorContext  # noqa: PLC0415
-
+        if issubclass(runner.cls, SinkConnector):
             return SinkConnectorContext(self.config, request_reconfiguration=reconfigure, raise_error=raise_error)
         return SourceConnectorContext(self.config, offset_reader=self._s.offsets.reader(self.name),
                                       request_reconfiguration=reconfigure, raise_error=raise_error)
@@ -314,7 +318,7 @@ class ConnectorUnit:
         offsets = self._s.offsets
 
         def make(config: dict[str, str]) -> TaskContext:
-            from engine.api.task import SinkTask  # noqa: PLC0415
+            from engine.api.task import SinkTask
 
             if issubclass(task_cls, SinkTask):
                 return SinkTaskContext(config)
@@ -447,7 +451,7 @@ def _check_task_configs(configs: object) -> list[dict[str, str]]:
 
 
 def _load_task_class(name: str) -> type[Task]:
-    import importlib  # noqa: PLC0415
+    import importlib
 
     module_name, _, attr = name.rpartition(".")
     try:

@@ -20,7 +20,7 @@ def _validator_instance(cls: type[Connector]) -> Connector:
     return cls()
 
 
-def check_name(name: str) -> None:
+def check_name(name: object) -> None:
     if not isinstance(name, str) or not name.strip():
         raise ConfigError("Connector name must not be empty", errors={"name": ["Connector name must not be empty"]})
     if any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in name):

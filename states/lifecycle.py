@@ -75,7 +75,7 @@ class Lifecycle(Generic[StateT]):
         """Triggers the table allows from the current state (for diagnostics and tests)."""
         return sorted(self._machine.get_triggers(self.state.value))
 
-    async def on_enter_DESTROYED(self) -> None:  # noqa: N802 - transitions' callback naming
+    async def on_enter_DESTROYED(self) -> None:  # noqa: N802 - the name transitions looks up
         try:
             if self._on_destroyed is not None:
                 await self._on_destroyed()

@@ -69,5 +69,5 @@ def make_machine(
         ignore_invalid_triggers=False,
         send_event=False,
     )
-    machine.models = _ModelRegistry()
+    machine.models = _ModelRegistry()  # type: ignore[assignment]  # duck-typed list, O(1) removal
     return machine

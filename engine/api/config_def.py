@@ -341,20 +341,20 @@ class Range:
 
     __slots__ = ("max", "min")
 
-    def __init__(self, min: float | None = None, max: float | None = None) -> None:  # noqa: A002
+    def __init__(self, min: float | None = None, max: float | None = None) -> None:
         self.min = min
         self.max = max
 
     @classmethod
-    def at_least(cls, min: float) -> Range:  # noqa: A002
+    def at_least(cls, min: float) -> Range:
         return cls(min, None)
 
     @classmethod
-    def at_most(cls, max: float) -> Range:  # noqa: A002
+    def at_most(cls, max: float) -> Range:
         return cls(None, max)
 
     @classmethod
-    def between(cls, min: float, max: float) -> Range:  # noqa: A002
+    def between(cls, min: float, max: float) -> Range:
         return cls(min, max)
 
     def __call__(self, name: str, value: Any) -> None:
@@ -721,7 +721,7 @@ class ConfigDef:
     def define(
         self,
         name: str,
-        type: ConfigType,  # noqa: A002
+        type: ConfigType,
         default: Any = NO_DEFAULT,
         validator: Validator | None = None,
         importance: Importance = Importance.MEDIUM,
@@ -755,7 +755,7 @@ class ConfigDef:
     def define_internal(
         self,
         name: str,
-        type: ConfigType,  # noqa: A002
+        type: ConfigType,
         default: Any = NO_DEFAULT,
         validator: Validator | None = None,
         importance: Importance = Importance.LOW,

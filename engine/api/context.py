@@ -86,7 +86,7 @@ class SourceTaskContext(TaskContext):
 
     def transaction_context(self) -> None:
         """Exactly-once transaction boundaries arrive with distributed mode; None until then."""
-        return None
+        return
 
 
 class SinkTaskContext(TaskContext):
@@ -127,7 +127,7 @@ class SinkTaskContext(TaskContext):
 
     def errant_record_reporter(self) -> None:
         """Non-None only with a dead letter queue or error logging, which arrive with the data plane."""
-        return None
+        return
 
     def _check_assigned(self, partitions: Iterable[TopicPartition]) -> None:
         unknown = [tp for tp in partitions if tp not in self.assigned]

@@ -37,7 +37,7 @@ class ConfigException(ConnectException):
         else:
             text = f"Invalid value {value} for configuration {name}" + (f": {message}" if message else "")
         super().__init__(text)
-        self.name = name
+        self.name: str | None = name
         self.value = value
 
 

@@ -69,7 +69,7 @@ class SinkTask(Task):
 
     async def pre_commit(self, current_offsets: Mapping[TopicPartition, int]) -> Mapping[TopicPartition, int]:
         """Default: ``flush`` then commit everything consumed; return {} to disable commits."""
-        from engine.invoke import invoke  # noqa: PLC0415 - api must not import the runtime at load
+        from engine.invoke import invoke
 
         await invoke(self.flush, current_offsets)
         return current_offsets

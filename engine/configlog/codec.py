@@ -110,6 +110,8 @@ def decode(key: str, value: bytes | None) -> ConfigRecord:
             return TargetStateTombstone(name)
         parsed = _parse(key, value)
         raw = parsed.get("state.v2", parsed.get("state"))
+        if not isinstance(raw, str):
+            raise CorruptRecord(key, f"unknown target state {raw!r}")
         try:
             return TargetStateRecord(name, TargetState(raw))
         except ValueError:

@@ -41,10 +41,11 @@ class MemoryConfigLog:
 
     async def entries(self) -> AsyncIterator[LogEntry]:
         position = 0
-        while not self._closed:
+        while True:
             changed = self._changed
             while position < len(self._entries):
                 yield self._entries[position]
                 position += 1
-            if not self._closed and position >= len(self._entries):
-                await changed.wait()
+            if self._closed:
+                return
+            await changed.wait()

@@ -42,7 +42,7 @@ class MemoryOffsetStore:
         """Write ``{serialized partition key or partition json: offset or None}`` for a connector."""
         records: list[tuple[str, bytes | None]] = []
         for partition_json, offset in offsets.items():
-            partition = json.loads(partition_json) if isinstance(partition_json, str) else partition_json
+            partition = json.loads(partition_json)
             _check("Offset", partition)
             key = offset_key(connector, partition)
             if offset is None:

@@ -11,7 +11,7 @@ async def eventually(condition: Callable[[], object], *, timeout: float = 10.0, 
     """Return once ``condition()`` is truthy; raise AssertionError naming it after ``timeout``."""
     try:
         async with asyncio.timeout(timeout):
-            while not condition():
+            while not condition():  # noqa: ASYNC110 - polls an arbitrary predicate
                 await asyncio.sleep(interval)
     except TimeoutError:
         raise AssertionError(f"{message} did not hold within {timeout} s") from None

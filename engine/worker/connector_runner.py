@@ -25,7 +25,6 @@ class InstanceState(Enum):
     FAILED = "FAILED"
 
 
-I = InstanceState
 
 
 class ConnectorRunner(Runner):
@@ -50,7 +49,7 @@ class ConnectorRunner(Runner):
         self.config = config
         self.instance: Connector | None = None
         self.initialized = False
-        self.state = I.INIT
+        self.state = InstanceState.INIT
         self._pending: TargetState | None = target
         self._context = make_context(self)
 
@@ -60,20 +59,20 @@ class ConnectorRunner(Runner):
 
     def fail(self, exc: BaseException) -> None:
         """``raise_error`` and tasks.max violations: FAILED without stopping the instance."""
-        self.state = I.FAILED
+        self.state = InstanceState.FAILED
         self.report("fail", exc)
 
     async def _body(self) -> None:
         try:
             if await self._initialize():
-                while not self._stopping:
+                while not self.stopping():
                     target, self._pending = self._pending, None
                     if target is not None:
                         await self._apply(target)
-                    elif not self._stopping:
+                    elif not self.stopping():
                         await self._wait()
             else:
-                while not self._stopping:
+                while not self.stopping():
                     await self._wait()
             await self._stop_instance()
         finally:
@@ -85,47 +84,47 @@ class ConnectorRunner(Runner):
             await invoke(self.instance.version)
             await invoke(self.instance.initialize, self._context)
         except Exception as exc:  # user code: any failure makes the connector FAILED
-            self.state = I.FAILED
+            self.state = InstanceState.FAILED
             self.report("fail", exc)
             return False
         self.initialized = True
         return True
 
     async def _apply(self, target: TargetState) -> None:
-        if self.state is I.FAILED and target is not TargetState.STOPPED:
+        if self.state is InstanceState.FAILED and target is not TargetState.STOPPED:
             log.info("connector.transition_ignored", connector=self.connector, target=target.value,
                      reason=f"Cannot transition connector to {target.value} since it has failed")
             return
         if target is TargetState.STARTED:
             await self._start()
         else:
-            await self._suspend(I.PAUSED if target is TargetState.PAUSED else I.STOPPED)
+            await self._suspend(InstanceState.PAUSED if target is TargetState.PAUSED else InstanceState.STOPPED)
 
     async def _start(self) -> None:
-        if self.state is I.STARTED:
+        if self.state is InstanceState.STARTED:
             return
-        trigger = "start" if self.state is I.INIT else "resume"
+        trigger = "start" if self.state is InstanceState.INIT else "resume"
         assert self.instance is not None
         try:
             await invoke(self.instance.start, dict(self.config))
         except Exception as exc:  # user code
-            self.state = I.FAILED
+            self.state = InstanceState.FAILED
             self.report("fail", exc)
             return
-        self.state = I.STARTED
+        self.state = InstanceState.STARTED
         self.report(trigger)
 
     async def _suspend(self, to: InstanceState) -> None:
         if self.state is to:
             return
-        trigger = "pause" if to is I.PAUSED else "stop"
-        if self.state is I.STARTED:
+        trigger = "pause" if to is InstanceState.PAUSED else "stop"
+        if self.state is InstanceState.STARTED:
             assert self.instance is not None
             try:
                 await invoke(self.instance.stop)
             except Exception as exc:  # user code: pausing fails the connector; stopping still stops
-                if to is I.PAUSED:
-                    self.state = I.FAILED
+                if to is InstanceState.PAUSED:
+                    self.state = InstanceState.FAILED
                     self.report("fail", exc)
                     return
                 log.warning("connector.stop_failed", connector=self.connector, error=repr(exc))
@@ -133,10 +132,10 @@ class ConnectorRunner(Runner):
         self.report(trigger)
 
     async def _stop_instance(self) -> None:
-        if self.state is not I.STARTED or self.instance is None:
+        if self.state is not InstanceState.STARTED or self.instance is None:
             return
         try:
             await invoke(self.instance.stop)
         except Exception as exc:  # user code: logged; the shutdown continues
             log.warning("connector.stop_failed", connector=self.connector, error=repr(exc))
-        self.state = I.STOPPED
+        self.state = InstanceState.STOPPED

@@ -31,6 +31,10 @@ class Runner:
         self.abandoned = False
         self._task: asyncio.Task[None] | None = None
 
+    def stopping(self) -> bool:
+        """A call, not the attribute: another coroutine sets it while this one awaits."""
+        return self._stopping
+
     def launch(self, spawn: Spawn) -> None:
         self._task = spawn(self._supervised(), self.name)
 

@@ -56,21 +56,21 @@ class TaskRunner(Runner):
 
     async def _body(self) -> None:
         reported = ""
-        while self.target is not TargetState.STARTED and not self._stopping:
+        while self.target is not TargetState.STARTED and not self.stopping():
             if reported != "pause":
                 self.report(reported := "pause")
             await self._wait()
-        if self._stopping:
+        if self.stopping():
             return
         if not await self._start():
-            while not self._stopping:
+            while not self.stopping():
                 await self._wait()
             if self._deleted:
                 await self._stop()
             return
         self.report("resume" if reported == "pause" else "start")
         paused = False
-        while not self._stopping:
+        while not self.stopping():
             wants_pause = self.target is not TargetState.STARTED
             if wants_pause != paused:
                 paused = wants_pause

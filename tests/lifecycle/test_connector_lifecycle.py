@@ -14,7 +14,8 @@ async def test_create_starts_connector_then_its_tasks(engine: Engine) -> None:
     info = await engine.create_connector("c", source(2))
     assert info["type"] == "source"
     status = await engine.wait_for_state("c", "RUNNING", tasks=2)
-    assert status is not None and [t["id"] for t in status["tasks"]] == [0, 1]
+    assert status is not None
+    assert [t["id"] for t in status["tasks"]] == [0, 1]
     assert CALLS.methods("c", "connector") == ["initialize", "start", "task_configs"]
     assert CALLS.methods("c", "task-0") == ["initialize", "start"]
     assert (await engine.connector_info("c"))["tasks"] == [{"connector": "c", "task": 0}, {"connector": "c", "task": 1}]
@@ -47,14 +48,16 @@ async def test_create_stopped_then_resume_generates_tasks(engine: Engine) -> Non
 async def test_initialize_failure_is_failed_and_never_started(engine: Engine) -> None:
     await engine.create_connector("c", source(**{"test.fail.initialize": "true"}))
     status = await engine.wait_for_state("c", "FAILED", tasks=0)
-    assert status is not None and "injected failure in connector.initialize" in status["connector"]["trace"]
+    assert status is not None
+    assert "injected failure in connector.initialize" in status["connector"]["trace"]
     assert CALLS.methods("c") == ["initialize"]
 
 
 async def test_start_failure_is_failed_with_trace_no_tasks_and_no_stop(engine: Engine) -> None:
     await engine.create_connector("c", source(**{"test.fail.start": "true"}))
     status = await engine.wait_for_state("c", "FAILED", tasks=0)
-    assert status is not None and "ConnectException" in status["connector"]["trace"]
+    assert status is not None
+    assert "ConnectException" in status["connector"]["trace"]
     await engine.stop_connector("c")
     await engine.wait_for_state("c", "STOPPED")
     assert CALLS.methods("c") == ["initialize", "start"]

@@ -23,7 +23,8 @@ async def test_delete_runs_task_stops_then_connector_stop_then_deleted_and_retur
     await engine.create_connector("c", source(2))
     await engine.wait_for_state("c", "RUNNING", tasks=2)
     outcome = await engine.delete_connector("c")
-    assert outcome.succeeded and not outcome.fresh_instance
+    assert outcome.succeeded
+    assert not outcome.fresh_instance
     order = [(c.unit, c.method) for c in CALLS.of("c") if c.method in ("stop", "deleted")]
     assert sorted(order[:2]) == [("task-0", "stop"), ("task-1", "stop")]
     assert order[2:] == [("connector", "stop"), ("connector", "deleted")]
@@ -41,7 +42,8 @@ async def test_statuses_are_removed_only_after_deleted_returned(engine: Engine) 
         await engine.delete_connector("c")
     finally:
         AsyncProbeConnector.PROBE = None
-    assert len(seen) == 1 and seen[0] is not None
+    assert len(seen) == 1
+    assert seen[0] is not None
     with pytest.raises(Exception, match="No status found"):
         await engine.connector_status("c")
 
@@ -62,7 +64,8 @@ async def test_only_deletion_sets_the_flag_or_calls_deleted(engine: Engine) -> N
     await engine.stop_connector("c")
     await engine.wait_for_state("c", "STOPPED", tasks=0)
     assert "deleted" not in CALLS.methods("c")
-    assert stops("c", "task-0") and all(s == {"connector_deleted": False} for s in stops("c", "task-0"))
+    assert stops("c", "task-0")
+    assert all(s == {"connector_deleted": False} for s in stops("c", "task-0"))
 
 
 async def test_worker_shutdown_stops_plainly_and_never_deletes() -> None:
@@ -95,7 +98,8 @@ async def test_a_connector_that_failed_to_initialize_gets_a_fresh_instance_knowi
     await engine.wait_for_state("c", "FAILED")
     outcome = await engine.delete_connector("c")
     # the fresh instance's initialize fails too (same config): deleted() cannot run, and it is reported
-    assert outcome.fresh_instance and not outcome.succeeded
+    assert outcome.fresh_instance
+    assert not outcome.succeeded
     assert "injected failure" in (outcome.error or "")
     assert await engine.connectors() == []
 
@@ -104,7 +108,8 @@ async def test_deleting_a_still_starting_connector_runs_deleted_on_a_fresh_insta
     await engine.create_connector("c", source(1, **{"test.block.start.ms": "1500"}))
     await asyncio.sleep(0.05)
     outcome = await engine.delete_connector("c")
-    assert outcome.succeeded and outcome.fresh_instance
+    assert outcome.succeeded
+    assert outcome.fresh_instance
     assert CALLS.methods("c")[-2:] == ["initialize", "deleted"]
     assert await engine.connectors() == []
 
@@ -121,7 +126,8 @@ async def test_a_failing_deleted_is_logged_reported_and_deletion_completes(engin
     await engine.wait_for_state("c", "RUNNING", tasks=1)
     with capture_logs() as logs:
         outcome = await engine.delete_connector("c")
-    assert not outcome.succeeded and "injected failure in connector.deleted" in (outcome.error or "")
+    assert not outcome.succeeded
+    assert "injected failure in connector.deleted" in (outcome.error or "")
     assert "connector.deletion_failed" in [e["event"] for e in logs]
     assert await engine.connectors() == []
     assert "c" in engine.herder.snapshot.pending_cleanups  # kept, so a restart retries it
@@ -131,7 +137,8 @@ async def test_a_hanging_deleted_is_bounded(engine: Engine) -> None:
     await engine.create_connector("c", source(1, **{"test.block.deleted.ms": "3000"}))
     await engine.wait_for_state("c", "RUNNING", tasks=1)
     outcome = await engine.delete_connector("c")
-    assert not outcome.succeeded and "did not return within 1 s" in (outcome.error or "")
+    assert not outcome.succeeded
+    assert "did not return within 1 s" in (outcome.error or "")
     assert await engine.connectors() == []
 
 
@@ -142,7 +149,8 @@ async def test_hanging_task_and_connector_stops_are_abandoned_and_deletion_compl
         outcome = await engine.delete_connector("c")
     events = [e["event"] for e in logs]
     assert "task.shutdown_timed_out" in events
-    assert outcome.succeeded and outcome.fresh_instance  # abandoned instance: cleanup on a fresh one
+    assert outcome.succeeded
+    assert outcome.fresh_instance
     assert await engine.connectors() == []
 
 
@@ -164,7 +172,8 @@ async def test_recreating_under_the_same_name_starts_clean(engine: Engine) -> No
     await engine.delete_connector("c")
     await engine.create_connector("c", source(1))
     status = await engine.wait_for_state("c", "RUNNING", tasks=1)
-    assert status is not None and len(status["tasks"]) == 1
+    assert status is not None
+    assert len(status["tasks"]) == 1
     assert len(await engine.task_configs("c")) == 1
 
 
