@@ -4,7 +4,9 @@ Config keys (all optional):
 ``test.fail.<callback>=true`` raises ``ConnectException`` from that callback (``task.<callback>``
 for the tasks' callbacks, e.g. ``test.fail.task.start``); ``test.block.<callback>.ms=N`` blocks
 it (in its worker thread) for N ms; ``test.exit.<callback>=true`` ends the whole process
-abruptly (``os._exit``) inside that callback, to test crash recovery; ``test.record.file=PATH`` also appends each call as a JSON
+abruptly (``os._exit``) inside that callback, to test crash recovery (with ``test.exit.once.file=PATH``
+only the first time: PATH is created then, and its presence disarms the exit, so a restarted
+worker can recover); ``test.record.file=PATH`` also appends each call as a JSON
 line to PATH, for tests whose engine runs in another process; ``test.task.count=N`` makes
 ``task_configs`` return N configs whatever ``tasks.max`` says.
 """
@@ -76,10 +78,21 @@ class _Instrumented:
         block = self._config.get(f"test.block.{prefix}{method}.ms")
         if block:
             time.sleep(int(block) / 1000)
-        if self._config.get(f"test.exit.{prefix}{method}", "false").lower() == "true":
+        if self._config.get(f"test.exit.{prefix}{method}", "false").lower() == "true" and self._arm_exit():
             os._exit(9)
         if self._config.get(f"test.fail.{prefix}{method}", "false").lower() == "true":
             raise ConnectException(f"injected failure in {self._unit}.{method}")
+
+
+    def _arm_exit(self) -> bool:
+        once = self._config.get("test.exit.once.file")
+        if not once:
+            return True
+        try:
+            with open(once, "x", encoding="utf-8"):
+                return True
+        except FileExistsError:
+            return False
 
 
 class _RecordingConnector(_Instrumented):
