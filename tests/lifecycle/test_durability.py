@@ -3,18 +3,12 @@ that a killed process left half done."""
 
 from __future__ import annotations
 
-import asyncio
-import json
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 from engine import Engine
 from engine.testing import CALLS
+from tests.killed_worker import calls_in, delete_in_a_worker_killed_inside_deleted
 from tests.lifecycle.conftest import FAST, source
-
-KILLED_EXIT_CODE = 9  # what test.exit.<callback> exits with
 
 
 def durable(tmp_path: Path) -> dict[str, str]:
@@ -69,36 +63,12 @@ async def test_changes_after_a_restart_are_durable_too(tmp_path: Path) -> None:
         await engine.wait_for_state("c", "RUNNING", tasks=2)
 
 
-# Runs in a child process so that os._exit inside deleted() kills a whole worker, not the test.
-KILLED_DURING_DELETION = textwrap.dedent("""
-    import asyncio, json, sys
-    from engine import Engine
-
-    async def main(worker, config):
-        async with Engine(worker) as engine:
-            await engine.create_connector("doomed", config)
-            await engine.wait_for_state("doomed", "RUNNING", tasks=2)
-            await engine.delete_connector("doomed")  # deleted() exits the process
-
-    asyncio.run(main(json.loads(sys.argv[1]), json.loads(sys.argv[2])))
-    sys.exit("deletion returned: the process should have been killed in deleted()")
-""")
-
-
-def calls_in(record: Path) -> list[tuple[str, str]]:
-    lines = record.read_text().splitlines() if record.exists() else []
-    return [(call["unit"], call["method"]) for call in map(json.loads, lines)]
-
-
 async def test_a_worker_killed_inside_deleted_runs_it_again_after_restart(tmp_path: Path) -> None:
     worker = durable(tmp_path)
     record = tmp_path / "calls.jsonl"
     config = source(2, **{"test.exit.deleted": "true", "test.exit.once.file": str(tmp_path / "exited"),
                           "test.record.file": str(record)})
-    child = await asyncio.to_thread(
-        subprocess.run, [sys.executable, "-c", KILLED_DURING_DELETION, json.dumps(worker), json.dumps(config)],
-        capture_output=True, text=True, timeout=60, check=False)
-    assert child.returncode == KILLED_EXIT_CODE, child.stderr
+    await delete_in_a_worker_killed_inside_deleted(worker, config)
     before = calls_in(record)
     assert before[-1] == ("connector", "deleted")
     assert sorted(before[-4:-2]) == [("task-0", "stop"), ("task-1", "stop")]
