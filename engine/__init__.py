@@ -11,6 +11,7 @@ from engine.errors import (
     EngineError,
     EngineNotRunning,
     IllegalTransition,
+    SettleTimeout,
     StateTimeout,
     TaskNotFound,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "EngineError",
     "EngineNotRunning",
     "IllegalTransition",
+    "SettleTimeout",
     "StateTimeout",
     "TaskNotFound",
     "TransitionEvent",

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import json
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -30,6 +30,7 @@ from engine.errors import (
     ConnectorAlreadyExists,
     ConnectorNotFound,
     EngineNotRunning,
+    SettleTimeout,
     StateTimeout,
     TaskNotFound,
 )
@@ -37,10 +38,15 @@ from engine.herder import Herder
 from engine.plugins import connector_type, load_connector_class
 from engine.storage.offsets import FileOffsetStore, MemoryOffsetStore
 from engine.storage.status import FileStatusStore, MemoryStatusStore, Status
-from engine.transitions_feed import Subscription
+from engine.transitions_feed import Subscription, TransitionFeed
 from engine.validation import check_name, validate_connector_config
 from engine.worker_config import WorkerConfig
 from states import TargetState
+
+
+# settled(): this many consecutive quiet looks, with loop turns between, rule out a message in transit
+_SETTLED_POLLS = 5
+_SETTLE_POLL_S = 0.002
 
 
 def _open_config_log(worker: WorkerConfig) -> ConfigLog:
@@ -63,14 +69,20 @@ class Engine:
     ``stop()``, never the deletion callbacks.
     """
 
-    def __init__(self, worker_config: Mapping[str, str] | None = None) -> None:
+    def __init__(self, worker_config: Mapping[str, str] | None = None, *, config_log: ConfigLog | None = None,
+                 offset_store: MemoryOffsetStore | None = None) -> None:
+        """``config_log``/``offset_store`` hand in stores that outlive this engine (tests, replays)."""
         self.worker = WorkerConfig.parse(worker_config)
-        self._log: ConfigLog = _open_config_log(self.worker)
+        self._log: ConfigLog = config_log if config_log is not None else _open_config_log(self.worker)
         status_path = self.worker.get("status.storage.file.filename")
         offsets_path = self.worker.get("offset.storage.file.filename")
         self._status = FileStatusStore(status_path) if status_path else MemoryStatusStore()
-        self._offsets = FileOffsetStore(offsets_path) if offsets_path else MemoryOffsetStore()
+        if offset_store is not None:
+            self._offsets = offset_store
+        else:
+            self._offsets = FileOffsetStore(offsets_path) if offsets_path else MemoryOffsetStore()
         self._herder: Herder | None = None
+        self._feed = TransitionFeed()  # here, not in the herder, so subscribers can see the boot
         self._main: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
@@ -101,7 +113,7 @@ class Engine:
     async def _run(self, ready: asyncio.Future[None]) -> None:
         try:
             async with asyncio.TaskGroup() as tg:
-                self._herder = Herder(self._log, self._status, self._offsets, self.worker, tg)
+                self._herder = Herder(self._log, self._status, self._offsets, self.worker, tg, self._feed)
                 reader = tg.create_task(self._herder.run(ready), name="configlog-reader")
                 await self._stop.wait()
                 await self._herder.shutdown()
@@ -125,6 +137,39 @@ class Engine:
         if self._main is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._main
+
+    async def abort(self) -> None:
+        """Stop at once, as a killed process would: no ``stop()``, no status writes, nothing flushed.
+
+        For crash tests: whatever the config log holds is all a restarted engine will know.
+        """
+        self._stop.set()
+        main = self._main
+        if main is not None and not main.done():
+            if self._herder is not None:
+                self._herder.abort()
+            main.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await main
+
+    async def settled(self, *, parked: Callable[[], int] = lambda: 0, timeout: float = 30.0) -> None:
+        """Return once every record is applied and no connector or task has work in flight.
+
+        ``parked()`` counts runners known to be stuck on purpose (a test's injected block), so
+        they do not keep the engine from settling. Raises ``OperationTimeout`` after ``timeout``.
+        """
+        herder = self.herder
+        end = await herder.log.end_offset()
+        calm = 0
+        try:
+            async with asyncio.timeout(timeout):
+                while calm < _SETTLED_POLLS:
+                    quiet = herder.read_end >= end and herder.busy_count() <= parked()
+                    calm = calm + 1 if quiet else 0
+                    await asyncio.sleep(0 if calm else _SETTLE_POLL_S)
+        except TimeoutError:
+            raise SettleTimeout(f"The engine did not settle within {timeout:g} s: "
+                                f"{herder.busy_count()} unit(s) or runner(s) still busy") from None
 
     @property
     def herder(self) -> Herder:
@@ -285,6 +330,12 @@ class Engine:
             raise ConnectorNotFound(name, f"No status found for task {name}-{task}")
         return _status_json(status, id=task)
 
+    async def connector_offsets(self, name: str) -> dict[str, Any]:
+        """KIP-875's ``GET /connectors/{c}/offsets`` shape: ``{"offsets": [{"partition", "offset"}]}``."""
+        self._require(name)
+        store = self._offsets
+        return {"offsets": [{"partition": p, "offset": store.get(name, p)} for p in store.partitions(name)]}
+
     def _state_info(self, name: str) -> dict[str, Any]:
         connector = self._status.connector(name)
         if connector is None:
@@ -304,8 +355,8 @@ class Engine:
     # ---- waiting --------------------------------------------------------------------------
 
     def transitions(self) -> Subscription:
-        """Every transition from now on, for services that react to lifecycle changes."""
-        return self.herder.feed.subscribe()
+        """Every transition from now on (callable before ``start`` to see the boot too)."""
+        return self._feed.subscribe()
 
     async def wait_for_state(self, name: str, state: str, tasks: int | Sequence[str] | None = None,
                              timeout: float = 30.0) -> dict[str, Any] | None:

@@ -98,6 +98,10 @@ class CorruptRecord(ConfigLogError):
         self.reason = reason
 
 
+class SettleTimeout(EngineError, TimeoutError):
+    """``Engine.settled`` gave up: something kept working (or hung) past the deadline."""
+
+
 class StateTimeout(EngineError, TimeoutError):
     """``wait_for_state`` gave up; the message says what the connector looked like instead."""
 

@@ -34,15 +34,16 @@ class Herder:
     """Owns every connector unit; lives inside the engine's TaskGroup until shutdown."""
 
     def __init__(self, config_log: ConfigLog, status: MemoryStatusStore, offsets: MemoryOffsetStore,
-                 worker: WorkerConfig, tg: asyncio.TaskGroup) -> None:
+                 worker: WorkerConfig, tg: asyncio.TaskGroup, feed: TransitionFeed | None = None) -> None:
         self.log = config_log
         self.status = status
         self.offsets = offsets
         self.worker = worker
         self._tg = tg
         self.snapshot = ConfigSnapshot()
-        self.feed = TransitionFeed()
+        self.feed = feed if feed is not None else TransitionFeed()
         self.skipped_records = 0
+        self.read_end = 0  # one past the last log offset the reader has handled
         self._units: dict[str, ConnectorUnit] = {}
         self._unit_tasks: dict[str, asyncio.Task[None]] = {}
         self._applied: dict[str, int] = {}
@@ -127,6 +128,7 @@ class Herder:
                 self._boot()
                 ready.set_result(None)
             async for entry in self.log.entries():
+                self.read_end = entry.offset + 1
                 try:
                     record = decode(entry.key, entry.value)
                 except CorruptRecord as exc:
@@ -168,6 +170,14 @@ class Herder:
             if name not in snap.connectors:
                 self.post(name, RunCleanup(record))
 
+    # ---- quiescence ------------------------------------------------------------------------
+
+    def busy_count(self) -> int:
+        """Units handling a message plus runners in flight: 0 means nothing will change by itself."""
+        units = list(self._units.values())
+        handling = sum(1 for unit in units if not unit.waiting or not unit.mailbox.empty())
+        return handling + sum(unit.busy_runners() for unit in units)
+
     # ---- what API calls wait on -----------------------------------------------------------
 
     async def wait_applied(self, connector: str, offset: int) -> None:
@@ -189,6 +199,13 @@ class Herder:
                 if not future.done():
                     future.set_exception(EngineNotRunning(f"The engine has stopped: {exc!r}"))
         self._waiters.clear()
+
+    def abort(self) -> None:
+        """A crash: abandon every runner so nothing they do later is written anywhere."""
+        self._closing = True
+        for unit in self._units.values():
+            unit.abandon_runners()
+        self.feed.close()
 
     async def shutdown(self) -> None:
         """Stop every connector and task with plain ``stop()`` (statuses UNASSIGNED)."""

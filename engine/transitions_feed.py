@@ -58,5 +58,16 @@ class Subscription:
             raise StopAsyncIteration
         return event
 
+    def drain(self) -> list[TransitionEvent]:
+        """The events already delivered, without waiting; iteration continues after them."""
+        events: list[TransitionEvent] = []
+        while not self._queue.empty():
+            event = self._queue.get_nowait()
+            if event is None:
+                self._queue.put_nowait(None)  # keep the end for the iterator
+                break
+            events.append(event)
+        return events
+
     async def aclose(self) -> None:
         self._registry.discard(self._queue)

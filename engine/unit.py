@@ -98,6 +98,7 @@ class ConnectorUnit:
         self.task_configs: tuple[dict[str, str], ...] = ()
         self.applied_config: dict[str, str] | None = None
         self.tasks: dict[int, TaskSlot] = {}
+        self.waiting = False  # parked on an empty mailbox
 
     # ---- the loop -------------------------------------------------------------------------
 
@@ -105,7 +106,11 @@ class ConnectorUnit:
         """Apply messages until the connector is destroyed or the worker shuts down."""
         with structlog.contextvars.bound_contextvars(connector=self.name):
             while not self.finished:
-                message = await self.mailbox.get()
+                self.waiting = True
+                try:
+                    message = await self.mailbox.get()
+                finally:
+                    self.waiting = False
                 try:
                     await self._handle(message)
                 except EngineError as exc:
@@ -113,6 +118,15 @@ class ConnectorUnit:
                 finally:
                     if isinstance(message, (FromLog, Marker)):
                         self._s.applied(self.name, message.offset)
+
+    def abandon_runners(self) -> None:
+        for runner in [self.runner, *(slot.runner for slot in self.tasks.values())]:
+            if runner is not None:
+                runner.abandoned = True
+
+    def busy_runners(self) -> int:
+        runners = [self.runner, *(slot.runner for slot in self.tasks.values())]
+        return sum(1 for runner in runners if runner is not None and runner.busy)
 
     async def _handle(self, message: Message) -> None:
         match message:

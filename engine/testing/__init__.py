@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from engine.testing.faults import FAULTS, FaultAction, Faults, SimulatedCrash
 from engine.testing.recording import (
     CALLS,
     Call,
@@ -15,11 +16,15 @@ from engine.testing.waiting import eventually
 
 __all__ = [
     "CALLS",
+    "FAULTS",
     "Call",
     "CallLog",
+    "FaultAction",
+    "Faults",
     "RecordingSinkConnector",
     "RecordingSinkTask",
     "RecordingSourceConnector",
     "RecordingSourceTask",
+    "SimulatedCrash",
     "eventually",
 ]

@@ -25,6 +25,7 @@ from engine.api.connector import SinkConnector, SourceConnector
 from engine.api.errors import ConnectException
 from engine.api.records import SinkRecord, SourceRecord
 from engine.api.task import SinkTask, SourceTask, Task
+from engine.testing.faults import FAULTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +76,7 @@ class _Instrumented:
 
     def _hit(self, method: str, prefix: str = "", **args: Any) -> None:
         CALLS.add(Call(self._connector, self._unit, method, args), self._config.get("test.record.file"))
+        FAULTS.hit(self._connector, self._unit, prefix + method)
         block = self._config.get(f"test.block.{prefix}{method}.ms")
         if block:
             time.sleep(int(block) / 1000)

@@ -29,6 +29,7 @@ class Runner:
         self._wakeup = asyncio.Event()
         self._stopping = False
         self.abandoned = False
+        self.idle = False  # parked in _wait(): nothing of this runner's is in flight
         self._task: asyncio.Task[None] | None = None
 
     def stopping(self) -> bool:
@@ -59,8 +60,17 @@ class Runner:
         self._wakeup.set()
 
     async def _wait(self) -> None:
-        await self._wakeup.wait()
+        self.idle = True
+        try:
+            await self._wakeup.wait()
+        finally:
+            self.idle = False
         self._wakeup.clear()
+
+    @property
+    def busy(self) -> bool:
+        """Running user code or engine work: neither parked nor finished."""
+        return not self.idle and self._task is not None and not self._task.done()
 
     async def shutdown(self, timeout: float) -> bool:
         """Ask the body to finish; True if it did within ``timeout``, False if abandoned."""
