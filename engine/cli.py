@@ -15,14 +15,37 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-level", default="WARNING", help="structlog level (default WARNING)")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="create, pause, resume, stop and delete a connector, printing each transition")
+    replay = commands.add_parser(
+        "replay", help="run scenario files (or replay a config topic dump) and print the transition trace",
+        description="Run each scenario against a fresh engine and print its transition trace and a PASS/FAIL "
+                    "line; exit 1 if any expectation failed, 2 if a file is malformed.")
+    replay.add_argument("files", nargs="*", metavar="FILE", help="scenario YAML files (see scenarios/README.md)")
+    replay.add_argument("--log", choices=["memory", "file", "kafka"], default="memory",
+                        help="config log the engine runs on (default memory)")
+    replay.add_argument("--bootstrap-servers", help="Kafka brokers for --log kafka")
+    replay.add_argument("--format", choices=["text", "json"], default="text", dest="output")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     configure_logging(args.log_level)
     if args.command == "demo":
         from engine.demo import run_demo
 
         asyncio.run(run_demo())
+        return 0
+    if args.command == "replay":
+        return _replay(args, parser)
     return 0
+
+
+def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from engine.scenario.replay import replay
+
+    if args.log == "kafka" and not args.bootstrap_servers:
+        parser.error("--log kafka needs --bootstrap-servers")
+    if not args.files:
+        parser.error("replay needs scenario FILEs")
+    return asyncio.run(replay(args.files, args.log, args.bootstrap_servers, args.output))

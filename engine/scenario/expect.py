@@ -1,0 +1,109 @@
+"""The ``expect`` verb: what a connector should look like once the engine has settled."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from engine.engine import Engine
+from engine.errors import ConnectorNotFound
+from engine.testing.recording import CALLS, Call
+
+DEFAULT_TIMEOUT_S = 10.0
+_POLL_S = 0.01
+
+
+class ExpectationFailed(AssertionError):
+    """An ``expect`` step did not hold; the message says what was seen instead."""
+
+
+def render_call(call: Call) -> str:
+    """``stop(connector_deleted=true)``; a call without arguments is just its name."""
+    if not call.args:
+        return call.method
+    args = ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(call.args.items()))
+    return f"{call.method}({args})"
+
+
+def _calls_match(expected: list[str], seen: list[Call]) -> bool:
+    """A bare name matches the callback whatever its arguments; with arguments they must match."""
+    if len(expected) != len(seen):
+        return False
+    return all(want == (render_call(call) if "(" in want else call.method) for want, call in zip(expected, seen, strict=True))
+
+
+async def _observe(engine: Engine, name: str) -> dict[str, Any]:
+    """Everything an expectation can look at, as plain data (also what a failure message shows)."""
+    seen: dict[str, Any] = {"exists": name in await engine.connectors()}
+    try:
+        status = await engine.connector_status(name)
+    except ConnectorNotFound:
+        status = None
+    seen["state"] = None if status is None else status["connector"]["state"]
+    seen["tasks"] = [] if status is None else [t["state"] for t in status["tasks"]]
+    seen["task_count"] = len(await engine.task_configs(name)) if seen["exists"] else 0
+    seen["offsets"] = (await engine.connector_offsets(name))["offsets"] if seen["exists"] else []
+    return seen
+
+
+def _mismatches(args: dict[str, Any], seen: dict[str, Any], name: str) -> list[str]:
+    wrong = []
+    absent = not seen["exists"] and seen["state"] is None
+    if "absent" in args and args["absent"] != absent:
+        wrong.append(f"absent is {str(absent).lower()}, expected {str(args['absent']).lower()}")
+    if "state" in args:
+        state = "DESTROYED" if absent else seen["state"]
+        if state != args["state"]:
+            wrong.append(f"state is {state}, expected {args['state']}")
+    if "tasks" in args and seen["tasks"] != args["tasks"]:
+        wrong.append(f"task states are {seen['tasks']}, expected {args['tasks']}")
+    if "task_count" in args and seen["task_count"] != args["task_count"]:
+        wrong.append(f"task count is {seen['task_count']}, expected {args['task_count']}")
+    if "offsets" in args:
+        key = lambda o: json.dumps(o, sort_keys=True)  # noqa: E731 - a sort key, named for reading
+        if sorted(map(key, seen["offsets"])) != sorted(map(key, args["offsets"])):
+            wrong.append(f"offsets are {seen['offsets']}, expected {args['offsets']}")
+    if "calls" in args:
+        calls = CALLS.of(name, "connector")
+        if not _calls_match(args["calls"], calls):
+            wrong.append(f"connector calls were {[render_call(c) for c in calls]}, expected {args['calls']}")
+    for task, expected in args.get("task_calls", {}).items():
+        calls = CALLS.of(name, f"task-{task}")
+        if not _calls_match(expected, calls):
+            wrong.append(f"task-{task} calls were {[render_call(c) for c in calls]}, expected {expected}")
+    return wrong
+
+
+async def check_connector(engine: Engine | None, args: dict[str, Any]) -> None:
+    """Poll until every check holds or the step's timeout passes (the engine has settled already,
+    so this waits only for what settles on its own clock, such as a status written from a thread)."""
+    name = args["connector"]
+    if engine is None:
+        if set(args) - {"connector", "timeout", "calls", "task_calls"}:
+            raise ExpectationFailed("the worker is down (crashed and not restarted): only calls can be checked")
+        seen: dict[str, Any] = {"exists": False, "state": None}
+        wrong = _mismatches(args, seen, name)
+        if wrong:
+            raise ExpectationFailed(f"connector {name}: " + "; ".join(wrong))
+        return
+    deadline = asyncio.get_running_loop().time() + args.get("timeout", DEFAULT_TIMEOUT_S)
+    while True:
+        wrong = _mismatches(args, await _observe(engine, name), name)
+        if not wrong:
+            return
+        if asyncio.get_running_loop().time() >= deadline:
+            raise ExpectationFailed(f"connector {name}: " + "; ".join(wrong))
+        await asyncio.sleep(_POLL_S)
+
+
+def check_error(args: dict[str, Any], error: BaseException | None, previous: str) -> None:
+    """``error`` names the class (or any base class) the previous step raised."""
+    if error is None:
+        raise ExpectationFailed(f"{previous} raised nothing, expected {args['error']}")
+    names = [cls.__name__ for cls in type(error).__mro__]
+    if args["error"] not in names:
+        raise ExpectationFailed(f"{previous} raised {type(error).__name__}: {error}, expected {args['error']}")
+    if "message" in args and str(args["message"]) not in str(error):
+        raise ExpectationFailed(f"{previous} raised {type(error).__name__}: {error!s}, "
+                                f"expected a message containing {args['message']!r}")
