@@ -152,24 +152,26 @@ class Engine:
             with contextlib.suppress(asyncio.CancelledError):
                 await main
 
-    async def settled(self, *, parked: Callable[[], int] = lambda: 0, timeout: float = 30.0) -> None:
+    async def settled(self, *, parked: Callable[[str, str], bool] = lambda connector, unit: False,
+                      timeout: float = 30.0) -> None:
         """Return once every record is applied and no connector or task has work in flight.
 
-        ``parked()`` counts runners known to be stuck on purpose (a test's injected block), so
-        they do not keep the engine from settling. Raises ``OperationTimeout`` after ``timeout``.
+        ``parked(connector, unit)`` (unit ``"connector"`` or ``"task-N"``) names callbacks stuck
+        on purpose, such as a test's injected block, so they do not keep the engine from settling.
+        Raises ``SettleTimeout`` after ``timeout``.
         """
         herder = self.herder
-        end = await herder.log.end_offset()
         calm = 0
         try:
             async with asyncio.timeout(timeout):
                 while calm < _SETTLED_POLLS:
-                    quiet = herder.read_end >= end and herder.busy_count() <= parked()
+                    # units append as they work (task configs), so the end is re-read when all is quiet
+                    quiet = herder.busy_count(parked) == 0 and herder.read_end >= await herder.log.end_offset()
                     calm = calm + 1 if quiet else 0
                     await asyncio.sleep(0 if calm else _SETTLE_POLL_S)
         except TimeoutError:
             raise SettleTimeout(f"The engine did not settle within {timeout:g} s: "
-                                f"{herder.busy_count()} unit(s) or runner(s) still busy") from None
+                                f"{herder.busy_count(parked)} unit(s) or runner(s) still busy") from None
 
     @property
     def herder(self) -> Herder:

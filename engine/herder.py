@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import structlog
@@ -172,11 +172,11 @@ class Herder:
 
     # ---- quiescence ------------------------------------------------------------------------
 
-    def busy_count(self) -> int:
+    def busy_count(self, parked: Callable[[str, str], bool]) -> int:
         """Units handling a message plus runners in flight: 0 means nothing will change by itself."""
         units = list(self._units.values())
         handling = sum(1 for unit in units if not unit.waiting or not unit.mailbox.empty())
-        return handling + sum(unit.busy_runners() for unit in units)
+        return handling + sum(unit.busy_runners(parked) for unit in units)
 
     # ---- what API calls wait on -----------------------------------------------------------
 

@@ -124,9 +124,11 @@ class ConnectorUnit:
             if runner is not None:
                 runner.abandoned = True
 
-    def busy_runners(self) -> int:
-        runners = [self.runner, *(slot.runner for slot in self.tasks.values())]
-        return sum(1 for runner in runners if runner is not None and runner.busy)
+    def busy_runners(self, parked: Callable[[str, str], bool]) -> int:
+        """Runners in flight, leaving out those ``parked(connector, unit)`` says are stuck on purpose."""
+        runners = [("connector", self.runner), *((f"task-{n}", slot.runner) for n, slot in self.tasks.items())]
+        return sum(1 for unit, runner in runners
+                   if runner is not None and runner.busy and not parked(self.name, unit))
 
     async def _handle(self, message: Message) -> None:
         match message:

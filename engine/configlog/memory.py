@@ -18,11 +18,12 @@ class MemoryConfigLog:
         self._closed = False
 
     async def open(self) -> None:
+        """Reopening keeps the entries: a restarted engine reads back what it wrote."""
         self._closed = False
 
     async def close(self) -> None:
         self._closed = True
-        self._changed.set()
+        self._wake()
 
     async def append(self, records: Sequence[RawRecord]) -> int:
         if self._closed:

@@ -8,6 +8,7 @@ callback waits on the virtual clock, so a scenario decides when "five seconds" h
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -45,7 +46,7 @@ class Faults:
     def __init__(self) -> None:
         self._changed = threading.Condition()
         self._faults: dict[tuple[str, str], Fault] = {}
-        self._parked = 0
+        self._parked: Counter[tuple[str, str]] = Counter()
         self._generation = 0  # bumped by release_all: every parked callback returns
         self.clock = VirtualClock()
         self.on_crash: Callable[[], None] | None = None
@@ -89,10 +90,10 @@ class Faults:
             self.on_crash = None
             self._changed.notify_all()
 
-    def parked(self) -> int:
-        """Callbacks blocked on purpose right now (they keep an engine busy, but not unsettled)."""
+    def parked(self, connector: str, unit: str) -> bool:
+        """Whether a callback of this connector's unit (``connector``, ``task-N``) is blocked on purpose."""
         with self._changed:
-            return self._parked
+            return self._parked[(connector, unit)] > 0
 
     # ---- what instrumented callbacks call -------------------------------------------------
 
@@ -108,20 +109,20 @@ class Faults:
         if fault.action is FaultAction.CRASH:
             if self.on_crash is not None:
                 self.on_crash()
-            self._park(lambda: True)
+            self._park(connector, unit, lambda: True)
             raise SimulatedCrash(f"the worker crashed in {unit}.{callback.removeprefix('task.')}")
-        self._park(lambda: self._faults.get((connector, callback)) is fault and
+        self._park(connector, unit, lambda: self._faults.get((connector, callback)) is fault and
                    (fault.until is None or self.clock.now < fault.until))
 
-    def _park(self, holds: Callable[[], bool]) -> None:
+    def _park(self, connector: str, unit: str, holds: Callable[[], bool]) -> None:
         with self._changed:
             generation = self._generation
-            self._parked += 1
+            self._parked[(connector, unit)] += 1
             try:
                 while holds() and generation == self._generation:
                     self._changed.wait()
             finally:
-                self._parked -= 1
+                self._parked[(connector, unit)] -= 1
 
 
 FAULTS = Faults()
