@@ -43,7 +43,6 @@ from engine.validation import check_name, validate_connector_config
 from engine.worker_config import WorkerConfig
 from states import TargetState
 
-
 # settled(): this many consecutive quiet looks, with loop turns between, rule out a message in transit
 _SETTLED_POLLS = 5
 _SETTLE_POLL_S = 0.002

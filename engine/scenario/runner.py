@@ -120,10 +120,7 @@ class ScenarioRunner:
                 await self._start_worker()
                 for step in self.scenario.steps:
                     await self._run_step(step)
-                if self._error is not None:
-                    step, exc = self._error
-                    raise StepFailed(step, f"raised {type(exc).__name__}: {exc} (no 'expect: {{error: ...}}' "
-                                           "followed)")
+                self._no_unexpected_error()
             except StepFailed as failed:
                 result.failed_step, result.failure = failed.step, str(failed)
             finally:
@@ -145,6 +142,11 @@ class ScenarioRunner:
             worker["config.storage.topic"] = f"connect-engine-scenario-{uuid.uuid4().hex[:12]}"
         worker.update(self.scenario.worker)
         return worker
+
+    def _no_unexpected_error(self) -> None:
+        if self._error is not None:
+            step, exc = self._error
+            raise StepFailed(step, f"raised {type(exc).__name__}: {exc} (no 'expect: {{error: ...}}' followed)")
 
     async def _run_step(self, step: Step) -> None:
         self._step = step.index
@@ -171,10 +173,8 @@ class ScenarioRunner:
             await self._crash
         engine = self.engine
         if engine is not None:
-            try:
+            with contextlib.suppress(EngineNotRunning):
                 await engine.settled(parked=FAULTS.parked, timeout=self.settle_timeout)
-            except EngineNotRunning:
-                pass
         self._collect()
 
     def _collect(self) -> None:
