@@ -279,7 +279,7 @@ class ScenarioRunner:
 
     async def _restart_worker(self, args: dict[str, Any]) -> None:
         if self.engine is not None:
-            raise EngineError("restart_worker needs a crashed worker: add a crash step first")
+            await self._stop_worker()  # a clean restart: connectors and tasks get plain stop()
         self._crash = None
         await self._start_worker()
 

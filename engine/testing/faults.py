@@ -16,6 +16,9 @@ from enum import StrEnum
 from engine.api.errors import ConnectException
 
 
+_LEAVE_TIMEOUT_S = 5.0
+
+
 class FaultAction(StrEnum):
     RAISE = "raise"
     BLOCK = "block"
@@ -83,12 +86,15 @@ class Faults:
             self._changed.notify_all()
 
     def reset(self) -> None:
+        """Forget every fault and wait (briefly) until released callbacks have left, so a stale
+        parked count cannot make the next run's engine look settled too early."""
         with self._changed:
             self._faults.clear()
             self._generation += 1
             self.clock.now = 0.0
             self.on_crash = None
             self._changed.notify_all()
+            self._changed.wait_for(lambda: not +self._parked, timeout=_LEAVE_TIMEOUT_S)
 
     def parked(self, connector: str, unit: str) -> bool:
         """Whether a callback of this connector's unit (``connector``, ``task-N``) is blocked on purpose."""
@@ -123,6 +129,7 @@ class Faults:
                     self._changed.wait()
             finally:
                 self._parked[(connector, unit)] -= 1
+                self._changed.notify_all()  # reset() waits for parked callbacks to leave
 
 
 FAULTS = Faults()
