@@ -12,6 +12,16 @@ import sys
 import structlog
 
 
+class _CurrentStderr:
+    """Whatever ``sys.stderr`` is when a line is written: test runners and daemons swap it."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def configure_logging(level: str = "INFO", *, json: bool | None = None) -> None:
     """Route structlog events to stderr: JSON lines unless stderr is a terminal (or ``json`` says)."""
     as_json = (not sys.stderr.isatty()) if json is None else json
@@ -29,6 +39,6 @@ def configure_logging(level: str = "INFO", *, json: bool | None = None) -> None:
     structlog.configure(
         processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelNamesMapping()[level.upper()]),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(_CurrentStderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=False,
     )

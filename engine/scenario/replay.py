@@ -47,7 +47,9 @@ def print_json(results: Sequence[ScenarioResult], out: TextIO) -> None:
 
 
 async def replay(paths: Sequence[str], log: str, bootstrap_servers: str | None, output: str,
-                 out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+                 out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
     try:
         results = await run_files(paths, log, bootstrap_servers=bootstrap_servers)
     except ScenarioError as exc:
