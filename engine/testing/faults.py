@@ -15,7 +15,6 @@ from enum import StrEnum
 
 from engine.api.errors import ConnectException
 
-
 _LEAVE_TIMEOUT_S = 5.0
 
 
