@@ -24,6 +24,11 @@ def _parser() -> argparse.ArgumentParser:
                         help="config log the engine runs on (default memory)")
     replay.add_argument("--bootstrap-servers", help="Kafka brokers for --log kafka")
     replay.add_argument("--format", choices=["text", "json"], default="text", dest="output")
+    replay.add_argument("--config-topic-dump", metavar="DUMP",
+                        help="replay a Kafka Connect config topic dump (JSON lines of key and value) instead "
+                             "and print the connectors, target states and task configs it leaves")
+    replay.add_argument("--dry-run", action="store_true",
+                        help="with --config-topic-dump: apply the records without starting any connector")
     return parser
 
 
@@ -44,6 +49,14 @@ def main(argv: list[str] | None = None) -> int:
 def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from engine.scenario.replay import replay
 
+    if args.config_topic_dump:
+        if args.files:
+            parser.error("--config-topic-dump replays a dump, not scenario FILEs: give one or the other")
+        from engine.scenario.dump_cli import replay_dump
+
+        return asyncio.run(replay_dump(args.config_topic_dump, args.dry_run, args.output))
+    if args.dry_run:
+        parser.error("--dry-run only applies to --config-topic-dump")
     if args.log == "kafka" and not args.bootstrap_servers:
         parser.error("--log kafka needs --bootstrap-servers")
     if not args.files:

@@ -31,6 +31,8 @@ RESTART_TASK = "restart-task-"
 PENDING_CLEANUP = "pending-cleanup-"
 _IGNORED_PREFIXES = ("tasks-fencing-", "logger-cluster-")
 _IGNORED_KEYS = ("session-key",)
+_KNOWN_PREFIXES = (TARGET_STATE, CONNECTOR, TASK, COMMIT, RESTART_CONNECTOR, RESTART_TASK, PENDING_CLEANUP,
+                   *_IGNORED_PREFIXES)
 
 
 def _dumps(value: dict[str, Any]) -> bytes:
@@ -81,6 +83,8 @@ def _properties(key: str, value: dict[str, Any]) -> dict[str, str]:
     props = value.get("properties")
     if not isinstance(props, dict):
         raise CorruptRecord(key, "'properties' is missing or not an object")
+    if all(type(v) is str for v in props.values()):
+        return props  # the common case: a freshly parsed object, nothing to copy or drop
     bad = [k for k, v in props.items() if v is not None and not isinstance(v, str)]
     if bad:
         raise CorruptRecord(key, f"properties {sorted(bad)} are not strings")
@@ -104,12 +108,18 @@ def _name(key: str, prefix: str) -> str:
 
 def decode(key: str, value: bytes | None) -> ConfigRecord:
     """Parse one record, or raise CorruptRecord saying why it cannot be applied."""
+    if not key.startswith(_KNOWN_PREFIXES) and key not in _IGNORED_KEYS:
+        raise CorruptRecord(key, "invalid key")
+    return decode_object(key, None if value is None else _parse(key, value))
+
+
+def decode_object(key: str, value: dict[str, Any] | None) -> ConfigRecord:
+    """``decode`` for a value already parsed from JSON (dumps hold objects, not bytes)."""
     if key.startswith(TARGET_STATE):
         name = _name(key, TARGET_STATE)
         if value is None:
             return TargetStateTombstone(name)
-        parsed = _parse(key, value)
-        raw = parsed.get("state.v2", parsed.get("state"))
+        raw = value.get("state.v2", value.get("state"))
         if not isinstance(raw, str):
             raise CorruptRecord(key, f"unknown target state {raw!r}")
         try:
@@ -120,23 +130,23 @@ def decode(key: str, value: bytes | None) -> ConfigRecord:
         name = _name(key, CONNECTOR)
         if value is None:
             return ConnectorTombstone(name)
-        return ConnectorConfigRecord(name, _properties(key, _parse(key, value)))
+        return ConnectorConfigRecord(name, _properties(key, value))
     if key.startswith(TASK) and not key.startswith("tasks-fencing-"):
         connector, n = _split_task_key(key, TASK)
         if value is None:
             raise CorruptRecord(key, "task config tombstones are not part of the protocol")
-        return TaskConfigRecord(connector, n, _properties(key, _parse(key, value)))
+        return TaskConfigRecord(connector, n, _properties(key, value))
     if key.startswith(COMMIT):
         name = _name(key, COMMIT)
         if value is None:
             raise CorruptRecord(key, "commit tombstones are not part of the protocol")
-        tasks = _parse(key, value).get("tasks")
+        tasks = value.get("tasks")
         if not isinstance(tasks, int) or isinstance(tasks, bool) or tasks < 0:
             raise CorruptRecord(key, "'tasks' is not a non-negative integer")
         return TaskCommitRecord(name, tasks)
     if key.startswith(RESTART_CONNECTOR):
         name = _name(key, RESTART_CONNECTOR)
-        parsed = _parse(key, value) if value is not None else {}
+        parsed = value if value is not None else {}
         # Connect defaults malformed flags to false rather than dropping the request.
         include = parsed.get("include-tasks")
         only = parsed.get("only-failed")
@@ -148,9 +158,8 @@ def decode(key: str, value: bytes | None) -> ConfigRecord:
         name = _name(key, PENDING_CLEANUP)
         if value is None:
             return PendingCleanupCleared(name)
-        parsed = _parse(key, value)
-        tasks = parsed.get("tasks", 0)
-        return PendingCleanupRecord(name, _properties(key, parsed), tasks if isinstance(tasks, int) else 0)
+        tasks = value.get("tasks", 0)
+        return PendingCleanupRecord(name, _properties(key, value), tasks if isinstance(tasks, int) else 0)
     if key in _IGNORED_KEYS or key.startswith(_IGNORED_PREFIXES):
-        return IgnoredRecord(key, None if value is None else _parse(key, value))
+        return IgnoredRecord(key, value)
     raise CorruptRecord(key, "invalid key")

@@ -81,6 +81,10 @@ class ConfigSnapshot:
     applied: dict[str, dict[str, str]] = field(default_factory=dict)
     _deferred: dict[str, dict[int, dict[str, str]]] = field(default_factory=dict)
 
+    def uncommitted(self) -> dict[str, int]:
+        """Task configs read but not yet committed, per connector (a writer died mid-set, or still writing)."""
+        return {c: len(configs) for c, configs in self._deferred.items() if configs}
+
     def target(self, connector: str) -> TargetState:
         return self.targets.get(connector, TargetState.STARTED)
 
