@@ -12,6 +12,7 @@ from engine.testing.recording import (
     RecordingSourceConnector,
     RecordingSourceTask,
 )
+from engine.testing.transitions import TransitionRecorder, assert_transitions, describe
 from engine.testing.waiting import eventually
 
 __all__ = [
@@ -26,5 +27,8 @@ __all__ = [
     "RecordingSourceConnector",
     "RecordingSourceTask",
     "SimulatedCrash",
+    "TransitionRecorder",
+    "assert_transitions",
+    "describe",
     "eventually",
 ]

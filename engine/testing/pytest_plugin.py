@@ -1,0 +1,74 @@
+"""pytest fixtures for testing connectors on an embedded engine (registered as a pytest11 plugin).
+
+``connect_engine``: a started engine on an in-memory log, with short shutdown windows, shut down
+after the test. ``connect_engine_factory``: make engines with your own worker config.
+``connect_transitions``: a recorder of ``connect_engine``'s transitions, for ``assert_transitions``.
+Every fixture starts with an empty ``CALLS`` log and no injected faults.
+
+Needs pytest-asyncio (``pip install connect-engine[testing]``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+
+import pytest
+
+from engine.engine import Engine
+from engine.testing.faults import FAULTS
+from engine.testing.recording import CALLS
+from engine.testing.transitions import TransitionRecorder
+
+try:
+    import pytest_asyncio
+except ImportError:  # pragma: no cover - the plugin loads in any pytest; its async fixtures need this
+    pytest_asyncio = None
+
+# A hung callback should cost a test a second, not the production defaults' 5-30 s.
+TEST_WORKER_CONFIG = {
+    "task.shutdown.graceful.timeout.ms": "1000",
+    "connector.shutdown.graceful.timeout.ms": "1000",
+    "connector.deleted.timeout.ms": "2000",
+}
+
+EngineFactory = Callable[[Mapping[str, str] | None], Awaitable[Engine]]
+
+
+@pytest.fixture
+def clean_test_kit() -> Iterator[None]:
+    """Empty call log and no faults before and after the test."""
+    CALLS.clear()
+    FAULTS.reset()
+    yield
+    FAULTS.reset()
+
+
+if pytest_asyncio is not None:
+
+    @pytest_asyncio.fixture
+    async def connect_engine_factory(clean_test_kit: None) -> AsyncIterator[EngineFactory]:
+        """``await connect_engine_factory({...})``: a started engine (test defaults + your config)."""
+        engines: list[Engine] = []
+
+        async def make(worker_config: Mapping[str, str] | None = None) -> Engine:
+            engine = Engine({**TEST_WORKER_CONFIG, **(worker_config or {})})
+            engines.append(engine)
+            await engine.start()
+            return engine
+
+        try:
+            yield make
+        finally:
+            FAULTS.release_all()
+            for engine in reversed(engines):
+                await engine.shutdown()
+
+    @pytest_asyncio.fixture
+    async def connect_engine(connect_engine_factory: EngineFactory) -> Engine:
+        """A started engine on an in-memory config log."""
+        return await connect_engine_factory(None)
+
+    @pytest_asyncio.fixture
+    async def connect_transitions(connect_engine: Engine) -> TransitionRecorder:
+        """Every transition ``connect_engine`` makes from now on."""
+        return TransitionRecorder(connect_engine.transitions())
