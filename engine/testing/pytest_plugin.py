@@ -10,6 +10,7 @@ Needs pytest-asyncio (``pip install connect-engine[testing]``).
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 
 import pytest
@@ -19,10 +20,9 @@ from engine.testing.faults import FAULTS
 from engine.testing.recording import CALLS
 from engine.testing.transitions import TransitionRecorder
 
-try:
-    import pytest_asyncio
-except ImportError:  # pragma: no cover - the plugin loads in any pytest; its async fixtures need this
-    pytest_asyncio = None
+# The plugin loads in any pytest run where the package is installed; only its async fixtures
+# need pytest-asyncio, so without it they are simply not defined.
+HAS_PYTEST_ASYNCIO = importlib.util.find_spec("pytest_asyncio") is not None
 
 # A hung callback should cost a test a second, not the production defaults' 5-30 s.
 TEST_WORKER_CONFIG = {
@@ -43,7 +43,8 @@ def clean_test_kit() -> Iterator[None]:
     FAULTS.reset()
 
 
-if pytest_asyncio is not None:
+if HAS_PYTEST_ASYNCIO:
+    import pytest_asyncio
 
     @pytest_asyncio.fixture
     async def connect_engine_factory(clean_test_kit: None) -> AsyncIterator[EngineFactory]:
