@@ -10,6 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
+from engine import offsets_admin
+from engine.api.connector import Connector
 from engine.configlog.base import ConfigLog
 from engine.configlog.file import FileConfigLog
 from engine.configlog.memory import MemoryConfigLog
@@ -30,12 +32,14 @@ from engine.errors import (
     ConnectorAlreadyExists,
     ConnectorNotFound,
     EngineNotRunning,
+    InvalidRequest,
     SettleTimeout,
     StateTimeout,
     TaskNotFound,
 )
 from engine.herder import Herder
 from engine.plugins import connector_type, load_connector_class
+from engine.stage import enter_stage
 from engine.storage.offsets import FileOffsetStore, MemoryOffsetStore
 from engine.storage.status import FileStatusStore, MemoryStatusStore, Status
 from engine.transitions_feed import Subscription, TransitionFeed
@@ -193,6 +197,7 @@ class Engine:
         return lock
 
     async def _write(self, name: str, records: Sequence[ConfigRecord]) -> None:
+        enter_stage(f"writing a config for connector {name} to the config topic")
         herder = self.herder
         offset = await herder.append(list(records))
         await herder.wait_applied(name, offset)
@@ -336,6 +341,39 @@ class Engine:
         self._require(name)
         store = self._offsets
         return {"offsets": [{"partition": p, "offset": store.get(name, p)} for p in store.partitions(name)]}
+
+    async def alter_connector_offsets(self, name: str, offsets: Sequence[Any]) -> str:
+        """KIP-875 ``PATCH /offsets``: only for a STOPPED connector with no tasks; returns Connect's message."""
+        async with self._lock(name):
+            config, cls = self._stopped_for_offsets(name)
+            if offsets_admin.is_sink(cls):
+                sink = offsets_admin.sink_offsets(offsets)
+                by_connector = await offsets_admin.call_alter_offsets(cls, name, config, sink)
+                # sink offsets live in the consumer group, which comes with the data plane
+            else:
+                pairs = offsets_admin.source_offsets(offsets)
+                by_connector = await offsets_admin.call_alter_offsets(
+                    cls, name, config, offsets_admin.source_hook_offsets(pairs))
+                self._offsets.write(name, pairs)
+        return offsets_admin.result_message(by_connector, offsets_admin.ALTERED)
+
+    async def reset_connector_offsets(self, name: str) -> str:
+        """KIP-875 ``DELETE /offsets``: every known partition's offset removed; idempotent."""
+        async with self._lock(name):
+            config, cls = self._stopped_for_offsets(name)
+            partitions = self._offsets.partitions(name)
+            hook_offsets: Any = ({} if offsets_admin.is_sink(cls) else
+                                 offsets_admin.source_hook_offsets([(p, None) for p in partitions]))
+            by_connector = await offsets_admin.call_alter_offsets(cls, name, config, hook_offsets)
+            self._offsets.reset(name)
+        return offsets_admin.result_message(by_connector, offsets_admin.RESET)
+
+    def _stopped_for_offsets(self, name: str) -> tuple[dict[str, str], type[Connector]]:
+        config = self._require(name)
+        snapshot = self.herder.snapshot
+        if snapshot.target(name) is not TargetState.STOPPED or snapshot.tasks.get(name):
+            raise InvalidRequest(offsets_admin.not_stopped_message(name))
+        return config, load_connector_class(config.get("connector.class", ""))
 
     def _state_info(self, name: str) -> dict[str, Any]:
         connector = self._status.connector(name)

@@ -37,6 +37,12 @@ class ConfigError(EngineError):
         self.errors = errors or {}
 
 
+class InvalidRequest(EngineError):
+    """A request that cannot be carried out as asked (400), e.g. offsets of a running connector."""
+
+    http_status = 400
+
+
 class ConnectorNotFound(EngineError):
     http_status = 404
 

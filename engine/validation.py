@@ -7,9 +7,12 @@ from collections.abc import Mapping
 from functools import cache
 
 from engine.api.connector import Config, Connector
-from engine.errors import ConfigError
+from engine.errors import ConfigError, OperationTimeout
 from engine.invoke import invoke
 from engine.plugins import load_connector_class
+from engine.stage import enter_stage
+
+VALIDATING = "performing multi-property validation for the connector"
 
 _BOOLEAN_KEYS = ("tasks.max.enforce", "offsets.reset.on.delete")
 
@@ -54,12 +57,12 @@ async def validate_connector_config(config: Mapping[str, str | None], *, timeout
     cls = load_connector_class(class_name)
     errors = _framework_errors(config)
     props = {k: v for k, v in config.items() if v is not None}
+    enter_stage(VALIDATING)
     try:
         async with asyncio.timeout(timeout):
             result = await invoke(_validator_instance(cls).validate, props)
     except TimeoutError:
-        raise ConfigError("Request timed out. The worker is currently performing multi-property validation "
-                          "for the connector") from None
+        raise OperationTimeout(VALIDATING) from None
     if not isinstance(result, Config):
         raise ConfigError(f"{class_name}.validate() must return a Config, got {type(result).__name__}")
     for value in result.config_values:

@@ -1,0 +1,79 @@
+"""The Connect-compatible REST application: routes, the error model, and the request timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from importlib.metadata import version
+from typing import Any
+
+import structlog
+from aiohttp import web
+
+from engine.engine import Engine
+from engine.errors import EngineError
+from engine.rest import connectors
+from engine.rest.errors import error_response, status_of
+from engine.rest.keys import CLUSTER_ID, ENGINE, REST_TIMEOUT
+from engine.stage import current_stage, timed_out_message
+
+log = structlog.get_logger(component="rest")
+
+DEFAULT_REST_TIMEOUT_S = 90.0  # Connect's DEFAULT_REST_REQUEST_TIMEOUT_MS
+
+
+@web.middleware
+async def connect_errors(request: web.Request, handler: Any) -> web.StreamResponse:
+    """Every failure becomes ``{"error_code", "message"}``; a hung plugin becomes a 500 after the timeout."""
+    began = time.perf_counter()
+    timeout = request.app[REST_TIMEOUT]
+    try:
+        async with asyncio.timeout(timeout):
+            response: web.StreamResponse = await handler(request)
+    except TimeoutError:
+        response = error_response(500, timed_out_message(current_stage()))
+    except web.HTTPMethodNotAllowed as exc:
+        response = error_response(405, "HTTP 405 Method Not Allowed", headers={"Allow": ",".join(exc.allowed_methods)})
+    except web.HTTPNotFound:
+        response = error_response(404, "HTTP 404 Not Found")
+    except web.HTTPException as exc:
+        response = error_response(exc.status, exc.reason)
+    except EngineError as exc:
+        response = error_response(status_of(exc), str(exc))
+    except Exception as exc:  # the REST boundary: an engine bug answers 500, never drops the connection
+        log.exception("rest.request_failed", method=request.method, path=request.path)
+        response = error_response(500, str(exc) or type(exc).__name__)
+    log.debug("rest.request", method=request.method, path=request.path, status=response.status,
+              ms=round((time.perf_counter() - began) * 1000, 2))
+    return response
+
+
+async def server_info(request: web.Request) -> web.Response:
+    return web.json_response({"version": version("connect-engine"), "commit": "",
+                              "kafka_cluster_id": request.app[CLUSTER_ID]})
+
+
+async def health(request: web.Request) -> web.Response:
+    engine = request.app[ENGINE]
+    try:
+        async with asyncio.timeout(10):
+            await engine.connectors()
+    except (TimeoutError, EngineError):
+        return web.json_response({"status": "unhealthy", "message": "Worker was unable to handle this request "
+                                  "and may be unable to handle other requests."}, status=500)
+    return web.json_response({"status": "healthy",
+                              "message": "Worker has completed startup and is ready to handle requests."})
+
+
+def make_app(engine: Engine, *, rest_timeout: float = DEFAULT_REST_TIMEOUT_S,
+             cluster_id: str = "connect-engine") -> web.Application:
+    """An aiohttp application serving Connect's REST API for ``engine`` (already started)."""
+    app = web.Application(middlewares=[connect_errors])
+    app[ENGINE] = engine
+    app[REST_TIMEOUT] = rest_timeout
+    app[CLUSTER_ID] = cluster_id
+    app.router.add_get("/", server_info)
+    app.router.add_get("/health", health)
+    for method, path, handler in connectors.ROUTES:
+        app.router.add_route(method, path, handler)
+    return app

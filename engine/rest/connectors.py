@@ -1,0 +1,226 @@
+"""``/connectors`` resources (spec §4.3): Connect's codes, shapes and messages over the embedded Engine."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from engine.engine import Engine
+from engine.errors import ConnectorNotFound
+from engine.rest.body import json_body, query_flag
+from engine.rest.errors import BadRequest
+from engine.rest.keys import ENGINE
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _engine(request: web.Request) -> Engine:
+    return request.app[ENGINE]
+
+
+def _name(request: web.Request) -> str:
+    return request.match_info["connector"]
+
+
+def _task(request: web.Request) -> int:
+    raw = request.match_info["task"]
+    try:
+        return int(raw)
+    except ValueError:
+        raise web.HTTPNotFound() from None  # JAX-RS cannot bind a non-integer path parameter: 404
+
+
+async def _known(engine: Engine, name: str, message: str) -> None:
+    """Fail with Connect's wording for this endpoint (it differs from endpoint to endpoint)."""
+    if name not in await engine.connectors():
+        raise ConnectorNotFound(name, message)
+
+
+def _config(value: Any, what: str = "connector config") -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise BadRequest(f"The {what} must be a JSON object")
+    return value
+
+
+# ---- the collection ---------------------------------------------------------------------------
+
+async def list_connectors(request: web.Request) -> web.Response:
+    engine = _engine(request)
+    names = await engine.connectors()
+    expand = set(request.query.getall("expand", []))
+    if not expand & {"status", "info"}:
+        return web.json_response(names)
+    result: dict[str, dict[str, Any]] = {}
+    for name in names:
+        entry: dict[str, Any] = {}
+        try:
+            if "status" in expand:
+                entry["status"] = await engine.connector_status(name)
+            if "info" in expand:
+                entry["info"] = await engine.connector_info(name)
+        except ConnectorNotFound:
+            continue  # deleted (or not yet started) while we looked: Connect leaves it out
+        result[name] = entry
+    return web.json_response(result)
+
+
+async def create_connector(request: web.Request) -> web.Response:
+    body = await json_body(request)
+    if not isinstance(body, dict):
+        raise BadRequest("The request body must be a JSON object with 'name' and 'config'")
+    raw_name = body.get("name")
+    name = "" if raw_name is None else _json_text(raw_name).strip()  # Jackson coerces scalars to text
+    config = _config(body.get("config") if body.get("config") is not None else {})
+    info = await _engine(request).create_connector(name, _strings(config), body.get("initial_state"))
+    return web.json_response(info, status=201, headers={"Location": f"/connectors/{name}"})
+
+
+def _strings(config: dict[str, Any]) -> dict[str, Any]:
+    """Connect's map is String->String; numbers and booleans arrive as their JSON text."""
+    return {k: v if isinstance(v, str) or v is None else _json_text(v) for k, v in config.items()}
+
+
+def _json_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+# ---- one connector ---------------------------------------------------------------------------
+
+async def get_connector(request: web.Request) -> web.Response:
+    return web.json_response(await _engine(request).connector_info(_name(request)))
+
+
+async def get_config(request: web.Request) -> web.Response:
+    return web.json_response(await _engine(request).connector_config(_name(request)))
+
+
+async def put_config(request: web.Request) -> web.Response:
+    engine, name = _engine(request), _name(request)
+    config = _strings(_config(await json_body(request)))
+    created = name not in await engine.connectors()
+    info = await engine.put_connector_config(name, config)
+    if created:
+        return web.json_response(info, status=201, headers={"Location": f"/connectors/{name}"})
+    return web.json_response(info)
+
+
+async def patch_config(request: web.Request) -> web.Response:
+    engine, name = _engine(request), _name(request)
+    patch = _strings(_config(await json_body(request)))
+    config: dict[str, Any] = dict(await engine.connector_config(name))
+    for key, value in patch.items():
+        if value is None:
+            config.pop(key, None)
+        else:
+            config[key] = value
+    return web.json_response(await engine.put_connector_config(name, config))
+
+
+async def delete_connector(request: web.Request) -> web.Response:
+    await _engine(request).delete_connector(_name(request))
+    return web.Response(status=204)
+
+
+async def get_status(request: web.Request) -> web.Response:
+    return web.json_response(await _engine(request).connector_status(_name(request)))
+
+
+async def get_tasks(request: web.Request) -> web.Response:
+    return web.json_response(await _engine(request).task_configs(_name(request)))
+
+
+async def get_tasks_config(request: web.Request) -> web.Response:
+    name = _name(request)
+    tasks = await _engine(request).task_configs(name)
+    return web.json_response({f"{name}-{t['id']['task']}": t["config"] for t in tasks})
+
+
+async def get_task_status(request: web.Request) -> web.Response:
+    return web.json_response(await _engine(request).task_status(_name(request), _task(request)))
+
+
+async def restart_task(request: web.Request) -> web.Response:
+    await _engine(request).restart_task(_name(request), _task(request))
+    return web.Response(status=204)
+
+
+async def restart_connector(request: web.Request) -> web.Response:
+    engine, name = _engine(request), _name(request)
+    await _known(engine, name, f"Unknown connector: {name}")
+    plan = await engine.restart_connector(name, include_tasks=query_flag(request, "includeTasks"),
+                                          only_failed=query_flag(request, "onlyFailed"))
+    if plan is None:
+        return web.Response(status=204)
+    return web.json_response(plan, status=202)
+
+
+def _target_change(method: str, status: int) -> Handler:
+    async def handle(request: web.Request) -> web.Response:
+        engine, name = _engine(request), _name(request)
+        await _known(engine, name, f"Unknown connector {name}")
+        await getattr(engine, method)(name)
+        return web.Response(status=status)
+    return handle
+
+
+pause_connector = _target_change("pause_connector", 202)
+resume_connector = _target_change("resume_connector", 202)
+stop_connector = _target_change("stop_connector", 204)
+
+
+# ---- topics and offsets ----------------------------------------------------------------------
+
+async def get_topics(request: web.Request) -> web.Response:
+    # Topic tracking starts with the data plane; until then no connector has active topics.
+    return web.json_response({_name(request): {"topics": []}})
+
+
+async def reset_topics(request: web.Request) -> web.Response:
+    return web.Response(status=202)
+
+
+async def get_offsets(request: web.Request) -> web.Response:
+    return web.json_response(await _engine(request).connector_offsets(_name(request)))
+
+
+async def alter_offsets(request: web.Request) -> web.Response:
+    body = await json_body(request)
+    offsets = body.get("offsets") if isinstance(body, dict) else None
+    if not isinstance(offsets, list) or not offsets:
+        raise BadRequest("Partitions / offsets need to be provided for an alter offsets request")
+    message = await _engine(request).alter_connector_offsets(_name(request), offsets)
+    return web.json_response({"message": message})
+
+
+async def reset_offsets(request: web.Request) -> web.Response:
+    message = await _engine(request).reset_connector_offsets(_name(request))
+    return web.json_response({"message": message})
+
+
+ROUTES: list[tuple[str, str, Handler]] = [
+    ("GET", "/connectors", list_connectors),
+    ("POST", "/connectors", create_connector),
+    ("GET", "/connectors/{connector}", get_connector),
+    ("DELETE", "/connectors/{connector}", delete_connector),
+    ("GET", "/connectors/{connector}/config", get_config),
+    ("PUT", "/connectors/{connector}/config", put_config),
+    ("PATCH", "/connectors/{connector}/config", patch_config),
+    ("GET", "/connectors/{connector}/status", get_status),
+    ("GET", "/connectors/{connector}/tasks", get_tasks),
+    ("GET", "/connectors/{connector}/tasks-config", get_tasks_config),
+    ("GET", "/connectors/{connector}/tasks/{task}/status", get_task_status),
+    ("POST", "/connectors/{connector}/tasks/{task}/restart", restart_task),
+    ("POST", "/connectors/{connector}/restart", restart_connector),
+    ("PUT", "/connectors/{connector}/pause", pause_connector),
+    ("PUT", "/connectors/{connector}/resume", resume_connector),
+    ("PUT", "/connectors/{connector}/stop", stop_connector),
+    ("GET", "/connectors/{connector}/topics", get_topics),
+    ("PUT", "/connectors/{connector}/topics/reset", reset_topics),
+    ("GET", "/connectors/{connector}/offsets", get_offsets),
+    ("PATCH", "/connectors/{connector}/offsets", alter_offsets),
+    ("DELETE", "/connectors/{connector}/offsets", reset_offsets),
+]

@@ -1,0 +1,11 @@
+"""Typed application keys shared by the REST modules."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from engine.engine import Engine
+
+ENGINE = web.AppKey("engine", Engine)
+REST_TIMEOUT = web.AppKey("rest_timeout", float)
+CLUSTER_ID = web.AppKey("cluster_id", str)

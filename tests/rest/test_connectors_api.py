@@ -1,0 +1,211 @@
+"""The /connectors resources over real HTTP: Connect's status codes, shapes and messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp.test_utils import TestClient
+
+from engine import Engine
+from engine.testing import CALLS
+from tests.rest.conftest import SINK, SOURCE
+
+Client = TestClient[object, object]
+
+
+async def create(client: Client, name: str = "orders", config: dict[str, str] | None = None,
+                 **extra: Any) -> dict[str, Any]:
+    response = await client.post("/connectors", json={"name": name, "config": config or SOURCE, **extra})
+    assert response.status == 201, await response.text()
+    body: dict[str, Any] = await response.json()
+    return body
+
+
+async def error(response: Any, status: int) -> str:
+    assert response.status == status, await response.text()
+    body = await response.json()
+    assert body["error_code"] == status
+    message: str = body["message"]
+    return message
+
+
+async def test_root_and_health(client: Client) -> None:
+    root = await (await client.get("/")).json()
+    assert set(root) == {"version", "commit", "kafka_cluster_id"}
+    health = await client.get("/health")
+    assert health.status == 200
+    assert await health.json() == {"status": "healthy",
+                                   "message": "Worker has completed startup and is ready to handle requests."}
+
+
+async def test_create_answers_201_with_location_and_connector_info(client: Client) -> None:
+    response = await client.post("/connectors", json={"name": " orders ", "config": SOURCE})
+    assert response.status == 201
+    assert response.headers["Location"] == "/connectors/orders"
+    info = await response.json()
+    assert info["name"] == "orders"
+    assert info["config"] == {**SOURCE, "name": "orders"}
+    assert info["type"] == "source"
+
+
+async def test_create_twice_is_409_and_bad_configs_are_400(client: Client) -> None:
+    await create(client)
+    assert await error(await client.post("/connectors", json={"name": "orders", "config": SOURCE}), 409) == \
+        "Connector orders already exists"
+    message = await error(await client.post("/connectors", json={"name": "x", "config": {"tasks.max": "1"}}), 400)
+    assert message == "Connector config {'tasks.max': '1', 'name': 'x'} contains no connector type"
+    mismatch = await client.post("/connectors", json={"name": "a", "config": {**SOURCE, "name": "b"}})
+    assert await error(mismatch, 400) == "Connector name configuration (b) doesn't match connector name in the URL (a)"
+    invalid = await client.post("/connectors", json={"name": "y", "config": {**SOURCE, "tasks.max": "0"}})
+    assert (await error(invalid, 400)).startswith(
+        "Connector configuration is invalid and contains the following 1 error(s):\n"
+        "Invalid value 0 for configuration tasks.max: Value must be at least 1\n")
+
+
+async def test_create_with_initial_state(client: Client, engine: Engine) -> None:
+    await create(client, initial_state="PAUSED")
+    await engine.wait_for_state("orders", "PAUSED")
+
+
+async def test_list_and_expand(client: Client, engine: Engine) -> None:
+    await create(client)
+    await create(client, "billing", SINK)
+    await engine.wait_for_state("orders", "RUNNING", tasks=2)
+    await engine.wait_for_state("billing", "RUNNING", tasks=1)
+    assert await (await client.get("/connectors")).json() == ["billing", "orders"]
+    expanded = await (await client.get("/connectors?expand=status&expand=info&expand=bogus")).json()
+    assert set(expanded) == {"billing", "orders"}
+    assert expanded["orders"]["status"]["connector"]["state"] == "RUNNING"
+    assert expanded["billing"]["info"]["type"] == "sink"
+    only_info = await (await client.get("/connectors?expand=info")).json()
+    assert set(only_info["orders"]) == {"info"}
+
+
+async def test_status_shapes(client: Client, engine: Engine) -> None:
+    await create(client)
+    await engine.wait_for_state("orders", "RUNNING", tasks=2)
+    status = await (await client.get("/connectors/orders/status")).json()
+    assert status["name"] == "orders"
+    assert status["type"] == "source"
+    assert set(status["connector"]) == {"state", "worker_id"}
+    assert [t["id"] for t in status["tasks"]] == [0, 1]
+    task = await (await client.get("/connectors/orders/tasks/1/status")).json()
+    assert task == {"id": 1, "state": "RUNNING", "worker_id": status["connector"]["worker_id"]}
+    assert await error(await client.get("/connectors/nope/status"), 404) == "No status found for connector nope"
+    assert await error(await client.get("/connectors/orders/tasks/9/status"), 404) == \
+        "No status found for task orders-9"
+    assert await error(await client.get("/connectors/orders/tasks/x/status"), 404) == "HTTP 404 Not Found"
+
+
+async def test_config_get_put_patch(client: Client, engine: Engine) -> None:
+    created = await client.put("/connectors/orders/config", json=SOURCE)
+    assert created.status == 201
+    assert created.headers["Location"] == "/connectors/orders"
+    updated = await client.put("/connectors/orders/config", json={**SOURCE, "tasks.max": 1})
+    assert updated.status == 200
+    assert (await updated.json())["config"]["tasks.max"] == "1"
+    patched = await client.patch("/connectors/orders/config", json={"tasks.max": "3", "test.x": "1"})
+    assert patched.status == 200
+    assert (await (await client.get("/connectors/orders/config")).json())["tasks.max"] == "3"
+    removed = await client.patch("/connectors/orders/config", json={"test.x": None})
+    assert "test.x" not in (await removed.json())["config"]
+    assert await error(await client.patch("/connectors/ghost/config", json={"a": "b"}), 404) == \
+        "Connector ghost not found"
+    assert await error(await client.get("/connectors/ghost/config"), 404) == "Connector ghost not found"
+
+
+async def test_tasks_and_tasks_config(client: Client, engine: Engine) -> None:
+    await create(client)
+    await engine.wait_for_state("orders", "RUNNING", tasks=2)
+    tasks = await (await client.get("/connectors/orders/tasks")).json()
+    assert [t["id"] for t in tasks] == [{"connector": "orders", "task": 0}, {"connector": "orders", "task": 1}]
+    legacy = await (await client.get("/connectors/orders/tasks-config")).json()
+    assert set(legacy) == {"orders-0", "orders-1"}
+    assert legacy["orders-0"] == tasks[0]["config"]
+
+
+async def test_pause_resume_stop_codes(client: Client, engine: Engine) -> None:
+    await create(client)
+    await engine.wait_for_state("orders", "RUNNING", tasks=2)
+    assert (await client.put("/connectors/orders/pause")).status == 202
+    await engine.wait_for_state("orders", "PAUSED", tasks=2)
+    assert (await client.put("/connectors/orders/pause")).status == 202  # idempotent
+    assert (await client.put("/connectors/orders/resume")).status == 202
+    await engine.wait_for_state("orders", "RUNNING", tasks=2)
+    assert (await client.put("/connectors/orders/stop")).status == 204
+    await engine.wait_for_state("orders", "STOPPED", tasks=0)
+    for verb in ("pause", "resume", "stop"):
+        assert await error(await client.put(f"/connectors/ghost/{verb}"), 404) == "Unknown connector ghost"
+
+
+async def test_restarts(client: Client, engine: Engine) -> None:
+    await create(client)
+    await engine.wait_for_state("orders", "RUNNING", tasks=2)
+    assert (await client.post("/connectors/orders/restart")).status == 204
+    plan = await client.post("/connectors/orders/restart?includeTasks=true&onlyFailed=false")
+    assert plan.status == 202
+    body = await plan.json()
+    assert body["connector"]["state"] == "RESTARTING"
+    assert [t["state"] for t in body["tasks"]] == ["RESTARTING", "RESTARTING"]
+    await engine.wait_for_state("orders", "RUNNING", tasks=2)
+    nothing = await (await client.post("/connectors/orders/restart?onlyFailed=true")).json()
+    assert nothing["connector"]["state"] == "RUNNING"  # a plan selecting nothing restarts nothing
+    assert (await client.post("/connectors/orders/tasks/0/restart")).status == 204
+    assert await error(await client.post("/connectors/orders/tasks/5/restart"), 404) == "Unknown task: orders-5"
+    assert await error(await client.post("/connectors/ghost/restart"), 404) == "Unknown connector: ghost"
+    assert await error(await client.post("/connectors/ghost/tasks/0/restart"), 404) == "Unknown connector: ghost"
+
+
+async def test_delete_answers_204_after_deleted_ran(client: Client, engine: Engine) -> None:
+    await create(client)
+    await engine.wait_for_state("orders", "RUNNING", tasks=2)
+    assert (await client.delete("/connectors/orders")).status == 204
+    assert CALLS.methods("orders", "connector")[-1] == "deleted"
+    assert await error(await client.get("/connectors/orders"), 404) == "Connector orders not found"
+    assert await error(await client.delete("/connectors/orders"), 404) == "Connector orders not found"
+
+
+async def test_topics(client: Client) -> None:
+    assert await (await client.get("/connectors/anything/topics")).json() == {"anything": {"topics": []}}
+    assert (await client.put("/connectors/anything/topics/reset")).status == 202
+
+
+async def test_offsets_need_a_stopped_connector(client: Client, engine: Engine) -> None:
+    await create(client)
+    assert await (await client.get("/connectors/orders/offsets")).json() == {"offsets": []}
+    body = {"offsets": [{"partition": {"file": "a"}, "offset": {"line": 3}}]}
+    message = await error(await client.patch("/connectors/orders/offsets", json=body), 400)
+    assert message.startswith("Connectors must be in the STOPPED state before their offsets can be modified.")
+    assert await error(await client.patch("/connectors/orders/offsets", json={"offsets": []}), 400) == \
+        "Partitions / offsets need to be provided for an alter offsets request"
+    await client.put("/connectors/orders/stop")
+    await engine.wait_for_state("orders", "STOPPED", tasks=0)
+    altered = await client.patch("/connectors/orders/offsets", json=body)
+    assert altered.status == 200
+    assert (await altered.json())["message"].startswith(
+        "The Connect framework-managed offsets for this connector have been altered successfully.")
+    assert await (await client.get("/connectors/orders/offsets")).json() == body
+    reset = await client.delete("/connectors/orders/offsets")
+    assert reset.status == 200
+    assert await (await client.get("/connectors/orders/offsets")).json() == {"offsets": []}
+    assert (await client.delete("/connectors/orders/offsets")).status == 200  # idempotent
+    assert await error(await client.get("/connectors/ghost/offsets"), 404) == "Connector ghost not found"
+
+
+async def test_sink_offsets_are_checked_for_kafka_shape(client: Client, engine: Engine) -> None:
+    await create(client, "billing", SINK, initial_state="STOPPED")
+    bad = {"offsets": [{"partition": {"kafka_topic": "t"}, "offset": {"kafka_offset": 1}}]}
+    assert await error(await client.patch("/connectors/billing/offsets", json=bad), 400) == (
+        "The partition for a sink connector offset must contain the keys 'kafka_topic' and 'kafka_partition'")
+    bad_offset = {"offsets": [{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": "x"}}]}
+    assert await error(await client.patch("/connectors/billing/offsets", json=bad_offset), 400) == (
+        "Failed to parse the following Kafka offset value in the provided offsets: 'x'. "
+        "Offset values for sink connectors need to be integers.")
+
+
+async def test_unknown_paths_wrong_methods_and_malformed_json(client: Client) -> None:
+    assert await error(await client.get("/nowhere"), 404) == "HTTP 404 Not Found"
+    wrong = await client.delete("/connectors")
+    assert await error(wrong, 405) == "HTTP 405 Method Not Allowed"
+    malformed = await client.post("/connectors", data=b"{not json", headers={"Content-Type": "application/json"})
+    assert (await error(malformed, 500)).startswith("Unexpected character")
