@@ -15,6 +15,26 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-level", default="WARNING", help="structlog level (default WARNING)")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="create, pause, resume, stop and delete a connector, printing each transition")
+    standalone = commands.add_parser(
+        "standalone", help="run a worker with Connect's REST API (like connect-standalone)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run a standalone worker: the embedded engine plus Kafka Connect's REST API.",
+        epilog="""worker properties (Java .properties; all optional):
+  listeners                         REST listeners, default http://127.0.0.1:8083 (comma-separated)
+  rest.advertised.host.name/port    the worker id shown in statuses
+  config.storage.file.filename      durable connectors and target states (else in memory)
+  bootstrap.servers, config.storage.topic   keep the config log on a Kafka topic instead
+  offset.storage.file.filename      source offsets
+  status.storage.file.filename      statuses
+  task.shutdown.graceful.timeout.ms, connector.shutdown.graceful.timeout.ms (5000)
+  connector.deleted.timeout.ms (30000), connector.callback.timeout.ms (30000)
+  rest.request.timeout.ms           how long a request waits for a plugin (90000), then 500
+
+connector files: .properties (with name=...) or JSON {"name": ..., "config": {...}}; each is
+created, or updated if it exists, at start. SIGINT/SIGTERM stop connectors and tasks with a
+plain stop(); shutting down never runs the deletion callbacks.""")
+    standalone.add_argument("files", nargs="*", metavar="FILE",
+                            help="[WORKER_PROPERTIES] [CONNECTOR_FILE ...]")
     replay = commands.add_parser(
         "replay", help="run scenario files (or replay a config topic dump) and print the transition trace",
         description="Run each scenario against a fresh engine and print its transition trace and a PASS/FAIL "
@@ -43,6 +63,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "replay":
         return _replay(args, parser)
+    if args.command == "standalone":
+        from engine.standalone import run_standalone, split_files
+
+        worker_file, connector_files = split_files(args.files)
+        asyncio.run(run_standalone(worker_file, connector_files))
+        return 0
     return 0
 
 
@@ -62,3 +88,7 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if not args.files:
         parser.error("replay needs scenario FILEs")
     return asyncio.run(replay(args.files, args.log, args.bootstrap_servers, args.output))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,125 @@
+"""``connect-engine standalone``: Connect's ``connect-standalone`` on the embedded engine plus REST.
+
+Worker properties select the logs and stores as for ``Engine``; connector files (``.properties``
+or JSON ``{"name": ..., "config": {...}}``) are created, or updated, at start. SIGINT/SIGTERM stop
+every connector and task with a plain ``stop()``: shutting a worker down never deletes anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import structlog
+from aiohttp import web
+
+from engine.engine import Engine
+from engine.errors import ConfigError
+from engine.properties import load_properties
+from engine.rest.app import DEFAULT_REST_TIMEOUT_S, make_app
+
+log = structlog.get_logger(component="standalone")
+
+REST_TIMEOUT_KEY = "rest.request.timeout.ms"
+
+
+def read_connector_file(path: str) -> tuple[str, dict[str, str]]:
+    """A connector's name and config from a ``.properties`` or JSON file."""
+    if path.endswith(".json"):
+        try:
+            document = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"Could not read connector file {path}: {exc}") from None
+        if not isinstance(document, dict):
+            raise ConfigError(f"Connector file {path} must hold a JSON object")
+        config = document.get("config", document)
+        name = document.get("name", config.get("name") if isinstance(config, dict) else None)
+        if not isinstance(config, dict):
+            raise ConfigError(f"Connector file {path}: 'config' must be a JSON object")
+    else:
+        config = load_properties(path)
+        name = config.get("name")
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"Connector file {path} names no connector (set 'name')")
+    return name, {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
+
+
+def listener_addresses(listeners: str) -> list[tuple[str, int]]:
+    """``http://host:port`` entries; only plain HTTP is served (TLS terminates in front)."""
+    addresses = []
+    for entry in (e.strip() for e in listeners.split(",") if e.strip()):
+        url = urlsplit(entry)
+        if url.scheme != "http" or url.port is None:
+            raise ConfigError(f"Invalid listener {entry!r}: expected http://host:port",
+                              errors={"listeners": [f"Invalid listener {entry}"]})
+        addresses.append((url.hostname or "127.0.0.1", url.port))
+    return addresses
+
+
+class StandaloneWorker:
+    """Engine + REST server with Connect standalone's start-up and shutdown order."""
+
+    def __init__(self, worker_properties: dict[str, str], connector_files: Sequence[str] = ()) -> None:
+        self.properties = worker_properties
+        self.connector_files = list(connector_files)
+        self.engine = Engine(worker_properties)
+        self._runner: web.AppRunner | None = None
+        self.bound: list[str] = []
+
+    async def start(self) -> None:
+        connectors = [read_connector_file(path) for path in self.connector_files]  # fail before starting
+        await self.engine.start()
+        timeout = float(self.properties.get(REST_TIMEOUT_KEY, DEFAULT_REST_TIMEOUT_S * 1000)) / 1000
+        self._runner = web.AppRunner(make_app(self.engine, rest_timeout=timeout), access_log=None)
+        await self._runner.setup()
+        for host, port in listener_addresses(self.engine.worker.raw["listeners"]):
+            site = web.TCPSite(self._runner, host, port)
+            await site.start()
+            self.bound.append(f"http://{host}:{port}")
+        log.info("worker.started", listeners=self.bound, worker=self.engine.worker.worker_id)
+        for name, config in connectors:
+            await self.engine.put_connector_config(name, config)
+            log.info("worker.connector_file_applied", connector=name)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        await self.engine.shutdown()
+        log.info("worker.stopped")
+
+    async def run_until_signalled(self) -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            await self.start()
+            sys.stderr.write(f"connect-engine worker {self.engine.worker.worker_id} listening on "
+                             f"{', '.join(self.bound)}\n")
+            sys.stderr.flush()
+            await stop.wait()
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+            await self.stop()
+
+
+def split_files(files: Sequence[str]) -> tuple[str | None, list[str]]:
+    """The first file is the worker's properties unless it is a connector file (JSON, or has connector.class)."""
+    if not files:
+        return None, []
+    first = files[0]
+    if first.endswith(".json") or "connector.class" in load_properties(first):
+        return None, list(files)
+    return first, list(files[1:])
+
+
+async def run_standalone(worker_file: str | None, connector_files: Sequence[str]) -> None:
+    properties = load_properties(worker_file) if worker_file else {}
+    await StandaloneWorker(properties, connector_files).run_until_signalled()
