@@ -19,9 +19,9 @@ import threading
 import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from engine.api.connector import SinkConnector, SourceConnector
+from engine.api.connector import Config, SinkConnector, SourceConnector
 from engine.api.errors import ConnectException
 from engine.api.records import SinkRecord, SourceRecord
 from engine.api.task import SinkTask, SourceTask, Task
@@ -69,33 +69,38 @@ class CallLog:
 CALLS = CallLog()
 
 
+def _hit(connector: str, unit: str, config: Mapping[str, str], method: str, prefix: str,
+         args: dict[str, Any]) -> None:
+    """Record the call, then apply any injected fault and the config-driven behaviours."""
+    CALLS.add(Call(connector, unit, method, args), config.get("test.record.file"))
+    FAULTS.hit(connector, unit, prefix + method)
+    block = config.get(f"test.block.{prefix}{method}.ms")
+    if block:
+        time.sleep(int(block) / 1000)
+    if config.get(f"test.exit.{prefix}{method}", "false").lower() == "true" and _arm_exit(config):
+        os._exit(9)
+    if config.get(f"test.fail.{prefix}{method}", "false").lower() == "true":
+        raise ConnectException(f"injected failure in {unit}.{method}")
+
+
+def _arm_exit(config: Mapping[str, str]) -> bool:
+    once = config.get("test.exit.once.file")
+    if not once:
+        return True
+    try:
+        with open(once, "x", encoding="utf-8"):
+            return True
+    except FileExistsError:
+        return False
+
+
 class _Instrumented:
     _config: Mapping[str, str]
     _connector: str
     _unit: str
 
     def _hit(self, method: str, prefix: str = "", **args: Any) -> None:
-        CALLS.add(Call(self._connector, self._unit, method, args), self._config.get("test.record.file"))
-        FAULTS.hit(self._connector, self._unit, prefix + method)
-        block = self._config.get(f"test.block.{prefix}{method}.ms")
-        if block:
-            time.sleep(int(block) / 1000)
-        if self._config.get(f"test.exit.{prefix}{method}", "false").lower() == "true" and self._arm_exit():
-            os._exit(9)
-        if self._config.get(f"test.fail.{prefix}{method}", "false").lower() == "true":
-            raise ConnectException(f"injected failure in {self._unit}.{method}")
-
-
-    def _arm_exit(self) -> bool:
-        once = self._config.get("test.exit.once.file")
-        if not once:
-            return True
-        try:
-            with open(once, "x", encoding="utf-8"):
-                return True
-        except FileExistsError:
-            return False
-
+        _hit(self._connector, self._unit, self._config, method, prefix, args)
 
 class _RecordingConnector(_Instrumented):
     task_type: type[Task]
@@ -129,6 +134,12 @@ class _RecordingConnector(_Instrumented):
 
     def deleted(self) -> None:
         self._hit("deleted")
+
+    def validate(self, connector_configs: Mapping[str, str]) -> Config:
+        # the validating instance is shared and never started: record against the config given
+        _hit(connector_configs.get("name", "?"), "connector", connector_configs, "validate", "", {})
+        connector: Any = super()  # a mixin: the Connector base comes later in the concrete classes' MRO
+        return cast(Config, connector.validate(connector_configs))
 
     def version(self) -> str:
         return "1.0-test"

@@ -1,0 +1,47 @@
+"""A plugin that blocks never stalls other requests or connectors; the blocked request gets a 500."""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiohttp.test_utils import TestClient
+
+from engine import Engine
+from engine.testing import FAULTS
+from tests.rest.conftest import SOURCE
+
+Client = TestClient[object, object]
+
+
+async def test_a_blocking_validate_times_out_with_the_stage_and_others_are_served(client: Client) -> None:
+    FAULTS.inject("slow", "validate", "block")
+    slow = asyncio.create_task(client.post("/connectors", json={"name": "slow", "config": SOURCE}))
+    await asyncio.sleep(0.1)
+    listed = await client.get("/connectors")  # answered while the other request hangs
+    assert listed.status == 200
+    other = await client.post("/connectors", json={"name": "other", "config": SOURCE})
+    assert other.status == 201
+    response = await slow  # the app's REST timeout is 2 s in these tests
+    assert response.status == 500
+    assert await response.json() == {
+        "error_code": 500,
+        "message": "Request timed out. The worker is currently performing multi-property validation for the connector"}
+    FAULTS.release_all()
+
+
+async def test_a_connector_blocking_in_start_or_stop_stalls_only_itself(client: Client, engine: Engine) -> None:
+    FAULTS.inject("stuck", "start", "block")
+    created = await client.post("/connectors", json={"name": "stuck", "config": SOURCE})
+    assert created.status == 201  # create completes once the config is written, as in Connect
+    fine = await client.post("/connectors", json={"name": "fine", "config": SOURCE})
+    assert fine.status == 201
+    await engine.wait_for_state("fine", "RUNNING", tasks=2)
+    assert (await client.put("/connectors/fine/pause")).status == 202
+    await engine.wait_for_state("fine", "PAUSED", tasks=2)
+    FAULTS.clear("stuck")
+    await engine.wait_for_state("stuck", "RUNNING", tasks=2)
+    FAULTS.inject("stuck", "stop", "block")
+    assert (await client.put("/connectors/stuck/pause")).status == 202
+    assert (await client.put("/connectors/fine/resume")).status == 202
+    await engine.wait_for_state("fine", "RUNNING", tasks=2)
+    FAULTS.release_all()
