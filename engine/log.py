@@ -11,6 +11,8 @@ import sys
 
 import structlog
 
+from engine.log_levels import LOG_LEVELS, ROOT, drop_below_level
+
 
 class _CurrentStderr:
     """Whatever ``sys.stderr`` is when a line is written: test runners and daemons swap it."""
@@ -28,7 +30,9 @@ def configure_logging(level: str = "INFO", *, json: bool | None = None) -> None:
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer() if as_json else structlog.dev.ConsoleRenderer()
     )
+    LOG_LEVELS.set(ROOT, level)
     processors: list[structlog.typing.Processor] = [
+        drop_below_level,  # per-namespace levels, changeable at runtime (/admin/loggers)
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
@@ -38,7 +42,7 @@ def configure_logging(level: str = "INFO", *, json: bool | None = None) -> None:
     processors.append(renderer)
     structlog.configure(
         processors=processors,
-        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelNamesMapping()[level.upper()]),
+        wrapper_class=structlog.make_filtering_bound_logger(logging.NOTSET),
         logger_factory=structlog.PrintLoggerFactory(_CurrentStderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=False,
     )

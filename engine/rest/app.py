@@ -12,9 +12,11 @@ from aiohttp import web
 
 from engine.engine import Engine
 from engine.errors import EngineError
-from engine.rest import connectors
+from engine.plugin_discovery import PluginRegistry
+from engine.rest import connectors, loggers
+from engine.rest import plugins as plugin_routes
 from engine.rest.errors import error_response, status_of
-from engine.rest.keys import CLUSTER_ID, ENGINE, REST_TIMEOUT
+from engine.rest.keys import CLUSTER_ID, ENGINE, PLUGINS, REST_TIMEOUT
 from engine.stage import current_stage, timed_out_message
 
 log = structlog.get_logger(component="rest")
@@ -66,14 +68,18 @@ async def health(request: web.Request) -> web.Response:
 
 
 def make_app(engine: Engine, *, rest_timeout: float = DEFAULT_REST_TIMEOUT_S,
-             cluster_id: str = "connect-engine") -> web.Application:
-    """An aiohttp application serving Connect's REST API for ``engine`` (already started)."""
+             cluster_id: str = "connect-engine", plugins: PluginRegistry | None = None) -> web.Application:
+    """An aiohttp application serving Connect's REST API for ``engine`` (already started).
+
+    ``plugins`` defaults to what is installed plus the worker's ``plugin.path``.
+    """
     app = web.Application(middlewares=[connect_errors])
     app[ENGINE] = engine
     app[REST_TIMEOUT] = rest_timeout
     app[CLUSTER_ID] = cluster_id
+    app[PLUGINS] = plugins if plugins is not None else PluginRegistry.discover(engine.worker.get("plugin.path"))
     app.router.add_get("/", server_info)
     app.router.add_get("/health", health)
-    for method, path, handler in connectors.ROUTES:
+    for method, path, handler in [*connectors.ROUTES, *plugin_routes.ROUTES, *loggers.ROUTES]:
         app.router.add_route(method, path, handler)
     return app

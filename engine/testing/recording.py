@@ -70,9 +70,10 @@ CALLS = CallLog()
 
 
 def _hit(connector: str, unit: str, config: Mapping[str, str], method: str, prefix: str,
-         args: dict[str, Any]) -> None:
+         args: dict[str, Any], *, record: bool = True) -> None:
     """Record the call, then apply any injected fault and the config-driven behaviours."""
-    CALLS.add(Call(connector, unit, method, args), config.get("test.record.file"))
+    if record:
+        CALLS.add(Call(connector, unit, method, args), config.get("test.record.file"))
     FAULTS.hit(connector, unit, prefix + method)
     block = config.get(f"test.block.{prefix}{method}.ms")
     if block:
@@ -136,8 +137,9 @@ class _RecordingConnector(_Instrumented):
         self._hit("deleted")
 
     def validate(self, connector_configs: Mapping[str, str]) -> Config:
-        # the validating instance is shared and never started: record against the config given
-        _hit(connector_configs.get("name", "?"), "connector", connector_configs, "validate", "", {})
+        # Faults and blocks apply (keyed by the config's name: the validating instance is shared and
+        # never started), but validation is not part of the connector's lifecycle, so not recorded.
+        _hit(connector_configs.get("name", "?"), "connector", connector_configs, "validate", "", {}, record=False)
         connector: Any = super()  # a mixin: the Connector base comes later in the concrete classes' MRO
         return cast(Config, connector.validate(connector_configs))
 

@@ -1,0 +1,40 @@
+"""``/admin/loggers``: read and change log levels at runtime (worker scope; standalone has one worker)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from engine.log_levels import LOG_LEVELS
+from engine.rest.body import json_body
+from engine.rest.errors import BadRequest, RestError
+
+
+async def list_loggers(request: web.Request) -> web.Response:
+    return web.json_response(LOG_LEVELS.all())
+
+
+async def get_logger(request: web.Request) -> web.Response:
+    name = request.match_info["logger"]
+    level = LOG_LEVELS.get(name)
+    if level is None:
+        raise RestError(404, f"Logger {name} not found.")
+    return web.json_response(level)
+
+
+async def set_level(request: web.Request) -> web.Response:
+    body = await json_body(request)
+    level = body.get("level") if isinstance(body, dict) else None
+    if not isinstance(level, str) or not level:
+        raise BadRequest("Desired 'level' parameter was not specified in request.")
+    scope = request.query.get("scope", "worker").lower()
+    affected = LOG_LEVELS.set(request.match_info["logger"], level)
+    if scope == "cluster":  # a standalone cluster is this worker: applied here, answered as Connect does
+        return web.Response(status=204)
+    return web.json_response(affected)
+
+
+ROUTES = [
+    ("GET", "/admin/loggers", list_loggers),
+    ("GET", "/admin/loggers/{logger}", get_logger),
+    ("PUT", "/admin/loggers/{logger}", set_level),
+]
