@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from enum import StrEnum
 from typing import Any
@@ -48,6 +49,27 @@ class _Machine(AsyncMachine):
     def _checked_assignment(self, model: object, name: str, func: object) -> None:
         if hasattr(model, name):
             setattr(model, name, func)
+
+    async def callbacks(self, funcs: list[Any], event_data: Any) -> None:
+        """Run a callback list without ``asyncio.gather`` when it is empty or has one entry.
+
+        A transition consults about ten callback lists and nearly all are empty; gathering each
+        costs a future and a loop round trip. One callback is awaited in place, as gather would
+        have run it alone; two or more keep transitions' concurrent semantics.
+        """
+        if not funcs:
+            return
+        if len(funcs) == 1:
+            await self.callback(funcs[0], event_data)
+            return
+        await super().callbacks(funcs, event_data)
+
+    @staticmethod
+    async def await_all(callables: list[Any]) -> list[Any]:
+        """Condition checks: none (our tables have none) costs nothing; otherwise transitions' gather."""
+        if not callables:
+            return []
+        return list(await asyncio.gather(*[func() for func in callables]))
 
 
 def make_machine(
