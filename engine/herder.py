@@ -68,7 +68,7 @@ class Herder:
     def post(self, connector: str, message: Message) -> None:
         if self._closing and connector not in self._units:
             return
-        self._unit(connector).mailbox.put_nowait(message)
+        self._unit(connector).mailbox.put(message)
 
     def post_threadsafe(self, connector: str, message: Message) -> None:
         self._loop.call_soon_threadsafe(self.post, connector, message)
@@ -99,6 +99,11 @@ class Herder:
 
     # ---- units ----------------------------------------------------------------------------
 
+    @property
+    def live_units(self) -> list[str]:
+        """Connectors that have a unit coroutine right now (diagnostics, leak checks)."""
+        return sorted(self._units)
+
     def _unit(self, name: str) -> ConnectorUnit:
         unit = self._units.get(name)
         if unit is None:
@@ -113,9 +118,23 @@ class Herder:
             if self._units.get(unit.name) is unit:
                 del self._units[unit.name]
                 del self._unit_tasks[unit.name]
-                # messages that arrived while it was being destroyed belong to a new incarnation
-                while not self._closing and not unit.mailbox.empty():
-                    self.post(unit.name, unit.mailbox.get_nowait())
+                left = unit.mailbox.drain()
+                if not self._closing:
+                    self._hand_over(unit.name, left)
+
+    def _hand_over(self, name: str, left: list[Message]) -> None:
+        """Messages a destroyed unit left: log events start a new incarnation; the rest is stale.
+
+        Offsets alone (markers, or the last records of a deletion) are applied here: a new unit
+        started only to acknowledge them would wait on its mailbox forever.
+        """
+        if any(isinstance(m, (FromLog, Boot, RunCleanup)) for m in left):
+            for message in left:
+                self.post(name, message)
+            return
+        for message in left:
+            if isinstance(message, Marker):
+                self.applied(name, message.offset)
 
     # ---- reading the log ------------------------------------------------------------------
 

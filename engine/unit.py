@@ -38,6 +38,7 @@ from engine.configlog.snapshot import (
 from engine.deletion import DeletionOutcome, run_deleted
 from engine.errors import ConfigError, EngineError, IllegalTransition
 from engine.invoke import invoke
+from engine.mailbox import Mailbox
 from engine.messages import Boot, FromLog, Marker, Message, RaisedError, Reconfigure, RunCleanup, Shutdown
 from engine.plugins import load_connector_class, qualified_name
 from engine.storage.offsets import MemoryOffsetStore
@@ -88,7 +89,7 @@ class ConnectorUnit:
     def __init__(self, name: str, services: UnitServices) -> None:
         self.name = name
         self._s = services
-        self.mailbox: asyncio.Queue[Message] = asyncio.Queue()
+        self.mailbox = Mailbox()
         self.finished = False
         self.config: dict[str, str] = {}
         self.target = TargetState.STARTED
