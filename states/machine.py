@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from typing import Any
 
@@ -50,19 +50,20 @@ class _Machine(AsyncMachine):
         if hasattr(model, name):
             setattr(model, name, func)
 
-    async def callbacks(self, funcs: list[Any], event_data: Any) -> None:
+    async def callbacks(self, funcs: Iterable[Any], event_data: Any) -> None:  # type: ignore[override]
         """Run a callback list without ``asyncio.gather`` when it is empty or has one entry.
 
         A transition consults about ten callback lists and nearly all are empty; gathering each
         costs a future and a loop round trip. One callback is awaited in place, as gather would
         have run it alone; two or more keep transitions' concurrent semantics.
         """
-        if not funcs:
+        listed = funcs if isinstance(funcs, list) else list(funcs)
+        if not listed:
             return
-        if len(funcs) == 1:
-            await self.callback(funcs[0], event_data)
+        if len(listed) == 1:
+            await self.callback(listed[0], event_data)
             return
-        await super().callbacks(funcs, event_data)
+        await super().callbacks(listed, event_data)
 
     @staticmethod
     async def await_all(callables: list[Any]) -> list[Any]:
