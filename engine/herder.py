@@ -53,6 +53,9 @@ class Herder:
         self._booted = False
         self._closing = False
         self._spawned: set[asyncio.Task[None]] = set()
+        # Bound once (structlog's cache-on-first-use, per engine): the lazy module logger would
+        # assemble a new bound logger for every transition, even when INFO is filtered out.
+        self._transition_log = log.bind()
 
     # ---- UnitServices ---------------------------------------------------------------------
 
@@ -75,10 +78,12 @@ class Herder:
 
     def published(self, record: TransitionRecord, trace: str | None) -> None:
         event = "connector.state_changed" if record.task is None else "task.state_changed"
-        log.info(event, connector=record.connector, task=record.task, trigger=record.trigger,
-                 from_state=record.from_state, to_state=record.to_state, worker=self.worker.worker_id)
-        self.feed.publish(TransitionEvent(record.connector, record.task, record.trigger, record.from_state,
-                                          record.to_state, trace, time.time()))
+        self._transition_log.info(event, connector=record.connector, task=record.task, trigger=record.trigger,
+                                  from_state=record.from_state, to_state=record.to_state,
+                                  worker=self.worker.worker_id)
+        if self.feed.listened:
+            self.feed.publish(TransitionEvent(record.connector, record.task, record.trigger, record.from_state,
+                                              record.to_state, trace, time.time()))
 
     def applied(self, connector: str, offset: int) -> None:
         self._applied[connector] = max(offset, self._applied.get(connector, -1))

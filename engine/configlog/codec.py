@@ -33,8 +33,12 @@ _IGNORED_PREFIXES = ("tasks-fencing-", "logger-cluster-")
 _IGNORED_KEYS = ("session-key",)
 
 
+# json.dumps builds a fresh encoder per call when given separators; one shared encoder does not.
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
 def _dumps(value: dict[str, Any]) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode()
+    return _ENCODER.encode(value).encode()
 
 
 def encode(record: ConfigRecord) -> tuple[str, bytes | None]:
