@@ -7,6 +7,7 @@ append records and then wait until the herder has applied them.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from collections.abc import Coroutine
 from typing import Any
@@ -53,6 +54,8 @@ class Herder:
         self._booted = False
         self._closing = False
         self._spawned: set[asyncio.Task[None]] = set()
+        self._forget_spawned = self._spawned.discard
+        self._plain_context = contextvars.Context()
         # Bound once (structlog's cache-on-first-use, per engine): the lazy module logger would
         # assemble a new bound logger for every transition, even when INFO is filtered out.
         self._transition_log = log.bind()
@@ -62,7 +65,8 @@ class Herder:
     def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         task = self._tg.create_task(coro, name=name)
         self._spawned.add(task)
-        task.add_done_callback(self._spawned.discard)
+        # one shared callback and context: by default each registration copies the context
+        task.add_done_callback(self._forget_spawned, context=self._plain_context)
         return task
 
     async def append(self, records: list[ConfigRecord]) -> int:

@@ -329,14 +329,19 @@ class ConnectorUnit:
 
     async def _stop_tasks(self, ids: list[int], *, deleted: bool = False) -> None:
         """Stop tasks in parallel within one shared graceful window; abandon the stragglers."""
-        timeout = self._s.worker.task_shutdown_timeout
         runners = [(n, self.tasks[n].runner) for n in ids if n in self.tasks]
-        results = await asyncio.gather(*(
-            (r.shutdown_for_deletion(timeout) if deleted else r.shutdown(timeout))
-            for _, r in runners if r is not None
-        ))
-        for (n, _), finished in zip([x for x in runners if x[1] is not None], results, strict=True):
-            if not finished:
+        live = [(n, r) for n, r in runners if r is not None]
+        # Signal every task first, so they all stop concurrently, then wait for each against
+        # one deadline: the parallel stop a gather gives, without a task per runner.
+        for _, r in live:
+            if deleted:
+                r.request_stop_for_deletion()
+            else:
+                r.request_stop()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._s.worker.task_shutdown_timeout
+        for n, r in live:
+            if not await r.shutdown(max(0.0, deadline - loop.time())):
                 log.error("task.shutdown_timed_out", task=n,
                           reason="Graceful stop of task failed: the task is abandoned")
         for n, _ in runners:
