@@ -101,7 +101,10 @@ class Herder:
                     future.set_result(None)
             else:
                 remaining.append((wanted, future))
-        self._waiters[connector] = remaining
+        if remaining:
+            self._waiters[connector] = remaining
+        else:
+            del self._waiters[connector]
 
     def deletion_finished(self, outcome: DeletionOutcome) -> None:
         self._deletions[outcome.connector] = outcome
@@ -208,7 +211,8 @@ class Herder:
         await future
 
     def deletion_outcome(self, connector: str) -> DeletionOutcome | None:
-        return self._deletions.get(connector)
+        """The outcome of the connector's last deletion, handed over once (then forgotten)."""
+        return self._deletions.pop(connector, None)
 
     def _fail_waiters(self, exc: BaseException) -> None:
         self._failure = exc
