@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from functools import cache
 
 from engine.api.connector import Config, Connector
+from engine.api.inline import INLINE_ATTRIBUTE
 from engine.errors import ConfigError
 from engine.invoke import invoke
 from engine.plugins import load_connector_class
@@ -18,6 +19,16 @@ _BOOLEAN_KEYS = ("tasks.max.enforce", "offsets.reset.on.delete")
 def _validator_instance(cls: type[Connector]) -> Connector:
     # Connect validates with one cached, never-started instance per class.
     return cls()
+
+
+@cache
+def _framework_validation(cls: type[Connector]) -> bool:
+    """Whether ``validate`` and ``config`` are both the framework's own (an empty ConfigDef).
+
+    Then validation is a few dictionary look-ups: run it on the loop instead of a worker thread.
+    Any user override of either still runs in a thread, as blocking code must.
+    """
+    return cls.validate is Connector.validate and bool(getattr(cls.config, INLINE_ATTRIBUTE, False))
 
 
 def check_name(name: object) -> None:
@@ -55,8 +66,11 @@ async def validate_connector_config(config: Mapping[str, str | None], *, timeout
     errors = _framework_errors(config)
     props = {k: v for k, v in config.items() if v is not None}
     try:
-        async with asyncio.timeout(timeout):
-            result = await invoke(_validator_instance(cls).validate, props)
+        if _framework_validation(cls):
+            result = _validator_instance(cls).validate(props)
+        else:
+            async with asyncio.timeout(timeout):
+                result = await invoke(_validator_instance(cls).validate, props)
     except TimeoutError:
         raise ConfigError("Request timed out. The worker is currently performing multi-property validation "
                           "for the connector") from None

@@ -99,6 +99,13 @@ class _Machine(AsyncMachine):
             finally:
                 self._bound = None
 
+    def __getattr__(self, name: str) -> Any:
+        # AsyncTransition._change_state probes ``hasattr(machine, "model_graphs")`` on every
+        # transition; transitions' __getattr__ parses the name as a callback first.
+        if name == "model_graphs":
+            raise AttributeError(name)
+        return super().__getattr__(name)
+
     def get_state(self, state: Any) -> Any:
         """A direct lookup: our StrEnum members hash and compare as their names (see make_machine)."""
         found = self.states.get(state)
