@@ -34,18 +34,25 @@ class Mailbox:
                 items[-1] = FromLog(last.event, message.offset)
                 return
         items.append(message)
-        waiter = self._waiter
+        waiter, self._waiter = self._waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    async def get(self) -> Message:
-        while not self._items:
-            self._waiter = asyncio.get_running_loop().create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
-        return self._items.popleft()
+    def arrival(self) -> asyncio.Future[None]:
+        """A future done once a message is queued (at once if one is): what an idle unit awaits.
+
+        The unit awaits this future itself, so an idle connector keeps no extra frame alive.
+        """
+        waiter = asyncio.get_running_loop().create_future()
+        if self._items:
+            waiter.set_result(None)
+        else:
+            self._waiter = waiter
+        return waiter
+
+    def take(self) -> Message | None:
+        """The next message, or None when the mailbox is empty."""
+        return self._items.popleft() if self._items else None
 
     def drain(self) -> list[Message]:
         """Take every queued message (what a finished unit leaves behind)."""

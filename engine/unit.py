@@ -99,6 +99,7 @@ class ConnectorUnit:
         self.task_configs: tuple[dict[str, str], ...] = ()
         self.applied_config: dict[str, str] | None = None
         self.tasks: dict[int, TaskSlot] = {}
+        self._report_sink = self._report  # one bound method shared by every runner of this unit
 
     # ---- the loop -------------------------------------------------------------------------
 
@@ -106,7 +107,10 @@ class ConnectorUnit:
         """Apply messages until the connector is destroyed or the worker shuts down."""
         with structlog.contextvars.bound_contextvars(connector=self.name):
             while not self.finished:
-                message = await self.mailbox.get()
+                message = self.mailbox.take()
+                if message is None:
+                    await self.mailbox.arrival()
+                    continue
                 try:
                     await self._handle(message)
                 except EngineError as exc:
@@ -196,7 +200,8 @@ class ConnectorUnit:
             self.cls = None
             await self._fire(self.lifecycle, "fail", trace_of(exc))
             return
-        self.runner = ConnectorRunner(self.name, self.cls, self.config, self.target, self._connector_context, self._report)
+        self.runner = ConnectorRunner(self.name, self.cls, self.config, self.target, self._connector_context,
+                                      self._report_sink)
         self.runner.launch(self._s.spawn)
 
     def _connector_context(self, runner: ConnectorRunner) -> ConnectorContext:
@@ -312,7 +317,8 @@ class ConnectorUnit:
             slot.runner = None
             await self._fire(slot.lifecycle, "fail", trace_of(exc))
             return
-        slot.runner = TaskRunner(self.name, n, task_cls, config, self.target, self._task_context(task_cls), self._report)
+        slot.runner = TaskRunner(self.name, n, task_cls, config, self.target, self._task_context(task_cls),
+                                 self._report_sink)
         slot.runner.launch(self._s.spawn)
 
     def _task_context(self, task_cls: type[Task]) -> Callable[[dict[str, str]], TaskContext]:

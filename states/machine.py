@@ -88,7 +88,7 @@ class _Machine(AsyncMachine):
         for mod in listify(model):
             kind = type(mod)
             if initial is None and self._trigger_only.get(kind) and mod not in self.models:
-                mod.trigger = partial(self._get_trigger, mod)
+                mod.trigger = partial(AsyncMachine._get_trigger, self, mod)  # no bound method kept
                 setattr(mod, self.model_attribute, self.get_state(self.initial).value)
                 self.models.append(mod)
                 continue

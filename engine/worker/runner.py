@@ -57,24 +57,25 @@ class Runner:
         self._report(Report(self, trigger, None if exc is None else trace_of(exc)))
 
     def wake(self) -> None:
-        self._woken = True
-        waiter = self._waiter
+        waiter, self._waiter = self._waiter, None
         if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+            waiter.set_result(None)  # consumed by the waiting body: nothing stays pending
+        else:
+            self._woken = True
 
-    async def _wait(self) -> None:
-        """Until the next ``wake()`` (at once if one came since the last wait).
+    def _wait(self) -> asyncio.Future[None]:
+        """Await this until the next ``wake()`` (done at once if one came since the last wait).
 
-        An ``asyncio.Event`` would do, but it costs an extra frame, a waiter deque and a future per
-        idle runner, and thousands of connectors keep three runners each idle.
+        A plain future rather than an ``asyncio.Event``: an Event costs an extra frame, a waiter
+        deque and a future per idle runner, and thousands of connectors keep three runners idle.
         """
-        if not self._woken:
-            self._waiter = asyncio.get_running_loop().create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
-        self._woken = False
+        waiter = asyncio.get_running_loop().create_future()
+        if self._woken:
+            self._woken = False
+            waiter.set_result(None)
+        else:
+            self._waiter = waiter
+        return waiter
 
     def request_stop(self) -> None:
         """Ask the body to finish, without waiting (``shutdown`` then bounds the wait)."""
