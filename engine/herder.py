@@ -7,6 +7,7 @@ append records and then wait until the herder has applied them.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -54,13 +55,19 @@ class Herder:
         self._booted = False
         self._closing = False
         self._spawned: set[asyncio.Task[None]] = set()
+        self._forget_spawned = self._spawned.discard
+        self._plain_context = contextvars.Context()
+        # Bound once (structlog's cache-on-first-use, per engine): the lazy module logger would
+        # assemble a new bound logger for every transition, even when INFO is filtered out.
+        self._transition_log = log.bind()
 
     # ---- UnitServices ---------------------------------------------------------------------
 
     def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         task = self._tg.create_task(coro, name=name)
         self._spawned.add(task)
-        task.add_done_callback(self._spawned.discard)
+        # one shared callback and context: by default each registration copies the context
+        task.add_done_callback(self._forget_spawned, context=self._plain_context)
         return task
 
     async def append(self, records: list[ConfigRecord]) -> int:
@@ -69,17 +76,19 @@ class Herder:
     def post(self, connector: str, message: Message) -> None:
         if self._closing and connector not in self._units:
             return
-        self._unit(connector).mailbox.put_nowait(message)
+        self._unit(connector).mailbox.put(message)
 
     def post_threadsafe(self, connector: str, message: Message) -> None:
         self._loop.call_soon_threadsafe(self.post, connector, message)
 
     def published(self, record: TransitionRecord, trace: str | None) -> None:
         event = "connector.state_changed" if record.task is None else "task.state_changed"
-        log.info(event, connector=record.connector, task=record.task, trigger=record.trigger,
-                 from_state=record.from_state, to_state=record.to_state, worker=self.worker.worker_id)
-        self.feed.publish(TransitionEvent(record.connector, record.task, record.trigger, record.from_state,
-                                          record.to_state, trace, time.time()))
+        self._transition_log.info(event, connector=record.connector, task=record.task, trigger=record.trigger,
+                                  from_state=record.from_state, to_state=record.to_state,
+                                  worker=self.worker.worker_id)
+        if self.feed.listened:
+            self.feed.publish(TransitionEvent(record.connector, record.task, record.trigger, record.from_state,
+                                              record.to_state, trace, time.time()))
 
     def applied(self, connector: str, offset: int) -> None:
         self._applied[connector] = max(offset, self._applied.get(connector, -1))
@@ -93,12 +102,20 @@ class Herder:
                     future.set_result(None)
             else:
                 remaining.append((wanted, future))
-        self._waiters[connector] = remaining
+        if remaining:
+            self._waiters[connector] = remaining
+        else:
+            del self._waiters[connector]
 
     def deletion_finished(self, outcome: DeletionOutcome) -> None:
         self._deletions[outcome.connector] = outcome
 
     # ---- units ----------------------------------------------------------------------------
+
+    @property
+    def live_units(self) -> list[str]:
+        """Connectors that have a unit coroutine right now (diagnostics, leak checks)."""
+        return sorted(self._units)
 
     def _unit(self, name: str) -> ConnectorUnit:
         unit = self._units.get(name)
@@ -114,9 +131,23 @@ class Herder:
             if self._units.get(unit.name) is unit:
                 del self._units[unit.name]
                 del self._unit_tasks[unit.name]
-                # messages that arrived while it was being destroyed belong to a new incarnation
-                while not self._closing and not unit.mailbox.empty():
-                    self.post(unit.name, unit.mailbox.get_nowait())
+                left = unit.mailbox.drain()
+                if not self._closing:
+                    self._hand_over(unit.name, left)
+
+    def _hand_over(self, name: str, left: list[Message]) -> None:
+        """Messages a destroyed unit left: log events start a new incarnation; the rest is stale.
+
+        Offsets alone (markers, or the last records of a deletion) are applied here: a new unit
+        started only to acknowledge them would wait on its mailbox forever.
+        """
+        if any(isinstance(m, (FromLog, Boot, RunCleanup)) for m in left):
+            for message in left:
+                self.post(name, message)
+            return
+        for message in left:
+            if isinstance(message, Marker):
+                self.applied(name, message.offset)
 
     # ---- reading the log ------------------------------------------------------------------
 
@@ -175,7 +206,7 @@ class Herder:
     def busy_count(self, parked: Callable[[str, str], bool]) -> int:
         """Units handling a message plus runners in flight: 0 means nothing will change by itself."""
         units = list(self._units.values())
-        handling = sum(1 for unit in units if not unit.waiting or not unit.mailbox.empty())
+        handling = sum(1 for unit in units if not unit.waiting or len(unit.mailbox))
         return handling + sum(unit.busy_runners(parked) for unit in units)
 
     # ---- what API calls wait on -----------------------------------------------------------
@@ -190,7 +221,8 @@ class Herder:
         await future
 
     def deletion_outcome(self, connector: str) -> DeletionOutcome | None:
-        return self._deletions.get(connector)
+        """The outcome of the connector's last deletion, handed over once (then forgotten)."""
+        return self._deletions.pop(connector, None)
 
     def _fail_waiters(self, exc: BaseException) -> None:
         self._failure = exc
@@ -203,6 +235,7 @@ class Herder:
     def abort(self) -> None:
         """A crash: abandon every runner so nothing they do later is written anywhere."""
         self._closing = True
+        self._fail_waiters(EngineNotRunning("The engine was aborted"))
         for unit in self._units.values():
             unit.abandon_runners()
         self.feed.close()

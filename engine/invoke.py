@@ -17,7 +17,7 @@ async def invoke(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     Framework defaults marked ``inline`` run directly (they are trivial). A sync function that
     returns an awaitable gets it awaited, so wrappers and lambdas around coroutines work too.
     """
-    if inspect.iscoroutinefunction(fn):
+    if _is_coroutine_function(fn):
         return await fn(*args, **kwargs)
     if getattr(fn, INLINE_ATTRIBUTE, False):
         result = fn(*args, **kwargs)
@@ -26,6 +26,23 @@ async def invoke(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     if inspect.isawaitable(result):
         return await result
     return result
+
+
+def _is_coroutine_function(fn: Callable[..., Any]) -> bool:
+    """``inspect.iscoroutinefunction``, remembered per class-level function behind a bound method.
+
+    Every lifecycle step invokes a method; inspecting its code flags each time adds up. Plain
+    callables (lambdas, partials) are inspected each time, so none is kept alive by a cache.
+    """
+    func = getattr(fn, "__func__", None)
+    if func is None or getattr(fn, "__self__", None) is None:
+        return inspect.iscoroutinefunction(fn)
+    return _method_is_coroutine(func)
+
+
+@cache
+def _method_is_coroutine(func: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(func)
 
 
 @cache

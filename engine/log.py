@@ -1,7 +1,8 @@
 """Logging set-up for programs built on the engine: console on a terminal, JSON otherwise.
 
 The engine itself never configures logging (it is a library); the CLI and embedding programs
-call ``configure_logging`` once.
+call ``configure_logging`` once, before starting an engine (its herder binds its transition
+logger when the engine starts).
 """
 
 from __future__ import annotations

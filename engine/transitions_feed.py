@@ -25,6 +25,11 @@ class TransitionFeed:
     def __init__(self) -> None:
         self._subscribers: set[asyncio.Queue[TransitionEvent | None]] = set()
 
+    @property
+    def listened(self) -> bool:
+        """Whether anyone subscribes, so publishers can skip building events nobody reads."""
+        return bool(self._subscribers)
+
     def publish(self, event: TransitionEvent) -> None:
         for queue in self._subscribers:
             queue.put_nowait(event)

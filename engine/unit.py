@@ -38,6 +38,7 @@ from engine.configlog.snapshot import (
 from engine.deletion import DeletionOutcome, run_deleted
 from engine.errors import ConfigError, EngineError, IllegalTransition
 from engine.invoke import invoke
+from engine.mailbox import Mailbox
 from engine.messages import Boot, FromLog, Marker, Message, RaisedError, Reconfigure, RunCleanup, Shutdown
 from engine.plugins import load_connector_class, qualified_name
 from engine.storage.offsets import MemoryOffsetStore
@@ -88,7 +89,7 @@ class ConnectorUnit:
     def __init__(self, name: str, services: UnitServices) -> None:
         self.name = name
         self._s = services
-        self.mailbox: asyncio.Queue[Message] = asyncio.Queue()
+        self.mailbox = Mailbox()
         self.finished = False
         self.config: dict[str, str] = {}
         self.target = TargetState.STARTED
@@ -99,6 +100,7 @@ class ConnectorUnit:
         self.applied_config: dict[str, str] | None = None
         self.tasks: dict[int, TaskSlot] = {}
         self.waiting = False  # parked on an empty mailbox
+        self._report_sink = self._report  # one bound method shared by every runner of this unit
 
     # ---- the loop -------------------------------------------------------------------------
 
@@ -106,11 +108,14 @@ class ConnectorUnit:
         """Apply messages until the connector is destroyed or the worker shuts down."""
         with structlog.contextvars.bound_contextvars(connector=self.name):
             while not self.finished:
-                self.waiting = True
-                try:
-                    message = await self.mailbox.get()
-                finally:
-                    self.waiting = False
+                message = self.mailbox.take()
+                if message is None:
+                    self.waiting = True
+                    try:
+                        await self.mailbox.arrival()
+                    finally:
+                        self.waiting = False
+                    continue
                 try:
                     await self._handle(message)
                 except EngineError as exc:
@@ -211,7 +216,8 @@ class ConnectorUnit:
             self.cls = None
             await self._fire(self.lifecycle, "fail", trace_of(exc))
             return
-        self.runner = ConnectorRunner(self.name, self.cls, self.config, self.target, self._connector_context, self._report)
+        self.runner = ConnectorRunner(self.name, self.cls, self.config, self.target, self._connector_context,
+                                      self._report_sink)
         self.runner.launch(self._s.spawn)
 
     def _connector_context(self, runner: ConnectorRunner) -> ConnectorContext:
@@ -327,7 +333,8 @@ class ConnectorUnit:
             slot.runner = None
             await self._fire(slot.lifecycle, "fail", trace_of(exc))
             return
-        slot.runner = TaskRunner(self.name, n, task_cls, config, self.target, self._task_context(task_cls), self._report)
+        slot.runner = TaskRunner(self.name, n, task_cls, config, self.target, self._task_context(task_cls),
+                                 self._report_sink)
         slot.runner.launch(self._s.spawn)
 
     def _task_context(self, task_cls: type[Task]) -> Callable[[dict[str, str]], TaskContext]:
@@ -344,14 +351,19 @@ class ConnectorUnit:
 
     async def _stop_tasks(self, ids: list[int], *, deleted: bool = False) -> None:
         """Stop tasks in parallel within one shared graceful window; abandon the stragglers."""
-        timeout = self._s.worker.task_shutdown_timeout
         runners = [(n, self.tasks[n].runner) for n in ids if n in self.tasks]
-        results = await asyncio.gather(*(
-            (r.shutdown_for_deletion(timeout) if deleted else r.shutdown(timeout))
-            for _, r in runners if r is not None
-        ))
-        for (n, _), finished in zip([x for x in runners if x[1] is not None], results, strict=True):
-            if not finished:
+        live = [(n, r) for n, r in runners if r is not None]
+        # Signal every task first, so they all stop concurrently, then wait for each against
+        # one deadline: the parallel stop a gather gives, without a task per runner.
+        for _, r in live:
+            if deleted:
+                r.request_stop_for_deletion()
+            else:
+                r.request_stop()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._s.worker.task_shutdown_timeout
+        for n, r in live:
+            if not await r.shutdown(max(0.0, deadline - loop.time())):
                 log.error("task.shutdown_timed_out", task=n,
                           reason="Graceful stop of task failed: the task is abandoned")
         for n, _ in runners:

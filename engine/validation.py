@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from functools import cache
 
 from engine.api.connector import Config, Connector
+from engine.api.inline import INLINE_ATTRIBUTE
 from engine.errors import ConfigError, OperationTimeout
 from engine.invoke import invoke
 from engine.plugins import load_connector_class
@@ -21,6 +22,16 @@ _BOOLEAN_KEYS = ("tasks.max.enforce", "offsets.reset.on.delete")
 def _validator_instance(cls: type[Connector]) -> Connector:
     # Connect validates with one cached, never-started instance per class.
     return cls()
+
+
+@cache
+def _framework_validation(cls: type[Connector]) -> bool:
+    """Whether ``validate`` and ``config`` are both the framework's own (an empty ConfigDef).
+
+    Then validation is a few dictionary look-ups: run it on the loop instead of a worker thread.
+    Any user override of either still runs in a thread, as blocking code must.
+    """
+    return cls.validate is Connector.validate and bool(getattr(cls.config, INLINE_ATTRIBUTE, False))
 
 
 def check_name(name: object) -> None:
@@ -59,8 +70,11 @@ async def validate_connector_config(config: Mapping[str, str | None], *, timeout
     props = {k: v for k, v in config.items() if v is not None}
     enter_stage(VALIDATING)
     try:
-        async with asyncio.timeout(timeout):
-            result = await invoke(_validator_instance(cls).validate, props)
+        if _framework_validation(cls):
+            result = _validator_instance(cls).validate(props)
+        else:
+            async with asyncio.timeout(timeout):
+                result = await invoke(_validator_instance(cls).validate, props)
     except TimeoutError:
         raise OperationTimeout(VALIDATING) from None
     if not isinstance(result, Config):

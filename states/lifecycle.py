@@ -59,10 +59,11 @@ class Lifecycle(Generic[StateT]):
         before = self.state
         if before is self._destroyed:
             raise IllegalTransition(unit=self.unit, state=before.value, trigger=trigger)
-        if trigger not in self._machine.events:
+        event = self._machine.events.get(trigger)
+        if event is None:
             raise IllegalTransition(unit=self.unit, state=before.value, trigger=trigger)
         try:
-            await self.trigger(trigger)
+            await event.trigger(self)  # what ``self.trigger(name)`` resolves to, minus the look-up
         except MachineError:
             raise IllegalTransition(unit=self.unit, state=before.value, trigger=trigger) from None
         current = asyncio.current_task()

@@ -35,8 +35,12 @@ _KNOWN_PREFIXES = (TARGET_STATE, CONNECTOR, TASK, COMMIT, RESTART_CONNECTOR, RES
                    *_IGNORED_PREFIXES)
 
 
+# json.dumps builds a fresh encoder per call when given separators; one shared encoder does not.
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
 def _dumps(value: dict[str, Any]) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode()
+    return _ENCODER.encode(value).encode()
 
 
 def encode(record: ConfigRecord) -> tuple[str, bytes | None]:

@@ -26,8 +26,7 @@ class FileConfigLog(MemoryConfigLog):
 
     async def open(self) -> None:
         await super().open()
-        for key, value in await asyncio.to_thread(self._journal.open):
-            self._entries.append(LogEntry(len(self._entries), key, value))
+        self._entries.extend(await asyncio.to_thread(self._journal.open))
 
     async def close(self) -> None:
         await super().close()

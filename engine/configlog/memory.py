@@ -10,10 +10,14 @@ from engine.errors import EngineNotRunning
 
 
 class MemoryConfigLog:
-    """A list of entries plus a condition that wakes readers on append."""
+    """A list of entries plus a condition that wakes readers on append.
+
+    Entries are kept as plain ``(key, value)`` tuples: tuples of strings and bytes drop out of
+    the garbage collector's tracking, and the log only ever grows.
+    """
 
     def __init__(self) -> None:
-        self._entries: list[LogEntry] = []
+        self._entries: list[RawRecord] = []
         self._changed = asyncio.Event()
         self._closed = False
 
@@ -28,8 +32,7 @@ class MemoryConfigLog:
     async def append(self, records: Sequence[RawRecord]) -> int:
         if self._closed:
             raise EngineNotRunning("The config log is closed")
-        for key, value in records:
-            self._entries.append(LogEntry(len(self._entries), key, value))
+        self._entries.extend((key, value) for key, value in records)
         self._wake()
         return len(self._entries) - 1
 
@@ -45,7 +48,8 @@ class MemoryConfigLog:
         while True:
             changed = self._changed
             while position < len(self._entries):
-                yield self._entries[position]
+                key, value = self._entries[position]
+                yield LogEntry(position, key, value)
                 position += 1
             if self._closed:
                 return

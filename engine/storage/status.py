@@ -41,7 +41,13 @@ def task_key(connector: str, task: int) -> str:
 
 
 class MemoryStatusStore:
-    """Latest status per connector and per task; DESTROYED is a removal, as in Connect."""
+    """Latest status per connector and per task; DESTROYED is a removal, as in Connect.
+
+    Subclasses that persist set ``_journaled``; without it no record key is ever built, since
+    every transition writes a status.
+    """
+
+    _journaled = False
 
     def __init__(self) -> None:
         self._connectors: dict[str, Status] = {}
@@ -55,15 +61,20 @@ class MemoryStatusStore:
 
     def put_connector(self, connector: str, status: Status) -> None:
         self._connectors[connector] = status
-        self._persist(connector_key(connector), status)
+        if self._journaled:
+            self._persist(connector_key(connector), status)
 
     def put_task(self, connector: str, task: int, status: Status) -> None:
-        self._tasks.setdefault(connector, {})[task] = status
-        self._persist(task_key(connector, task), status)
+        tasks = self._tasks.get(connector)
+        if tasks is None:
+            tasks = self._tasks[connector] = {}
+        tasks[task] = status
+        if self._journaled:
+            self._persist(task_key(connector, task), status)
 
     def remove_task(self, connector: str, task: int) -> None:
         tasks = self._tasks.get(connector, {})
-        if tasks.pop(task, None) is not None:
+        if tasks.pop(task, None) is not None and self._journaled:
             self._persist(task_key(connector, task), None)
 
     def remove_connector(self, connector: str) -> None:
@@ -71,7 +82,7 @@ class MemoryStatusStore:
         for task in list(self._tasks.get(connector, {})):
             self.remove_task(connector, task)
         self._tasks.pop(connector, None)
-        if self._connectors.pop(connector, None) is not None:
+        if self._connectors.pop(connector, None) is not None and self._journaled:
             self._persist(connector_key(connector), None)
 
     def connector(self, connector: str) -> Status | None:
@@ -86,6 +97,8 @@ class MemoryStatusStore:
 
 class FileStatusStore(MemoryStatusStore):
     """Statuses journaled to a file, so the last known status is readable after a restart."""
+
+    _journaled = True
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         super().__init__()

@@ -51,8 +51,13 @@ class TaskRunner(Runner):
         self.wake()
 
     async def shutdown_for_deletion(self, timeout: float) -> bool:
-        self._deleted = True
+        self.request_stop_for_deletion()
         return await self.shutdown(timeout)
+
+    def request_stop_for_deletion(self) -> None:
+        """Ask for the final ``stop(connector_deleted=True)``, without waiting."""
+        self._deleted = True
+        self.request_stop()
 
     async def _body(self) -> None:
         reported = ""

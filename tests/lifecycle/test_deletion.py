@@ -164,6 +164,17 @@ async def test_deleted_runs_exactly_once_even_with_a_second_tombstone(engine: En
     assert CALLS.methods("c").count("deleted") == 1
 
 
+async def test_a_deleted_connector_leaves_no_unit_behind(engine: Engine) -> None:
+    for name in ("a", "b"):
+        await engine.create_connector(name, source(2))
+        await engine.wait_for_state(name, "RUNNING", tasks=2)
+    await engine.delete_connector("a")
+    await engine.append_record("target-state-b", None)  # a record that changes nothing for b
+    await engine.delete_connector("b")
+    await asyncio.sleep(0)
+    assert engine.herder.live_units == []
+
+
 async def test_recreating_under_the_same_name_starts_clean(engine: Engine) -> None:
     await engine.create_connector("c", source(3))
     await engine.wait_for_state("c", "RUNNING", tasks=3)
