@@ -28,8 +28,9 @@ type:
 
 check: lint type test   ## what CI runs
 
-bench:              ## lifecycle benchmark; writes BENCHMARKS.md
+bench:              ## lifecycle and dump-replay benchmarks; writes BENCHMARKS.md
 	$(BIN)/python bench/lifecycle.py --write BENCHMARKS.md
+	$(BIN)/python bench/dump_replay.py --append BENCHMARKS.md
 
 clean:
 	rm -rf .venv .mypy_cache .pytest_cache .ruff_cache build dist *.egg-info
