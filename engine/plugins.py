@@ -1,4 +1,4 @@
-"""Finding connector classes from ``connector.class`` (dotted import paths for now)."""
+"""Finding connector classes from ``connector.class``: dotted import paths, then plugin aliases."""
 
 from __future__ import annotations
 
@@ -7,11 +7,28 @@ from functools import cache
 
 from engine.api.connector import Connector, SinkConnector, SourceConnector
 from engine.errors import ConfigError
+from engine.plugin_discovery import process_registry
 
 
 @cache
 def load_connector_class(name: str) -> type[Connector]:
-    """Import ``package.module.Class`` (or ``package.module:Class``) and check it is a connector."""
+    """Import ``package.module.Class`` (or ``package.module:Class``) and check it is a connector.
+
+    Names that do not import are looked up among discovered plugins (full class name or
+    alias such as ``RecordingSource``); unknown names keep the dotted-path error.
+    """
+    try:
+        return _import_connector_class(name)
+    except ConfigError:
+        desc = process_registry().resolve(name)
+        if desc is None:
+            raise
+    if not issubclass(desc.cls, (SourceConnector, SinkConnector)):
+        raise _class_error(name, f"it names the {desc.type.value} plugin {desc.name}, not a connector")
+    return desc.cls
+
+
+def _import_connector_class(name: str) -> type[Connector]:
     module_name, sep, attr = name.replace(":", ".").rpartition(".")
     if not sep or not module_name or not attr:
         raise _class_error(name, "it is not a dotted import path such as 'package.module.ClassName'")

@@ -5,7 +5,9 @@ from __future__ import annotations
 from aiohttp import web
 
 from engine.engine import Engine
+from engine.plugin_discovery import PluginRegistry
 
 ENGINE = web.AppKey("engine", Engine)
 REST_TIMEOUT = web.AppKey("rest_timeout", float)
 CLUSTER_ID = web.AppKey("cluster_id", str)
+PLUGINS = web.AppKey("plugins", PluginRegistry)

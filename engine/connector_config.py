@@ -1,0 +1,253 @@
+"""The framework's own connector settings (Connect's ``ConnectorConfig`` / ``SinkConnectorConfig``) and
+the ``ConfigInfos`` answer of ``PUT /connector-plugins/{p}/config/validate`` (spec §4.2, §6.6).
+
+Every connector accepts these keys whatever its own ``config()`` says; REST shows them next to
+the connector's keys so UIs can render one form.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from engine.api.config_def import (
+    NO_DEFAULT,
+    ConfigDef,
+    ConfigDefError,
+    ConfigKey,
+    ConfigType,
+    ConfigValue,
+    Importance,
+    LambdaValidator,
+    Range,
+    ValidString,
+    Width,
+)
+from engine.api.connector import Config, Connector, SinkConnector, SourceConnector
+from engine.errors import ConfigError
+from engine.invoke import invoke
+from engine.plugin_discovery import PluginRegistry
+from engine.plugin_discovery import class_name as qualified
+from engine.plugins import load_connector_class
+from engine.stage import enter_stage
+from engine.validation import VALIDATING, _validator_instance
+
+COMMON_GROUP = "Common"
+TRANSFORMS_GROUP = "Transforms"
+PREDICATES_GROUP = "Predicates"
+ERROR_GROUP = "Error Handling"
+
+CONFIG_DEF_STAGE = "retrieving the configuration definition from the connector"
+NULL_VALUE = "Null value can not be supplied as the configuration value."
+
+
+def _non_empty_without_control_chars(name: str, value: Any) -> None:
+    if value is None:
+        return  # a missing name is reported as a missing required configuration
+    if value == "":
+        raise ConfigDefError.invalid(name, value, "String may not be empty")
+    illegal = [str(ord(ch)) for ch in value if ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F]
+    if illegal:
+        raise ConfigDefError.invalid(
+            name, value, "String may not contain control sequences but had the following ASCII chars: "
+            + ", ".join(illegal))
+
+
+def _unique_aliases(name: str, value: Any) -> None:
+    if isinstance(value, list) and len(value) > len(set(value)):
+        raise ConfigDefError.invalid(name, value, "Duplicate alias provided.")
+
+
+def _common(order: int, name: str, type_: ConfigType, default: Any, importance: Importance, doc: str,
+            display: str, *, group: str = COMMON_GROUP, validator: Any = None,
+            width: Width = Width.SHORT) -> ConfigKey:
+    return ConfigKey(name=name, type=type_, default=default, validator=validator, importance=importance,
+                     documentation=doc, group=group, order_in_group=order, width=width, display_name=display)
+
+
+def _connector_keys() -> list[ConfigKey]:
+    name_check = LambdaValidator(_non_empty_without_control_chars, "non-empty string without ISO control characters")
+    aliases = LambdaValidator(_unique_aliases)
+    h, m, lo = Importance.HIGH, Importance.MEDIUM, Importance.LOW
+    c = ConfigType
+    return [
+        _common(1, "name", c.STRING, NO_DEFAULT, h, "Globally unique name to use for this connector.",
+                "Connector name", validator=name_check, width=Width.MEDIUM),
+        _common(2, "connector.class", c.STRING, NO_DEFAULT, h,
+                "Name or alias of the class for this connector. Must be a subclass of SourceConnector or "
+                "SinkConnector. Either the full dotted name or an alias such as 'RecordingSource' may be used.",
+                "Connector class", width=Width.LONG),
+        _common(3, "tasks.max", c.INT, 1, h, "Maximum number of tasks to use for this connector.", "Tasks max",
+                validator=Range.at_least(1)),
+        _common(4, "tasks.max.enforce", c.BOOLEAN, True, lo,
+                "(Deprecated) Whether to enforce that the tasks.max property is respected by the connector. "
+                "When false, the connector may create more tasks than tasks.max.", "Enforce tasks max"),
+        _common(5, "key.converter", c.CLASS, None, lo,
+                "Converter class used to convert between Kafka Connect format and the serialized form that is "
+                "written to Kafka. Overrides the worker's key.converter.", "Key converter class"),
+        _common(6, "value.converter", c.CLASS, None, lo,
+                "Converter class used to convert between Kafka Connect format and the serialized form that is "
+                "written to Kafka. Overrides the worker's value.converter.", "Value converter class"),
+        _common(7, "header.converter", c.CLASS, None, lo,
+                "HeaderConverter class used to convert between Kafka Connect format and the serialized form "
+                "that is written to Kafka. Overrides the worker's header.converter.", "Header converter class"),
+        _common(8, "transforms", c.LIST, "", lo,
+                "Aliases for the transformations to be applied to records.", "Transforms",
+                group=TRANSFORMS_GROUP, validator=aliases, width=Width.LONG),
+        _common(9, "predicates", c.LIST, "", lo,
+                "Aliases for the predicates used by transformations.", "Predicates",
+                group=PREDICATES_GROUP, validator=aliases, width=Width.LONG),
+        _common(10, "config.action.reload", c.STRING, "restart", lo,
+                "The action to take when a change in the connector's configuration provider values is "
+                "detected: 'restart' restarts the connector, 'none' does nothing.", "Reload Action",
+                validator=ValidString.in_("none", "restart"), width=Width.MEDIUM),
+        _common(11, "offsets.reset.on.delete", c.BOOLEAN, False, lo,
+                "Drops the connector's source offsets when the connector is deleted, so that a connector "
+                "re-created under the same name starts afresh.", "Reset offsets on delete"),
+        _common(1, "errors.retry.timeout", c.LONG, 0, m,
+                "The maximum duration in milliseconds that a failed operation will be reattempted. 0 means no "
+                "retries, -1 infinite retries.", "Retry Timeout for Errors", group=ERROR_GROUP,
+                width=Width.MEDIUM),
+        _common(2, "errors.retry.delay.max.ms", c.LONG, 60000, m,
+                "The maximum duration in milliseconds between consecutive retry attempts.",
+                "Maximum Delay Between Retries for Errors", group=ERROR_GROUP, width=Width.MEDIUM),
+        _common(3, "errors.tolerance", c.STRING, "none", m,
+                "Behavior for tolerating errors during connector operation. 'none' fails the task on the "
+                "first error; 'all' skips problematic records.", "Error Tolerance", group=ERROR_GROUP,
+                validator=ValidString.in_("none", "all")),
+        _common(4, "errors.log.enable", c.BOOLEAN, False, m,
+                "If true, write each error and the details of the failed operation and problematic record to "
+                "the log.", "Log Errors", group=ERROR_GROUP),
+        _common(5, "errors.log.include.messages", c.BOOLEAN, False, m,
+                "Whether to include in the log the record that caused a failure.", "Log Error Details",
+                group=ERROR_GROUP),
+    ]
+
+
+def _sink_keys() -> list[ConfigKey]:
+    h, m, lo = Importance.HIGH, Importance.MEDIUM, Importance.LOW
+    c = ConfigType
+    return [
+        _common(4, "topics", c.LIST, "", h, "List of topics to consume, separated by commas.", "Topics",
+                width=Width.LONG),
+        _common(4, "topics.regex", c.STRING, "", h,
+                "Regular expression giving topics to consume. Only one of topics or topics.regex may be set.",
+                "Topics regex", width=Width.LONG),
+        _common(6, "errors.deadletterqueue.topic.name", c.STRING, "", m,
+                "The name of the topic to be used as the dead letter queue (DLQ) for messages that result in "
+                "an error when processed by this sink connector. Empty: no DLQ.",
+                "Dead Letter Queue Topic Name", group=ERROR_GROUP, width=Width.MEDIUM),
+        _common(7, "errors.deadletterqueue.topic.replication.factor", c.SHORT, 3, m,
+                "Replication factor used to create the dead letter queue topic when it doesn't already exist.",
+                "Dead Letter Queue Topic Replication Factor", group=ERROR_GROUP, width=Width.MEDIUM),
+        _common(8, "errors.deadletterqueue.context.headers.enable", c.BOOLEAN, False, lo,
+                "If true, add headers containing error context to the messages written to the dead letter "
+                "queue.", "Enable Error Context Headers", group=ERROR_GROUP, width=Width.MEDIUM),
+    ]
+
+
+def _config_def(keys: list[ConfigKey]) -> ConfigDef:
+    config_def = ConfigDef()
+    for key in keys:
+        config_def.define_key(key)
+    return config_def
+
+
+SOURCE_CONFIG_DEF = _config_def(_connector_keys())
+SINK_CONFIG_DEF = _config_def([*_connector_keys(), *_sink_keys()])
+
+
+def framework_config_def(cls: type[Connector]) -> ConfigDef:
+    """The framework keys for this kind of connector (a copy: callers may extend it)."""
+    return ConfigDef(SINK_CONFIG_DEF if issubclass(cls, SinkConnector) else SOURCE_CONFIG_DEF)
+
+
+def _sink_checks(props: Mapping[str, str | None], values: dict[str, ConfigValue]) -> None:
+    """``SinkConnectorConfig.validate``: exactly one of topics / topics.regex, and the DLQ is not consumed."""
+    topics, regex = props.get("topics") or "", props.get("topics.regex") or ""
+    dlq = (props.get("errors.deadletterqueue.topic.name") or "").strip()
+    problems: list[tuple[str, str]] = []
+    if topics.strip() and regex.strip():
+        both = "topics and topics.regex are mutually exclusive options, but both are set."
+        problems += [("topics", both), ("topics.regex", both)]
+    if not topics.strip() and not regex.strip():
+        neither = "Must configure one of topics or topics.regex"
+        problems += [("topics", neither), ("topics.regex", neither)]
+    if dlq and topics.strip():
+        listed = [t.strip() for t in topics.split(",") if t.strip()]
+        if dlq in listed:
+            problems.append(("topics", f"The DLQ topic '{dlq}' may not be included in the list of topics "
+                                       f"('topics=[{', '.join(listed)}]') consumed by the connector"))
+    if dlq and regex.strip():
+        try:
+            matches = re.fullmatch(regex, dlq) is not None
+        except re.error:
+            matches = False
+        if matches:
+            problems.append(("topics.regex", f"The DLQ topic '{dlq}' may not be included in the regex matching "
+                                             f"the topics ('topics.regex={regex}') consumed by the connector"))
+    for key, message in problems:
+        values.setdefault(key, ConfigValue(key, props.get(key))).add_error_message(message)
+
+
+async def validate_config_infos(config: Mapping[str, str | None], *,
+                                plugins: PluginRegistry | None = None) -> dict[str, Any]:
+    """Connect's ConfigInfos for ``config``: framework keys, then the connector's, with every error found.
+
+    ``plugins`` (the REST app's registry) is asked first, then ``load_connector_class``. Raises
+    ConfigError (400) without ``connector.class`` or when it names no connector.
+    """
+    class_name = config.get("connector.class")
+    if not class_name:
+        raise ConfigError(f"Connector config {dict(config)} contains no connector type")
+    desc = plugins.resolve(class_name) if plugins is not None else None
+    if desc is not None and issubclass(desc.cls, SourceConnector | SinkConnector):
+        cls: type[Connector] = desc.cls
+    else:
+        cls = load_connector_class(class_name)
+    connector = _validator_instance(cls)
+    props = {k: v for k, v in config.items() if v is not None}
+
+    framework = framework_config_def(cls)
+    values = framework.validate_all(props)
+    if issubclass(cls, SinkConnector):
+        _sink_checks(config, values)
+    for key in (k for k, v in config.items() if v is None):
+        values.setdefault(key, ConfigValue(key)).add_error_message(NULL_VALUE)
+
+    enter_stage(CONFIG_DEF_STAGE)
+    own = await invoke(connector.config)
+    if not isinstance(own, ConfigDef):
+        raise ConfigError(f"{qualified(cls)}.config() must return a ConfigDef that is not null.")
+    enter_stage(VALIDATING)
+    result = await invoke(connector.validate, props)
+    if not isinstance(result, Config):
+        raise ConfigError(f"{qualified(cls)}.validate() must return a Config that is not null.")
+
+    keys = framework.config_keys
+    keys.update(own.config_keys)  # the connector's definition wins, in the framework key's place
+    groups = list(dict.fromkeys([*framework.groups, *own.groups]))
+    for checked in result.config_values:
+        values[checked.name] = checked  # as Connect's map: the connector's value replaces the framework's
+    return _config_infos(class_name, keys, values, groups)
+
+
+def _config_infos(name: str, keys: Mapping[str, ConfigKey], values: Mapping[str, ConfigValue],
+                  groups: list[str]) -> dict[str, Any]:
+    """``AbstractHerder.generateResult``: undefined keys with values first, then every defined key."""
+    configs: list[dict[str, Any]] = []
+    errors = 0
+    for value in values.values():
+        if value.name not in keys:
+            configs.append({"definition": None, "value": value.info()})
+            errors += len(value.errors)
+    for key_name, key in keys.items():
+        found = values.get(key_name)
+        if found is not None:
+            errors += len(found.errors)
+            if found.type is None:  # a connector's own ConfigValue: show it in its key's string form
+                found = dataclasses.replace(found, type=key.type)
+        configs.append({"definition": key.info(), "value": None if found is None else found.info()})
+    return {"name": name, "error_count": errors, "groups": groups, "configs": configs}

@@ -1,0 +1,292 @@
+"""Finding plugins the way Connect's plugin scanner does, so REST can list them and users can name them by alias.
+
+Three sources, merged into one ``PluginRegistry``:
+
+* Python entry points (installed distributions), one group per plugin kind:
+
+  ============================================  ==================================
+  group                                         entries (``name = module:Class``)
+  ============================================  ==================================
+  ``connect_engine.connectors``                 SourceConnector / SinkConnector subclasses
+  ``connect_engine.transforms``                 transformations (SMTs)
+  ``connect_engine.predicates``                 predicates
+  ``connect_engine.converters``                 converters
+  ``connect_engine.header_converters``          header converters
+  ============================================  ==================================
+
+* ``plugin.path`` (worker config, comma-separated directories): every top-level module or
+  package in each directory is imported (the directory is appended to ``sys.path`` so the
+  classes stay importable by their dotted name) and the Connector subclasses it defines are
+  registered (public, concrete classes only); distributions installed there (``pip install --target``) contribute their entry
+  points too. Only connectors have base classes so far, so only they are found by scanning.
+* dotted paths (``package.module.Class``), resolved by ``engine.plugins`` without any scan.
+
+Aliases follow Connect's ``PluginUtils.computeAliases``: the simple class name and the simple
+name with the type suffix removed (``RecordingSource`` for ``RecordingSourceConnector``), each
+kept only when it names exactly one class.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cache
+from importlib.metadata import EntryPoint, distributions, entry_points
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from engine.api.connector import Connector, SinkConnector, SourceConnector
+
+log = structlog.get_logger(component="plugins")
+
+
+class PluginType(StrEnum):
+    """Connect's ``PluginType`` as it appears in PluginInfo's ``type``, in listing order."""
+
+    SINK = "sink"
+    SOURCE = "source"
+    TRANSFORMATION = "transformation"
+    PREDICATE = "predicate"
+    CONVERTER = "converter"
+    HEADER_CONVERTER = "header_converter"
+
+    @property
+    def suffix(self) -> str:
+        """What ``prunedName`` strips: ``Connector`` for connectors, else the base class's name."""
+        return _SUFFIXES[self]
+
+
+_SUFFIXES = {PluginType.SINK: "Connector", PluginType.SOURCE: "Connector",
+             PluginType.TRANSFORMATION: "Transformation", PluginType.PREDICATE: "Predicate",
+             PluginType.CONVERTER: "Converter", PluginType.HEADER_CONVERTER: "HeaderConverter"}
+
+CONNECTOR_TYPES = frozenset({PluginType.SINK, PluginType.SOURCE})
+
+ENTRY_POINT_GROUPS: dict[str, PluginType | None] = {
+    "connect_engine.connectors": None,  # source or sink, decided by the base class
+    "connect_engine.transforms": PluginType.TRANSFORMATION,
+    "connect_engine.predicates": PluginType.PREDICATE,
+    "connect_engine.converters": PluginType.CONVERTER,
+    "connect_engine.header_converters": PluginType.HEADER_CONVERTER,
+}
+
+
+def class_name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def connector_plugin_type(cls: type) -> PluginType | None:
+    if issubclass(cls, SinkConnector):
+        return PluginType.SINK
+    if issubclass(cls, SourceConnector):
+        return PluginType.SOURCE
+    return None
+
+
+@cache
+def plugin_version(cls: type) -> str | None:
+    """``version()`` of a fresh instance when it gives a string; a plugin that fails is still listed."""
+    try:
+        result: Any = cls().version()
+    except Exception as exc:
+        log.warning("plugins.version_failed", plugin=class_name(cls), error=repr(exc))
+        return None
+    if inspect.iscoroutine(result):
+        result.close()  # listing is synchronous; an async version() leaves the version undefined
+        return None
+    return result if isinstance(result, str) else None
+
+
+@dataclass(frozen=True, slots=True)
+class PluginDesc:
+    """One discovered plugin class and its kind (Connect's ``PluginDesc``)."""
+
+    cls: type
+    type: PluginType
+
+    @property
+    def name(self) -> str:
+        return class_name(self.cls)
+
+    @property
+    def simple_name(self) -> str:
+        return self.cls.__name__
+
+    @property
+    def pruned_name(self) -> str:
+        simple = self.simple_name
+        pos = simple.rfind(self.type.suffix)  # Connect: lastIndexOf, and only when not at 0
+        return simple[:pos] if pos > 0 else simple
+
+    def info(self) -> dict[str, str]:
+        """Connect's PluginInfo; ``version`` left out when undefined."""
+        result = {"class": self.name, "type": self.type.value}
+        version = plugin_version(self.cls)
+        if version is not None:
+            result["version"] = version
+        return result
+
+
+class PluginRegistry:
+    """The plugins a worker knows, by full class name and by unambiguous alias."""
+
+    def __init__(self, plugins: Iterable[PluginDesc] = ()) -> None:
+        self._plugins: dict[str, PluginDesc] = {}
+        for desc in plugins:
+            self._plugins.setdefault(desc.name, desc)
+        claims: dict[str, set[str]] = {}
+        for desc in self._plugins.values():
+            for alias in (desc.simple_name, desc.pruned_name):
+                claims.setdefault(alias, set()).add(desc.name)
+        self._aliases = {alias: next(iter(names)) for alias, names in claims.items() if len(names) == 1}
+
+    @classmethod
+    def discover(cls, plugin_path: str | None = None) -> PluginRegistry:
+        """Installed entry points, plus whatever ``plugin_path`` (comma-separated dirs) holds."""
+        found = [*_installed_plugins(), *scan_plugin_path(plugin_path)]
+        return cls(found)
+
+    def __contains__(self, name: str) -> bool:
+        return self.resolve(name) is not None
+
+    def plugins(self, types: Iterable[PluginType] | None = None) -> list[PluginDesc]:
+        """Sorted as Connect lists them: by type (sinks, sources, ...), then by class name."""
+        wanted = set(PluginType) if types is None else set(types)
+        order = list(PluginType)
+        chosen = [d for d in self._plugins.values() if d.type in wanted]
+        return sorted(chosen, key=lambda d: (order.index(d.type), d.name))
+
+    def infos(self, *, connectors_only: bool = True) -> list[dict[str, str]]:
+        return [d.info() for d in self.plugins(CONNECTOR_TYPES if connectors_only else None)]
+
+    def aliases(self) -> dict[str, str]:
+        """Alias -> full class name, ambiguous aliases left out."""
+        return dict(self._aliases)
+
+    def resolve(self, name: str) -> PluginDesc | None:
+        """The plugin ``name`` means: a full class name first, then an unambiguous alias."""
+        desc = self._plugins.get(name)
+        if desc is None and name in self._aliases:
+            desc = self._plugins[self._aliases[name]]
+        return desc
+
+
+def import_class(name: str) -> type | None:
+    """``package.module.Class`` (or ``module:Class``) imported, or None: Connect's ``Class.forName`` fallback."""
+    module_name, sep, attr = name.replace(":", ".").rpartition(".")
+    if not sep or not module_name:
+        return None
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return None
+    found = getattr(module, attr, None)
+    return found if isinstance(found, type) else None
+
+
+# ---- entry points -----------------------------------------------------------------------------
+
+def plugins_from_entry_points(eps: Iterable[EntryPoint]) -> list[PluginDesc]:
+    """Load each entry point of our groups; broken ones are logged and skipped, as Connect does."""
+    found: list[PluginDesc] = []
+    for ep in eps:
+        if ep.group not in ENTRY_POINT_GROUPS:
+            continue
+        try:
+            loaded = ep.load()
+        except Exception as exc:
+            log.warning("plugins.entry_point_failed", group=ep.group, entry_point=ep.value, error=repr(exc))
+            continue
+        kind = ENTRY_POINT_GROUPS[ep.group]
+        if isinstance(loaded, type) and kind is None:
+            kind = connector_plugin_type(loaded)
+        if not isinstance(loaded, type) or kind is None:
+            log.warning("plugins.entry_point_ignored", group=ep.group, entry_point=ep.value,
+                        reason="not a class of the group's kind")
+            continue
+        found.append(PluginDesc(loaded, kind))
+    return found
+
+
+@cache
+def _installed_plugins() -> tuple[PluginDesc, ...]:
+    # installed distributions do not change while the process runs
+    eps = [ep for group in ENTRY_POINT_GROUPS for ep in entry_points(group=group)]
+    return tuple(plugins_from_entry_points(eps))
+
+
+# ---- plugin.path ------------------------------------------------------------------------------
+
+_PATH_PLUGINS: dict[str, PluginDesc] = {}
+"""Every plugin found on any plugin.path so far: imports are process-wide, so aliases are too."""
+
+
+def scan_plugin_path(plugin_path: str | None) -> list[PluginDesc]:
+    """Import every top-level module/package in each directory and collect its connectors."""
+    found: list[PluginDesc] = []
+    for raw in (plugin_path or "").split(","):
+        directory = raw.strip()
+        if not directory:
+            continue
+        if not Path(directory).is_dir():
+            log.error("plugins.path_unreadable", path=directory)
+            continue
+        found.extend(_scan_directory(Path(directory)))
+    for desc in found:
+        _PATH_PLUGINS.setdefault(desc.name, desc)
+    return found
+
+
+def _scan_directory(directory: Path) -> list[PluginDesc]:
+    if str(directory) not in sys.path:
+        sys.path.append(str(directory))  # appended: installed packages keep precedence over plugins
+    found: list[PluginDesc] = []
+    for entry in sorted(directory.iterdir()):
+        module_name = _top_level_module(entry)
+        if module_name is None:
+            continue
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:
+            log.warning("plugins.module_failed", path=str(entry), error=repr(exc))
+            continue
+        found.extend(_connectors_defined_in(module_name, vars(module).values()))
+    eps = [ep for dist in distributions(path=[str(directory)]) for ep in dist.entry_points]
+    found.extend(plugins_from_entry_points(eps))
+    return found
+
+
+def _top_level_module(entry: Path) -> str | None:
+    if entry.name.startswith((".", "_")):
+        return None
+    if entry.is_file() and entry.suffix == ".py":
+        name = entry.stem
+    elif entry.is_dir() and (entry / "__init__.py").is_file():
+        name = entry.name
+    else:
+        return None
+    return name if name.isidentifier() else None
+
+
+def _connectors_defined_in(module_name: str, members: Iterable[object]) -> Iterator[PluginDesc]:
+    for member in members:
+        if not isinstance(member, type) or inspect.isabstract(member) or not issubclass(member, Connector):
+            continue
+        if member.__name__.startswith("_"):
+            continue  # private helpers and bases, as Connect lists only public classes
+        if member.__module__ != module_name and not member.__module__.startswith(module_name + "."):
+            continue  # imported from elsewhere (our own bases, another plugin)
+        kind = connector_plugin_type(member)
+        if kind is not None:
+            yield PluginDesc(member, kind)
+
+
+def process_registry() -> PluginRegistry:
+    """Installed plugins plus everything scanned from any plugin.path so far (for ``connector.class``)."""
+    return PluginRegistry([*_installed_plugins(), *_PATH_PLUGINS.values()])

@@ -1,0 +1,100 @@
+"""``/connector-plugins`` resources (spec §4.3): what the worker can run, and what each plugin accepts.
+
+Answered locally from the worker's plugin registry, never through the herder, as in Connect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from engine.api.config_def import ConfigDef
+from engine.api.connector import Connector
+from engine.connector_config import CONFIG_DEF_STAGE, framework_config_def, validate_config_infos
+from engine.errors import ConnectorNotFound
+from engine.invoke import invoke
+from engine.plugin_discovery import connector_plugin_type, import_class
+from engine.rest.body import json_body
+from engine.rest.errors import BadRequest, RestError
+from engine.rest.keys import PLUGINS
+from engine.stage import enter_stage
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class UnknownPlugin(ConnectorNotFound):
+    """404 with Connect's wording; a ConnectorNotFound only for its status."""
+
+    def __init__(self, plugin: str) -> None:
+        super().__init__(plugin, f"Unknown plugin {plugin}.")
+
+
+def _plugin(request: web.Request) -> type:
+    """The class ``{plugin}`` names: registry (full name or alias), else any importable class."""
+    name = request.match_info["plugin"]
+    desc = request.app[PLUGINS].resolve(name)
+    if desc is not None:
+        return desc.cls
+    cls = import_class(name)
+    if cls is None:
+        raise UnknownPlugin(name)
+    if connector_plugin_type(cls) is None:
+        raise BadRequest(f"Invalid plugin class {name}. Valid types are sink, source, converter, "
+                         "header_converter, transformation, predicate.")
+    return cls
+
+
+def _normalized(name: str) -> str:
+    return name.removesuffix("Connector")
+
+
+def _string_map(body: Any) -> dict[str, str | None]:
+    """Connect's body is a String->String map: scalars arrive as their JSON text, null stays null."""
+    if not isinstance(body, dict):
+        raise BadRequest("The connector config must be a JSON object")
+    result: dict[str, str | None] = {}
+    for key, value in body.items():
+        if value is None or isinstance(value, str):
+            result[key] = value
+        else:
+            result[key] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+    return result
+
+
+async def list_plugins(request: web.Request) -> web.Response:
+    raw = request.query.get("connectorsOnly")
+    connectors_only = raw is None or raw.strip().lower() == "true"  # @DefaultValue("true") boolean
+    return web.json_response(request.app[PLUGINS].infos(connectors_only=connectors_only))
+
+
+async def plugin_config(request: web.Request) -> web.Response:
+    cls = _plugin(request)
+    enter_stage(CONFIG_DEF_STAGE)
+    plugin = cls()
+    config = getattr(plugin, "config", None)
+    own = await invoke(config) if callable(config) else None
+    if not isinstance(own, ConfigDef):
+        raise RestError(500, f"{cls.__module__}.{cls.__qualname__}.config() must return a ConfigDef")
+    keys = own.config_keys
+    if issubclass(cls, Connector):
+        for name, key in framework_config_def(cls).config_keys.items():
+            keys.setdefault(name, key)
+    return web.json_response([key.info() for key in keys.values()])
+
+
+async def validate_plugin_config(request: web.Request) -> web.Response:
+    plugin = request.match_info["plugin"]
+    config = _string_map(await json_body(request))
+    included = config.get("connector.class")
+    if included is not None and not _normalized(included).endswith(_normalized(plugin)):
+        raise BadRequest(f"Included connector type {included} does not match request type {plugin}")
+    return web.json_response(await validate_config_infos(config, plugins=request.app[PLUGINS]))
+
+
+ROUTES: list[tuple[str, str, Handler]] = [
+    ("GET", "/connector-plugins", list_plugins),
+    ("GET", "/connector-plugins/{plugin}/config", plugin_config),
+    ("PUT", "/connector-plugins/{plugin}/config/validate", validate_plugin_config),
+]

@@ -1,0 +1,274 @@
+"""The /connector-plugins resources over real HTTP: listing, config definitions and validation."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from engine import Engine, plugin_discovery
+from engine.plugin_discovery import PluginDesc, PluginRegistry, PluginType
+from engine.rest.app import make_app
+from engine.testing import FAULTS, RecordingSinkConnector, RecordingSourceConnector
+from tests.rest.conftest import FAST, SINK, SOURCE
+
+Client = TestClient[object, object]
+
+RECORDING_SOURCE = "engine.testing.recording.RecordingSourceConnector"
+RECORDING_SINK = "engine.testing.recording.RecordingSinkConnector"
+
+ACME = '''
+from engine.api.config_def import ConfigDef, ConfigType, Importance, Range
+from engine.api.connector import Config, SinkConnector
+from engine.testing import RecordingSinkTask
+
+
+class _Plain(SinkConnector):
+    def start(self, props): ...
+    def stop(self): ...
+    def task_class(self):
+        return RecordingSinkTask
+    def task_configs(self, max_tasks):
+        return []
+
+
+class KeyedSinkConnector(_Plain):
+    def version(self):
+        return "2.5"
+
+    async def config(self):
+        return (ConfigDef()
+                .define("endpoint", ConfigType.STRING, importance=Importance.HIGH, documentation="Where to write.",
+                        group="Acme", order_in_group=1)
+                .define("tasks.max", ConfigType.INT, 2, Range.between(1, 4), Importance.HIGH, "At most four.",
+                        group="Acme", order_in_group=2))
+
+    async def validate(self, props):
+        config = Config((await self.config()).validate(props))
+        for value in config.config_values:
+            if value.name == "endpoint" and str(value.value or "").startswith("ftp:"):
+                value.add_error_message("ftp is not supported")
+        return config
+
+
+class NullConfigSinkConnector(_Plain):
+    def config(self):
+        return None
+'''
+
+FRAMEWORK_SOURCE_KEYS = [
+    "name", "connector.class", "tasks.max", "tasks.max.enforce", "key.converter", "value.converter",
+    "header.converter", "transforms", "predicates", "config.action.reload", "offsets.reset.on.delete",
+    "errors.retry.timeout", "errors.retry.delay.max.ms", "errors.tolerance", "errors.log.enable",
+    "errors.log.include.messages",
+]
+FRAMEWORK_SINK_KEYS = [
+    *FRAMEWORK_SOURCE_KEYS, "topics", "topics.regex", "errors.deadletterqueue.topic.name",
+    "errors.deadletterqueue.topic.replication.factor", "errors.deadletterqueue.context.headers.enable",
+]
+
+
+@pytest.fixture
+async def acme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Client]:
+    """An engine whose plugin.path holds the ``acme_rest`` module, behind the REST app."""
+    (tmp_path / "acme_rest.py").write_text(textwrap.dedent(ACME), encoding="utf-8")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(plugin_discovery, "_PATH_PLUGINS", {})
+    try:
+        async with Engine({**FAST, "plugin.path": str(tmp_path)}) as engine:
+            server = TestServer(make_app(engine, rest_timeout=2.0), host="127.0.0.1")
+            async with TestClient(server) as http:
+                yield http
+    finally:
+        sys.modules.pop("acme_rest", None)
+
+
+async def ok(response: Any) -> Any:
+    assert response.status == 200, await response.text()
+    return await response.json()
+
+
+async def error(response: Any, status: int) -> str:
+    assert response.status == status, await response.text()
+    body = await response.json()
+    assert body["error_code"] == status
+    message: str = body["message"]
+    return message
+
+
+# ---- GET /connector-plugins ---------------------------------------------------------------------
+
+async def test_list_gives_connectors_sinks_first_with_versions(acme: Client) -> None:
+    listed = await ok(await acme.get("/connector-plugins"))
+    assert listed == [
+        {"class": "acme_rest.KeyedSinkConnector", "type": "sink", "version": "2.5"},
+        {"class": "acme_rest.NullConfigSinkConnector", "type": "sink", "version": "unknown"},
+        {"class": RECORDING_SINK, "type": "sink", "version": "1.0-test"},
+        {"class": RECORDING_SOURCE, "type": "source", "version": "1.0-test"},
+    ]
+    assert await ok(await acme.get("/connector-plugins?connectorsOnly=true")) == listed
+
+
+async def test_connectors_only_false_adds_the_other_plugin_types(engine: Engine) -> None:
+    class UpperTransformation:
+        pass
+
+    class JsonConverter:
+        def version(self) -> str:
+            return "7"
+
+    registry = PluginRegistry([PluginDesc(JsonConverter, PluginType.CONVERTER),
+                               PluginDesc(UpperTransformation, PluginType.TRANSFORMATION),
+                               PluginDesc(RecordingSourceConnector, PluginType.SOURCE),
+                               PluginDesc(RecordingSinkConnector, PluginType.SINK)])
+    server = TestServer(make_app(engine, plugins=registry), host="127.0.0.1")
+    async with TestClient(server) as http:
+        everything = await ok(await http.get("/connector-plugins?connectorsOnly=false"))
+        assert [(p["type"], p.get("version")) for p in everything] == [
+            ("sink", "1.0-test"), ("source", "1.0-test"), ("transformation", None), ("converter", "7")]
+        assert "version" not in everything[2]
+        assert len(await ok(await http.get("/connector-plugins"))) == 2
+
+
+# ---- GET /connector-plugins/{p}/config ------------------------------------------------------------
+
+async def test_config_lists_the_plugins_own_keys_then_framework_keys(acme: Client) -> None:
+    keys = await ok(await acme.get("/connector-plugins/KeyedSink/config"))
+    names = [k["name"] for k in keys]
+    assert names == ["endpoint", "tasks.max", *(k for k in FRAMEWORK_SINK_KEYS if k != "tasks.max")]
+    assert keys[0] == {"name": "endpoint", "type": "STRING", "required": True, "default_value": None,
+                       "importance": "HIGH", "documentation": "Where to write.", "group": "Acme", "order": 1,
+                       "width": "NONE", "display_name": "endpoint", "dependents": []}
+    assert keys[1]["default_value"] == "2"  # the connector's definition wins over the framework's
+    by_name = {k["name"]: k for k in keys}
+    assert by_name["tasks.max.enforce"] == {
+        "name": "tasks.max.enforce", "type": "BOOLEAN", "required": False, "default_value": "true",
+        "importance": "LOW", "documentation": by_name["tasks.max.enforce"]["documentation"], "group": "Common",
+        "order": 4, "width": "SHORT", "display_name": "Enforce tasks max", "dependents": []}
+    assert by_name["errors.deadletterqueue.topic.replication.factor"]["type"] == "SHORT"
+    assert by_name["key.converter"]["required"] is False
+    assert by_name["key.converter"]["default_value"] is None
+    assert by_name["transforms"]["group"] == "Transforms"
+    assert by_name["errors.tolerance"]["group"] == "Error Handling"
+    assert by_name["offsets.reset.on.delete"]["documentation"].startswith(
+        "Drops the connector's source offsets when the connector is deleted")
+
+
+async def test_config_accepts_full_simple_and_pruned_names(client: Client) -> None:
+    for name in (RECORDING_SOURCE, "RecordingSourceConnector", "RecordingSource",
+                 "engine.testing.RecordingSourceConnector"):
+        keys = await ok(await client.get(f"/connector-plugins/{name}/config"))
+        assert [k["name"] for k in keys] == FRAMEWORK_SOURCE_KEYS, name
+    sink = await ok(await client.get("/connector-plugins/RecordingSink/config"))
+    assert [k["name"] for k in sink] == FRAMEWORK_SINK_KEYS
+
+
+async def test_config_of_unknown_or_non_plugin_classes(client: Client) -> None:
+    assert await error(await client.get("/connector-plugins/Nope/config"), 404) == "Unknown plugin Nope."
+    assert await error(await client.get("/connector-plugins/acme.missing.Thing/config"), 404) == \
+        "Unknown plugin acme.missing.Thing."
+    assert await error(await client.get("/connector-plugins/engine.engine.Engine/config"), 400) == (
+        "Invalid plugin class engine.engine.Engine. Valid types are sink, source, converter, "
+        "header_converter, transformation, predicate.")
+
+
+# ---- PUT /connector-plugins/{p}/config/validate ---------------------------------------------------
+
+def _values(infos: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["value"]["name"]: c["value"] for c in infos["configs"] if c["value"] is not None}
+
+
+async def test_validate_a_valid_config(client: Client) -> None:
+    config = {**SOURCE, "name": "orders"}
+    infos = await ok(await client.put("/connector-plugins/RecordingSourceConnector/config/validate", json=config))
+    assert infos["name"] == "engine.testing.RecordingSourceConnector"
+    assert infos["error_count"] == 0
+    assert infos["groups"] == ["Common", "Transforms", "Predicates", "Error Handling"]
+    assert [c["definition"]["name"] for c in infos["configs"]] == FRAMEWORK_SOURCE_KEYS
+    values = _values(infos)
+    assert values["tasks.max"] == {"name": "tasks.max", "value": "2", "recommended_values": [], "errors": [],
+                                   "visible": True}
+    assert values["errors.tolerance"]["value"] == "none"
+    assert values["header.converter"]["value"] is None
+
+
+async def test_a_hung_validate_times_out_naming_the_stage(client: Client) -> None:
+    FAULTS.inject("slow", "validate", "block")
+    response = await client.put("/connector-plugins/RecordingSource/config/validate", json={**SOURCE, "name": "slow"})
+    assert await error(response, 500) == \
+        "Request timed out. The worker is currently performing multi-property validation for the connector"
+    FAULTS.release_all()
+
+
+async def test_validate_answers_200_with_every_error(client: Client) -> None:
+    config = {"connector.class": "RecordingSink", "tasks.max": "0", "topics": "a", "topics.regex": "a.*",
+              "errors.tolerance": "some", "transforms": "x,x", "extra": None}
+    infos = await ok(await client.put("/connector-plugins/RecordingSink/config/validate", json=config))
+    values = _values(infos)
+    assert values["name"]["errors"] == ['Missing required configuration "name" which has no default value.']
+    assert values["tasks.max"]["errors"] == ["Invalid value 0 for configuration tasks.max: Value must be at least 1"]
+    assert values["errors.tolerance"]["errors"] == [
+        "Invalid value some for configuration errors.tolerance: String must be one of: none, all"]
+    assert values["transforms"]["errors"] == [
+        "Invalid value [x, x] for configuration transforms: Duplicate alias provided."]
+    both = "topics and topics.regex are mutually exclusive options, but both are set."
+    assert values["topics"]["errors"] == [both]
+    assert values["topics.regex"]["errors"] == [both]
+    assert infos["configs"][0] == {"definition": None, "value": {
+        "name": "extra", "value": None, "recommended_values": [], "visible": True,
+        "errors": ["Null value can not be supplied as the configuration value."]}}
+    assert infos["error_count"] == 7
+
+
+async def test_validate_merges_the_connectors_own_keys_and_checks(acme: Client) -> None:
+    config = {"connector.class": "acme_rest.KeyedSinkConnector", "name": "k", "topics": "t",
+              "endpoint": "ftp://x", "tasks.max": "5", "errors.deadletterqueue.topic.name": "t"}
+    infos = await ok(await acme.put("/connector-plugins/KeyedSinkConnector/config/validate", json=config))
+    assert infos["name"] == "acme_rest.KeyedSinkConnector"
+    assert infos["groups"] == ["Common", "Transforms", "Predicates", "Error Handling", "Acme"]
+    names = [c["definition"]["name"] for c in infos["configs"]]
+    assert names == [*FRAMEWORK_SINK_KEYS, "endpoint"]
+    tasks_max = next(c for c in infos["configs"] if c["definition"]["name"] == "tasks.max")
+    assert tasks_max["definition"]["default_value"] == "2"  # the connector's definition, framework position
+    assert tasks_max["value"]["errors"] == ["Invalid value 5 for configuration tasks.max: Value must be no more than 4"]
+    values = _values(infos)
+    assert values["endpoint"]["errors"] == ["ftp is not supported"]
+    assert values["topics"]["errors"] == [
+        "The DLQ topic 't' may not be included in the list of topics ('topics=[t]') consumed by the connector"]
+    assert infos["error_count"] == 3
+    by_alias = await ok(await acme.put("/connector-plugins/KeyedSink/config/validate",
+                                       json={**config, "connector.class": "KeyedSink"}))
+    assert by_alias["name"] == "KeyedSink"
+    assert by_alias["error_count"] == 3
+
+
+async def test_validate_rejects_mismatched_missing_and_unknown_types(client: Client, acme: Client) -> None:
+    mismatch = await client.put("/connector-plugins/RecordingSource/config/validate", json=SINK)
+    assert await error(mismatch, 400) == (
+        "Included connector type engine.testing.RecordingSinkConnector does not match request type RecordingSource")
+    suffix = await client.put("/connector-plugins/SourceConnector/config/validate", json=SOURCE)
+    assert suffix.status == 200  # "...RecordingSource" ends with "Source": Connect's suffix rule
+    missing = await client.put("/connector-plugins/RecordingSource/config/validate", json={"name": "x"})
+    assert await error(missing, 400) == "Connector config {'name': 'x'} contains no connector type"
+    unknown = await client.put("/connector-plugins/Nope/config/validate", json={"connector.class": "Nope"})
+    assert (await error(unknown, 400)).startswith(
+        "Failed to find any class that implements Connector and which name matches Nope")
+    assert await error(await client.put("/connector-plugins/X/config/validate", json=["a"]), 400) == \
+        "The connector config must be a JSON object"
+    null_config = await acme.put("/connector-plugins/NullConfigSink/config/validate",
+                                 json={"connector.class": "NullConfigSink", "name": "n", "topics": "t"})
+    assert await error(null_config, 400) == (
+        "acme_rest.NullConfigSinkConnector.config() must return a ConfigDef that is not null.")
+
+
+async def test_created_connectors_accept_aliases(client: Client, engine: Engine) -> None:
+    created = await client.post("/connectors", json={"name": "aliased",
+                                                     "config": {**SOURCE, "connector.class": "RecordingSource"}})
+    assert created.status == 201, await created.text()
+    assert (await created.json())["type"] == "source"
+    await engine.wait_for_state("aliased", "RUNNING", tasks=2)

@@ -1,0 +1,241 @@
+"""Plugin discovery: entry points, plugin.path directories, Connect's aliases and version reporting."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Iterator
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+import pytest
+
+from engine import plugin_discovery
+from engine.api.connector import SinkConnector, SourceConnector
+from engine.errors import ConfigError
+from engine.plugin_discovery import (
+    PluginDesc,
+    PluginRegistry,
+    PluginType,
+    plugins_from_entry_points,
+    scan_plugin_path,
+)
+from engine.plugins import load_connector_class
+from engine.testing import RecordingSinkConnector, RecordingSinkTask, RecordingSourceConnector
+
+RECORDING_SOURCE = "engine.testing.recording.RecordingSourceConnector"
+RECORDING_SINK = "engine.testing.recording.RecordingSinkConnector"
+
+
+class _Base(SourceConnector):
+    def start(self, props: dict[str, str]) -> None: ...
+    def stop(self) -> None: ...
+    def task_class(self) -> type[RecordingSinkTask]:
+        return RecordingSinkTask
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return []
+
+
+class DefaultVersionSourceConnector(_Base):
+    pass
+
+
+class BrokenVersionSourceConnector(_Base):
+    def version(self) -> str:
+        raise RuntimeError("no version today")
+
+
+class AsyncVersionSourceConnector(_Base):
+    async def version(self) -> str:  # type: ignore[override]
+        return "9"
+
+
+class NumberVersionSourceConnector(_Base):
+    def version(self) -> int:  # type: ignore[override]
+        return 3
+
+
+class FooSourceConnector(_Base):
+    pass
+
+
+class FooSource:  # a transformation whose simple name is the connector's pruned name
+    pass
+
+
+@pytest.fixture
+def isolated_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Scans append to sys.path and remember what they found: undo both after the test."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(plugin_discovery, "_PATH_PLUGINS", {})
+    before = set(sys.modules)
+    yield
+    for name in set(sys.modules) - before:
+        if name.startswith("acme_"):
+            del sys.modules[name]
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+CONNECTOR_MODULE = """
+    from engine.api.connector import SinkConnector, SourceConnector
+    from engine.testing import RecordingSinkConnector, RecordingSinkTask
+
+
+    class _Common:
+        def start(self, props): ...
+        def stop(self): ...
+        def task_class(self):
+            return RecordingSinkTask
+        def task_configs(self, max_tasks):
+            return []
+
+
+    class {name}SourceConnector(_Common, SourceConnector):
+        def version(self):
+            return "{version}"
+
+
+    class {name}Sink(_Common, SinkConnector):
+        pass
+"""
+
+
+# ---- entry points -----------------------------------------------------------------------------
+
+def test_the_installed_entry_points_give_the_recording_connectors() -> None:
+    registry = PluginRegistry.discover()
+    infos = registry.infos()
+    assert {"class": RECORDING_SINK, "type": "sink", "version": "1.0-test"} in infos
+    assert {"class": RECORDING_SOURCE, "type": "source", "version": "1.0-test"} in infos
+    assert infos.index({"class": RECORDING_SINK, "type": "sink", "version": "1.0-test"}) < \
+        infos.index({"class": RECORDING_SOURCE, "type": "source", "version": "1.0-test"})
+    assert registry.aliases()["RecordingSource"] == RECORDING_SOURCE
+    assert registry.resolve("RecordingSinkConnector") == PluginDesc(RecordingSinkConnector, PluginType.SINK)
+
+
+def test_entry_points_of_every_group_are_typed_and_broken_ones_skipped() -> None:
+    eps = [
+        EntryPoint("Ordered", "collections:OrderedDict", "connect_engine.transforms"),
+        EntryPoint("Counter", "collections:Counter", "connect_engine.predicates"),
+        EntryPoint("Fraction", "fractions:Fraction", "connect_engine.converters"),
+        EntryPoint("Decimal", "decimal:Decimal", "connect_engine.header_converters"),
+        EntryPoint("src", "engine.testing.recording:RecordingSourceConnector", "connect_engine.connectors"),
+        EntryPoint("missing", "acme_does_not_exist:Thing", "connect_engine.transforms"),
+        EntryPoint("not_a_connector", "collections:deque", "connect_engine.connectors"),
+        EntryPoint("not_a_class", "os:getcwd", "connect_engine.converters"),
+        EntryPoint("other_group", "collections:deque", "somebody.else"),
+    ]
+    found = {d.name: d.type for d in plugins_from_entry_points(eps)}
+    assert found == {
+        "collections.OrderedDict": PluginType.TRANSFORMATION,
+        "collections.Counter": PluginType.PREDICATE,
+        "fractions.Fraction": PluginType.CONVERTER,
+        "decimal.Decimal": PluginType.HEADER_CONVERTER,
+        RECORDING_SOURCE: PluginType.SOURCE,
+    }
+    registry = PluginRegistry(plugins_from_entry_points(eps))
+    assert [i["type"] for i in registry.infos(connectors_only=False)] == \
+        ["source", "transformation", "predicate", "converter", "header_converter"]
+    assert [i["type"] for i in registry.infos()] == ["source"]
+
+
+# ---- plugin.path ------------------------------------------------------------------------------
+
+@pytest.mark.usefixtures("isolated_path")
+def test_plugin_path_imports_top_level_modules_and_packages(tmp_path: Path) -> None:
+    first, second = tmp_path / "one", tmp_path / "two"
+    write(first / "acme_flat.py", CONNECTOR_MODULE.format(name="Flat", version="1.2"))
+    write(first / "acme_pkg" / "__init__.py", "from acme_pkg.impl import *\n")
+    write(first / "acme_pkg" / "impl.py", CONNECTOR_MODULE.format(name="Pkg", version="3.4"))
+    write(first / "acme_broken.py", "raise RuntimeError('cannot load')\n")
+    write(first / "README.txt", "not a module\n")
+    write(second / "acme_other.py", CONNECTOR_MODULE.format(name="Other", version="0.1"))
+
+    found = scan_plugin_path(f" {first} ,, {second}, {tmp_path / 'missing'}")
+    assert sorted(d.name for d in found) == [
+        "acme_flat.FlatSink", "acme_flat.FlatSourceConnector",
+        "acme_other.OtherSink", "acme_other.OtherSourceConnector",
+        "acme_pkg.impl.PkgSink", "acme_pkg.impl.PkgSourceConnector",
+    ]  # the imported RecordingSinkConnector and the private mixin are not plugins of these modules
+
+    registry = PluginRegistry.discover(f"{first},{second}")
+    infos = registry.infos()
+    assert {"class": "acme_flat.FlatSourceConnector", "type": "source", "version": "1.2"} in infos
+    assert {"class": "acme_pkg.impl.PkgSink", "type": "sink", "version": "unknown"} in infos
+    assert {"class": RECORDING_SOURCE, "type": "source", "version": "1.0-test"} in infos
+    assert registry.resolve("FlatSource") is not None
+    assert registry.resolve("PkgSink") is not None
+
+    # connector.class resolution sees what plugin.path brought in, by alias and by dotted name
+    assert load_connector_class("OtherSource").__module__ == "acme_other"
+    assert load_connector_class("acme_pkg.impl.PkgSink").__name__ == "PkgSink"
+
+
+@pytest.mark.usefixtures("isolated_path")
+def test_unknown_names_keep_the_dotted_path_error() -> None:
+    with pytest.raises(ConfigError, match="Failed to find any class that implements Connector and which name "
+                                          "matches NoSuchThing: it is not a dotted import path"):
+        load_connector_class("NoSuchThing")
+    with pytest.raises(ConfigError, match="module 'acme_nowhere' cannot be imported"):
+        load_connector_class("acme_nowhere.ThingConnector")
+    transform = PluginDesc(FooSource, PluginType.TRANSFORMATION)
+    plugin_discovery._PATH_PLUGINS[transform.name] = transform
+    with pytest.raises(ConfigError, match="matches FooSource: it names the transformation plugin"):
+        load_connector_class("FooSource")
+
+
+# ---- aliases ----------------------------------------------------------------------------------
+
+def test_aliases_are_full_simple_and_pruned_names() -> None:
+    registry = PluginRegistry([PluginDesc(RecordingSourceConnector, PluginType.SOURCE),
+                               PluginDesc(RecordingSinkConnector, PluginType.SINK)])
+    for name in (RECORDING_SOURCE, "RecordingSourceConnector", "RecordingSource"):
+        assert registry.resolve(name) == PluginDesc(RecordingSourceConnector, PluginType.SOURCE)
+    assert registry.resolve("Recording") is None
+    assert "RecordingSink" in registry
+    assert "engine.testing.RecordingSinkConnector" not in registry  # re-exports are for dotted paths
+
+
+def test_ambiguous_aliases_are_dropped_but_full_names_still_work() -> None:
+    twin = type("RecordingSourceConnector", (_Base,), {"__module__": "acme_twin"})
+    registry = PluginRegistry([PluginDesc(RecordingSourceConnector, PluginType.SOURCE),
+                               PluginDesc(twin, PluginType.SOURCE),
+                               PluginDesc(FooSourceConnector, PluginType.SOURCE),
+                               PluginDesc(FooSource, PluginType.TRANSFORMATION)])
+    assert registry.resolve("RecordingSourceConnector") is None
+    assert registry.resolve("RecordingSource") is None
+    assert registry.resolve(RECORDING_SOURCE) is not None
+    assert registry.resolve("acme_twin.RecordingSourceConnector") is not None
+    assert registry.resolve("FooSource") is None  # pruned name of one, simple name of the other
+    assert registry.resolve("FooSourceConnector") == PluginDesc(FooSourceConnector, PluginType.SOURCE)
+
+
+def test_pruned_names_follow_the_type_suffix() -> None:
+    class ThingConverter:
+        pass
+
+    class ConnectorOnly(SinkConnector):
+        pass
+
+    assert PluginDesc(ThingConverter, PluginType.CONVERTER).pruned_name == "Thing"
+    assert PluginDesc(ThingConverter, PluginType.TRANSFORMATION).pruned_name == "ThingConverter"
+    assert PluginDesc(ConnectorOnly, PluginType.SINK).pruned_name == "ConnectorOnly"  # suffix at 0: kept
+
+
+# ---- versions ---------------------------------------------------------------------------------
+
+def test_versions_come_from_a_fresh_instance_and_are_omitted_when_undefined() -> None:
+    def info(cls: type) -> dict[str, str]:
+        return PluginDesc(cls, PluginType.SOURCE).info()
+
+    assert info(DefaultVersionSourceConnector)["version"] == "unknown"
+    assert info(RecordingSourceConnector)["version"] == "1.0-test"
+    assert "version" not in info(BrokenVersionSourceConnector)
+    assert "version" not in info(AsyncVersionSourceConnector)
+    assert "version" not in info(NumberVersionSourceConnector)
+    assert "version" not in info(FooSource)  # no version() at all
+    assert "version" not in PluginDesc(SourceConnector, PluginType.SOURCE).info()  # abstract: no instance
