@@ -13,7 +13,7 @@ from aiohttp import web
 from engine.engine import Engine
 from engine.errors import EngineError
 from engine.plugin_discovery import PluginRegistry
-from engine.rest import connectors, loggers
+from engine.rest import connectors, loggers, openapi
 from engine.rest import plugins as plugin_routes
 from engine.rest.errors import error_response, status_of
 from engine.rest.keys import CLUSTER_ID, ENGINE, PLUGINS, REST_TIMEOUT
@@ -80,6 +80,7 @@ def make_app(engine: Engine, *, rest_timeout: float = DEFAULT_REST_TIMEOUT_S,
     app[PLUGINS] = plugins if plugins is not None else PluginRegistry.discover(engine.worker.get("plugin.path"))
     app.router.add_get("/", server_info)
     app.router.add_get("/health", health)
+    app.router.add_get("/openapi.json", openapi.serve)
     for method, path, handler in [*connectors.ROUTES, *plugin_routes.ROUTES, *loggers.ROUTES]:
         app.router.add_route(method, path, handler)
     return app

@@ -1,0 +1,234 @@
+"""``/openapi.json``: the REST API as implemented, for clients, generators and conformance tests.
+
+Every route the app serves is described here; ``tests/rest/test_openapi.py`` fails if a route is
+added without a description (or described without a route), so the document cannot drift.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+from typing import Any
+
+from aiohttp import web
+
+_STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
+_REF = "#/components/schemas/"
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": _REF + name}
+
+
+def _array(item: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "items": item}
+
+
+_STATE = {"type": "string", "enum": ["UNASSIGNED", "RUNNING", "PAUSED", "STOPPED", "FAILED", "RESTARTING"]}
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "ErrorMessage": {"type": "object", "required": ["error_code", "message"],
+                     "properties": {"error_code": {"type": "integer"}, "message": {"type": "string"}}},
+    "ServerInfo": {"type": "object", "required": ["version", "commit", "kafka_cluster_id"],
+                   "properties": {"version": {"type": "string"}, "commit": {"type": "string"},
+                                  "kafka_cluster_id": {"type": "string"}}},
+    "WorkerStatus": {"type": "object", "required": ["status", "message"],
+                     "properties": {"status": {"type": "string", "enum": ["healthy", "starting", "unhealthy"]},
+                                    "message": {"type": "string"}}},
+    "ConnectorConfig": _STRING_MAP,
+    "ConnectorConfigPatch": {"type": "object", "additionalProperties": {"type": ["string", "null"]}},
+    "ConnectorTaskId": {"type": "object", "required": ["connector", "task"],
+                        "properties": {"connector": {"type": "string"}, "task": {"type": "integer"}}},
+    "ConnectorInfo": {"type": "object", "required": ["name", "config", "tasks", "type"],
+                      "properties": {"name": {"type": "string"}, "config": _ref("ConnectorConfig"),
+                                     "tasks": _array(_ref("ConnectorTaskId")),
+                                     "type": {"type": "string", "enum": ["source", "sink", "unknown"]}}},
+    "ConnectorState": {"type": "object", "required": ["state", "worker_id"],
+                       "properties": {"state": _STATE, "worker_id": {"type": "string"}, "trace": {"type": "string"}}},
+    "TaskState": {"type": "object", "required": ["id", "state", "worker_id"],
+                  "properties": {"id": {"type": "integer"}, "state": _STATE, "worker_id": {"type": "string"},
+                                 "trace": {"type": "string"}}},
+    "ConnectorStateInfo": {"type": "object", "required": ["name", "connector", "tasks", "type"],
+                           "properties": {"name": {"type": "string"}, "connector": _ref("ConnectorState"),
+                                          "tasks": _array(_ref("TaskState")),
+                                          "type": {"type": "string", "enum": ["source", "sink", "unknown"]}}},
+    "ConnectorExpanded": {"type": "object", "properties": {"status": _ref("ConnectorStateInfo"),
+                                                           "info": _ref("ConnectorInfo")}},
+    "TaskInfo": {"type": "object", "required": ["id", "config"],
+                 "properties": {"id": _ref("ConnectorTaskId"), "config": _STRING_MAP}},
+    "CreateConnectorRequest": {"type": "object", "required": ["name", "config"],
+                               "properties": {"name": {"type": "string"}, "config": _ref("ConnectorConfig"),
+                                              "initial_state": {"type": "string",
+                                                                "enum": ["RUNNING", "PAUSED", "STOPPED"]}}},
+    "ConnectorOffset": {"type": "object", "required": ["partition", "offset"],
+                        "properties": {"partition": {"type": "object"}, "offset": {"type": ["object", "null"]}}},
+    "ConnectorOffsets": {"type": "object", "required": ["offsets"],
+                         "properties": {"offsets": _array(_ref("ConnectorOffset"))}},
+    "Message": {"type": "object", "required": ["message"], "properties": {"message": {"type": "string"}}},
+    "ActiveTopics": {"type": "object", "additionalProperties": {
+        "type": "object", "required": ["topics"], "properties": {"topics": _array({"type": "string"})}}},
+    "PluginInfo": {"type": "object", "required": ["class", "type"],
+                   "properties": {"class": {"type": "string"}, "type": {"type": "string"},
+                                  "version": {"type": "string"}}},
+    "ConfigKeyInfo": {"type": "object", "required": ["name", "type", "required", "importance", "documentation"],
+                      "properties": {"name": {"type": "string"}, "type": {"type": "string"},
+                                     "required": {"type": "boolean"}, "default_value": {"type": ["string", "null"]},
+                                     "importance": {"type": "string"}, "documentation": {"type": ["string", "null"]},
+                                     "group": {"type": ["string", "null"]}, "order": {"type": "integer"},
+                                     "width": {"type": "string"}, "display_name": {"type": ["string", "null"]},
+                                     "dependents": _array({"type": "string"})}},
+    "ConfigValueInfo": {"type": "object", "required": ["name", "errors", "visible"],
+                        "properties": {"name": {"type": "string"}, "value": {"type": ["string", "null"]},
+                                       "recommended_values": _array({"type": "string"}),
+                                       "errors": _array({"type": "string"}), "visible": {"type": "boolean"}}},
+    "ConfigInfos": {"type": "object", "required": ["name", "error_count", "groups", "configs"],
+                    "properties": {"name": {"type": "string"}, "error_count": {"type": "integer"},
+                                   "groups": _array({"type": "string"}),
+                                   "configs": _array({"type": "object", "properties": {
+                                       "definition": {"oneOf": [_ref("ConfigKeyInfo"), {"type": "null"}]},
+                                       "value": {"oneOf": [_ref("ConfigValueInfo"), {"type": "null"}]}}})}},
+    "LoggerLevel": {"type": "object", "required": ["level", "last_modified"],
+                    "properties": {"level": {"type": "string"}, "last_modified": {"type": ["integer", "null"]}}},
+    "LoggerLevelRequest": {"type": "object", "properties": {"level": {"type": "string"}}},
+}
+
+
+def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _empty(description: str) -> dict[str, Any]:
+    return {"description": description}
+
+
+_ERROR = _ref("ErrorMessage")
+
+
+def _errors(*codes: int) -> dict[str, Any]:
+    """Every operation may answer 500 (a plugin timed out, malformed JSON) besides its own errors."""
+    return {str(code): _json(_ERROR, _ERROR_TEXT[code]) for code in (*codes, 500)}
+
+
+_ERROR_TEXT = {400: "Bad request (invalid config, malformed parameters)", 401: "Credentials missing or wrong",
+               403: "Forbidden", 404: "Not found", 409: "Conflict (already exists)",
+               500: "Request timed out waiting on a plugin, malformed JSON, or an internal error"}
+
+_CONNECTOR = {"name": "connector", "in": "path", "required": True, "schema": {"type": "string"}}
+_TASK = {"name": "task", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 0}}
+_PLUGIN = {"name": "plugin", "in": "path", "required": True, "schema": {"type": "string"}}
+_LOGGER = {"name": "logger", "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def _flag(name: str) -> dict[str, Any]:
+    return {"name": name, "in": "query", "required": False, "schema": {"type": "boolean", "default": False}}
+
+
+def _body(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
+# (method, path) -> operation
+OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
+    ("GET", "/"): {"summary": "Server version", "responses": {"200": _json(_ref("ServerInfo"), "Server info")}},
+    ("GET", "/health"): {"summary": "Worker health", "responses": {
+        "200": _json(_ref("WorkerStatus"), "Healthy"), "500": _json(_ref("WorkerStatus"), "Unhealthy")}},
+    ("GET", "/openapi.json"): {"summary": "This document", "responses": {"200": _json({"type": "object"}, "OpenAPI")}},
+    ("GET", "/connectors"): {
+        "summary": "List connectors", "parameters": [{"name": "expand", "in": "query", "required": False,
+                                                      "style": "form", "explode": True,
+                                                      "schema": _array({"type": "string"})}],
+        "responses": {"200": _json({"oneOf": [_array({"type": "string"}),
+                                              {"type": "object", "additionalProperties": _ref("ConnectorExpanded")}]},
+                                   "Names, or name -> {status, info} with expand"), **_errors()}},
+    ("POST", "/connectors"): {
+        "summary": "Create a connector", "requestBody": _body(_ref("CreateConnectorRequest")),
+        "responses": {"201": _json(_ref("ConnectorInfo"), "Created"), **_errors(400, 409)}},
+    ("GET", "/connectors/{connector}"): {
+        "summary": "Connector info", "responses": {"200": _json(_ref("ConnectorInfo"), "Info"), **_errors(404)}},
+    ("DELETE", "/connectors/{connector}"): {
+        "summary": "Delete a connector (after deleted() ran)",
+        "responses": {"204": _empty("Deleted"), **_errors(404)}},
+    ("GET", "/connectors/{connector}/config"): {
+        "summary": "Connector config", "responses": {"200": _json(_ref("ConnectorConfig"), "Config"), **_errors(404)}},
+    ("PUT", "/connectors/{connector}/config"): {
+        "summary": "Create or replace a connector's config", "requestBody": _body(_ref("ConnectorConfig")),
+        "responses": {"200": _json(_ref("ConnectorInfo"), "Updated"), "201": _json(_ref("ConnectorInfo"), "Created"),
+                      **_errors(400)}},
+    ("PATCH", "/connectors/{connector}/config"): {
+        "summary": "Patch a connector's config (null removes a key)", "requestBody": _body(_ref("ConnectorConfigPatch")),
+        "responses": {"200": _json(_ref("ConnectorInfo"), "Patched"), **_errors(400, 404)}},
+    ("GET", "/connectors/{connector}/status"): {
+        "summary": "Connector and task states",
+        "responses": {"200": _json(_ref("ConnectorStateInfo"), "Status"), **_errors(404)}},
+    ("GET", "/connectors/{connector}/tasks"): {
+        "summary": "Task configs", "responses": {"200": _json(_array(_ref("TaskInfo")), "Tasks"), **_errors(404)}},
+    ("GET", "/connectors/{connector}/tasks-config"): {
+        "summary": "Task configs by task id (deprecated)",
+        "responses": {"200": _json({"type": "object", "additionalProperties": _STRING_MAP}, "Tasks"), **_errors(404)}},
+    ("GET", "/connectors/{connector}/tasks/{task}/status"): {
+        "summary": "One task's state", "responses": {"200": _json(_ref("TaskState"), "Status"), **_errors(404)}},
+    ("POST", "/connectors/{connector}/tasks/{task}/restart"): {
+        "summary": "Restart one task", "responses": {"204": _empty("Restarted"), **_errors(404)}},
+    ("POST", "/connectors/{connector}/restart"): {
+        "summary": "Restart the connector (KIP-745 plan with includeTasks/onlyFailed)",
+        "parameters": [_flag("includeTasks"), _flag("onlyFailed")],
+        "responses": {"202": _json(_ref("ConnectorStateInfo"), "Plan"), "204": _empty("Connector restarted"),
+                      **_errors(404)}},
+    ("PUT", "/connectors/{connector}/pause"): {
+        "summary": "Pause", "responses": {"202": _empty("Accepted"), **_errors(404)}},
+    ("PUT", "/connectors/{connector}/resume"): {
+        "summary": "Resume", "responses": {"202": _empty("Accepted"), **_errors(404)}},
+    ("PUT", "/connectors/{connector}/stop"): {
+        "summary": "Stop (no tasks)", "responses": {"204": _empty("Stopped"), **_errors(404)}},
+    ("GET", "/connectors/{connector}/topics"): {
+        "summary": "Active topics", "responses": {"200": _json(_ref("ActiveTopics"), "Topics"), **_errors(403)}},
+    ("PUT", "/connectors/{connector}/topics/reset"): {
+        "summary": "Reset active topics", "responses": {"202": _empty("Accepted"), **_errors(403)}},
+    ("GET", "/connectors/{connector}/offsets"): {
+        "summary": "Offsets (KIP-875)", "responses": {"200": _json(_ref("ConnectorOffsets"), "Offsets"),
+                                                     **_errors(404)}},
+    ("PATCH", "/connectors/{connector}/offsets"): {
+        "summary": "Alter offsets of a STOPPED connector", "requestBody": _body(_ref("ConnectorOffsets")),
+        "responses": {"200": _json(_ref("Message"), "Altered"), **_errors(400, 404)}},
+    ("DELETE", "/connectors/{connector}/offsets"): {
+        "summary": "Reset offsets of a STOPPED connector",
+        "responses": {"200": _json(_ref("Message"), "Reset"), **_errors(400, 404)}},
+    ("GET", "/connector-plugins"): {
+        "summary": "Installed plugins", "parameters": [
+            {"name": "connectorsOnly", "in": "query", "required": False, "schema": {"type": "boolean", "default": True}}],
+        "responses": {"200": _json(_array(_ref("PluginInfo")), "Plugins"), **_errors()}},
+    ("GET", "/connector-plugins/{plugin}/config"): {
+        "summary": "A plugin's config definition",
+        "responses": {"200": _json(_array(_ref("ConfigKeyInfo")), "Keys"), **_errors(400, 404)}},
+    ("PUT", "/connector-plugins/{plugin}/config/validate"): {
+        "summary": "Validate a connector config", "requestBody": _body(_ref("ConnectorConfig")),
+        "responses": {"200": _json(_ref("ConfigInfos"), "Validation result"), **_errors(400)}},
+    ("GET", "/admin/loggers"): {
+        "summary": "Loggers with explicit levels",
+        "responses": {"200": _json({"type": "object", "additionalProperties": _ref("LoggerLevel")}, "Levels")}},
+    ("GET", "/admin/loggers/{logger}"): {
+        "summary": "One logger's level", "responses": {"200": _json(_ref("LoggerLevel"), "Level"), **_errors(404)}},
+    ("PUT", "/admin/loggers/{logger}"): {
+        "summary": "Set a namespace's level", "requestBody": _body(_ref("LoggerLevelRequest")),
+        "parameters": [{"name": "scope", "in": "query", "required": False,
+                        "schema": {"type": "string", "enum": ["worker", "cluster"]}}],
+        "responses": {"200": _json(_array({"type": "string"}), "Affected loggers"),
+                      "204": _empty("Applied cluster-wide"), **_errors(400, 404)}},
+}
+
+_PATH_PARAMETERS = {"{connector}": _CONNECTOR, "{task}": _TASK, "{plugin}": _PLUGIN, "{logger}": _LOGGER}
+
+
+def document() -> dict[str, Any]:
+    """The OpenAPI 3.1 document (a module adding routes adds their operations to ``OPERATIONS``)."""
+    paths: dict[str, dict[str, Any]] = {}
+    for (method, path), operation in OPERATIONS.items():
+        params = [p for token, p in _PATH_PARAMETERS.items() if token in path]
+        entry = {**operation, "parameters": [*params, *operation.get("parameters", [])]}
+        paths.setdefault(path, {})[method.lower()] = entry
+    return {"openapi": "3.1.0",
+            "info": {"title": "connect-engine REST API (Kafka Connect compatible)",
+                     "version": version("connect-engine")},
+            "paths": paths, "components": {"schemas": SCHEMAS}}
+
+
+async def serve(request: web.Request) -> web.Response:
+    return web.json_response(document())
