@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from importlib.metadata import version
 from typing import Any
 
@@ -27,7 +26,6 @@ DEFAULT_REST_TIMEOUT_S = 90.0  # Connect's DEFAULT_REST_REQUEST_TIMEOUT_MS
 @web.middleware
 async def connect_errors(request: web.Request, handler: Any) -> web.StreamResponse:
     """Every failure becomes ``{"error_code", "message"}``; a hung plugin becomes a 500 after the timeout."""
-    began = time.perf_counter()
     timeout = request.app[REST_TIMEOUT]
     try:
         async with asyncio.timeout(timeout):
@@ -45,8 +43,6 @@ async def connect_errors(request: web.Request, handler: Any) -> web.StreamRespon
     except Exception as exc:  # the REST boundary: an engine bug answers 500, never drops the connection
         log.exception("rest.request_failed", method=request.method, path=request.path)
         response = error_response(500, str(exc) or type(exc).__name__)
-    log.debug("rest.request", method=request.method, path=request.path, status=response.status,
-              ms=round((time.perf_counter() - began) * 1000, 2))
     return response
 
 
