@@ -24,8 +24,8 @@ from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from engine import Engine  # noqa: E402 - after the path tweak that makes bench/noop importable
-from engine.rest.app import make_app  # noqa: E402
+from engine import Engine
+from engine.rest.app import make_app
 
 CONNECTOR = {"connector.class": "noop.NoopConnector", "tasks.max": "2"}
 READS = 20_000
