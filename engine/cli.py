@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from importlib.metadata import version
 
 from engine.log import configure_logging
@@ -35,6 +36,15 @@ created, or updated if it exists, at start. SIGINT/SIGTERM stop connectors and t
 plain stop(); shutting down never runs the deletion callbacks.""")
     standalone.add_argument("files", nargs="*", metavar="FILE",
                             help="[WORKER_PROPERTIES] [CONNECTOR_FILE ...]")
+    diagram = commands.add_parser(
+        "diagram", help="print a lifecycle machine as Mermaid (from its transition table), or render it",
+        description="Print the connector or task lifecycle as a Mermaid state diagram, generated from the "
+                    "declared transition table; --svg/--png render it with Graphviz (needs `dot`).")
+    diagram.add_argument("kind", nargs="?", choices=["connector", "task"], default="connector")
+    output = diagram.add_mutually_exclusive_group()
+    output.add_argument("--svg", metavar="FILE", help="write an SVG with Graphviz")
+    output.add_argument("--png", metavar="FILE", help="write a PNG with Graphviz")
+    output.add_argument("--dot", action="store_true", help="print Graphviz DOT instead of Mermaid")
     replay = commands.add_parser(
         "replay", help="run scenario files (or replay a config topic dump) and print the transition trace",
         description="Run each scenario against a fresh engine and print its transition trace and a PASS/FAIL "
@@ -44,6 +54,9 @@ plain stop(); shutting down never runs the deletion callbacks.""")
                         help="config log the engine runs on (default memory)")
     replay.add_argument("--bootstrap-servers", help="Kafka brokers for --log kafka")
     replay.add_argument("--format", choices=["text", "json"], default="text", dest="output")
+    replay.add_argument("--timeline", metavar="FILE.svg",
+                        help="also draw each scenario's transitions per connector/task over time as SVG "
+                             "(several scenarios: FILE-<n>.svg)")
     replay.add_argument("--config-topic-dump", metavar="DUMP",
                         help="replay a Kafka Connect config topic dump (JSON lines of key and value) instead "
                              "and print the connectors, target states and task configs it leaves")
@@ -63,12 +76,28 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "replay":
         return _replay(args, parser)
+    if args.command == "diagram":
+        return _diagram(args)
     if args.command == "standalone":
         from engine.standalone import run_standalone, split_files
 
         worker_file, connector_files = split_files(args.files)
         asyncio.run(run_standalone(worker_file, connector_files))
         return 0
+    return 0
+
+
+def _diagram(args: argparse.Namespace) -> int:
+    from engine.diagram import GraphvizMissing, dot, mermaid, render
+
+    if args.svg or args.png:
+        try:
+            render(args.kind, args.svg or args.png, "svg" if args.svg else "png")
+        except GraphvizMissing as exc:
+            sys.stderr.write(f"error: {exc}\n")
+            return 2
+        return 0
+    sys.stdout.write(dot(args.kind) if args.dot else mermaid(args.kind))
     return 0
 
 
@@ -87,7 +116,7 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("--log kafka needs --bootstrap-servers")
     if not args.files:
         parser.error("replay needs scenario FILEs")
-    return asyncio.run(replay(args.files, args.log, args.bootstrap_servers, args.output))
+    return asyncio.run(replay(args.files, args.log, args.bootstrap_servers, args.output, timeline=args.timeline))
 
 
 if __name__ == "__main__":

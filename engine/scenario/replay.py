@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
+from engine.diagram.timeline import timeline_svg
 from engine.scenario.model import ScenarioError, load_scenario
 from engine.scenario.runner import LogKind, ScenarioResult, ScenarioRunner
 
@@ -41,13 +43,24 @@ def _where(result: ScenarioResult) -> str:
     return f"{result.scenario.path} step {step.index} ({step.verb}): " if step else f"{result.scenario.path}: "
 
 
+def write_timelines(results: Sequence[ScenarioResult], path: str) -> list[Path]:
+    """One SVG per scenario: ``path`` itself for one, ``<stem>-<n>.svg`` beside it for several."""
+    target = Path(path)
+    written = []
+    for n, result in enumerate(results, 1):
+        file = target if len(results) == 1 else target.with_name(f"{target.stem}-{n}{target.suffix or '.svg'}")
+        file.write_text(timeline_svg(result.trace), encoding="utf-8")
+        written.append(file)
+    return written
+
+
 def print_json(results: Sequence[ScenarioResult], out: TextIO) -> None:
     json.dump({"results": [r.as_json() for r in results], "passed": all(r.passed for r in results)}, out, indent=2)
     out.write("\n")
 
 
 async def replay(paths: Sequence[str], log: str, bootstrap_servers: str | None, output: str,
-                 out: TextIO | None = None, err: TextIO | None = None) -> int:
+                 out: TextIO | None = None, err: TextIO | None = None, *, timeline: str | None = None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
     try:
@@ -56,4 +69,6 @@ async def replay(paths: Sequence[str], log: str, bootstrap_servers: str | None, 
         print(f"error: {exc}", file=err)
         return EXIT_BAD_FILE
     (print_json if output == "json" else print_text)(results, out)
+    if timeline:
+        write_timelines(results, timeline)
     return 0 if all(r.passed for r in results) else EXIT_FAILED
