@@ -97,3 +97,9 @@ def test_replay_writes_a_timeline(tmp_path: Path, capsys: pytest.CaptureFixture[
     target = tmp_path / "timeline.svg"
     assert main(["replay", "--timeline", str(target), str(scenario)]) == 0
     assert ET.parse(target).getroot().tag == f"{SVG}svg"
+
+
+@pytest.mark.parametrize("kind", ["connector", "task"])
+def test_the_readme_shows_the_current_diagrams(kind: str) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert f"```mermaid\n{mermaid(kind)}```" in readme
