@@ -10,7 +10,7 @@ from aiohttp import web
 from engine.engine import Engine
 from engine.errors import ConnectorNotFound
 from engine.rest.body import json_body, query_flag
-from engine.rest.errors import BadRequest
+from engine.rest.errors import BadRequest, RestError
 from engine.rest.keys import ENGINE
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -201,6 +201,14 @@ async def reset_offsets(request: web.Request) -> web.Response:
     return web.json_response({"message": message})
 
 
+# ---- internal, distributed-mode endpoints ------------------------------------------------------
+
+async def distributed_only(request: web.Request) -> web.Response:
+    """Connect's standalone herder throws UnsupportedOperationException here: a 500."""
+    raise RestError(500, f"{request.method} {request.path} is only supported by a distributed worker "
+                         "(task configs and fencing come from the leader); this worker is standalone")
+
+
 ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", "/connectors", list_connectors),
     ("POST", "/connectors", create_connector),
@@ -223,4 +231,6 @@ ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", "/connectors/{connector}/offsets", get_offsets),
     ("PATCH", "/connectors/{connector}/offsets", alter_offsets),
     ("DELETE", "/connectors/{connector}/offsets", reset_offsets),
+    ("POST", "/connectors/{connector}/tasks", distributed_only),
+    ("PUT", "/connectors/{connector}/fence", distributed_only),
 ]

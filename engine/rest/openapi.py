@@ -191,6 +191,12 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("DELETE", "/connectors/{connector}/offsets"): {
         "summary": "Reset offsets of a STOPPED connector",
         "responses": {"200": _json(_ref("Message"), "Reset"), **_errors(400, 404)}},
+    ("POST", "/connectors/{connector}/tasks"): {
+        "summary": "Internal (distributed mode): task configs from the leader; 500 on a standalone worker",
+        "requestBody": _body(_array(_STRING_MAP)), "responses": {"204": _empty("Accepted"), **_errors(400, 403)}},
+    ("PUT", "/connectors/{connector}/fence"): {
+        "summary": "Internal (distributed mode): zombie fencing; 500 on a standalone worker",
+        "responses": {"204": _empty("Fenced"), **_errors(400, 403)}},
     ("GET", "/connector-plugins"): {
         "summary": "Installed plugins", "parameters": [
             {"name": "connectorsOnly", "in": "query", "required": False, "schema": {"type": "boolean", "default": True}}],

@@ -209,3 +209,9 @@ async def test_unknown_paths_wrong_methods_and_malformed_json(client: Client) ->
     assert await error(wrong, 405) == "HTTP 405 Method Not Allowed"
     malformed = await client.post("/connectors", data=b"{not json", headers={"Content-Type": "application/json"})
     assert (await error(malformed, 500)).startswith("Unexpected character")
+
+
+async def test_distributed_only_endpoints_answer_500_on_a_standalone_worker(client: Client) -> None:
+    message = await error(await client.post("/connectors/orders/tasks", json=[{}]), 500)
+    assert "only supported by a distributed worker" in message
+    assert (await client.put("/connectors/orders/fence")).status == 500
