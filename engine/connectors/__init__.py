@@ -1,0 +1,1 @@
+"""Connectors that ship with the engine."""
