@@ -37,7 +37,7 @@ class Database:
                 db.execute(sql.replace("%s", "?"), params)
         else:
             with psycopg.connect(self.url, autocommit=True) as db:
-                db.execute(sql.encode().decode(), params)  # type: ignore[arg-type]
+                db.execute(sql, params)
 
     def dialect(self) -> Dialect:
         return connect(self.url)
