@@ -20,7 +20,7 @@ def source_task(path: Path, offsets: MemoryOffsetStore, batch: int = 2000) -> Fi
 
 def test_lines_become_records_with_byte_offsets_and_a_partial_line_waits(tmp_path: Path) -> None:
     path = tmp_path / "in.txt"
-    path.write_bytes("one\ntwo\r\nthr".encode())
+    path.write_bytes(b"one\ntwo\r\nthr")
     task = source_task(path, MemoryOffsetStore())
     records = task.poll() or []
     assert [r.value for r in records] == ["one", "two"]
