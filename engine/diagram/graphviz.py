@@ -21,6 +21,7 @@ class GraphvizMissing(EngineError):
 
 
 def dot(kind: str) -> str:
+    """The ``kind`` machine as DOT source, edge for edge the same as :func:`mermaid` (needs no Graphviz)."""
     lines = [f'digraph "{kind}" {{', "    rankdir=LR;", '    node [shape=box, style=rounded, fontname="Helvetica"];',
              '    edge [fontname="Helvetica", fontsize=10];', '    start [shape=point];',
              f'    {FINAL} [shape=doubleoctagon];', f"    start -> {INITIAL};"]
@@ -30,13 +31,17 @@ def dot(kind: str) -> str:
 
 
 def render(kind: str, path: str | Path, fmt: str) -> None:
-    """Write the machine as ``fmt`` (svg or png) to ``path`` with Graphviz."""
+    """Write the machine as ``fmt`` (svg or png) to ``path`` with Graphviz.
+
+    Arguments are checked before the binary, so a typo is reported as such even without Graphviz.
+    """
     if fmt not in FORMATS:
         raise ValueError(f"Unknown format {fmt!r}; valid formats: {', '.join(FORMATS)}")
+    source = dot(kind)
     binary = shutil.which("dot")
     if binary is None:
         raise GraphvizMissing
-    result = subprocess.run([binary, f"-T{fmt}", "-o", str(path)], input=dot(kind).encode(),
+    result = subprocess.run([binary, f"-T{fmt}", "-o", str(path)], input=source.encode(),
                             capture_output=True, check=False)
     if result.returncode != 0:
         raise EngineError(f"Graphviz failed: {result.stderr.decode(errors='replace').strip()}")

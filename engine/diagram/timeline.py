@@ -18,6 +18,7 @@ _ROW = 26
 _LABEL = 170
 _TOP = 40
 _BAR = 16
+_CHAR = 7  # generous width of one label character at font-size 11, so labels never overlap bars
 
 
 def _unit(line: TraceLine) -> tuple[str, int]:
@@ -30,9 +31,11 @@ def _label(unit: tuple[str, int]) -> str:
 
 
 def timeline_svg(trace: Sequence[TraceLine]) -> str:
+    """Draw ``trace`` as SVG text, grid and bars behind the transition dots so every dot stays visible."""
     units = sorted({_unit(line) for line in trace})
     rows = {unit: n for n, unit in enumerate(units)}
-    width = _LABEL + _COLUMN * (len(trace) + 1) + 20
+    left = max(_LABEL, _CHAR * max((len(_label(unit)) for unit in units), default=0) + 16)
+    width = left + _COLUMN * (len(trace) + 1) + 20
     height = _TOP + _ROW * len(units) + 50
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="11">',
@@ -40,41 +43,43 @@ def timeline_svg(trace: Sequence[TraceLine]) -> str:
     for unit, row in rows.items():
         y = _TOP + row * _ROW
         parts.append(f'<text x="6" y="{y + _BAR - 3}">{escape(_label(unit))}</text>')
+    segments: list[str] = []
+    markers: list[str] = []
     last: dict[tuple[str, int], tuple[int, str]] = {}
     for column, line in enumerate(trace):
         unit = _unit(line)
         if unit in last:
-            parts.append(_segment(rows[unit], *last[unit], column))
+            segments.append(_segment(left, rows[unit], *last[unit], column))
         last[unit] = (column, line.to_state)
-        x = _LABEL + column * _COLUMN
+        x = left + column * _COLUMN
         y = _TOP + rows[unit] * _ROW
         tip = (f"step {line.step}, {line.time:g}s: {_label(unit)} {line.trigger} "
                f"{line.from_state} -> {line.to_state}")
-        parts.append(f'<circle cx="{x}" cy="{y + _BAR / 2}" r="4" fill="{COLOURS.get(line.to_state, "#999")}" '
-                     f'stroke="#333"><title>{escape(tip)}</title></circle>')
+        markers.append(f'<circle cx="{x}" cy="{y + _BAR / 2}" r="4" fill="{COLOURS.get(line.to_state, "#999")}" '
+                       f'stroke="#333"><title>{escape(tip)}</title></circle>')
     for unit, (column, state) in last.items():
         if state != "DESTROYED":
-            parts.append(_segment(rows[unit], column, state, len(trace)))
-    parts += _axis(trace, height)
+            segments.append(_segment(left, rows[unit], column, state, len(trace)))
+    parts += _axis(trace, left, height) + segments + markers  # back to front: grid, bars, dots
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 
 
-def _segment(row: int, start: int, state: str, end: int) -> str:
-    x = _LABEL + start * _COLUMN
+def _segment(left: int, row: int, start: int, state: str, end: int) -> str:
+    x = left + start * _COLUMN
     y = _TOP + row * _ROW
     return (f'<rect x="{x}" y="{y}" width="{(end - start) * _COLUMN}" height="{_BAR}" rx="3" '
             f'fill={quoteattr(COLOURS.get(state, "#999"))} opacity="0.85"><title>{escape(state)}</title></rect>')
 
 
-def _axis(trace: Sequence[TraceLine], height: int) -> list[str]:
+def _axis(trace: Sequence[TraceLine], left: int, height: int) -> list[str]:
     parts = []
     shown_step = None
     for column, line in enumerate(trace):
         if line.step == shown_step:
             continue
         shown_step = line.step
-        x = _LABEL + column * _COLUMN
+        x = left + column * _COLUMN
         parts.append(f'<line x1="{x}" y1="{_TOP - 8}" x2="{x}" y2="{height - 36}" stroke="#ccc" '
                      'stroke-dasharray="2,3"/>')
         parts.append(f'<text x="{x}" y="{height - 22}" text-anchor="middle">step {line.step}</text>')

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +12,7 @@ import structlog
 
 from engine.cli import main
 from engine.diagram import GraphvizMissing, dot, edges, mermaid, render, timeline_svg
+from engine.errors import EngineError
 from engine.scenario.trace import TraceLine
 from states.connector import CONNECTOR_TRANSITIONS
 from states.task import TASK_TRANSITIONS
@@ -46,20 +47,41 @@ def test_every_table_edge_is_drawn_in_mermaid_and_dot(kind: str, table: list[dic
         assert f'    {source} -> {dest} [label="{", ".join(triggers)}"];\n' in graph
 
 
-def test_unknown_kind() -> None:
+@pytest.mark.parametrize("draw", [mermaid, dot])
+def test_unknown_kind(draw: Callable[[str], str]) -> None:
     with pytest.raises(ValueError, match="valid kinds: connector, task"):
-        mermaid("worker")
+        draw("worker")
 
 
-def test_render_with_graphviz_or_a_clear_error(tmp_path: Path) -> None:
-    target = tmp_path / "connector.svg"
+@pytest.mark.parametrize(("fmt", "magic"), [("svg", b"<?xml"), ("png", b"\x89PNG\r\n\x1a\n")])
+def test_render_with_graphviz_or_a_clear_error(tmp_path: Path, fmt: str, magic: bytes) -> None:
+    target = tmp_path / f"connector.{fmt}"
     if shutil.which("dot") is None:
         with pytest.raises(GraphvizMissing, match="apt install graphviz"):
-            render("connector", target, "svg")
+            render("connector", target, fmt)
         assert not target.exists()
     else:
-        render("connector", target, "svg")
-        assert ET.parse(target).getroot().tag == f"{SVG}svg"
+        render("connector", target, fmt)
+        assert target.read_bytes().startswith(magic)
+        if fmt == "svg":
+            assert ET.parse(target).getroot().tag == f"{SVG}svg"
+
+
+def test_render_without_graphviz_says_how_to_install_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("engine.diagram.graphviz.shutil.which", lambda _name: None)
+    with pytest.raises(GraphvizMissing, match="apt install graphviz") as caught:
+        render("task", tmp_path / "task.svg", "svg")
+    assert isinstance(caught.value, EngineError)
+    assert not (tmp_path / "task.svg").exists()
+
+
+def test_render_checks_its_arguments_before_looking_for_graphviz(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("engine.diagram.graphviz.shutil.which", lambda _name: None)
+    with pytest.raises(ValueError, match="valid formats: svg, png"):
+        render("task", tmp_path / "task.pdf", "pdf")
+    with pytest.raises(ValueError, match="valid kinds"):
+        render("worker", tmp_path / "worker.svg", "svg")
 
 
 def test_cli_prints_mermaid(capsys: pytest.CaptureFixture[str]) -> None:
@@ -90,6 +112,36 @@ def test_timeline_is_valid_escaped_svg_with_a_row_per_unit() -> None:
     failed = [r for r in root.iter(f"{SVG}rect") if r.get("fill") == "#d33a2c"]
     assert len(failed) == 1  # the task's FAILED stretch, red
     assert timeline_svg(TRACE) == svg  # deterministic
+    assert timeline_svg(list(TRACE)) == svg
+
+
+def test_timeline_escapes_names_and_keeps_triggers_in_tooltips() -> None:
+    svg = timeline_svg(TRACE)
+    assert 'a<b' not in svg
+    assert "a&lt;b&amp;" in svg
+    tips = [t.text or "" for c in ET.fromstring(svg).iter(f"{SVG}circle") for t in c.iter(f"{SVG}title")]
+    assert len(tips) == len(TRACE)
+    assert 'step 2, 0s: a<b&"c" task-0 fail RUNNING -> FAILED' in tips
+
+
+def test_timeline_marks_destruction_in_black_above_the_segments() -> None:
+    root = ET.fromstring(timeline_svg(TRACE))
+    shapes = [el.tag.removeprefix(SVG) for el in root if el.tag in (f"{SVG}rect", f"{SVG}circle")]
+    assert "rect" not in shapes[shapes.index("circle"):]  # dots are painted over the bars
+    black = [c for c in root.iter(f"{SVG}circle") if c.get("fill") == "#111111"]
+    assert len(black) == 2  # the task's and the connector's DESTROYED
+    assert not [r for r in root.iter(f"{SVG}rect") if r.get("fill") == "#111111"]
+
+
+def test_timeline_label_column_fits_long_names() -> None:
+    name = "a-rather-long-connector-name-" * 3
+    root = ET.fromstring(timeline_svg([line(1, name, 12, "start", "UNASSIGNED", "RUNNING")]))
+    first_dot = next(root.iter(f"{SVG}circle"))
+    assert float(first_dot.get("cx", 0)) > 7 * len(f"{name} task-12")
+
+
+def test_empty_timeline_is_still_an_svg() -> None:
+    assert ET.fromstring(timeline_svg([])).tag == f"{SVG}svg"
 
 
 def test_replay_writes_a_timeline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
