@@ -26,6 +26,7 @@ from engine.api.context import (
 )
 from engine.api.errors import ConnectException
 from engine.api.task import Task
+from engine.config_providers import reverse_transform
 from engine.configlog.records import ConfigRecord, PendingCleanupCleared, TaskCommitRecord, TaskConfigRecord
 from engine.configlog.snapshot import (
     ConnectorConfigured,
@@ -216,9 +217,21 @@ class ConnectorUnit:
             self.cls = None
             await self._fire(self.lifecycle, "fail", trace_of(exc))
             return
-        self.runner = ConnectorRunner(self.name, self.cls, self.config, self.target, self._connector_context,
-                                      self._report_sink)
+        try:
+            resolved = self._s.worker.transformer.resolve(self.config)  # re-read at every (re)start
+        except ConfigError as exc:
+            await self._fire(self.lifecycle, "fail", trace_of(exc))
+            return
+        self.runner = ConnectorRunner(self.name, self.cls, resolved, self.target, self._connector_context,
+                                      self._report_sink, raw_config=self.config)
         self.runner.launch(self._s.spawn)
+
+    def _resolved_or_raw(self, config: dict[str, str]) -> dict[str, str]:
+        """For ``deleted()``: the resolved config if it still resolves, else the raw one."""
+        try:
+            return self._s.worker.transformer.resolve(config)
+        except ConfigError:
+            return config
 
     def _connector_context(self, runner: ConnectorRunner) -> ConnectorContext:
         def reconfigure() -> None:
@@ -228,8 +241,8 @@ class ConnectorUnit:
             self._s.post_threadsafe(self.name, RaisedError(runner, exc))
 
         if issubclass(runner.cls, SinkConnector):
-            return SinkConnectorContext(self.config, request_reconfiguration=reconfigure, raise_error=raise_error)
-        return SourceConnectorContext(self.config, offset_reader=self._s.offsets.reader(self.name),
+            return SinkConnectorContext(runner.config, request_reconfiguration=reconfigure, raise_error=raise_error)
+        return SourceConnectorContext(runner.config, offset_reader=self._s.offsets.reader(self.name),
                                       request_reconfiguration=reconfigure, raise_error=raise_error)
 
     def _report(self, report: Report) -> None:
@@ -274,7 +287,7 @@ class ConnectorUnit:
             return
         assert runner.instance is not None
         try:
-            max_tasks = int(self.config.get("tasks.max", "1"))
+            max_tasks = int(runner.config.get("tasks.max", "1"))
             async with asyncio.timeout(self._s.worker.callback_timeout):
                 task_class = await invoke(runner.instance.task_class)
                 configs = await invoke(runner.instance.task_configs, max_tasks)
@@ -292,7 +305,8 @@ class ConnectorUnit:
                                              "this option will be removed in a future release of Kafka Connect."))
                 return
             log.warning("connector.too_many_tasks", reason=message)
-        augmented = [self._augment(c, task_class) for c in configs]
+        # written raw: values of keys whose raw connector value is a ${...} reference are put back
+        augmented = reverse_transform(self.config, [self._augment(c, task_class) for c in configs])
         if augmented == list(self.task_configs) and self.applied_config == self.config:
             return
         records: list[ConfigRecord] = [TaskConfigRecord(self.name, n, c) for n, c in enumerate(augmented)]
@@ -326,8 +340,8 @@ class ConnectorUnit:
         slot = self.tasks.get(n)
         if slot is None:
             slot = self.tasks[n] = TaskSlot(TaskLifecycle(self.name, n))
-        config = self.task_configs[n]
         try:
+            config = self._s.worker.transformer.resolve(self.task_configs[n])  # re-read at every (re)start
             task_cls = _load_task_class(config.get("task.class", ""))
         except ConfigError as exc:
             slot.runner = None
@@ -445,11 +459,12 @@ class ConnectorUnit:
         self.tasks.clear()
         runner, self.runner = self.runner, None
         instance: Connector | None = None
+        config = runner.config if runner is not None else self._resolved_or_raw(self.config)
         if runner is not None:
             finished = await runner.shutdown(self._s.worker.connector_shutdown_timeout)
             if finished and runner.initialized:
                 instance = runner.instance
-        outcome = await run_deleted(self.name, self.cls, self.config, instance, self._s.offsets,
+        outcome = await run_deleted(self.name, self.cls, config, instance, self._s.offsets,
                                     timeout=self._s.worker.deleted_timeout)
         if self.config.get("offsets.reset.on.delete", "false").strip().lower() == "true":
             removed = self._s.offsets.reset(self.name)
@@ -465,7 +480,7 @@ class ConnectorUnit:
             cls: type[Connector] | None = load_connector_class(config.get("connector.class", ""))
         except ConfigError:
             cls = None
-        outcome = await run_deleted(self.name, cls, config, None, self._s.offsets, timeout=self._s.worker.deleted_timeout)
+        outcome = await run_deleted(self.name, cls, self._resolved_or_raw(config), None, self._s.offsets, timeout=self._s.worker.deleted_timeout)
         if outcome.succeeded:
             await self._s.append([PendingCleanupCleared(self.name)])
         self._s.deletion_finished(outcome)

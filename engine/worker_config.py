@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from engine.config_providers import ConfigTransformer
 from engine.errors import ConfigError
 
 _DEFAULTS: dict[str, str] = {
@@ -45,6 +46,8 @@ class WorkerConfig:
     connector_shutdown_timeout: float
     deleted_timeout: float
     callback_timeout: float
+    # config.providers: resolves ${provider:path:key} when connectors and tasks start (spec §1.12)
+    transformer: ConfigTransformer
 
     @classmethod
     def parse(cls, props: Mapping[str, str] | None) -> WorkerConfig:
@@ -56,6 +59,7 @@ class WorkerConfig:
             connector_shutdown_timeout=_millis(raw, "connector.shutdown.graceful.timeout.ms"),
             deleted_timeout=_millis(raw, "connector.deleted.timeout.ms"),
             callback_timeout=_millis(raw, "connector.callback.timeout.ms"),
+            transformer=ConfigTransformer.from_worker(raw),
         )
 
     def get(self, key: str) -> str | None:

@@ -10,6 +10,7 @@ import structlog
 from engine.api.connector import Connector
 from engine.api.context import ConnectorContext
 from engine.invoke import invoke
+from engine.masking import connector_password_keys, mask_config
 from engine.worker.report import ReportSink
 from engine.worker.runner import Runner
 from states import TargetState
@@ -42,11 +43,15 @@ class ConnectorRunner(Runner):
         target: TargetState,
         make_context: Callable[[ConnectorRunner], ConnectorContext],
         report: ReportSink,
+        *,
+        raw_config: dict[str, str] | None = None,
     ) -> None:
+        """``config`` is what the connector gets (references resolved); ``raw_config`` is what is logged."""
         super().__init__(f"connector:{connector}", report)
         self.connector = connector
         self.cls = cls
         self.config = config
+        self._raw_config = config if raw_config is None else raw_config
         self.instance: Connector | None = None
         self.initialized = False
         self.state = InstanceState.INIT
@@ -88,6 +93,8 @@ class ConnectorRunner(Runner):
             self.report("fail", exc)
             return False
         self.initialized = True
+        log.info("connector.config", connector=self.connector,
+                 config=mask_config(self._raw_config, await connector_password_keys(self.instance)))
         return True
 
     async def _apply(self, target: TargetState) -> None:

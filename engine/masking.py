@@ -1,0 +1,40 @@
+"""Hiding secrets in configs before they are logged.
+
+A key is secret when the connector's ``ConfigDef`` types it PASSWORD or, as a fallback for keys
+it does not define, when its name mentions a password, secret or token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from engine.api.config_def import ConfigDef, ConfigType, Password
+from engine.invoke import invoke
+
+_SECRET_WORDS = ("password", "secret", "token")
+
+
+def password_keys(config_def: ConfigDef | None) -> frozenset[str]:
+    if config_def is None:
+        return frozenset()
+    return frozenset(name for name, key in config_def.config_keys.items() if key.type is ConfigType.PASSWORD)
+
+
+def is_secret_key(key: str, passwords: Collection[str] = ()) -> bool:
+    lowered = key.lower()
+    return key in passwords or any(word in lowered for word in _SECRET_WORDS)
+
+
+def mask_config(config: Mapping[str, str | None], passwords: Collection[str] = ()) -> dict[str, str | None]:
+    """A copy of ``config`` fit for a log line: secret values become ``[hidden]``."""
+    return {k: (Password.HIDDEN if v is not None and is_secret_key(k, passwords) else v) for k, v in config.items()}
+
+
+async def connector_password_keys(instance: Any) -> frozenset[str]:
+    """The PASSWORD keys of a connector's ``config()``; none if it cannot say (user code may fail)."""
+    try:
+        config_def = await invoke(instance.config)
+    except Exception:  # user code: fall back to the key-name rule
+        return frozenset()
+    return password_keys(config_def if isinstance(config_def, ConfigDef) else None)
