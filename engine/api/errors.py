@@ -3,6 +3,7 @@
 * ConnectException              any failure of a connector or task
   x RetriableException          the operation may succeed if retried (``retriable = True``)
   x DataException               a record or schema cannot be handled
+      x SchemaBuilderException  a SchemaBuilder call is invalid (bad default, field on a non-struct)
   x ConfigException             a configuration value is invalid
   x NotFoundException
   x AlreadyExistsException
@@ -25,6 +26,10 @@ class RetriableException(ConnectException):
 
 
 class DataException(ConnectException):
+    pass
+
+
+class SchemaBuilderException(DataException):
     pass
 
 

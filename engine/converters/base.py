@@ -1,0 +1,78 @@
+"""What a converter is (``Converter`` / ``HeaderConverter``), and the config every one shares.
+
+Converters sit between Kafka's bytes and Connect's ``(schema, value)``: source records go
+through ``from_connect_data`` before the producer, sink records through ``to_connect_data``
+after the consumer. Kafka classes implement both interfaces on one class; ``configure`` here
+takes ``is_key=None`` for header use (``converter.type`` then comes from the configs, default
+``header``), so one signature satisfies both protocols.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Protocol, runtime_checkable
+
+from engine.api.config_def import NO_DEFAULT, ConfigDef, ConfigType, Importance, ValidString
+from engine.data.schema import Schema, SchemaAndValue
+
+__all__ = [
+    "CONVERTER_TYPE_CONFIG",
+    "Converter",
+    "HeaderConverter",
+    "RawHeaders",
+    "converter_config_def",
+    "converter_type",
+]
+
+RawHeaders = Sequence[tuple[str, bytes | None]]
+"""Kafka record headers as aiokafka gives them; passed through for converters that look at them."""
+
+CONVERTER_TYPE_CONFIG: Final = "converter.type"
+
+
+def converter_config_def() -> ConfigDef:
+    """``ConverterConfig.newConfigDef()``: the ``converter.type`` key every converter config has."""
+    return ConfigDef().define(
+        CONVERTER_TYPE_CONFIG, ConfigType.STRING, NO_DEFAULT, ValidString.in_("key", "value", "header"),
+        Importance.LOW, "How this converter will be used.",
+    )
+
+
+def converter_type(configs: Mapping[str, Any], is_key: bool | None) -> str:
+    """``key``/``value`` from ``is_key``, else the configured ``converter.type`` (default ``header``)."""
+    if is_key is None:
+        return str(configs.get(CONVERTER_TYPE_CONFIG) or "header")
+    return "key" if is_key else "value"
+
+
+@runtime_checkable
+class Converter(Protocol):
+    """``org.apache.kafka.connect.storage.Converter``."""
+
+    def configure(self, configs: Mapping[str, Any], is_key: bool) -> None: ...
+
+    def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
+                          headers: RawHeaders | None = None) -> bytes | None: ...
+
+    def to_connect_data(self, topic: str, value: bytes | None,
+                        headers: RawHeaders | None = None) -> SchemaAndValue: ...
+
+    def config(self) -> ConfigDef | None: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class HeaderConverter(Protocol):
+    """``org.apache.kafka.connect.storage.HeaderConverter``: one header value at a time."""
+
+    def configure(self, configs: Mapping[str, Any]) -> None: ...
+
+    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue: ...
+
+    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None,
+                            value: Any) -> bytes | None: ...
+
+    def config(self) -> ConfigDef | None: ...
+
+    def close(self) -> None: ...

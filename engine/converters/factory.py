@@ -1,0 +1,88 @@
+"""Making a configured converter from ``key.converter`` / ``value.converter`` / ``header.converter``.
+
+Names resolve in order: Kafka's class names (so connector configs written for Kafka work
+unchanged), our dotted paths, simple and pruned names (``JsonConverter``, ``Json``), then any
+importable ``package.module.Class`` / ``package.module:Class``. Unknown names and classes of the
+wrong kind raise ``ConfigException``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as dist_version
+from typing import Any, Final
+
+from engine.api.errors import ConfigException
+from engine.converters.base import Converter, HeaderConverter
+from engine.converters.bytearray import ByteArrayConverter
+from engine.converters.json import JsonConverter
+from engine.converters.simple_header import SimpleHeaderConverter
+from engine.converters.string import StringConverter
+
+__all__ = ["BUILTIN_CONVERTERS", "converter_class", "converter_for", "converter_version", "header_converter_for"]
+
+_KAFKA_NAMES: Final[dict[type, str]] = {
+    JsonConverter: "org.apache.kafka.connect.json.JsonConverter",
+    StringConverter: "org.apache.kafka.connect.storage.StringConverter",
+    ByteArrayConverter: "org.apache.kafka.connect.converters.ByteArrayConverter",
+    SimpleHeaderConverter: "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+}
+
+
+def _aliases(cls: type) -> list[str]:
+    simple = cls.__name__
+    names = [_KAFKA_NAMES[cls], f"{cls.__module__}.{simple}", f"{cls.__module__}:{simple}", simple]
+    names.extend(simple.removesuffix(suffix) for suffix in ("HeaderConverter", "Converter")
+                 if simple.endswith(suffix) and simple != suffix)
+    return names
+
+
+BUILTIN_CONVERTERS: Final[dict[str, type]] = {name: cls for cls in _KAFKA_NAMES for name in _aliases(cls)}
+
+
+def converter_version() -> str:
+    """What the built-in converters report as ``version()``: the engine distribution's version."""
+    try:
+        return dist_version("connect-engine")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def converter_class(name: str) -> type:
+    """The class a converter setting names (built-in alias, or an importable dotted path)."""
+    name = name.strip()
+    found = BUILTIN_CONVERTERS.get(name)
+    if found is not None:
+        return found
+    module_name, sep, attr = name.replace(":", ".").rpartition(".")
+    if not sep or not module_name:
+        raise ConfigException(f"Class {name} could not be found.")
+    try:
+        cls = getattr(importlib.import_module(module_name), attr, None)
+    except ImportError:
+        cls = None
+    if not isinstance(cls, type):
+        raise ConfigException(f"Class {name} could not be found.")
+    return cls
+
+
+def converter_for(name: str, configs: Mapping[str, Any], is_key: bool) -> Converter:
+    """A new ``Converter`` named ``name``, configured with ``configs`` (prefix already stripped)."""
+    cls = converter_class(name)
+    instance = cls()
+    if not isinstance(instance, Converter):
+        raise ConfigException(f"{name} is not a Converter")
+    instance.configure(configs, is_key)
+    return instance
+
+
+def header_converter_for(name: str, configs: Mapping[str, Any]) -> HeaderConverter:
+    """A new ``HeaderConverter`` named ``name``, configured with ``converter.type=header``."""
+    cls = converter_class(name)
+    instance = cls()
+    if not isinstance(instance, HeaderConverter):
+        raise ConfigException(f"{name} is not a HeaderConverter")
+    instance.configure({**configs, "converter.type": "header"})
+    return instance

@@ -1,0 +1,123 @@
+"""Checking a value against a schema (``ConnectSchema.validateValue``), with Kafka's messages.
+
+Python has one ``int``; where Kafka tells INT8..INT64 apart by Java class we check the range
+instead. ``bool`` is never an integer here, and FLOAT32/FLOAT64 take ``float`` only (as Kafka
+takes ``Float``/``Double`` only), so a schema's type always says what a value's JSON looks like.
+Logical types expect ``decimal.Decimal``, ``datetime.date``, ``datetime.time`` and
+``datetime.datetime``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from collections.abc import Mapping
+from typing import Any, Final
+
+from engine.api.config_def import java_str
+from engine.api.errors import DataException
+from engine.data.schema import Schema, Type
+
+__all__ = ["INT_RANGES", "LOGICAL_TYPES", "class_name", "infer_type", "validate_value"]
+
+INT_RANGES: Final[dict[Type, tuple[int, int]]] = {
+    Type.INT8: (-(2**7), 2**7 - 1),
+    Type.INT16: (-(2**15), 2**15 - 1),
+    Type.INT32: (-(2**31), 2**31 - 1),
+    Type.INT64: (-(2**63), 2**63 - 1),
+}
+
+_TYPES: Final[dict[Type, tuple[type, ...]]] = {
+    Type.INT8: (int,), Type.INT16: (int,), Type.INT32: (int,), Type.INT64: (int,),
+    Type.FLOAT32: (float,), Type.FLOAT64: (float,), Type.BOOLEAN: (bool,), Type.STRING: (str,),
+    Type.BYTES: (bytes, bytearray, memoryview), Type.ARRAY: (list, tuple), Type.MAP: (Mapping,),
+}
+
+# Logical names (engine.data.logical has the conversions) -> the Python class their values have.
+LOGICAL_TYPES: Final[dict[str, type]] = {
+    "org.apache.kafka.connect.data.Decimal": decimal.Decimal,
+    "org.apache.kafka.connect.data.Date": dt.date,
+    "org.apache.kafka.connect.data.Time": dt.time,
+    "org.apache.kafka.connect.data.Timestamp": dt.datetime,
+}
+
+
+def class_name(value: Any) -> str:
+    """Java's ``value.getClass()`` in a message: ``class str``, ``class decimal.Decimal``."""
+    return java_str(type(value))
+
+
+def infer_type(value: Any) -> Type | None:
+    """``ConnectSchema.schemaType(Class)``: the type schemaless data of this class has."""
+    from engine.data.struct import Struct  # late: struct imports this module
+
+    if isinstance(value, bool):
+        return Type.BOOLEAN
+    if isinstance(value, int):
+        return Type.INT64
+    if isinstance(value, float):
+        return Type.FLOAT64
+    if isinstance(value, str):
+        return Type.STRING
+    if isinstance(value, bytes | bytearray | memoryview):
+        return Type.BYTES
+    if isinstance(value, list | tuple):
+        return Type.ARRAY
+    if isinstance(value, Mapping):
+        return Type.MAP
+    if isinstance(value, Struct):
+        return Type.STRUCT
+    return None
+
+
+def validate_value(schema: Schema, value: Any, field: str | None = None) -> None:
+    """Raise ``DataException`` unless ``value`` fits ``schema`` (recursively).
+
+    ``field`` names the struct field being checked, for the message.
+    """
+    _validate(schema, value, "value" if field is None else f'field: "{field}"')
+
+
+def _matches(schema: Schema, value: Any) -> bool:
+    from engine.data.struct import Struct  # late: struct imports this module
+
+    logical = LOGICAL_TYPES.get(schema.name) if schema.name is not None else None
+    if logical is not None:
+        if logical is dt.date and isinstance(value, dt.datetime):
+            return False  # a Date carries no time of day
+        return isinstance(value, logical)
+    if schema.type is Type.STRUCT:
+        return isinstance(value, Struct)
+    if isinstance(value, bool) and schema.type is not Type.BOOLEAN:
+        return False
+    return isinstance(value, _TYPES[schema.type])
+
+
+def _validate(schema: Schema, value: Any, location: str) -> None:
+    if value is None:
+        if not schema.optional:
+            raise DataException(f"Invalid value: null used for required {location}, schema type: {schema.type}")
+        return
+    if not _matches(schema, value):
+        named = f' "{schema.name}"' if schema.name is not None else ""
+        raise DataException(
+            f"Invalid Java object for schema{named} with type {schema.type}: {class_name(value)} for {location}"
+        )
+    if schema.type in INT_RANGES and schema.name is None:
+        low, high = INT_RANGES[schema.type]
+        if not low <= value <= high:
+            raise DataException(f"Invalid value: {value} out of range for schema type {schema.type} for {location}")
+    elif schema.type is Type.STRUCT:
+        if value.schema != schema:
+            raise DataException("Struct schemas do not match.")
+        value.validate()
+    elif schema.type is Type.ARRAY:
+        entry_location = f"element of array {location}"
+        for element in value:
+            _validate(schema.value_schema, element, entry_location)
+    elif schema.type is Type.MAP:
+        key_location = f"key of map {location}"
+        value_location = f"value of map {location}"
+        for k, v in value.items():
+            _validate(schema.key_schema, k, key_location)
+            _validate(schema.value_schema, v, value_location)
