@@ -38,6 +38,7 @@ from engine.errors import (
     TaskNotFound,
 )
 from engine.herder import Herder
+from engine.metrics import CALLBACK_TIMER, EngineMetrics
 from engine.plugins import connector_type, load_connector_class
 from engine.stage import enter_stage
 from engine.storage.offsets import FileOffsetStore, MemoryOffsetStore
@@ -84,6 +85,7 @@ class Engine:
             self._offsets = offset_store
         else:
             self._offsets = FileOffsetStore(offsets_path) if offsets_path else MemoryOffsetStore()
+        self.metrics = EngineMetrics(self._status)  # this engine's own: several engines count apart
         self._herder: Herder | None = None
         self._feed = TransitionFeed()  # here, not in the herder, so subscribers can see the boot
         self._main: asyncio.Task[None] | None = None
@@ -114,9 +116,11 @@ class Engine:
             await self._main  # re-raises why the engine could not start
 
     async def _run(self, ready: asyncio.Future[None]) -> None:
+        CALLBACK_TIMER.set(self.metrics.callback)  # this task's context: every unit and runner inherits it
         try:
             async with asyncio.TaskGroup() as tg:
-                self._herder = Herder(self._log, self._status, self._offsets, self.worker, tg, self._feed)
+                self._herder = Herder(self._log, self._status, self._offsets, self.worker, tg, self._feed,
+                                      self.metrics)
                 reader = tg.create_task(self._herder.run(ready), name="configlog-reader")
                 await self._stop.wait()
                 await self._herder.shutdown()

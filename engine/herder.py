@@ -21,6 +21,7 @@ from engine.configlog.snapshot import ConfigSnapshot
 from engine.deletion import DeletionOutcome
 from engine.errors import CorruptRecord, EngineNotRunning
 from engine.messages import Boot, FromLog, Marker, Message, RunCleanup, Shutdown
+from engine.metrics import EngineMetrics
 from engine.storage.offsets import MemoryOffsetStore
 from engine.storage.status import MemoryStatusStore
 from engine.transitions_feed import TransitionEvent, TransitionFeed
@@ -35,9 +36,12 @@ class Herder:
     """Owns every connector unit; lives inside the engine's TaskGroup until shutdown."""
 
     def __init__(self, config_log: ConfigLog, status: MemoryStatusStore, offsets: MemoryOffsetStore,
-                 worker: WorkerConfig, tg: asyncio.TaskGroup, feed: TransitionFeed | None = None) -> None:
+                 worker: WorkerConfig, tg: asyncio.TaskGroup, feed: TransitionFeed | None = None,
+                 metrics: EngineMetrics | None = None) -> None:
         self.log = config_log
         self.status = status
+        self.metrics = metrics if metrics is not None else EngineMetrics(status)
+        self._transition_counts = self.metrics.transitions.values
         self.offsets = offsets
         self.worker = worker
         self._tg = tg
@@ -83,6 +87,9 @@ class Herder:
 
     def published(self, record: TransitionRecord, trace: str | None) -> None:
         event = "connector.state_changed" if record.task is None else "task.state_changed"
+        counts = self._transition_counts
+        key = ("connector" if record.task is None else "task", record.trigger, record.from_state, record.to_state)
+        counts[key] = counts.get(key, 0.0) + 1
         self._transition_log.info(event, connector=record.connector, task=record.task, trigger=record.trigger,
                                   from_state=record.from_state, to_state=record.to_state,
                                   worker=self.worker.worker_id)
@@ -108,6 +115,7 @@ class Herder:
             del self._waiters[connector]
 
     def deletion_finished(self, outcome: DeletionOutcome) -> None:
+        self.metrics.deletion(outcome.succeeded)
         self._deletions[outcome.connector] = outcome
 
     # ---- units ----------------------------------------------------------------------------

@@ -6,9 +6,11 @@ import asyncio
 import inspect
 from collections.abc import Callable
 from functools import cache
+from time import perf_counter
 from typing import Any
 
 from engine.api.inline import INLINE_ATTRIBUTE
+from engine.metrics import CALLBACK_TIMER
 
 
 async def invoke(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -16,16 +18,23 @@ async def invoke(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
     Framework defaults marked ``inline`` run directly (they are trivial). A sync function that
     returns an awaitable gets it awaited, so wrappers and lambdas around coroutines work too.
+    The duration goes to the engine's metrics (``CALLBACK_TIMER``), raising or not.
     """
-    if _is_coroutine_function(fn):
-        return await fn(*args, **kwargs)
-    if getattr(fn, INLINE_ATTRIBUTE, False):
-        result = fn(*args, **kwargs)
-    else:
-        result = await asyncio.to_thread(fn, *args, **kwargs)
-    if inspect.isawaitable(result):
-        return await result
-    return result
+    timer = CALLBACK_TIMER.get()
+    started = perf_counter()
+    try:
+        if _is_coroutine_function(fn):
+            return await fn(*args, **kwargs)
+        if getattr(fn, INLINE_ATTRIBUTE, False):
+            result = fn(*args, **kwargs)
+        else:
+            result = await asyncio.to_thread(fn, *args, **kwargs)
+        if inspect.isawaitable(result):
+            return await result
+        return result
+    finally:
+        if timer is not None:
+            timer(getattr(fn, "__name__", "callable"), perf_counter() - started)
 
 
 def _is_coroutine_function(fn: Callable[..., Any]) -> bool:

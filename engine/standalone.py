@@ -22,6 +22,7 @@ from engine.engine import Engine
 from engine.errors import ConfigError
 from engine.properties import load_properties
 from engine.rest.app import DEFAULT_REST_TIMEOUT_S, make_app
+from engine.rest.auth import CREDENTIALS_FILE_KEY
 
 log = structlog.get_logger(component="standalone")
 
@@ -75,7 +76,9 @@ class StandaloneWorker:
         connectors = [read_connector_file(path) for path in self.connector_files]  # fail before starting
         await self.engine.start()
         timeout = float(self.properties.get(REST_TIMEOUT_KEY, DEFAULT_REST_TIMEOUT_S * 1000)) / 1000
-        self._runner = web.AppRunner(make_app(self.engine, rest_timeout=timeout), access_log=None)
+        app = make_app(self.engine, rest_timeout=timeout,
+                       credentials_file=self.engine.worker.get(CREDENTIALS_FILE_KEY))
+        self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         for host, port in listener_addresses(self.engine.worker.raw["listeners"]):
             site = web.TCPSite(self._runner, host, port)

@@ -12,8 +12,9 @@ from aiohttp import web
 from engine.engine import Engine
 from engine.errors import EngineError
 from engine.plugin_discovery import PluginRegistry
-from engine.rest import connectors, loggers, openapi
+from engine.rest import connectors, loggers, metrics, openapi
 from engine.rest import plugins as plugin_routes
+from engine.rest.auth import CREDENTIALS_FILE_KEY, BasicAuth, load_credentials
 from engine.rest.errors import error_response, status_of
 from engine.rest.keys import CLUSTER_ID, ENGINE, PLUGINS, REST_TIMEOUT
 from engine.stage import current_stage, timed_out_message
@@ -64,12 +65,16 @@ async def health(request: web.Request) -> web.Response:
 
 
 def make_app(engine: Engine, *, rest_timeout: float = DEFAULT_REST_TIMEOUT_S,
-             cluster_id: str = "connect-engine", plugins: PluginRegistry | None = None) -> web.Application:
+             cluster_id: str = "connect-engine", plugins: PluginRegistry | None = None,
+             credentials_file: str | None = None) -> web.Application:
     """An aiohttp application serving Connect's REST API for ``engine`` (already started).
 
-    ``plugins`` defaults to what is installed plus the worker's ``plugin.path``.
+    ``plugins`` defaults to what is installed plus the worker's ``plugin.path``;
+    ``credentials_file`` (basic auth, see ``engine.rest.auth``) to ``rest.basic.auth.credentials.file``.
     """
-    app = web.Application(middlewares=[connect_errors])
+    credentials_file = credentials_file or engine.worker.get(CREDENTIALS_FILE_KEY)
+    auth = [BasicAuth(load_credentials(credentials_file)).middleware()] if credentials_file else []
+    app = web.Application(middlewares=[metrics.count_requests, *auth, connect_errors])
     app[ENGINE] = engine
     app[REST_TIMEOUT] = rest_timeout
     app[CLUSTER_ID] = cluster_id
@@ -77,6 +82,7 @@ def make_app(engine: Engine, *, rest_timeout: float = DEFAULT_REST_TIMEOUT_S,
     app.router.add_get("/", server_info)
     app.router.add_get("/health", health)
     app.router.add_get("/openapi.json", openapi.serve)
+    app.router.add_get("/metrics", metrics.serve)
     for method, path, handler in [*connectors.ROUTES, *plugin_routes.ROUTES, *loggers.ROUTES]:
         app.router.add_route(method, path, handler)
     return app

@@ -91,6 +91,14 @@ class MemoryStatusStore:
     def tasks(self, connector: str) -> dict[int, Status]:
         return dict(sorted(self._tasks.get(connector, {}).items()))
 
+    def connector_statuses(self) -> list[Status]:
+        """Every connector's status (metrics scrapes count them by state)."""
+        return list(self._connectors.values())
+
+    def task_statuses(self) -> list[Status]:
+        """Every task's status, all connectors together."""
+        return [status for tasks in self._tasks.values() for status in tasks.values()]
+
     def _persist(self, key: str, status: Status | None) -> None:
         return None
 

@@ -1,0 +1,167 @@
+"""Per-engine metrics in Prometheus' text exposition format, written by hand (no dependency).
+
+One ``EngineMetrics`` per ``Engine`` (``engine.metrics``), never process-global, so several
+engines in one process (tests, embedders) count independently. The hot paths only increment
+plain dicts: the herder counts transitions, ``invoke`` times callbacks through ``CALLBACK_TIMER``
+(a context variable the engine sets for its own tasks), the REST middleware times requests.
+Gauges of states are computed from the status store at scrape time, so they cannot drift.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
+
+from engine.storage.status import MemoryStatusStore
+from states import ConnectorState, TaskState
+
+PREFIX = "connect_engine_"
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+# Callbacks run from microseconds (no-op async) to the callback timeout (30 s by default).
+CALLBACK_BUCKETS = (0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0)
+REST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 90.0)
+
+# Who to tell how long a user callback took: set by the engine for every task it creates.
+CALLBACK_TIMER: ContextVar[Callable[[str, float], None] | None] = ContextVar("callback_timer", default=None)
+
+Labels = tuple[str, ...]
+
+
+class Counter:
+    """A monotonically increasing value per label tuple; ``values`` is the hot path's dict."""
+
+    def __init__(self, name: str, help_text: str, labels: Labels) -> None:
+        self.name, self.help, self.labels = PREFIX + name, help_text, labels
+        self.values: dict[Labels, float] = {} if labels else {(): 0.0}  # unlabelled: 0 until counted
+
+    def inc(self, key: Labels, amount: float = 1.0) -> None:
+        self.values[key] = self.values.get(key, 0.0) + amount
+
+    def render(self) -> Iterator[str]:
+        yield from _header(self.name, self.help, "counter")
+        for key, value in sorted(self.values.items()):
+            yield f"{self.name}{_labels(self.labels, key)} {_number(value)}"
+
+
+class Histogram:
+    """Bucketed observations per label tuple; buckets are stored per bucket and summed when rendered."""
+
+    def __init__(self, name: str, help_text: str, labels: Labels, buckets: tuple[float, ...]) -> None:
+        self.name, self.help, self.labels, self.buckets = PREFIX + name, help_text, labels, buckets
+        # per series: one count per bucket, then +Inf, then the sum
+        self.series: dict[Labels, list[float]] = {}
+
+    def observe(self, key: Labels, value: float) -> None:
+        series = self.series.get(key)
+        if series is None:
+            series = self.new_series(key)
+        series[bisect_left(self.buckets, value)] += 1
+        series[-1] += value
+
+    def new_series(self, key: Labels) -> list[float]:
+        series = self.series[key] = [0.0] * (len(self.buckets) + 2)
+        return series
+
+    def count(self, key: Labels) -> int:
+        series = self.series.get(key)
+        return 0 if series is None else int(sum(series[:-1]))
+
+    def render(self) -> Iterator[str]:
+        yield from _header(self.name, self.help, "histogram")
+        for key, series in sorted(self.series.items()):
+            total = 0.0
+            for bound, hits in zip((*self.buckets, math.inf), series[:-1], strict=True):
+                total += hits
+                le = "+Inf" if bound == math.inf else _number(bound)
+                yield f"{self.name}_bucket{_labels((*self.labels, 'le'), (*key, le))} {_number(total)}"
+            yield f"{self.name}_sum{_labels(self.labels, key)} {_number(series[-1])}"
+            yield f"{self.name}_count{_labels(self.labels, key)} {_number(total)}"
+
+
+class EngineMetrics:
+    """Everything one engine exposes at ``GET /metrics``."""
+
+    def __init__(self, status: MemoryStatusStore) -> None:
+        self._status = status
+        self.transitions = Counter("transitions_total", "Lifecycle transitions the herder published.",
+                                   ("kind", "trigger", "from_state", "to_state"))
+        self.deletions_run = Counter("deletion_callbacks_run_total",
+                                     "Connector.deleted() runs, fresh instances included.", ())
+        self.deletions_failed = Counter("deletion_callbacks_failed_total",
+                                        "Connector.deleted() runs that raised, timed out or could not load.", ())
+        self.callbacks = Histogram("callback_duration_seconds", "Duration of user callbacks, by method name.",
+                                   ("callback",), CALLBACK_BUCKETS)
+        self._callback_series: dict[str, list[float]] = {}
+        self.requests = Counter("rest_requests_total", "REST requests answered.", ("method", "route", "status"))
+        self.request_seconds = Histogram("rest_request_duration_seconds", "REST request latency.",
+                                         ("method", "route"), REST_BUCKETS)
+
+    # ---- hooks (hot paths: a dict update each; the herder updates ``transitions.values`` itself) --
+
+    def deletion(self, succeeded: bool) -> None:
+        self.deletions_run.inc(())
+        if not succeeded:
+            self.deletions_failed.inc(())
+
+    def callback(self, name: str, seconds: float) -> None:
+        """``Histogram.observe`` inlined, by name: ``invoke`` calls this for every user callback."""
+        series = self._callback_series.get(name)
+        if series is None:
+            series = self._callback_series[name] = self.callbacks.new_series((name,))
+        series[bisect_left(CALLBACK_BUCKETS, seconds)] += 1
+        series[-1] += seconds
+
+    def request(self, method: str, route: str, status: int, seconds: float) -> None:
+        self.requests.inc((method, route, str(status)))
+        self.request_seconds.observe((method, route), seconds)
+
+    # ---- scraping --------------------------------------------------------------------------
+
+    def state_counts(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Connectors and tasks per state right now, every live state present (zeros included)."""
+        connectors = {s.value: 0 for s in ConnectorState if s is not ConnectorState.DESTROYED}
+        tasks = {s.value: 0 for s in TaskState if s is not TaskState.DESTROYED}
+        for status in self._status.connector_statuses():
+            connectors[status.state] = connectors.get(status.state, 0) + 1
+        for status in self._status.task_statuses():
+            tasks[status.state] = tasks.get(status.state, 0) + 1
+        return connectors, tasks
+
+    def render(self) -> str:
+        connectors, tasks = self.state_counts()
+        lines = [*_gauge("connectors", "Connectors by observed state.", connectors),
+                 *_gauge("tasks", "Tasks by observed state.", tasks)]
+        for metric in (self.transitions, self.deletions_run, self.deletions_failed, self.callbacks,
+                       self.requests, self.request_seconds):
+            lines.extend(metric.render())
+        return "\n".join(lines) + "\n"
+
+
+def _gauge(name: str, help_text: str, by_state: dict[str, int]) -> Iterator[str]:
+    full = PREFIX + name
+    yield from _header(full, help_text, "gauge")
+    for state, count in sorted(by_state.items()):
+        yield f"{full}{_labels(('state',), (state,))} {count}"
+
+
+def _header(name: str, help_text: str, kind: str) -> Iterator[str]:
+    yield f"# HELP {name} {help_text}"
+    yield f"# TYPE {name} {kind}"
+
+
+def _labels(names: Iterable[str], values: Iterable[str]) -> str:
+    pairs = [f'{n}="{_escape(v)}"' for n, v in zip(names, values, strict=True)]
+    return "{" + ",".join(pairs) + "}" if pairs else ""
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _number(value: float) -> str:
+    if value == math.inf:
+        return "+Inf"
+    return str(int(value)) if value == int(value) else repr(value)
