@@ -1,0 +1,32 @@
+"""The data plane: topics that source tasks write and sink tasks read (DESIGN decision 6)."""
+
+from __future__ import annotations
+
+from engine.topics.base import (
+    ConsumedRecord,
+    Consumer,
+    Producer,
+    RebalanceCallback,
+    RecordMetadata,
+    TopicPartition,
+    Topics,
+)
+from engine.topics.errors import NotAssigned, TopicsError, UnknownTopic
+from engine.topics.memory import MemoryTopics
+from engine.topics.partitioner import Partitioner, murmur2
+
+__all__ = [
+    "ConsumedRecord",
+    "Consumer",
+    "MemoryTopics",
+    "NotAssigned",
+    "Partitioner",
+    "Producer",
+    "RebalanceCallback",
+    "RecordMetadata",
+    "TopicPartition",
+    "Topics",
+    "TopicsError",
+    "UnknownTopic",
+    "murmur2",
+]

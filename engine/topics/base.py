@@ -1,0 +1,146 @@
+"""The Topics protocol: the data plane every source and sink task loop talks to (DESIGN decision 6).
+
+Shapes follow Kafka's clients so a task loop is written once for the in-process log and for Kafka:
+
+* ``Producer.send`` is a plain call that queues the record *in call order* and returns a future
+  resolving to its ``RecordMetadata`` once the log acknowledged it (Kafka: ``acks=all``). Await
+  it at once, or collect futures and await them together; ``flush`` waits for every queued send.
+* ``Consumer`` is a group member. On every rebalance ``on_revoke`` is awaited with the *whole*
+  previous assignment (skipped when it was empty), then ``on_assign`` with the whole new one
+  (possibly empty): the eager protocol, as aiokafka runs it. In memory both run inside the
+  member's ``getmany``; on Kafka, aiokafka runs them on its coordinator task, so they can
+  interleave with the owner's code at any ``await``. A callback that raises is logged, and the
+  rebalance goes on. ``close`` leaves the group without ``on_revoke``: commit before closing. Offsets given
+  to ``commit`` are the next offset to read, as in Kafka.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol
+
+from engine.topics.errors import TopicsError
+
+Headers = Sequence[tuple[str, bytes]]
+
+
+class TopicPartition(NamedTuple):
+    """Equal to (and hashes like) aiokafka's ``TopicPartition``: both are ``(topic, partition)`` tuples."""
+
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
+class RecordMetadata:
+    """Where an acknowledged record landed."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int  # milliseconds since the epoch
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumedRecord:
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None  # None is a tombstone
+    headers: tuple[tuple[str, bytes], ...]
+    timestamp: int  # milliseconds since the epoch
+
+    @property
+    def tp(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+
+def require_key_or_value(topic: str, key: bytes | None, value: bytes | None) -> None:
+    """aiokafka cannot send a record with neither, so no implementation accepts one."""
+    if key is None and value is None:
+        raise TopicsError(f"A record for topic '{topic}' needs a key or a value; it had neither")
+
+
+RebalanceCallback = Callable[[frozenset[TopicPartition]], Awaitable[None]]
+
+
+async def _no_callback(partitions: frozenset[TopicPartition]) -> None:
+    """The default listener: nothing to do."""
+
+
+NO_CALLBACK: RebalanceCallback = _no_callback
+
+
+class Producer(Protocol):
+    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers = (),
+             partition: int | None = None) -> Awaitable[RecordMetadata]:
+        """Queue one record; the result resolves on acknowledgement or raises ``TopicsError``.
+
+        A record needs a key or a value (a tombstone has a key). With ``partition=None`` a key goes to ``murmur2(key) % partitions`` (Kafka's default
+        partitioner) and a null key round-robins over the topic's partitions.
+        """
+        ...
+
+    async def flush(self) -> None:
+        """Wait until every record sent so far is acknowledged (or failed)."""
+        ...
+
+
+class Consumer(Protocol):
+    async def getmany(self, timeout_ms: int = 0, max_records: int | None = None) -> list[ConsumedRecord]:
+        """Records from the assigned, unpaused partitions, in order per partition; waits up to
+        ``timeout_ms`` for the first one. Rebalance callbacks may run while it waits."""
+        ...
+
+    def seek(self, tp: TopicPartition, offset: int) -> None: ...
+
+    async def position(self, tp: TopicPartition) -> int:
+        """The offset of the next record ``getmany`` returns for an assigned partition."""
+        ...
+
+    async def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Store the group's next-offset-to-read for assigned partitions."""
+        ...
+
+    async def committed(self, tp: TopicPartition) -> int | None: ...
+
+    def pause(self, tps: Collection[TopicPartition]) -> None: ...
+
+    def resume(self, tps: Collection[TopicPartition]) -> None: ...
+
+    def assignment(self) -> frozenset[TopicPartition]: ...
+
+    async def close(self) -> None:
+        """Leave the group (the others rebalance); idempotent. ``on_revoke`` is not called."""
+        ...
+
+
+class Topics(Protocol):
+    async def open(self) -> None: ...
+
+    async def close(self) -> None:
+        """Close every producer and consumer made here; idempotent, safe before ``open``."""
+        ...
+
+    async def create_topic(self, name: str, partitions: int = 1,
+                           configs: Mapping[str, str] | None = None) -> bool:
+        """Create the topic if it does not exist; True if this call created it."""
+        ...
+
+    async def partitions(self, name: str) -> int:
+        """How many partitions the topic has; ``UnknownTopic`` if it does not exist."""
+        ...
+
+    def producer(self) -> Producer: ...
+
+    async def consumer(self, group_id: str, topics: Collection[str],
+                       on_assign: RebalanceCallback = NO_CALLBACK,
+                       on_revoke: RebalanceCallback = NO_CALLBACK) -> Consumer:
+        """A started group member subscribed to ``topics``; its assignment arrives during ``getmany``.
+
+        A group with no committed offset for a partition starts at its earliest record
+        (Connect's sink default, ``auto.offset.reset=earliest``).
+        """
+        ...

@@ -1,0 +1,350 @@
+"""Topics on a Kafka-protocol broker through aiokafka.
+
+Lessons from ``engine.configlog.kafka`` that apply here: ``acks=all`` without idempotence
+(tansu rejects InitProducerId); never trust ListOffsets on tansu (this layer exposes no end
+offsets); tansu holds a waiting fetch until ``fetch_max_wait_ms`` runs out even when records
+arrive, so that bound is also the worst added latency on it; it rebalances in about half a
+session timeout, so tests pass a short ``session_timeout_ms``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Collection, Mapping
+from typing import Any
+
+import structlog
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
+from aiokafka import TopicPartition as KafkaTopicPartition
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import (
+    ConsumerStoppedError,
+    IllegalStateError,
+    KafkaError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+    for_code,
+)
+
+from engine.errors import EngineNotRunning
+from engine.topics.base import (
+    NO_CALLBACK,
+    ConsumedRecord,
+    Headers,
+    RebalanceCallback,
+    RecordMetadata,
+    TopicPartition,
+    require_key_or_value,
+)
+from engine.topics.errors import NotAssigned, TopicsError, UnknownTopic
+from engine.topics.partitioner import Partitioner
+
+log = structlog.get_logger(component="topics")
+
+
+def _describe(exc: BaseException) -> str:
+    name, text = type(exc).__name__, str(exc)
+    return name if not text else text if text.startswith(name) else f"{name}: {text}"
+
+
+def _error(exc: KafkaError, doing: str) -> TopicsError:
+    return TopicsError(f"Could not {doing}: {_describe(exc)}", retriable=bool(getattr(exc, "retriable", False)))
+
+
+class KafkaTopics:
+    """One admin client and one ``AIOKafkaProducer`` shared by every ``producer()``; one
+    ``AIOKafkaConsumer`` per ``consumer()``."""
+
+    def __init__(self, bootstrap_servers: str, *, client_id: str = "connect-engine",
+                 replication_factor: int = 1, session_timeout_ms: int = 10_000,
+                 fetch_max_wait_ms: int = 100, producer_config: Mapping[str, Any] | None = None,
+                 consumer_config: Mapping[str, Any] | None = None) -> None:
+        self.bootstrap_servers = bootstrap_servers
+        self.client_id = client_id
+        self.replication_factor = replication_factor
+        self.session_timeout_ms = session_timeout_ms
+        self.fetch_max_wait_ms = fetch_max_wait_ms
+        self._producer_config = dict(producer_config or {})
+        self._consumer_config = dict(consumer_config or {})
+        self._admin: Any = None
+        self._producer: Any = None
+        self._producers: set[KafkaProducer] = set()
+        self._consumers: set[KafkaConsumer] = set()
+
+    async def open(self) -> None:
+        if self._admin is not None:
+            return
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap_servers, client_id=f"{self.client_id}-admin")
+        producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap_servers, client_id=self.client_id,
+                                    acks="all", enable_idempotence=False, **self._producer_config)
+        try:
+            await admin.start()
+            await producer.start()
+        except KafkaError as exc:
+            with contextlib.suppress(KafkaError):
+                await producer.stop()
+            await admin.close()
+            raise _error(exc, f"connect to {self.bootstrap_servers}") from exc
+        self._admin, self._producer = admin, producer
+
+    async def close(self) -> None:
+        """Flush and close producers, leave groups, stop the clients; idempotent."""
+        for consumer in list(self._consumers):
+            await consumer.close()
+        for wrapper in list(self._producers):
+            await wrapper.close()
+        admin, producer = self._admin, self._producer
+        self._admin = self._producer = None
+        if producer is not None:
+            with contextlib.suppress(KafkaError):
+                await producer.stop()
+        if admin is not None:
+            await admin.close()
+
+    def _require(self, client: Any) -> Any:
+        if client is None:
+            raise EngineNotRunning("The topics are not open")
+        return client
+
+    async def create_topic(self, name: str, partitions: int = 1, configs: Mapping[str, str] | None = None) -> bool:
+        admin = self._require(self._admin)
+        # -1 means "broker default"; aiokafka accepts it only alongside an (empty) assignment
+        assignments: dict[int, list[int]] | None = {} if self.replication_factor == -1 else None
+        new = NewTopic(name, partitions, self.replication_factor, replica_assignments=assignments,
+                       topic_configs=dict(configs or {}))
+        try:
+            response = await admin.create_topics([new])
+        except KafkaError as exc:
+            raise _error(exc, f"create topic '{name}'") from exc
+        for _, code, *rest in response.topic_errors:
+            if code == 0:
+                log.info("topics.topic_created", topic=name, partitions=partitions)
+                return True
+            error = for_code(code)
+            if error is TopicAlreadyExistsError:
+                return False
+            message = rest[0] if rest and rest[0] else error.__name__
+            raise TopicsError(f"Could not create topic '{name}': {message}", retriable=bool(error.retriable))
+        raise TopicsError(f"Could not create topic '{name}': the broker did not answer for it", retriable=True)
+
+    async def partitions(self, name: str) -> int:
+        admin = self._require(self._admin)
+        try:
+            (described,) = await admin.describe_topics([name])
+        except KafkaError as exc:
+            raise _error(exc, f"describe topic '{name}'") from exc
+        error = for_code(described["error_code"])
+        if error is UnknownTopicOrPartitionError:
+            raise UnknownTopic(name)
+        if described["error_code"] != 0:
+            raise TopicsError(f"Could not describe topic '{name}': {error.__name__}", retriable=bool(error.retriable))
+        return len(described["partitions"])
+
+    def producer(self) -> KafkaProducer:
+        wrapper = KafkaProducer(self._require(self._producer), self._producers.discard)
+        self._producers.add(wrapper)
+        return wrapper
+
+    async def consumer(self, group_id: str, topics: Collection[str], on_assign: RebalanceCallback = NO_CALLBACK,
+                       on_revoke: RebalanceCallback = NO_CALLBACK) -> KafkaConsumer:
+        self._require(self._admin)
+        config = {"heartbeat_interval_ms": max(self.session_timeout_ms // 3, 100), **self._consumer_config}
+        client = AIOKafkaConsumer(
+            bootstrap_servers=self.bootstrap_servers, client_id=f"{self.client_id}-{group_id}", group_id=group_id,
+            enable_auto_commit=False, auto_offset_reset="earliest", session_timeout_ms=self.session_timeout_ms,
+            fetch_max_wait_ms=self.fetch_max_wait_ms, **config)
+        try:
+            await client.start()
+            client.subscribe(topics=list(topics), listener=_Listener(group_id, on_assign, on_revoke))
+        except KafkaError as exc:
+            with contextlib.suppress(KafkaError):
+                await client.stop()
+            raise _error(exc, f"join group '{group_id}'") from exc
+        consumer = KafkaConsumer(client, group_id, self._consumers.discard)
+        self._consumers.add(consumer)
+        return consumer
+
+
+class KafkaProducer:
+    """``send`` queues; one pump hands records to aiokafka in call order and settles each future on ack.
+
+    The pump picks the partition itself (``Partitioner``), so null keys round-robin as in memory.
+    """
+
+    def __init__(self, producer: Any, forget: Any) -> None:
+        self._producer = producer
+        self._forget = forget
+        self._partitioner = Partitioner()
+        self._queue: asyncio.Queue[tuple[str, bytes | None, bytes | None, list[tuple[str, bytes]], int | None,
+                                         asyncio.Future[RecordMetadata]]] = asyncio.Queue()
+        self._pending: set[asyncio.Future[RecordMetadata]] = set()
+        self._pump: asyncio.Task[None] | None = None
+        self._closed = False
+
+    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers = (),
+             partition: int | None = None) -> Awaitable[RecordMetadata]:
+        if self._closed:
+            raise EngineNotRunning("The producer is closed")
+        future: asyncio.Future[RecordMetadata] = asyncio.get_running_loop().create_future()
+        try:
+            require_key_or_value(topic, key, value)
+        except TopicsError as exc:
+            future.set_exception(exc)
+            return future
+        self._pending.add(future)
+        future.add_done_callback(self._pending.discard)
+        self._queue.put_nowait((topic, key, value, [(h, bytes(v)) for h, v in headers], partition, future))
+        if self._pump is None:
+            self._pump = asyncio.create_task(self._run(), name="topics-producer")
+        return future
+
+    async def _run(self) -> None:
+        while True:
+            topic, key, value, headers, partition, future = await self._queue.get()
+            try:
+                if partition is None:
+                    ids = sorted(await self._producer.partitions_for(topic))
+                    partition = ids[self._partitioner.partition(key, len(ids))]
+                ack = await self._producer.send(topic, value, key=key, partition=partition, headers=headers or None)
+            except KafkaError as exc:
+                _settle(future, exc=_error(exc, f"send to topic '{topic}'"))
+                continue
+            except Exception as exc:  # one bad record fails its own send, never the pump
+                _settle(future, exc=TopicsError(f"Could not send to topic '{topic}': {_describe(exc)}"))
+                continue
+            ack.add_done_callback(lambda done, f=future, t=topic: _on_ack(f, done, t))
+
+    async def flush(self) -> None:
+        if self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)
+
+    async def close(self) -> None:
+        """Wait for what was sent, then stop the pump; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self.flush()
+        finally:
+            if self._pump is not None:
+                self._pump.cancel()
+                await asyncio.wait([self._pump])
+            for future in list(self._pending):
+                _settle(future, exc=TopicsError("The producer closed before the record was sent"))
+            self._forget(self)
+
+
+def _settle(future: asyncio.Future[RecordMetadata], result: RecordMetadata | None = None,
+            exc: BaseException | None = None) -> None:
+    if future.done():
+        return  # the caller gave up on it
+    if exc is not None:
+        future.set_exception(exc)
+    elif result is not None:
+        future.set_result(result)
+
+
+def _on_ack(future: asyncio.Future[RecordMetadata], done: asyncio.Future[Any], topic: str) -> None:
+    if done.cancelled():
+        _settle(future, exc=TopicsError(f"The send to topic '{topic}' was cancelled"))
+    elif (exc := done.exception()) is not None:
+        _settle(future, exc=_error(exc, f"send to topic '{topic}'") if isinstance(exc, KafkaError) else exc)
+    else:
+        meta = done.result()
+        _settle(future, RecordMetadata(meta.topic, meta.partition, meta.offset, meta.timestamp))
+
+
+class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+    """aiokafka awaits these from its coordinator task; like it, a failing callback is only logged."""
+
+    def __init__(self, group_id: str, on_assign: RebalanceCallback, on_revoke: RebalanceCallback) -> None:
+        self._group_id = group_id
+        self._on_assign = on_assign
+        self._on_revoke = on_revoke
+
+    async def on_partitions_revoked(self, revoked: Collection[Any]) -> None:
+        if revoked:  # aiokafka reports an empty revoke before the first join; memory never does
+            await self._call(self._on_revoke, revoked, "on_revoke")
+
+    async def on_partitions_assigned(self, assigned: Collection[Any]) -> None:
+        await self._call(self._on_assign, assigned, "on_assign")
+
+    async def _call(self, callback: RebalanceCallback, tps: Collection[Any], which: str) -> None:
+        try:
+            await callback(frozenset(TopicPartition(tp.topic, tp.partition) for tp in tps))
+        except Exception as exc:
+            log.error("topics.rebalance_callback_failed", group=self._group_id, callback=which, error=repr(exc))
+
+
+class KafkaConsumer:
+    def __init__(self, client: Any, group_id: str, forget: Any) -> None:
+        self._client = client
+        self._group_id = group_id
+        self._forget = forget
+        self._closed = False
+
+    async def getmany(self, timeout_ms: int = 0, max_records: int | None = None) -> list[ConsumedRecord]:
+        try:
+            batches = await self._client.getmany(timeout_ms=timeout_ms, max_records=max_records)
+        except ConsumerStoppedError as exc:
+            raise TopicsError("The consumer is closed") from exc
+        except KafkaError as exc:
+            raise _error(exc, f"read for group '{self._group_id}'") from exc
+        return [ConsumedRecord(r.topic, r.partition, r.offset, r.key, r.value,
+                               tuple((h, bytes(v or b"")) for h, v in r.headers or ()), r.timestamp)
+                for records in batches.values() for r in records]
+
+    def seek(self, tp: TopicPartition, offset: int) -> None:
+        try:
+            self._client.seek(KafkaTopicPartition(*tp), offset)
+        except IllegalStateError as exc:
+            raise NotAssigned(tp[0], tp[1]) from exc
+
+    async def position(self, tp: TopicPartition) -> int:
+        try:
+            return int(await self._client.position(KafkaTopicPartition(*tp)))
+        except IllegalStateError as exc:
+            raise NotAssigned(tp[0], tp[1]) from exc
+
+    async def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
+        try:
+            await self._client.commit({KafkaTopicPartition(*tp): int(o) for tp, o in offsets.items()})
+        except IllegalStateError as exc:
+            tp = next((tp for tp in offsets if KafkaTopicPartition(*tp) not in self._client.assignment()),
+                      next(iter(offsets)))
+            raise NotAssigned(tp[0], tp[1]) from exc
+        except KafkaError as exc:
+            raise _error(exc, f"commit offsets for group '{self._group_id}'") from exc
+
+    async def committed(self, tp: TopicPartition) -> int | None:
+        try:
+            offset = await self._client.committed(KafkaTopicPartition(*tp))
+        except KafkaError as exc:
+            raise _error(exc, f"read committed offsets of group '{self._group_id}'") from exc
+        return None if offset is None else int(offset)
+
+    def pause(self, tps: Collection[TopicPartition]) -> None:
+        assigned = self._client.assignment()
+        for tp in tps:
+            if KafkaTopicPartition(*tp) not in assigned:
+                raise NotAssigned(tp[0], tp[1])
+        self._client.pause(*(KafkaTopicPartition(*tp) for tp in tps))
+
+    def resume(self, tps: Collection[TopicPartition]) -> None:
+        assigned = self._client.assignment()
+        self._client.resume(*(KafkaTopicPartition(*tp) for tp in tps if KafkaTopicPartition(*tp) in assigned))
+
+    def assignment(self) -> frozenset[TopicPartition]:
+        return frozenset(TopicPartition(tp.topic, tp.partition) for tp in self._client.assignment())
+
+    async def close(self) -> None:
+        """Leave the group without ``on_revoke`` (aiokafka's ``stop``); idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            with contextlib.suppress(KafkaError):
+                await self._client.stop()
+        finally:
+            self._forget(self)
