@@ -184,7 +184,7 @@ def import_class(name: str) -> type | None:
         return None
     try:
         module = importlib.import_module(module_name)
-    except ImportError:
+    except (Exception, SystemExit):  # a module that fails (or exits) on import is no plugin: 404, not a crash
         return None
     found = getattr(module, attr, None)
     return found if isinstance(found, type) else None

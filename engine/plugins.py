@@ -34,8 +34,8 @@ def _import_connector_class(name: str) -> type[Connector]:
         raise _class_error(name, "it is not a dotted import path such as 'package.module.ClassName'")
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise _class_error(name, f"module {module_name!r} cannot be imported ({exc})") from exc
+    except (Exception, SystemExit) as exc:  # any import failure is a bad connector.class (400), never a crash
+        raise _class_error(name, f"module {module_name!r} cannot be imported ({exc!r})") from exc
     cls = getattr(module, attr, None)
     if not isinstance(cls, type) or not issubclass(cls, Connector):
         raise _class_error(name, "it is not a Connector subclass")

@@ -131,6 +131,10 @@ class ConfigSnapshot:
         if connector not in self.connectors:
             # a commit for a deleted (and compacted) connector is a removal, not a resurrection
             return None
+        if count and self.target(connector) is TargetState.STOPPED:
+            # a reconfiguration that raced with stop: Connect refuses "non-empty set of task configs
+            # for stopped connector", so a STOPPED connector keeps zero tasks here too
+            return None
         if any(n not in deferred for n in range(count)):
             self.inconsistent.add(connector)
             return None

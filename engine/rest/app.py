@@ -31,6 +31,8 @@ async def connect_errors(request: web.Request, handler: Any) -> web.StreamRespon
     try:
         async with asyncio.timeout(timeout):
             response: web.StreamResponse = await handler(request)
+    except EngineError as exc:  # first: StateTimeout and friends are TimeoutErrors with their own message
+        response = error_response(status_of(exc), str(exc))
     except TimeoutError:
         response = error_response(500, timed_out_message(current_stage()))
     except web.HTTPMethodNotAllowed as exc:
@@ -39,8 +41,6 @@ async def connect_errors(request: web.Request, handler: Any) -> web.StreamRespon
         response = error_response(404, "HTTP 404 Not Found")
     except web.HTTPException as exc:
         response = error_response(exc.status, exc.reason)
-    except EngineError as exc:
-        response = error_response(status_of(exc), str(exc))
     except Exception as exc:  # the REST boundary: an engine bug answers 500, never drops the connection
         log.exception("rest.request_failed", method=request.method, path=request.path)
         response = error_response(500, str(exc) or type(exc).__name__)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import quote
 
+import structlog
 from aiohttp import web
 
 from engine.engine import Engine
@@ -12,6 +14,8 @@ from engine.errors import ConnectorNotFound
 from engine.rest.body import json_body, query_flag
 from engine.rest.errors import BadRequest, RestError
 from engine.rest.keys import ENGINE
+
+log = structlog.get_logger(component="rest")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -74,7 +78,7 @@ async def create_connector(request: web.Request) -> web.Response:
     name = "" if raw_name is None else _json_text(raw_name).strip()  # Jackson coerces scalars to text
     config = _config(body.get("config") if body.get("config") is not None else {})
     info = await _engine(request).create_connector(name, _strings(config), body.get("initial_state"))
-    return web.json_response(info, status=201, headers={"Location": f"/connectors/{name}"})
+    return web.json_response(info, status=201, headers={"Location": f"/connectors/{quote(name, safe='')}"})
 
 
 def _strings(config: dict[str, Any]) -> dict[str, Any]:
@@ -104,7 +108,7 @@ async def put_config(request: web.Request) -> web.Response:
     created = name not in await engine.connectors()
     info = await engine.put_connector_config(name, config)
     if created:
-        return web.json_response(info, status=201, headers={"Location": f"/connectors/{name}"})
+        return web.json_response(info, status=201, headers={"Location": f"/connectors/{quote(name, safe='')}"})
     return web.json_response(info)
 
 
@@ -135,7 +139,12 @@ async def get_tasks(request: web.Request) -> web.Response:
 
 async def get_tasks_config(request: web.Request) -> web.Response:
     name = _name(request)
+    log.warning("rest.deprecated_endpoint", reason="The 'GET /connectors/{connector}/tasks-config' endpoint is "
+                "deprecated and will be removed in the next major release. Please use the "
+                "'GET /connectors/{connector}/tasks' endpoint instead.")
     tasks = await _engine(request).task_configs(name)
+    if not tasks:  # the standalone herder answers 404 for a connector without tasks
+        raise ConnectorNotFound(name, f"Connector {name} not found")
     return web.json_response({f"{name}-{t['id']['task']}": t["config"] for t in tasks})
 
 

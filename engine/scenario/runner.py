@@ -23,7 +23,7 @@ import structlog
 from engine.api.errors import ConnectException
 from engine.configlog.memory import MemoryConfigLog
 from engine.engine import Engine
-from engine.errors import EngineError, EngineNotRunning
+from engine.errors import EngineError, EngineNotRunning, SettleTimeout
 from engine.scenario.expect import ExpectationFailed, check_connector, check_error
 from engine.scenario.model import Scenario, Step
 from engine.scenario.trace import TraceLine, stamp
@@ -51,7 +51,7 @@ class LogKind(StrEnum):
 
 
 class StepFailed(Exception):
-    def __init__(self, step: Step, message: str) -> None:
+    def __init__(self, step: Step | None, message: str) -> None:
         super().__init__(message)
         self.step = step
 
@@ -96,6 +96,7 @@ class ScenarioRunner:
         self._memory_offsets = MemoryOffsetStore()
         self._trace: list[TraceLine] = []
         self._step = 0
+        self._current: Step | None = None
         self._error: tuple[Step, BaseException] | None = None
         self._crash: asyncio.Task[None] | None = None
         self._verbs: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {
@@ -123,6 +124,10 @@ class ScenarioRunner:
                 self._no_unexpected_error()
             except StepFailed as failed:
                 result.failed_step, result.failure = failed.step, str(failed)
+            except Exception as exc:  # an engine bug: reported against the step, the other scenarios still run
+                log.exception("scenario.step_crashed", step=self._step)
+                result.failed_step = self._current
+                result.failure = f"crashed with {type(exc).__name__}: {exc}"
             finally:
                 FAULTS.release_all()
                 await self._stop_worker()
@@ -150,6 +155,7 @@ class ScenarioRunner:
 
     async def _run_step(self, step: Step) -> None:
         self._step = step.index
+        self._current = step
         if self._error is not None and not (step.verb == "expect" and "error" in step.args):
             failed, exc = self._error
             raise StepFailed(failed, f"raised {type(exc).__name__}: {exc}")
@@ -173,8 +179,13 @@ class ScenarioRunner:
             await self._crash
         engine = self.engine
         if engine is not None:
-            with contextlib.suppress(EngineNotRunning):
+            try:
                 await engine.settled(parked=FAULTS.parked, timeout=self.settle_timeout)
+            except EngineNotRunning:
+                pass
+            except SettleTimeout as exc:  # a hung engine fails the step, not the whole replay
+                self._collect()
+                raise StepFailed(self._current, str(exc)) from None
         self._collect()
 
     def _collect(self) -> None:

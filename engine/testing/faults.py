@@ -107,22 +107,27 @@ class Faults:
             fault = self._faults.get((connector, callback))
             if fault is None or (fault.task is not None and unit != f"task-{fault.task}"):
                 return
+            # registered as parked before anything can release it: a release racing the crash
+            # handler (or the clock) then cannot be missed
+            generation = self._generation
+            if fault.action is not FaultAction.RAISE:
+                self._parked[(connector, unit)] += 1
             if fault.action is FaultAction.CRASH:
                 del self._faults[(connector, callback)]  # a crash happens once; the restart recovers
+        name = f"{unit}.{callback.removeprefix('task.')}"
         if fault.action is FaultAction.RAISE:
-            raise ConnectException(f"injected failure in {unit}.{callback.removeprefix('task.')}")
+            raise ConnectException(f"injected failure in {name}")
         if fault.action is FaultAction.CRASH:
             if self.on_crash is not None:
                 self.on_crash()
-            self._park(connector, unit, lambda: True)
-            raise SimulatedCrash(f"the worker crashed in {unit}.{callback.removeprefix('task.')}")
-        self._park(connector, unit, lambda: self._faults.get((connector, callback)) is fault and
+            self._park(connector, unit, generation, lambda: True)
+            raise SimulatedCrash(f"the worker crashed in {name}")
+        self._park(connector, unit, generation, lambda: self._faults.get((connector, callback)) is fault and
                    (fault.until is None or self.clock.now < fault.until))
 
-    def _park(self, connector: str, unit: str, holds: Callable[[], bool]) -> None:
+    def _park(self, connector: str, unit: str, generation: int, holds: Callable[[], bool]) -> None:
+        """Wait (already counted as parked) until released, cleared, or past the block's time."""
         with self._changed:
-            generation = self._generation
-            self._parked[(connector, unit)] += 1
             try:
                 while holds() and generation == self._generation:
                     self._changed.wait()

@@ -42,6 +42,8 @@ async def test_create_answers_201_with_location_and_connector_info(client: Clien
     response = await client.post("/connectors", json={"name": " orders ", "config": SOURCE})
     assert response.status == 201
     assert response.headers["Location"] == "/connectors/orders"
+    odd = await client.post("/connectors", json={"name": "a b/c", "config": SOURCE})
+    assert odd.headers["Location"] == "/connectors/a%20b%2Fc"
     info = await response.json()
     assert info["name"] == "orders"
     assert info["config"] == {**SOURCE, "name": "orders"}
@@ -122,6 +124,9 @@ async def test_tasks_and_tasks_config(client: Client, engine: Engine) -> None:
     legacy = await (await client.get("/connectors/orders/tasks-config")).json()
     assert set(legacy) == {"orders-0", "orders-1"}
     assert legacy["orders-0"] == tasks[0]["config"]
+    await client.put("/connectors/orders/stop")
+    await engine.wait_for_state("orders", "STOPPED", tasks=0)
+    assert await error(await client.get("/connectors/orders/tasks-config"), 404) == "Connector orders not found"
 
 
 async def test_pause_resume_stop_codes(client: Client, engine: Engine) -> None:

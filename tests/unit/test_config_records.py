@@ -135,3 +135,26 @@ def test_commit_for_a_deleted_connector_does_not_resurrect_it() -> None:
     snapshot.apply(TaskConfigRecord("gone", 0, {}))
     assert snapshot.apply(TaskCommitRecord("gone", 1)) is None
     assert "gone" not in snapshot.connectors
+
+
+def test_a_non_empty_commit_for_a_stopped_connector_is_refused() -> None:
+    from engine.configlog.records import (
+        ConnectorConfigRecord,
+        TargetStateRecord,
+        TaskCommitRecord,
+        TaskConfigRecord,
+    )
+    from engine.configlog.snapshot import ConfigSnapshot
+    from states import TargetState
+
+    snapshot = ConfigSnapshot()
+    snapshot.apply(ConnectorConfigRecord("c", {"connector.class": "x"}))
+    snapshot.apply(TaskCommitRecord("c", 0))
+    snapshot.apply(TargetStateRecord("c", TargetState.STOPPED))
+    snapshot.apply(TaskConfigRecord("c", 0, {"a": "1"}))  # written by a reconfiguration that raced the stop
+    assert snapshot.apply(TaskCommitRecord("c", 1)) is None
+    assert snapshot.tasks["c"] == ()
+    snapshot.apply(TargetStateRecord("c", TargetState.STARTED))
+    snapshot.apply(TaskConfigRecord("c", 0, {"a": "1"}))
+    assert snapshot.apply(TaskCommitRecord("c", 1)) is not None
+    assert snapshot.tasks["c"] == ({"a": "1"},)
