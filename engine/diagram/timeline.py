@@ -48,7 +48,7 @@ def timeline_svg(trace: Sequence[TraceLine]) -> str:
     last: dict[tuple[str, int], tuple[int, str]] = {}
     for column, line in enumerate(trace):
         unit = _unit(line)
-        if unit in last:
+        if unit in last and last[unit][1] != "DESTROYED":  # a re-created connector: no bar across the gap
             segments.append(_segment(left, rows[unit], *last[unit], column))
         last[unit] = (column, line.to_state)
         x = left + column * _COLUMN

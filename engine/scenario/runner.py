@@ -113,7 +113,7 @@ class ScenarioRunner:
         result = ScenarioResult(self.scenario, self.log_kind)
         began = time.perf_counter()
         CALLS.clear()
-        FAULTS.reset()
+        await asyncio.to_thread(FAULTS.reset)  # may wait for released callbacks to leave
         FAULTS.on_crash = self._crash_requested(asyncio.get_running_loop())
         with tempfile.TemporaryDirectory(prefix="connect-engine-scenario-") as workdir:
             self._worker = self._worker_config(Path(workdir))
@@ -131,7 +131,7 @@ class ScenarioRunner:
             finally:
                 FAULTS.release_all()
                 await self._stop_worker()
-                FAULTS.reset()
+                await asyncio.to_thread(FAULTS.reset)
         result.trace = self._trace
         result.seconds = time.perf_counter() - began
         return result

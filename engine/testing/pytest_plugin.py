@@ -61,8 +61,14 @@ if HAS_PYTEST_ASYNCIO:
             yield make
         finally:
             FAULTS.release_all()
-            for engine in reversed(engines):
-                await engine.shutdown()
+            errors: list[BaseException] = []
+            for engine in reversed(engines):  # every engine is shut down, even if one fails to
+                try:
+                    await engine.shutdown()
+                except Exception as exc:
+                    errors.append(exc)
+            if errors:
+                raise errors[0]
 
     @pytest_asyncio.fixture
     async def connect_engine(connect_engine_factory: EngineFactory) -> Engine:

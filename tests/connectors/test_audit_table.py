@@ -144,3 +144,28 @@ def test_rows_stream_in_order_with_offsets_and_resume(database: Database) -> Non
     again = resumed.poll() or []
     assert [r.value["op"] for r in again] == ["DELETE"]
     resumed.stop()
+
+
+def test_awkward_column_names_are_captured(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'odd.db'}"
+    with sqlite3.connect(tmp_path / "odd.db", isolation_level=None) as db:
+        db.execute('CREATE TABLE things (id INTEGER PRIMARY KEY, "order" TEXT, "it\'s" TEXT, "a ""b""" TEXT)')
+    dialect = connect(url)
+    try:
+        dialect.provision("audit_odd", ["things"])
+        with sqlite3.connect(tmp_path / "odd.db", isolation_level=None) as db:
+            db.execute("""INSERT INTO things VALUES (1, 'x', 'y', 'z')""")
+        (row,) = dialect.read("audit_odd", 0, 10)
+        assert row.row == {"id": 1, "order": "x", "it's": "y", 'a "b"': "z"}
+    finally:
+        dialect.drop("audit_odd", ["things"])
+        dialect.close()
+
+
+def test_only_plain_identifiers_name_tables() -> None:
+    from engine.api.errors import ConnectException
+    from engine.connectors.audit.dialects import identifier
+
+    for bad in ("orders\n", "x; DROP TABLE y", "1abc", ""):
+        with pytest.raises(ConnectException, match="not a plain SQL identifier"):
+            identifier(bad)

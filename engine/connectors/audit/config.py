@@ -53,7 +53,8 @@ class AuditConfig:
             name=name,
             db_url=values[DB_URL],
             tables=[identifier(t.strip()) for t in values[TABLES] if t.strip()],
-            audit_table=identifier(values[AUDIT_TABLE] or default_audit),
+            # lower case: PostgreSQL folds unquoted names, and the cleanup finds triggers by this prefix
+            audit_table=identifier((values[AUDIT_TABLE] or default_audit).strip().lower()),
             topic=values[TOPIC] or f"{name}.audit",
             batch_size=values[BATCH_SIZE],
             poll_interval_s=values[POLL_INTERVAL] / 1000,
@@ -69,4 +70,5 @@ class AuditConfig:
 
 
 def _without_password(url: str) -> str:
-    return re.sub(r"//([^:/@]+):[^@]*@", r"//\1@", url)
+    """The URL minus its password and query (``?password=...``): it is stored with the offsets."""
+    return re.sub(r"//([^:/@]+):[^@]*@", r"//\1@", url.split("?", 1)[0])

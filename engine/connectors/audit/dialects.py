@@ -15,12 +15,12 @@ from urllib.parse import urlsplit
 
 from engine.api.errors import ConnectException
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def identifier(name: str) -> str:
     """Table and trigger names are interpolated into DDL, so only plain identifiers are accepted."""
-    if not _IDENTIFIER.match(name):
+    if not _IDENTIFIER.fullmatch(name):  # fullmatch: "$" alone would let a trailing newline through
         raise ConnectException(f"{name!r} is not a plain SQL identifier (letters, digits, underscore)")
     return name
 
@@ -42,6 +42,14 @@ class Dialect(Protocol):
     def close(self) -> None: ...
 
 
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
 def _trigger(audit: str, table: str, op: str) -> str:
     return f"{audit}_{table}_{op.lower()}"
 
@@ -61,7 +69,8 @@ class SQLiteDialect:
             if not columns:
                 raise ConnectException(f"Table {table} does not exist")
             for op, ref in (("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD")):
-                row = ", ".join(f"'{c}', {ref}.{c}" for c in columns)
+                # column names come from the schema, not from us: quoted as literal and as identifier
+                row = ", ".join(f"{_literal(c)}, {ref}.{_quoted(c)}" for c in columns)
                 self._db.execute(
                     f"CREATE TRIGGER IF NOT EXISTS {_trigger(audit, table, op)} AFTER {op} ON {table} BEGIN "
                     f"INSERT INTO {audit} (table_name, op, row_data) VALUES ('{table}', '{op}', json_object({row})); "
