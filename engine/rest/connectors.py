@@ -11,7 +11,7 @@ from aiohttp import web
 
 from engine.engine import Engine
 from engine.errors import ConnectorNotFound
-from engine.rest.body import json_body, query_flag
+from engine.rest.body import json_body, json_text, query_flag, string_map
 from engine.rest.errors import BadRequest, RestError
 from engine.rest.keys import ENGINE
 
@@ -42,12 +42,6 @@ async def _known(engine: Engine, name: str, message: str) -> None:
         raise ConnectorNotFound(name, message)
 
 
-def _config(value: Any, what: str = "connector config") -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise BadRequest(f"The {what} must be a JSON object")
-    return value
-
-
 # ---- the collection ---------------------------------------------------------------------------
 
 async def list_connectors(request: web.Request) -> web.Response:
@@ -75,21 +69,10 @@ async def create_connector(request: web.Request) -> web.Response:
     if not isinstance(body, dict):
         raise BadRequest("The request body must be a JSON object with 'name' and 'config'")
     raw_name = body.get("name")
-    name = "" if raw_name is None else _json_text(raw_name).strip()  # Jackson coerces scalars to text
-    config = _config(body.get("config") if body.get("config") is not None else {})
-    info = await _engine(request).create_connector(name, _strings(config), body.get("initial_state"))
+    name = "" if raw_name is None else json_text(raw_name).strip()
+    config = string_map(body.get("config") if body.get("config") is not None else {})
+    info = await _engine(request).create_connector(name, config, body.get("initial_state"))
     return web.json_response(info, status=201, headers={"Location": f"/connectors/{quote(name, safe='')}"})
-
-
-def _strings(config: dict[str, Any]) -> dict[str, Any]:
-    """Connect's map is String->String; numbers and booleans arrive as their JSON text."""
-    return {k: v if isinstance(v, str) or v is None else _json_text(v) for k, v in config.items()}
-
-
-def _json_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 # ---- one connector ---------------------------------------------------------------------------
@@ -104,7 +87,7 @@ async def get_config(request: web.Request) -> web.Response:
 
 async def put_config(request: web.Request) -> web.Response:
     engine, name = _engine(request), _name(request)
-    config = _strings(_config(await json_body(request)))
+    config = string_map(await json_body(request))
     created = name not in await engine.connectors()
     info = await engine.put_connector_config(name, config)
     if created:
@@ -114,7 +97,7 @@ async def put_config(request: web.Request) -> web.Response:
 
 async def patch_config(request: web.Request) -> web.Response:
     engine, name = _engine(request), _name(request)
-    patch = _strings(_config(await json_body(request)))
+    patch = string_map(await json_body(request))
     config: dict[str, Any] = dict(await engine.connector_config(name))
     for key, value in patch.items():
         if value is None:

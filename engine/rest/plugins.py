@@ -6,7 +6,6 @@ Answered locally from the worker's plugin registry, never through the herder, as
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from aiohttp import web
 
@@ -16,7 +15,7 @@ from engine.connector_config import CONFIG_DEF_STAGE, framework_config_def, vali
 from engine.errors import ConnectorNotFound
 from engine.invoke import invoke
 from engine.plugin_discovery import connector_plugin_type, import_class
-from engine.rest.body import json_body
+from engine.rest.body import json_body, string_map
 from engine.rest.errors import BadRequest, RestError
 from engine.rest.keys import PLUGINS
 from engine.stage import enter_stage
@@ -50,19 +49,6 @@ def _normalized(name: str) -> str:
     return name.removesuffix("Connector")
 
 
-def _string_map(body: Any) -> dict[str, str | None]:
-    """Connect's body is a String->String map: scalars arrive as their JSON text, null stays null."""
-    if not isinstance(body, dict):
-        raise BadRequest("The connector config must be a JSON object")
-    result: dict[str, str | None] = {}
-    for key, value in body.items():
-        if value is None or isinstance(value, str):
-            result[key] = value
-        else:
-            result[key] = ("true" if value else "false") if isinstance(value, bool) else str(value)
-    return result
-
-
 async def list_plugins(request: web.Request) -> web.Response:
     raw = request.query.get("connectorsOnly")
     connectors_only = raw is None or raw.strip().lower() == "true"  # @DefaultValue("true") boolean
@@ -86,7 +72,7 @@ async def plugin_config(request: web.Request) -> web.Response:
 
 async def validate_plugin_config(request: web.Request) -> web.Response:
     plugin = request.match_info["plugin"]
-    config = _string_map(await json_body(request))
+    config = string_map(await json_body(request))
     included = config.get("connector.class")
     if included is not None and not _normalized(included).endswith(_normalized(plugin)):
         raise BadRequest(f"Included connector type {included} does not match request type {plugin}")
