@@ -69,14 +69,18 @@ class _AllowedPaths:
         return resolved
 
 
-class FileConfigProvider(ConfigProvider):
-    """``${file:/path/to/x.properties:key}``: a key of a Java properties file."""
+class _PathConfigProvider(ConfigProvider):
+    """A provider reading files, limited to ``allowed.paths`` when configured."""
 
     def __init__(self) -> None:
         self._allowed = _AllowedPaths({})
 
     def configure(self, params: Mapping[str, str]) -> None:
         self._allowed = _AllowedPaths(params)
+
+
+class FileConfigProvider(_PathConfigProvider):
+    """``${file:/path/to/x.properties:key}``: a key of a Java properties file."""
 
     def get(self, path: str, keys: Collection[str] | None = None) -> ConfigData:
         if not path:
@@ -102,14 +106,8 @@ class EnvVarConfigProvider(ConfigProvider):
                            if (keys is None or k in keys) and (self._allow is None or self._allow.fullmatch(k))})
 
 
-class DirectoryConfigProvider(ConfigProvider):
+class DirectoryConfigProvider(_PathConfigProvider):
     """``${dir:/path/to/dir:filename}``: the whole content of a file in a directory (as Kafka, unstripped)."""
-
-    def __init__(self) -> None:
-        self._allowed = _AllowedPaths({})
-
-    def configure(self, params: Mapping[str, str]) -> None:
-        self._allowed = _AllowedPaths(params)
 
     def get(self, path: str, keys: Collection[str] | None = None) -> ConfigData:
         if not path:
