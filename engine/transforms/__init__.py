@@ -1,0 +1,6 @@
+"""Built-in single message transforms (Kafka's ``org.apache.kafka.connect.transforms``), their
+predicates, and the per-connector ``TransformationChain`` (spec §6.2).
+
+Modules are imported lazily by name (entry points, ``engine.transforms.resolve``), so this package
+imports nothing itself: a broken transform must not break the others.
+"""
