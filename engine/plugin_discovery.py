@@ -178,16 +178,36 @@ class PluginRegistry:
 
 
 def import_class(name: str) -> type | None:
-    """``package.module.Class`` (or ``module:Class``) imported, or None: Connect's ``Class.forName`` fallback."""
-    module_name, sep, attr = name.replace(":", ".").rpartition(".")
-    if not sep or not module_name:
-        return None
-    try:
-        module = importlib.import_module(module_name)
-    except (Exception, SystemExit):  # a module that fails (or exits) on import is no plugin: 404, not a crash
-        return None
-    found = getattr(module, attr, None)
-    return found if isinstance(found, type) else None
+    """``package.module.Class`` (or ``module:Class``) imported, or None: Connect's ``Class.forName`` fallback.
+
+    Nested classes work as their ``__qualname__`` reads (``engine.transforms.cast.Cast.Value`` or
+    ``engine.transforms.cast:Cast.Value``), and Java's binary form ``Cast$Value`` is accepted too:
+    the longest importable module prefix is taken and the rest walked as attributes.
+    """
+    if ":" in name:
+        module_name, _, qualname = name.partition(":")
+        candidates = [(module_name, qualname.replace("$", "."))]
+    else:
+        parts = name.replace("$", ".").split(".")
+        candidates = [(".".join(parts[:i]), ".".join(parts[i:])) for i in range(len(parts) - 1, 0, -1)]
+    for module_name, qualname in candidates:
+        if not module_name or not qualname:
+            continue
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and module_name != exc.name and not module_name.startswith(exc.name + "."):
+                return None  # the module exists but imports something missing: no plugin
+            continue  # no such module: try a shorter prefix (the class may be nested)
+        except (Exception, SystemExit):  # a module that fails (or exits) on import is no plugin: 404, not a crash
+            return None
+        found: Any = module
+        for attr in qualname.split("."):
+            found = getattr(found, attr, None)
+            if found is None:
+                break
+        return found if isinstance(found, type) else None
+    return None
 
 
 # ---- entry points -----------------------------------------------------------------------------
