@@ -26,12 +26,23 @@ from engine.api.config_def import (
     Width,
 )
 from engine.api.connector import Config, Connector, SinkConnector, SourceConnector
+from engine.api.errors import ConfigException
 from engine.errors import ConfigError
 from engine.invoke import invoke
-from engine.plugin_discovery import PluginRegistry
+from engine.plugin_discovery import PluginRegistry, PluginType, process_registry
 from engine.plugin_discovery import class_name as qualified
 from engine.plugins import load_connector_class
 from engine.stage import enter_stage
+from engine.transforms.chain import (
+    NEGATE_CONFIG,
+    PREDICATE_CONFIG,
+    PREDICATES_CONFIG,
+    TRANSFORMS_CONFIG,
+    TYPE_CONFIG,
+    negate_without_predicate,
+    unknown_predicate,
+)
+from engine.transforms.resolve import Kind, check_concrete, find_class
 from engine.validation import VALIDATING, _validator_instance
 
 COMMON_GROUP = "Common"
@@ -192,6 +203,108 @@ def _sink_checks(props: Mapping[str, str | None], values: dict[str, ConfigValue]
         values.setdefault(key, ConfigValue(key, props.get(key))).add_error_message(message)
 
 
+# ---- transforms.<a>.* / predicates.<p>.* (ConnectorConfig.enrich) --------------------------------
+
+_KINDS: dict[Kind, tuple[str, str, PluginType]] = {
+    "transformation": (TRANSFORMS_CONFIG, TRANSFORMS_GROUP, PluginType.TRANSFORMATION),
+    "predicate": (PREDICATES_CONFIG, PREDICATES_GROUP, PluginType.PREDICATE),
+}
+
+
+def _unique_list(props: Mapping[str, str | None], name: str) -> list[str]:
+    raw = props.get(name)
+    if raw is None:
+        return []
+    parsed = ConfigDef.parse_type(name, raw, ConfigType.LIST)
+    return list(dict.fromkeys(str(a) for a in parsed))
+
+
+def _plugin_config_def(kind: Kind, type_key: str, cls: type) -> ConfigDef:
+    """``getConfigDefFromConfigProvidingClass``: a fresh instance's ``config()``; ConfigException on failure."""
+    check_concrete(cls, kind)
+    try:
+        own = cls().config()
+    except Exception as exc:
+        raise ConfigException(type_key, qualified(cls), f"Error getting config definition from "
+                              f"{'Transformation' if kind == 'transformation' else 'Predicate'}: {exc}") from exc
+    if not isinstance(own, ConfigDef):
+        raise ConfigException(f"{qualified(cls)}.config() must return a ConfigDef that is not null.")
+    return own
+
+
+def _alias_def(kind: Kind, cls: type, type_key: str) -> ConfigDef:
+    """The keys embedded under the alias prefix: the implicit ``predicate``/``negate`` and the plugin's own."""
+    child = ConfigDef()
+    if kind == "transformation":
+        child.define(PREDICATE_CONFIG, ConfigType.STRING, None, importance=Importance.MEDIUM,
+                     documentation="The alias of a predicate used to determine whether to apply this transformation.")
+        child.define(NEGATE_CONFIG, ConfigType.BOOLEAN, False, importance=Importance.MEDIUM,
+                     documentation="Whether the configured predicate should be negated.")
+    for name, key in _plugin_config_def(kind, type_key, cls).config_keys.items():
+        if name in (PREDICATE_CONFIG, NEGATE_CONFIG) and kind == "transformation":
+            continue  # the implicit keys mask the transformation's own, as in Connect
+        child.define_key(key)
+    return child
+
+
+def enrich(base: ConfigDef, props: Mapping[str, str | None],
+           registry: PluginRegistry | None = None) -> tuple[ConfigDef, dict[str, list[str]]]:
+    """``ConnectorConfig.enrich(..., requireFullConfig=false)``: per-alias keys added to ``base`` (a copy).
+
+    Also returns the errors each ``<prefix>type`` key gets beyond the ConfigDef's own (class not
+    found, not a concrete transformation/predicate, ``negate`` without ``predicate``), in Connect's order.
+    """
+    enriched = ConfigDef(base)
+    type_errors: dict[str, list[str]] = {}
+    plugins = registry if registry is not None else process_registry()
+    for kind, (list_config, group_name, plugin_type) in _KINDS.items():
+        def recommend(name: str, parsed: Mapping[str, Any], wanted: PluginType = plugin_type) -> list[Any]:
+            return [desc.cls for desc in plugins.plugins([wanted])]
+
+        for alias in _unique_list(props, list_config):
+            prefix = f"{list_config}.{alias}."
+            group = f"{group_name}: {alias}"
+            type_key = prefix + TYPE_CONFIG
+            enriched.define(type_key, ConfigType.CLASS, importance=Importance.HIGH,
+                            documentation=f"Class for the '{alias}' {kind}.", group=group, order_in_group=0,
+                            width=Width.LONG, display_name=f"{kind.capitalize()} type for {alias}",
+                            recommender=recommend)
+            errors = type_errors.setdefault(type_key, [])
+            raw = props.get(type_key)
+            cls = find_class(raw, kind) if raw is not None else None
+            if raw is not None and cls is None:
+                errors.append(ConfigDefError.invalid(type_key, raw, f"Class {raw} could not be found.").message)
+            if kind == "transformation" and prefix + NEGATE_CONFIG in props and prefix + PREDICATE_CONFIG not in props:
+                errors.append(negate_without_predicate(prefix))
+            if cls is None:
+                continue
+            try:
+                child = _alias_def(kind, cls, type_key)
+            except ConfigException as exc:
+                errors.append(str(exc))
+                continue
+            enriched.embed(prefix, group, 1, child)
+    return enriched, type_errors
+
+
+def _transform_checks(props: Mapping[str, str | None], values: dict[str, ConfigValue],
+                      type_errors: Mapping[str, list[str]]) -> None:
+    """Add ``enrich``'s type errors, show found classes by name, and check predicate aliases exist."""
+    for type_key, errors in type_errors.items():
+        value = values.setdefault(type_key, ConfigValue(type_key, props.get(type_key), type=ConfigType.CLASS))
+        raw = props.get(type_key)
+        kind: Kind = "transformation" if type_key.startswith(TRANSFORMS_CONFIG + ".") else "predicate"
+        value.value = find_class(raw, kind) if raw is not None else None
+        value.errors.extend(errors)
+    predicates = set(_unique_list(props, PREDICATES_CONFIG))
+    for alias in _unique_list(props, TRANSFORMS_CONFIG):
+        prefix = f"{TRANSFORMS_CONFIG}.{alias}."
+        chosen = props.get(prefix + PREDICATE_CONFIG)
+        if chosen is not None and chosen.strip() not in predicates:
+            key = prefix + PREDICATE_CONFIG
+            values.setdefault(key, ConfigValue(key, chosen)).add_error_message(unknown_predicate(prefix, chosen))
+
+
 async def validate_config_infos(config: Mapping[str, str | None], *,
                                 plugins: PluginRegistry | None = None) -> dict[str, Any]:
     """Connect's ConfigInfos for ``config``: framework keys, then the connector's, with every error found.
@@ -210,8 +323,9 @@ async def validate_config_infos(config: Mapping[str, str | None], *,
     connector = _validator_instance(cls)
     props = {k: v for k, v in config.items() if v is not None}
 
-    framework = framework_config_def(cls)
+    framework, type_errors = enrich(framework_config_def(cls), config, plugins)
     values = framework.validate_all(props)
+    _transform_checks(config, values, type_errors)
     if issubclass(cls, SinkConnector):
         _sink_checks(config, values)
     for key in (k for k, v in config.items() if v is None):

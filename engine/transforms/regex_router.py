@@ -39,6 +39,8 @@ class RegexValidator:
     """Kafka's ``RegexValidator``: the value must compile as a regular expression."""
 
     def __call__(self, name: str, value: Any) -> None:
+        if value is None:
+            raise ConfigDefError.invalid(name, value, "Invalid regex: null")
         try:
             java_regex(value)
         except (re.error, TypeError) as exc:
