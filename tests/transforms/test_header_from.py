@@ -65,7 +65,7 @@ def test_wrong_value_types() -> None:
 
 
 def test_config_errors() -> None:
-    with pytest.raises(ConfigException, match="'fields' config must have the same number of elements as 'headers' config."):
+    with pytest.raises(ConfigException, match=r"'fields' config must have the same number of elements as 'headers' config\."):
         _smt(HeaderFrom.Value, "copy", "a,b", "h")
     with pytest.raises(ConfigException, match="String must be one of: move, copy"):
         _smt(HeaderFrom.Value, "swap")

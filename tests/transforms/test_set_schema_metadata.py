@@ -61,7 +61,7 @@ def test_neither_name_nor_version() -> None:
 
 
 def test_version_must_be_an_int() -> None:
-    with pytest.raises(ConfigException, match="schema.version"):
+    with pytest.raises(ConfigException, match=r"schema\.version"):
         SetSchemaMetadata.Value().configure({"schema.version": "x"})
 
 

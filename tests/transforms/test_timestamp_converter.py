@@ -116,9 +116,9 @@ def test_config_errors() -> None:
         _smt(target_type="string", format="bad")
     with pytest.raises(ConfigException, match="String must be one of"):
         _smt(target_type="Instant")
-    with pytest.raises(ConfigException, match='Missing required configuration "target.type"'):
+    with pytest.raises(ConfigException, match=r'Missing required configuration "target\.type"'):
         _smt()
-    with pytest.raises(ConfigException, match="unix.precision"):
+    with pytest.raises(ConfigException, match=r"unix\.precision"):
         _smt(target_type="unix", unix_precision="minutes")
 
 

@@ -32,7 +32,7 @@ def test_missing_timestamp() -> None:
 
 
 def test_unsupported_pattern_is_a_config_error() -> None:
-    with pytest.raises(ConfigException, match="timestamp.format"):
+    with pytest.raises(ConfigException, match=r"timestamp\.format"):
         _router(**{"timestamp.format": "yyyy-ww"})
     with pytest.raises(ConfigException, match="Illegal pattern character 'b'"):
         _router(**{"timestamp.format": "bad"})
