@@ -49,7 +49,8 @@ async def test_backoff_doubles_from_300ms_and_never_passes_the_deadline() -> Non
     assert await op.recover(ctx, Stage.VALUE_CONVERTER, int, operation, RetriableException("first")) is None
     assert sleep.delays_ms == [300, 600, 1200, 2400, 4800, 700]  # the last one stops at the deadline
     assert operation.calls == 6
-    assert ctx.failed and ctx.attempt == 7
+    assert ctx.failed
+    assert ctx.attempt == 7
     assert (op.total_failures, op.total_retries, op.total_records_skipped, op.total_errors) == (7, 6, 1, 1)
 
 
@@ -74,7 +75,8 @@ async def test_retry_success_returns_the_result_awaiting_async_operations() -> N
 
     ctx = ProcessingContext()
     assert await op.recover(ctx, Stage.KEY_CONVERTER, str, operation, RetriableException()) == "converted"
-    assert not ctx.failed and ctx.attempt == 4  # the loop's own call was attempt 1
+    assert not ctx.failed
+    assert ctx.attempt == 4
     assert sleep.delays_ms == [300, 600, 1200]
     assert (op.total_failures, op.total_retries, op.total_errors) == (3, 3, 0)
 
@@ -83,7 +85,8 @@ async def test_no_retry_with_the_default_timeout() -> None:
     op, sleep = operator(timeout=0)
     operation = FailingOperation()
     assert await op.recover(ProcessingContext(), Stage.TRANSFORMATION, None, operation, RetriableException()) is None
-    assert operation.calls == 0 and sleep.delays_ms == []
+    assert operation.calls == 0
+    assert sleep.delays_ms == []
 
 
 async def test_stopping_after_a_backoff_ends_retrying() -> None:
@@ -98,7 +101,9 @@ async def test_stopping_after_a_backoff_ends_retrying() -> None:
     operation = FailingOperation(*[RetriableException()] * 10)
     ctx = ProcessingContext()
     assert await op.recover(ctx, Stage.TRANSFORMATION, None, operation, RetriableException()) is None
-    assert sleep.delays_ms == [300, 600] and operation.calls == 1 and ctx.failed
+    assert sleep.delays_ms == [300, 600]
+    assert operation.calls == 1
+    assert ctx.failed
 
 
 async def test_stopping_wakes_a_backoff_in_progress() -> None:
@@ -137,8 +142,10 @@ async def test_infinite_retry_goes_on_until_stopping() -> None:
     sleep.after = after
     operation = FailingOperation(*[RetriableException()] * 1000)
     assert await op.recover(ProcessingContext(), Stage.TASK_POLL, None, operation, RetriableException()) is None
-    assert len(sleep.delays_ms) == 50 and operation.calls == 49
-    assert sleep.delays_ms[:3] == [300, 600, 1200] and all(d < 2000 for d in sleep.delays_ms[3:])
+    assert len(sleep.delays_ms) == 50
+    assert operation.calls == 49
+    assert sleep.delays_ms[:3] == [300, 600, 1200]
+    assert all(d < 2000 for d in sleep.delays_ms[3:])
     assert op.total_records_skipped == 1
 
 
@@ -148,10 +155,14 @@ async def test_tolerance_all_skips_and_reports() -> None:
     ctx = ProcessingContext()
     error = DataException("bad json")
     assert await op.recover(ctx, Stage.VALUE_CONVERTER, dict, FailingOperation(), error) is None
-    assert ctx.failed and ctx.error is error and ctx.stage is Stage.VALUE_CONVERTER and ctx.executing_class is dict
+    assert ctx.failed
+    assert ctx.error is error
+    assert ctx.stage is Stage.VALUE_CONVERTER
+    assert ctx.executing_class is dict
     assert reporter.seen == [(ctx, Stage.VALUE_CONVERTER, error)]
     assert (op.total_failures, op.total_errors, op.total_records_skipped) == (1, 1, 1)
-    assert op.tolerates_all and op.within_tolerance_limits()
+    assert op.tolerates_all
+    assert op.within_tolerance_limits()
 
 
 async def test_tolerance_none_fails_after_reporting() -> None:
@@ -159,11 +170,12 @@ async def test_tolerance_none_fails_after_reporting() -> None:
     op, _ = operator(tolerance="none", reporters=(reporter,))
     error = DataException("bad json")
     ctx = ProcessingContext()
-    with pytest.raises(ConnectException, match="^Tolerance exceeded in error handler$") as raised:
+    with pytest.raises(ConnectException, match=r"^Tolerance exceeded in error handler$") as raised:
         await op.recover(ctx, Stage.TRANSFORMATION, None, FailingOperation(), error)
     assert raised.value.__cause__ is error
     assert reporter.seen == [(ctx, Stage.TRANSFORMATION, error)]
-    assert op.total_records_skipped == 0 and not op.within_tolerance_limits()
+    assert op.total_records_skipped == 0
+    assert not op.within_tolerance_limits()
 
 
 @pytest.mark.parametrize("tolerance", ["none", "all"])
@@ -171,9 +183,10 @@ async def test_a_non_tolerable_class_is_unhandled(tolerance: str) -> None:
     reporter = FakeReporter()
     op, _ = operator(tolerance=tolerance, reporters=(reporter,))
     error = ValueError("bug in poll")
-    with pytest.raises(ConnectException, match="^Unhandled exception in error handler$") as raised:
+    with pytest.raises(ConnectException, match=r"^Unhandled exception in error handler$") as raised:
         await op.recover(ProcessingContext(), Stage.TASK_POLL, None, FailingOperation(), error)
-    assert raised.value.__cause__ is error and len(reporter.seen) == 1
+    assert raised.value.__cause__ is error
+    assert len(reporter.seen) == 1
 
 
 async def test_a_retry_that_fails_differently_is_judged_by_the_new_error() -> None:
@@ -190,11 +203,13 @@ async def test_exhausted_retriable_under_none_fails_the_task() -> None:
     op, sleep = operator(timeout=1000, tolerance="none", reporters=(reporter,))
     last = RetriableException("still busy")
     ctx = ProcessingContext()
-    with pytest.raises(ConnectException, match="^Tolerance exceeded in error handler$") as raised:
+    with pytest.raises(ConnectException, match=r"^Tolerance exceeded in error handler$") as raised:
         await op.recover(ctx, Stage.VALUE_CONVERTER, None,
                          FailingOperation(RetriableException(), RetriableException(), last), RetriableException())
-    assert raised.value.__cause__ is last and ctx.error is last
-    assert sleep.delays_ms == [300, 600, 100] and len(reporter.seen) == 1
+    assert raised.value.__cause__ is last
+    assert ctx.error is last
+    assert sleep.delays_ms == [300, 600, 100]
+    assert len(reporter.seen) == 1
 
 
 async def test_exhausted_retriable_under_none_with_no_retries_configured_fails_too() -> None:
@@ -216,7 +231,9 @@ async def test_a_failed_context_is_left_alone() -> None:
     ctx = ProcessingContext(error=error, stage=Stage.KEY_CONVERTER)
     operation = FailingOperation()
     assert await op.recover(ctx, Stage.TRANSFORMATION, None, operation, RetriableException()) is None
-    assert ctx.error is error and ctx.stage is Stage.KEY_CONVERTER and operation.calls == 0
+    assert ctx.error is error
+    assert ctx.stage is Stage.KEY_CONVERTER
+    assert operation.calls == 0
 
 
 async def test_non_exceptions_pass_through_unreported() -> None:
@@ -248,7 +265,10 @@ async def test_report_records_without_retry_or_tolerance_decision() -> None:
     error = RetriableException("send failed")
     with pytest.raises(OSError, match="disk full"):
         await op.report(ctx, Stage.KAFKA_PRODUCE, str, error)
-    assert ctx.error is error and ctx.stage is Stage.KAFKA_PRODUCE and ctx.attempt == 1
-    assert len(fine.seen) == 1 and sleep.delays_ms == []
+    assert ctx.error is error
+    assert ctx.stage is Stage.KAFKA_PRODUCE
+    assert ctx.attempt == 1
+    assert len(fine.seen) == 1
+    assert sleep.delays_ms == []
     assert (op.total_failures, op.total_errors) == (1, 1)
     assert not op.within_tolerance_limits()
