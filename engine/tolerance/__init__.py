@@ -19,7 +19,7 @@ Unlike Kafka, a retriable error that runs out of retries under ``none`` fails th
 from engine.tolerance.config import ErrorPolicy
 from engine.tolerance.context import ProcessingContext
 from engine.tolerance.dead_letter import HEADER_PREFIX, DeadLetterQueueReporter, ensure_dlq_topic
-from engine.tolerance.errant import ErrantRecordReporter, make_errant_reporter
+from engine.tolerance.errant import ErrantRecordReporter, ThreadReportFuture, make_errant_reporter
 from engine.tolerance.log_reporter import LogReporter
 from engine.tolerance.metrics import ErrorMetrics
 from engine.tolerance.operator import ToleranceOperator
@@ -37,6 +37,7 @@ __all__ = [
     "LogReporter",
     "ProcessingContext",
     "Stage",
+    "ThreadReportFuture",
     "ToleranceOperator",
     "ensure_dlq_topic",
     "is_retriable",

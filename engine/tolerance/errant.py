@@ -7,7 +7,8 @@ future that resolves when the report is persisted:
 * called on the event loop (an ``async def put``): an ``asyncio.Future`` (await it, or not);
 * called from another thread (a plain ``def put``, which the engine runs in a worker thread):
   the report is scheduled onto the loop with ``asyncio.run_coroutine_threadsafe`` and a
-  ``concurrent.futures.Future`` comes back (``.result()`` may block that thread, never the loop).
+  ``concurrent.futures.Future`` comes back (``.result()`` may block that thread, never the loop);
+  it is a :class:`ThreadReportFuture`, which a coroutine may await too, so the union type checks.
 
 Under ``errors.tolerance=none`` the first report also sets :attr:`pending_failure`, which the
 loop raises after ``put`` returns (Kafka's ``maybeThrowAsyncError``); unlike Kafka, ``report``
@@ -21,8 +22,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Callable, Collection
-from typing import Protocol
+from collections.abc import Callable, Collection, Generator
+from typing import Any, Protocol
 
 from engine.api.errors import ConnectException
 from engine.api.records import SinkRecord
@@ -32,7 +33,15 @@ from engine.tolerance.operator import ToleranceOperator
 from engine.tolerance.stage import Stage
 from engine.topics.base import ConsumedRecord
 
-ReportFuture = asyncio.Future[None] | concurrent.futures.Future[None]
+
+class ThreadReportFuture(concurrent.futures.Future[None]):
+    """A report made off the loop: a ``concurrent.futures.Future`` that a coroutine may also await."""
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return asyncio.wrap_future(self).__await__()
+
+
+ReportFuture = asyncio.Future[None] | ThreadReportFuture
 
 
 class _Partition(Protocol):
@@ -92,7 +101,7 @@ class ErrantRecordReporter:
         if running is not None and running is self._loop:
             future = running.create_task(self._report(record, consumed, error))
         elif self._loop is not None:
-            future = asyncio.run_coroutine_threadsafe(self._report(record, consumed, error), self._loop)
+            future = _chained(asyncio.run_coroutine_threadsafe(self._report(record, consumed, error), self._loop))
         else:
             raise RuntimeError("ErrantRecordReporter has no event loop to report on yet")
         key = (consumed.topic, consumed.partition) if consumed is not None else (
@@ -114,7 +123,7 @@ class ErrantRecordReporter:
         if not futures:
             return
         results = await asyncio.gather(
-            *(asyncio.wrap_future(f) if isinstance(f, concurrent.futures.Future) else f for f in futures),
+            *(asyncio.wrap_future(f) if isinstance(f, ThreadReportFuture) else f for f in futures),
             return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException):
@@ -130,6 +139,21 @@ class ErrantRecordReporter:
         """How many reports are kept for a later :meth:`await_partitions`."""
         with self._lock:
             return sum(len(futures) for futures in self._outstanding.values())
+
+
+def _chained(inner: concurrent.futures.Future[None]) -> ThreadReportFuture:
+    outer = ThreadReportFuture()
+
+    def copy(done: concurrent.futures.Future[None]) -> None:
+        if done.cancelled():
+            outer.cancel()
+        elif (exc := done.exception()) is not None:
+            outer.set_exception(exc)
+        else:
+            outer.set_result(None)
+
+    inner.add_done_callback(copy)
+    return outer
 
 
 def _succeeded(future: ReportFuture) -> bool:

@@ -30,7 +30,7 @@ import math
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar, cast
+from typing import TypeVar, cast, overload
 
 import structlog
 
@@ -117,6 +117,14 @@ class ToleranceOperator:
         return self.metrics.total_dlq_produced
 
     # ---- the algorithm ----------------------------------------------------------------------
+
+    @overload
+    async def recover(self, ctx: ProcessingContext, stage: Stage, executing_class: type | None,
+                      operation: Callable[[], Awaitable[T]], first_error: BaseException) -> T | None: ...
+
+    @overload
+    async def recover(self, ctx: ProcessingContext, stage: Stage, executing_class: type | None,
+                      operation: Callable[[], T], first_error: BaseException) -> T | None: ...
 
     async def recover(self, ctx: ProcessingContext, stage: Stage, executing_class: type | None,
                       operation: Callable[[], T | Awaitable[T]], first_error: BaseException) -> T | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import Any
 
 import structlog.testing
@@ -19,7 +20,7 @@ class JsonConverter:
     pass
 
 
-async def failed_on(ctx: ProcessingContext, *, include: bool, enable: bool = True) -> tuple[list[dict[str, Any]], ToleranceOperator]:
+async def failed_on(ctx: ProcessingContext, *, include: bool, enable: bool = True) -> tuple[list[MutableMapping[str, Any]], ToleranceOperator]:
     policy = ErrorPolicy(tolerance="all", log_enable=enable, log_include_messages=include)
     op = ToleranceOperator(policy, connector="sink-a", task=1,
                            reporters=[LogReporter(policy, connector="sink-a", task=1)])
