@@ -29,8 +29,8 @@ import inspect
 import math
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar, cast, overload
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any, TypeVar, cast, overload
 
 import structlog
 
@@ -120,15 +120,18 @@ class ToleranceOperator:
 
     @overload
     async def recover(self, ctx: ProcessingContext, stage: Stage, executing_class: type | None,
-                      operation: Callable[[], Awaitable[T]], first_error: BaseException) -> T | None: ...
+                      operation: Callable[..., Coroutine[Any, Any, T]], first_error: BaseException) -> T | None: ...
 
     @overload
     async def recover(self, ctx: ProcessingContext, stage: Stage, executing_class: type | None,
-                      operation: Callable[[], T], first_error: BaseException) -> T | None: ...
+                      operation: Callable[..., T], first_error: BaseException) -> T | None: ...
 
     async def recover(self, ctx: ProcessingContext, stage: Stage, executing_class: type | None,
-                      operation: Callable[[], T | Awaitable[T]], first_error: BaseException) -> T | None:
+                      operation: Callable[..., T | Awaitable[T]], first_error: BaseException) -> T | None:
         """Continue after ``operation`` failed once with ``first_error``: retry, then tolerate or raise.
+
+        ``operation`` is called without arguments (typed ``Callable[..., T]`` so that loops may bind
+        loop variables as lambda defaults); an awaitable it returns is awaited.
 
         A ``BaseException`` that is not an ``Exception`` (cancellation, ``KeyboardInterrupt``) is
         re-raised untouched, as Kafka lets ``Error``\\s through. A context that already failed is
