@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import ClassVar
 
@@ -13,6 +14,8 @@ class NoopTask(SourceTask):
         return None
 
     async def poll(self) -> list[SourceRecord] | None:
+        """Nothing to send: park until pause or stop cancels the poll."""
+        await asyncio.get_running_loop().create_future()
         return None
 
     async def stop(self, connector_deleted: bool = False) -> None:

@@ -32,6 +32,7 @@ from engine.errors import (
     ConnectorAlreadyExists,
     ConnectorNotFound,
     EngineNotRunning,
+    Forbidden,
     InvalidRequest,
     SettleTimeout,
     StateTimeout,
@@ -43,8 +44,11 @@ from engine.plugins import connector_type, load_connector_class
 from engine.stage import enter_stage
 from engine.storage.offsets import FileOffsetStore, MemoryOffsetStore
 from engine.storage.status import FileStatusStore, MemoryStatusStore, Status
+from engine.topics.base import Topics
+from engine.topics.memory import MemoryTopics
 from engine.transitions_feed import Subscription, TransitionFeed
 from engine.validation import check_name, validate_connector_config
+from engine.worker.data_plane import DataPlane, DataSettings
 from engine.worker_config import WorkerConfig
 from states import TargetState
 
@@ -64,6 +68,18 @@ def _open_config_log(worker: WorkerConfig) -> ConfigLog:
     return MemoryConfigLog()
 
 
+def _open_topics(worker: WorkerConfig) -> Topics:
+    """The data plane's topics: Kafka with ``bootstrap.servers``, else in memory (a file with
+    ``topics.storage.file.filename``, so records survive a restart)."""
+    if servers := worker.get("bootstrap.servers"):
+        from engine.topics.kafka import KafkaTopics
+
+        session = worker.get("consumer.session.timeout.ms")
+        return KafkaTopics(servers, client_id=f"connect-engine-{worker.worker_id}",
+                           session_timeout_ms=int(session) if session else 10_000)
+    return MemoryTopics(worker.get("topics.storage.file.filename"))
+
+
 class Engine:
     """Runs connectors in this process; every call goes through the config log.
 
@@ -74,9 +90,11 @@ class Engine:
     """
 
     def __init__(self, worker_config: Mapping[str, str] | None = None, *, config_log: ConfigLog | None = None,
-                 offset_store: MemoryOffsetStore | None = None) -> None:
-        """``config_log``/``offset_store`` hand in stores that outlive this engine (tests, replays)."""
+                 offset_store: MemoryOffsetStore | None = None, topics: Topics | None = None) -> None:
+        """``config_log``/``offset_store``/``topics`` hand in stores that outlive this engine (tests, replays)."""
         self.worker = WorkerConfig.parse(worker_config)
+        self.data_settings = DataSettings.parse(self.worker.raw)
+        self.topics: Topics = topics if topics is not None else _open_topics(self.worker)
         self._log: ConfigLog = config_log if config_log is not None else _open_config_log(self.worker)
         status_path = self.worker.get("status.storage.file.filename")
         offsets_path = self.worker.get("offset.storage.file.filename")
@@ -109,6 +127,7 @@ class Engine:
         await self._log.open()
         await self._status.open()
         await self._offsets.open()
+        await self.topics.open()
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._main = asyncio.create_task(self._run(ready), name="engine")
         done, _ = await asyncio.wait({ready, self._main}, return_when=asyncio.FIRST_COMPLETED)
@@ -119,13 +138,16 @@ class Engine:
         CALLBACK_TIMER.set(self.metrics.callback)  # this task's context: every unit and runner inherits it
         try:
             async with asyncio.TaskGroup() as tg:
+                data = DataPlane(self.topics, self.worker.raw, self._offsets, self._status, self.data_settings,
+                                 self.worker.worker_id)
                 self._herder = Herder(self._log, self._status, self._offsets, self.worker, tg, self._feed,
-                                      self.metrics)
+                                      self.metrics, data)
                 reader = tg.create_task(self._herder.run(ready), name="configlog-reader")
                 await self._stop.wait()
                 await self._herder.shutdown()
                 reader.cancel()
         finally:
+            await self.topics.close()
             await self._log.close()
             await self._status.close()
             await self._offsets.close()
@@ -340,6 +362,20 @@ class Engine:
         if status is None:
             raise ConnectorNotFound(name, f"No status found for task {name}-{task}")
         return _status_json(status, id=task)
+
+    async def connector_active_topics(self, name: str) -> list[str]:
+        """The topics the connector's tasks produced to or consumed from (KIP-558); [] for an unknown name."""
+        if not self.data_settings.topic_tracking:
+            raise Forbidden("Topic tracking is disabled.")
+        return self._status.topics(name)
+
+    async def reset_connector_active_topics(self, name: str) -> None:
+        """Forget the connector's active topics; no existence check, as in Connect."""
+        if not self.data_settings.topic_tracking:
+            raise Forbidden("Topic tracking is disabled.")
+        if not self.data_settings.topic_tracking_reset:
+            raise Forbidden("Topic tracking reset is disabled.")
+        self._status.reset_topics(name)
 
     async def connector_offsets(self, name: str) -> dict[str, Any]:
         """KIP-875's ``GET /connectors/{c}/offsets`` shape: ``{"offsets": [{"partition", "offset"}]}``."""

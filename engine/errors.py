@@ -2,6 +2,7 @@
 
 * EngineError
   x ConfigError                 bad connector or worker config (400); ``errors`` maps key -> messages
+  x Forbidden                   an operation the worker config disables (403), e.g. topic tracking
   x ConnectorNotFound           (404)
   x TaskNotFound                (404)
   x ConnectorAlreadyExists      (409)
@@ -41,6 +42,12 @@ class InvalidRequest(EngineError):
     """A request that cannot be carried out as asked (400), e.g. offsets of a running connector."""
 
     http_status = 400
+
+
+class Forbidden(EngineError):
+    """The worker's configuration disables this operation (403)."""
+
+    http_status = 403
 
 
 class ConnectorNotFound(EngineError):

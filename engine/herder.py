@@ -10,7 +10,7 @@ import asyncio
 import contextvars
 import time
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -29,6 +29,9 @@ from engine.unit import ConnectorUnit
 from engine.worker_config import WorkerConfig
 from states import TransitionRecord
 
+if TYPE_CHECKING:
+    from engine.worker.data_plane import DataPlane
+
 log = structlog.get_logger(component="herder")
 
 
@@ -37,8 +40,9 @@ class Herder:
 
     def __init__(self, config_log: ConfigLog, status: MemoryStatusStore, offsets: MemoryOffsetStore,
                  worker: WorkerConfig, tg: asyncio.TaskGroup, feed: TransitionFeed | None = None,
-                 metrics: EngineMetrics | None = None) -> None:
+                 metrics: EngineMetrics | None = None, data: DataPlane | None = None) -> None:
         self.log = config_log
+        self.data = data
         self.status = status
         self.metrics = metrics if metrics is not None else EngineMetrics(status)
         self._transition_counts = self.metrics.transitions.values

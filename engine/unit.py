@@ -51,6 +51,9 @@ from states import ConnectorLifecycle, ConnectorState, TargetState, TaskLifecycl
 from states import IllegalTransition as StatesIllegalTransition
 
 if TYPE_CHECKING:
+    from engine.worker.data_plane import DataPlane
+    from engine.worker.task_loop import TaskControl, TaskLoop
+    from engine.worker.task_runner import MakeLoop
     from engine.worker_config import WorkerConfig
     from states.lifecycle import Lifecycle
 
@@ -63,6 +66,7 @@ class UnitServices(Protocol):
     worker: WorkerConfig
     status: MemoryStatusStore
     offsets: MemoryOffsetStore
+    data: DataPlane | None
     def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]: ...
 
     async def append(self, records: list[ConfigRecord]) -> int: ...
@@ -348,7 +352,7 @@ class ConnectorUnit:
             await self._fire(slot.lifecycle, "fail", trace_of(exc))
             return
         slot.runner = TaskRunner(self.name, n, task_cls, config, self.target, self._task_context(task_cls),
-                                 self._report_sink)
+                                 self._report_sink, self._task_loop(n, task_cls))
         slot.runner.launch(self._s.spawn)
 
     def _task_context(self, task_cls: type[Task]) -> Callable[[dict[str, str]], TaskContext]:
@@ -360,6 +364,29 @@ class ConnectorUnit:
             if issubclass(task_cls, SinkTask):
                 return SinkTaskContext(config)
             return SourceTaskContext(config, offset_reader=offsets.reader(self.name))
+
+        return make
+
+    def _task_loop(self, n: int, task_cls: type[Task]) -> MakeLoop | None:
+        """The data loop for a task, or None in an engine without a data plane (lifecycle only)."""
+        plane = self._s.data
+        if plane is None:
+            return None
+        from engine.api.task import SinkTask, SourceTask
+        from engine.worker.sink_loop import SinkLoop
+        from engine.worker.source_loop import SourceLoop
+
+        loop_cls: type[TaskLoop]
+        if issubclass(task_cls, SinkTask):
+            loop_cls = SinkLoop
+        elif issubclass(task_cls, SourceTask):
+            loop_cls = SourceLoop
+        else:
+            return None
+        name, raw_config, transformer = self.name, self.config, self._s.worker.transformer
+
+        def make(task: Task, context: TaskContext, control: TaskControl) -> TaskLoop:
+            return loop_cls(name, n, task, context, transformer.resolve(raw_config), plane, control)
 
         return make
 

@@ -99,6 +99,7 @@ class SinkTaskContext(TaskContext):
         self.rewinds: dict[TopicPartition, int] = {}
         self.timeout_ms: int | None = None
         self.commit_requested = False
+        self._errant_reporter: Any = None
 
     def offset(self, offsets: Mapping[TopicPartition, int] | TopicPartition, offset: int | None = None) -> None:
         if isinstance(offsets, TopicPartition):
@@ -125,9 +126,14 @@ class SinkTaskContext(TaskContext):
     def request_commit(self) -> None:
         self.commit_requested = True
 
-    def errant_record_reporter(self) -> None:
-        """Non-None only with a dead letter queue or error logging, which arrive with the data plane."""
-        return
+    def errant_record_reporter(self) -> Any:
+        """``report(record, error)`` for records ``put`` cannot handle; None unless the connector has a
+        dead letter queue or ``errors.log.enable=true`` (``engine.tolerance.ErrantRecordReporter``)."""
+        return self._errant_reporter
+
+    def set_errant_record_reporter(self, reporter: Any) -> None:
+        """Called by the sink loop before ``initialize``; not for tasks."""
+        self._errant_reporter = reporter
 
     def _check_assigned(self, partitions: Iterable[TopicPartition]) -> None:
         unknown = [tp for tp in partitions if tp not in self.assigned]

@@ -167,11 +167,12 @@ stop_connector = _target_change("stop_connector", 204)
 # ---- topics and offsets ----------------------------------------------------------------------
 
 async def get_topics(request: web.Request) -> web.Response:
-    # Topic tracking starts with the data plane; until then no connector has active topics.
-    return web.json_response({_name(request): {"topics": []}})
+    name = _name(request)
+    return web.json_response({name: {"topics": await _engine(request).connector_active_topics(name)}})
 
 
 async def reset_topics(request: web.Request) -> web.Response:
+    await _engine(request).reset_connector_active_topics(_name(request))
     return web.Response(status=202)
 
 

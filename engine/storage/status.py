@@ -40,6 +40,30 @@ def task_key(connector: str, task: int) -> str:
     return f"status-task-{connector}-{task}"
 
 
+def topic_key(connector: str, topic: str) -> str:
+    return f"status-topic-{topic}:connector-{connector}"
+
+
+@dataclass(frozen=True, slots=True)
+class TopicStatus:
+    """An active topic (KIP-558): the first time a task of ``connector`` produced to or consumed it."""
+
+    topic: str
+    connector: str
+    task: int
+    discover_timestamp: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"topic": {"name": self.topic, "connector": self.connector, "task": self.task,
+                          "discoverTimestamp": self.discover_timestamp}}
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> TopicStatus:
+        inner = body["topic"]
+        return cls(str(inner["name"]), str(inner["connector"]), int(inner["task"]),
+                   int(inner["discoverTimestamp"]))
+
+
 class MemoryStatusStore:
     """Latest status per connector and per task; DESTROYED is a removal, as in Connect.
 
@@ -52,6 +76,7 @@ class MemoryStatusStore:
     def __init__(self) -> None:
         self._connectors: dict[str, Status] = {}
         self._tasks: dict[str, dict[int, Status]] = {}
+        self._topics: dict[str, dict[str, TopicStatus]] = {}
 
     async def open(self) -> None:
         return None
@@ -82,8 +107,33 @@ class MemoryStatusStore:
         for task in list(self._tasks.get(connector, {})):
             self.remove_task(connector, task)
         self._tasks.pop(connector, None)
+        self.reset_topics(connector)
         if self._connectors.pop(connector, None) is not None and self._journaled:
             self._persist(connector_key(connector), None)
+
+    # ---- active topics ----------------------------------------------------------------------
+
+    def has_topic(self, connector: str, topic: str) -> bool:
+        """The per-record check of the task loops: one dict lookup when already recorded."""
+        topics = self._topics.get(connector)
+        return topics is not None and topic in topics
+
+    def put_topic(self, status: TopicStatus) -> None:
+        self._topics.setdefault(status.connector, {})[status.topic] = status
+        if self._journaled:
+            self._persist_topic(status.connector, status.topic, status)
+
+    def topics(self, connector: str) -> list[str]:
+        return sorted(self._topics.get(connector, {}))
+
+    def reset_topics(self, connector: str) -> None:
+        """Forget the connector's active topics (tombstones): tasks record them again on next use."""
+        for topic in list(self._topics.pop(connector, {})):
+            if self._journaled:
+                self._persist_topic(connector, topic, None)
+
+    def _persist_topic(self, connector: str, topic: str, status: TopicStatus | None) -> None:
+        return None
 
     def connector(self, connector: str) -> Status | None:
         return self._connectors.get(connector)
@@ -117,6 +167,9 @@ class FileStatusStore(MemoryStatusStore):
             self._load(key, value)
 
     def _load(self, key: str, value: bytes | None) -> None:
+        if key.startswith("status-topic-"):
+            self._load_topic(key, value)
+            return
         status = None if value is None else Status.from_json(json.loads(value))
         if key.startswith("status-connector-"):
             name = key.removeprefix("status-connector-")
@@ -131,9 +184,22 @@ class FileStatusStore(MemoryStatusStore):
             else:
                 self._tasks.setdefault(name, {})[int(number)] = status
 
+    def _load_topic(self, key: str, value: bytes | None) -> None:
+        topic, sep, connector = key.removeprefix("status-topic-").rpartition(":connector-")
+        if not sep:
+            return
+        if value is None:
+            self._topics.get(connector, {}).pop(topic, None)
+        else:
+            self._topics.setdefault(connector, {})[topic] = TopicStatus.from_json(json.loads(value))
+
     async def close(self) -> None:
         self._journal.close()
 
     def _persist(self, key: str, status: Status | None) -> None:
         value = None if status is None else json.dumps(status.to_json()).encode()
         self._journal.append([(key, value)])
+
+    def _persist_topic(self, connector: str, topic: str, status: TopicStatus | None) -> None:
+        value = None if status is None else json.dumps(status.to_json()).encode()
+        self._journal.append([(topic_key(connector, topic), value)])

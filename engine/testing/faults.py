@@ -95,6 +95,11 @@ class Faults:
             self._changed.notify_all()
             self._changed.wait_for(lambda: not +self._parked, timeout=_LEAVE_TIMEOUT_S)
 
+    def armed(self, connector: str, callback: str) -> bool:
+        """Whether a fault is set for this callback: lets hot callbacks skip the thread hop otherwise."""
+        with self._changed:
+            return (connector, callback) in self._faults
+
     def parked(self, connector: str, unit: str) -> bool:
         """Whether a callback of this connector's unit (``connector``, ``task-N``) is blocked on purpose."""
         with self._changed:

@@ -13,6 +13,7 @@ line to PATH, for tests whose engine runs in another process; ``test.task.count=
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import threading
@@ -170,14 +171,33 @@ class _RecordingTask(_Instrumented):
         return "1.0-test"
 
 
+    async def _data_hit(self, method: str) -> None:
+        """Faults for the data callbacks (``test.fail.task.poll``, an injected ``task.put``), unrecorded:
+        they run for as long as the task does. Checked in a thread only when one is set."""
+        if (self._config.get(f"test.fail.task.{method}", "false").lower() == "true"
+                or self._config.get(f"test.block.task.{method}.ms")
+                or FAULTS.armed(self._connector, f"task.{method}")):
+            await asyncio.to_thread(_hit, self._connector, self._unit, self._config, method, "task.", {},
+                                    record=False)
+
+
 class RecordingSourceTask(_RecordingTask, SourceTask):
-    def poll(self) -> list[SourceRecord] | None:
+    async def poll(self) -> list[SourceRecord] | None:
+        """Nothing to send: parks until the task is paused or stopped (which cancels it)."""
+        await self._data_hit("poll")
+        await asyncio.get_running_loop().create_future()
         return None
 
 
 class RecordingSinkTask(_RecordingTask, SinkTask):
-    def put(self, records: Collection[SinkRecord]) -> None:
-        return None
+    received: list[SinkRecord]
+
+    async def put(self, records: Collection[SinkRecord]) -> None:
+        """Keeps what it is given in ``received`` (this instance's), after any fault."""
+        await self._data_hit("put")
+        if not hasattr(self, "received"):
+            self.received = []
+        self.received.extend(records)
 
 
 class RecordingSourceConnector(_RecordingConnector, SourceConnector):

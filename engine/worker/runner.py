@@ -77,6 +77,29 @@ class Runner:
             self._waiter = waiter
         return waiter
 
+    async def park_on(self, work: asyncio.Future[Any], timeout: float | None = None) -> str:
+        """Wait for ``work``, the next ``wake()`` or ``timeout``, parked: ``Engine.settled`` counts the
+        runner idle meanwhile, unless a wake is pending. Returns ``"done"``, ``"woken"`` or ``"timeout"``.
+
+        ``work`` is never cancelled here: the caller decides what a wake means for it.
+        """
+        waker = self._wait()
+        if waker.done():  # a wake came while the body was busy
+            if work.done():
+                self._woken = True
+                return "done"
+            return "woken"
+        try:
+            done, _ = await asyncio.wait((work, waker), timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if self._waiter is waker:
+                self._waiter = None  # a later wake() must set _woken, not resolve a forgotten future
+        if work in done:
+            if waker in done:
+                self._woken = True  # keep the wake for the body's next check
+            return "done"
+        return "woken" if waker in done else "timeout"
+
     def request_stop(self) -> None:
         """Ask the body to finish, without waiting (``shutdown`` then bounds the wait)."""
         self._stopping = True

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import structlog
 
@@ -12,6 +14,11 @@ from engine.invoke import accepts_keyword, invoke
 from engine.worker.report import ReportSink
 from engine.worker.runner import Runner
 from states import TargetState
+
+if TYPE_CHECKING:
+    from engine.worker.task_loop import TaskControl, TaskLoop
+
+    MakeLoop = Callable[[Task, TaskContext, TaskControl], TaskLoop]
 
 log = structlog.get_logger(component="worker")
 
@@ -34,6 +41,7 @@ class TaskRunner(Runner):
         target: TargetState,
         make_context: Callable[[dict[str, str]], TaskContext],
         report: ReportSink,
+        make_loop: MakeLoop | None = None,
     ) -> None:
         super().__init__(f"task:{connector}-{task}", report)
         self.connector = connector
@@ -43,8 +51,11 @@ class TaskRunner(Runner):
         self.target = target
         self.instance: Task | None = None
         self._make_context = make_context
+        self._make_loop = make_loop
+        self.loop: TaskLoop | None = None
         self._deleted = False
         self._stopped = False
+        self._paused = False
 
     def transition_to(self, target: TargetState) -> None:
         self.target = target
@@ -74,22 +85,63 @@ class TaskRunner(Runner):
                 await self._stop()
             return
         self.report("resume" if reported == "pause" else "start")
-        paused = False
-        while not self.stopping():
-            wants_pause = self.target is not TargetState.STARTED
-            if wants_pause != paused:
-                paused = wants_pause
-                self.report("pause" if paused else "resume")
-            await self._wait()
+        if self.loop is None:
+            while not self.stopping():
+                self.set_paused(self.target is not TargetState.STARTED)
+                await self._wait()
+            await self._stop()
+            return
+        await self._run_loop(self.loop)
+
+    async def _run_loop(self, loop: TaskLoop) -> None:
+        """Connect's execute-then-close: a failure stops the task, reports FAILED, and waits for its stop."""
+        failure: Exception | None = None
+        try:
+            await loop.open()
+            await loop.execute()
+        except Exception as exc:  # user code or data errors: the task fails alone
+            failure = exc
+        try:
+            await loop.close(failed=failure is not None)
+        except Exception as exc:
+            failure = failure or exc
+        if failure is not None and self.stopping():
+            log.warning("task.failed_while_stopping", connector=self.connector, task=self.task, error=repr(failure))
+            failure = None
         await self._stop()
+        loop.release()
+        if failure is None:
+            return
+        log.error("task.failed", connector=self.connector, task=self.task, error=repr(failure),
+                  reason="Task threw an uncaught and unrecoverable exception. Task is being killed and will not "
+                         "recover until manually restarted")
+        self._stopped = False  # a deletion still owes it stop(connector_deleted=True)
+        self.report("fail", failure)
+        while not self.stopping():
+            await self._wait()
+        if self._deleted:
+            await self._stop()
+
+    # ---- TaskControl: what the loop sees of its runner ---------------------------------------
+
+    def park(self) -> asyncio.Future[None]:
+        return self._wait()
+
+    def set_paused(self, paused: bool) -> None:
+        if paused != self._paused:
+            self._paused = paused
+            self.report("pause" if paused else "resume")
 
     async def _start(self) -> bool:
         try:
             self.instance = self.cls()
             await invoke(self.instance.version)
+            context = self._make_context(self.config)
+            if self._make_loop is not None:
+                self.loop = self._make_loop(self.instance, context, self)
             initialize = getattr(self.instance, "initialize", None)
             if initialize is not None:
-                await invoke(initialize, self._make_context(self.config))
+                await invoke(initialize, context)
             await invoke(self.instance.start, dict(self.config))
         except Exception as exc:  # user code: the task fails alone
             if self.instance is not None:

@@ -1,0 +1,85 @@
+"""What the source and sink loops share within one worker: topics, one producer, stores, settings."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from engine.errors import ConfigError
+from engine.storage.offsets import MemoryOffsetStore
+from engine.storage.status import MemoryStatusStore, TopicStatus
+from engine.topics.base import Producer, Topics
+
+DATA_PLANE_DEFAULTS: dict[str, str] = {
+    "offset.flush.interval.ms": "60000",
+    "offset.flush.timeout.ms": "5000",
+    "topic.tracking.enable": "true",
+    "topic.tracking.allow.reset": "true",
+    "consumer.max.poll.records": "500",
+}
+
+
+def _flag(raw: Mapping[str, str], key: str) -> bool:
+    value = raw.get(key, DATA_PLANE_DEFAULTS[key]).strip().lower()
+    if value not in ("true", "false"):
+        raise ConfigError(f"Invalid value {value} for configuration {key}: Expected value to be either true or false",
+                          errors={key: ["Expected value to be either true or false"]})
+    return value == "true"
+
+
+def _positive_int(raw: Mapping[str, str], key: str) -> int:
+    value = raw.get(key, DATA_PLANE_DEFAULTS[key]).strip()
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise ConfigError(f"Invalid value {value} for configuration {key}: Value must be at least 0",
+                          errors={key: ["Value must be at least 0"]})
+    return number
+
+
+@dataclass(frozen=True, slots=True)
+class DataSettings:
+    """The worker keys the loops read (spec §6.5)."""
+
+    offset_flush_interval_s: float
+    offset_flush_timeout_s: float
+    topic_tracking: bool
+    topic_tracking_reset: bool
+    max_poll_records: int
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, str]) -> DataSettings:
+        return cls(
+            offset_flush_interval_s=_positive_int(raw, "offset.flush.interval.ms") / 1000,
+            offset_flush_timeout_s=_positive_int(raw, "offset.flush.timeout.ms") / 1000,
+            topic_tracking=_flag(raw, "topic.tracking.enable"),
+            topic_tracking_reset=_flag(raw, "topic.tracking.allow.reset"),
+            max_poll_records=max(1, _positive_int(raw, "consumer.max.poll.records")),
+        )
+
+
+@dataclass
+class DataPlane:
+    """Owned by the herder; ``topics`` is opened and closed by the engine."""
+
+    topics: Topics
+    worker: Mapping[str, str]
+    offsets: MemoryOffsetStore
+    status: MemoryStatusStore
+    settings: DataSettings
+    worker_id: str
+    _producer: Producer | None = field(default=None, init=False)
+
+    def producer(self) -> Producer:
+        """One producer for every source task of the worker, made on first use."""
+        if self._producer is None:
+            self._producer = self.topics.producer()
+        return self._producer
+
+    def track_topic(self, connector: str, task: int, topic: str) -> None:
+        """Record ``topic`` as active for ``connector`` the first time one of its tasks uses it."""
+        if self.settings.topic_tracking and not self.status.has_topic(connector, topic):
+            self.status.put_topic(TopicStatus(topic, connector, task, int(time.time() * 1000)))

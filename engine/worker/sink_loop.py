@@ -1,0 +1,370 @@
+"""The sink task loop (Connect's ``WorkerSinkTask``, spec §1.4).
+
+Each iteration: commit if due or requested, apply the task's rewinds, read a batch (waiting at
+most until the next commit), convert and transform it, and ``put`` it, even when empty, as
+Connect does. ``put`` raising ``RetriableException`` pauses every partition and redelivers the
+same batch after ``context.timeout(ms)`` (else at the next commit time). Pausing the connector
+pauses the consumer but keeps the assignment; rebalances call ``close`` then ``open``.
+
+The consumer group is ``connect-<connector>`` (``consumer.override.group.id`` changes it).
+Offsets given to ``pre_commit``/``flush`` and committed are original (pre-SMT) coordinates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from functools import partial
+from typing import Any
+
+import structlog
+
+from engine.api.context import SinkTaskContext
+from engine.api.errors import ConnectException, RetriableException
+from engine.api.records import Header, SinkRecord
+from engine.api.records import TopicPartition as ApiTopicPartition
+from engine.api.task import SinkTask
+from engine.invoke import invoke
+from engine.tolerance import DeadLetterQueueReporter, ProcessingContext, Stage, make_errant_reporter
+from engine.topics.base import ConsumedRecord, Consumer, TopicPartition
+from engine.worker.task_loop import TaskLoop
+from states import TargetState
+
+log = structlog.get_logger(component="worker")
+
+_REBALANCE_POLL_S = 0.005
+
+
+def _api(tp: TopicPartition) -> ApiTopicPartition:
+    return ApiTopicPartition(tp.topic, tp.partition)
+
+
+def _own(tp: ApiTopicPartition | tuple[str, int]) -> TopicPartition:
+    if isinstance(tp, ApiTopicPartition):
+        return TopicPartition(tp.topic, tp.partition)
+    return TopicPartition(*tp)
+
+
+def group_id(connector: str, config: Mapping[str, str]) -> str:
+    return config.get("consumer.override.group.id") or f"connect-{connector}"
+
+
+class SinkLoop(TaskLoop):
+    task: SinkTask
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._dlq: DeadLetterQueueReporter | None = None
+        super().__init__(*args, **kwargs)
+        assert isinstance(self.task_context, SinkTaskContext)
+        self.context: SinkTaskContext = self.task_context
+        self.consumer: Consumer | None = None
+        self._current: dict[TopicPartition, int] = {}  # next offset to read, after delivery
+        self._committed: dict[TopicPartition, int] = {}
+        self._batch: list[SinkRecord] = []
+        self._batch_offsets: dict[TopicPartition, int] = {}
+        self._redelivering = False
+        self._paused = False
+        self._listener_error: BaseException | None = None
+        self._in_rebalance = False
+        self._interval = self.plane.settings.offset_flush_interval_s
+        self._next_commit = time.monotonic() + self._interval
+        self._max_records = self.plane.settings.max_poll_records
+        self._consumed: dict[tuple[str, int, int], ConsumedRecord] = {}
+        self.errant = make_errant_reporter(self.policy, self.operator, lookup=self._lookup, task_class=type(self.task))
+        self.context.set_errant_record_reporter(self.errant)
+
+    def _reporters(self) -> list[Any]:
+        reporters = super()._reporters()
+        if self.policy.dlq_topic:
+            self._dlq = DeadLetterQueueReporter(self.plane.producer(), self.policy, self.connector, self.task_id)
+            reporters.append(self._dlq)
+        return reporters
+
+    def _lookup(self, record: SinkRecord) -> ConsumedRecord | None:
+        return self._consumed.get((record.original_topic or record.topic, record.original_kafka_partition or 0,
+                                   record.original_kafka_offset or 0))
+
+    # ---- start and stop -----------------------------------------------------------------------
+
+    async def open(self) -> None:
+        topics = [t.strip() for t in self.config.get("topics", "").split(",") if t.strip()]
+        if not topics:
+            raise ConnectException("Sink tasks need 'topics'; 'topics.regex' is not supported by this worker yet")
+        if self._dlq is not None:
+            from engine.tolerance import ensure_dlq_topic
+
+            await ensure_dlq_topic(self.plane.topics, self.policy)
+        self.consumer = await self.plane.topics.consumer(group_id(self.connector, self.config), topics,
+                                                         on_assign=self._on_assign, on_revoke=self._on_revoke)
+
+    async def close(self, failed: bool) -> None:
+        """Commit and close every owned partition, then leave the group."""
+        consumer = self.consumer
+        if consumer is None:
+            return
+        try:
+            owned = consumer.assignment()
+            if owned:  # after a failure too: only what put() accepted is in the committed offsets
+                await self._commit(closing=True)
+                await self._close_partitions(owned)
+        finally:
+            await consumer.close()
+
+    # ---- rebalance listener -------------------------------------------------------------------
+
+    async def _on_assign(self, tps: frozenset[TopicPartition]) -> None:
+        self._in_rebalance = True
+        try:
+            consumer = self.consumer
+            if consumer is None:
+                return
+            for tp in tps:
+                position = await consumer.position(tp)
+                self._current[tp] = position
+                self._committed[tp] = position
+            self.context.assigned = {_api(tp) for tp in tps}
+            self.context.paused &= self.context.assigned
+            if self._paused or self._redelivering:
+                consumer.pause(tps)
+            elif self.context.paused:
+                consumer.pause([_own(tp) for tp in self.context.paused])
+            if tps:
+                await invoke(self.task.open, sorted(self.context.assigned))
+            self._apply_rewinds()
+        except Exception as exc:  # rethrown from the next read, as Connect's listener does
+            self._listener_error = exc
+        finally:
+            self._in_rebalance = False
+
+    async def _on_revoke(self, tps: frozenset[TopicPartition]) -> None:
+        self._in_rebalance = True
+        try:
+            await self._commit(closing=True, only=tps)
+            await self._close_partitions(tps)
+        except Exception as exc:
+            self._listener_error = exc
+        finally:
+            self._in_rebalance = False
+
+    async def _close_partitions(self, tps: frozenset[TopicPartition]) -> None:
+        try:
+            await invoke(self.task.close, sorted(_api(tp) for tp in tps))
+        finally:
+            for tp in tps:
+                self._current.pop(tp, None)
+                self._committed.pop(tp, None)
+            gone = {(tp.topic, tp.partition) for tp in tps}
+            self._batch = [r for r in self._batch if (r.original_topic, r.original_kafka_partition) not in gone]
+            self._batch_offsets = {tp: o for tp, o in self._batch_offsets.items() if tp not in tps}
+            self.context.assigned -= {_api(tp) for tp in tps}
+            self.context.paused -= {_api(tp) for tp in tps}
+
+    # ---- the loop -----------------------------------------------------------------------------
+
+    async def execute(self) -> None:
+        control = self.control
+        while not control.stopping():
+            await self._iteration()
+
+    async def _iteration(self) -> None:
+        consumer = self.consumer
+        assert consumer is not None
+        if self.context.commit_requested or time.monotonic() >= self._next_commit:
+            await self._commit(closing=False)
+        self._apply_target(consumer)
+        self._apply_rewinds()
+        timeout = max(0.0, self._next_commit - time.monotonic())
+        if self.context.timeout_ms is not None and self.context.timeout_ms > 0:
+            timeout = min(timeout, self.context.timeout_ms / 1000)
+            self.context.timeout_ms = None
+        records = await self._read(consumer, timeout)
+        if self._listener_error is not None:
+            error, self._listener_error = self._listener_error, None
+            raise ConnectException("Exiting WorkerSinkTask due to unrecoverable exception.") from error
+        if self.control.stopping():
+            return
+        if not self._redelivering:
+            await self._convert(records)
+        await self._deliver(consumer)
+
+    def _apply_target(self, consumer: Consumer) -> None:
+        paused = self.control.target is not TargetState.STARTED
+        if paused == self._paused:
+            return
+        self._paused = paused
+        owned = consumer.assignment()
+        if paused:
+            consumer.pause(owned)
+            self.context.request_commit()
+        elif not self._redelivering:
+            consumer.resume([tp for tp in owned if _api(tp) not in self.context.paused])
+        self.control.set_paused(paused)
+
+    def _apply_rewinds(self) -> None:
+        consumer = self.consumer
+        if consumer is None or not self.context.rewinds:
+            return
+        rewinds, self.context.rewinds = self.context.rewinds, {}
+        for api_tp, offset in rewinds.items():
+            tp = _own(api_tp)
+            if tp not in self._current:
+                log.warning("task.rewind_ignored", task=self.task_id, partition=str(tp), reason="not assigned")
+                continue
+            consumer.seek(tp, offset)
+            self._current[tp] = offset
+            self._batch = [r for r in self._batch if (r.original_topic, r.original_kafka_partition) != tp]
+
+    async def _read(self, consumer: Consumer, timeout: float) -> list[ConsumedRecord]:
+        """Records available now, else wait (parked) until some arrive, a wake, or ``timeout``."""
+        records = await consumer.getmany(0, self._max_records)
+        if records or timeout <= 0:
+            return records
+        work = asyncio.ensure_future(consumer.getmany(int(timeout * 1000), self._max_records))
+        control = self.control
+        try:
+            while not work.done():
+                if await control.park_on(work) == "woken":
+                    while self._in_rebalance and not work.done():  # noqa: ASYNC110 - never cut a rebalance short
+                        await asyncio.sleep(_REBALANCE_POLL_S)
+                    work.cancel()
+                    await asyncio.wait((work,))
+        except asyncio.CancelledError:
+            work.cancel()
+            raise
+        if work.cancelled():
+            return []
+        return work.result()
+
+    async def _convert(self, records: list[ConsumedRecord]) -> None:
+        key_converter, value_converter = self.converters.key, self.converters.value
+        header_converter = self.converters.header
+        chain = self.chain
+        keep_consumed = self.errant is not None or self._dlq is not None
+        track = self.plane.track_topic
+        batch = self._batch
+        for consumed in records:
+            tp = TopicPartition(consumed.topic, consumed.partition)
+            self._batch_offsets[tp] = consumed.offset + 1
+            track(self.connector, self.task_id, consumed.topic)
+            if keep_consumed:
+                self._consumed[(consumed.topic, consumed.partition, consumed.offset)] = consumed
+            ctx: ProcessingContext | None = None
+            try:
+                key = key_converter.to_connect_data(consumed.topic, consumed.key, consumed.headers)
+            except Exception as exc:
+                ctx = ProcessingContext(consumed=consumed)
+                recovered_key = await self.operator.recover(
+                    ctx, Stage.KEY_CONVERTER, type(key_converter),
+                    partial(key_converter.to_connect_data, consumed.topic, consumed.key, consumed.headers), exc)
+                if ctx.failed or recovered_key is None:
+                    continue
+                key = recovered_key
+            try:
+                value = value_converter.to_connect_data(consumed.topic, consumed.value, consumed.headers)
+            except Exception as exc:
+                ctx = ProcessingContext(consumed=consumed)
+                recovered_value = await self.operator.recover(
+                    ctx, Stage.VALUE_CONVERTER, type(value_converter),
+                    partial(value_converter.to_connect_data, consumed.topic, consumed.value, consumed.headers), exc)
+                if ctx.failed or recovered_value is None:
+                    continue
+                value = recovered_value
+            headers: tuple[Header, ...] = ()
+            if consumed.headers:
+                try:
+                    headers = self._headers(consumed)
+                except Exception as exc:
+                    ctx = ProcessingContext(consumed=consumed)
+                    recovered_headers = await self.operator.recover(ctx, Stage.HEADER_CONVERTER,
+                                                                    type(header_converter),
+                                                                    partial(self._headers, consumed), exc)
+                    if ctx.failed or recovered_headers is None:
+                        continue
+                    headers = recovered_headers
+            record = SinkRecord(topic=consumed.topic, kafka_partition=consumed.partition, key_schema=key.schema,
+                                key=key.value, value_schema=value.schema, value=value.value,
+                                timestamp=consumed.timestamp, headers=headers, kafka_offset=consumed.offset,
+                                timestamp_type="CreateTime")
+            try:
+                out = chain.apply(record)
+            except Exception as exc:
+                ctx = ProcessingContext(consumed=consumed)
+                out = await self.operator.recover(ctx, Stage.TRANSFORMATION, type(chain),
+                                                  partial(chain.apply, record), exc)
+            if out is not None:
+                batch.append(out)
+
+    def _headers(self, consumed: ConsumedRecord) -> tuple[Header, ...]:
+        convert = self.converters.header.to_connect_header
+        result = []
+        for key, raw in consumed.headers:
+            converted = convert(consumed.topic, key, raw)
+            result.append(Header(key, converted.value, converted.schema))
+        return tuple(result)
+
+    async def _deliver(self, consumer: Consumer) -> None:
+        batch = self._batch
+        try:
+            await invoke(self.task.put, list(batch))
+        except RetriableException as exc:
+            log.warning("task.put_retriable", task=self.task_id, error=repr(exc), records=len(batch))
+            if not self._redelivering:
+                self._redelivering = True
+                consumer.pause(consumer.assignment())
+            return
+        except Exception as exc:  # user code: the task fails
+            raise ConnectException("Exiting WorkerSinkTask due to unrecoverable exception.") from exc
+        if self.errant is not None and self.errant.pending_failure is not None:
+            raise self.errant.pending_failure
+        self._current.update(self._batch_offsets)
+        self._batch_offsets = {}
+        self._batch = []
+        if self._consumed and len(self._consumed) > 4 * self._max_records:
+            self._consumed.clear()
+        if self._redelivering:
+            self._redelivering = False
+            if not self._paused:
+                consumer.resume([tp for tp in consumer.assignment() if _api(tp) not in self.context.paused])
+
+    # ---- commits ------------------------------------------------------------------------------
+
+    async def _commit(self, *, closing: bool, only: frozenset[TopicPartition] | None = None) -> None:
+        """``pre_commit`` with the delivered offsets, then commit what it returns (filtered)."""
+        self._next_commit = time.monotonic() + self._interval
+        self.context.commit_requested = False
+        consumer = self.consumer
+        if consumer is None:
+            return
+        current = {tp: o for tp, o in self._current.items() if only is None or tp in only}
+        if not current:
+            return
+        if self.errant is not None:
+            await self.errant.await_partitions([_api(tp) for tp in current])
+        try:
+            returned = await invoke(self.task.pre_commit, {_api(tp): o for tp, o in current.items()})
+        except Exception as exc:  # user code: rewind to what was committed, as Connect does
+            log.error("task.pre_commit_failed", task=self.task_id, error=repr(exc))
+            if not closing:
+                for tp, offset in self._committed.items():
+                    if only is None or tp in only:
+                        consumer.seek(tp, offset)
+                        self._current[tp] = offset
+                self._batch, self._batch_offsets = [], {}
+            return
+        to_commit: dict[TopicPartition, int] = {}
+        for api_tp, offset in dict(returned or {}).items():
+            tp = _own(api_tp)
+            if tp in current and int(offset) <= current[tp]:
+                to_commit[tp] = int(offset)
+            else:
+                log.warning("task.commit_ignored", task=self.task_id, partition=str(tp), offset=offset,
+                            reason="not assigned or beyond what was consumed")
+        if not to_commit:
+            return
+        try:
+            await consumer.commit(to_commit)
+        except Exception as exc:  # a failed commit is retried at the next one, as in Connect
+            log.warning("task.offset_commit_failed", task=self.task_id, error=repr(exc))
+            return
+        self._committed.update(to_commit)

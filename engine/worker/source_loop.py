@@ -1,0 +1,311 @@
+"""The source task loop (Connect's ``AbstractWorkerSourceTask``/``WorkerSourceTask``, spec §1.4).
+
+poll -> transformation chain -> converters -> producer; ``commit_record`` once the record is
+acknowledged (or with ``None`` when it was dropped); source offsets of acknowledged records are
+written every ``offset.flush.interval.ms``, on pause and on stop, each time followed by
+``commit()``.
+
+Departures from Connect, for asyncio: an ``async def poll`` is *cancelled* when the task is
+paused or stopped while it waits (a sync ``poll`` runs in a thread and is waited for, as in
+Connect), so an async poll must not take records from its source before its last ``await``.
+``commit_record`` and ``commit`` run on the task's loop, between polls, not on a producer thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Any
+
+import structlog
+
+from engine.api.errors import ConnectException, RetriableException
+from engine.api.records import RecordMetadata, SourceRecord
+from engine.api.task import SourceTask
+from engine.invoke import invoke
+from engine.tolerance import ProcessingContext, Stage
+from engine.topics.base import RecordMetadata as TopicsMetadata
+from engine.worker.submitted_records import SubmittedRecord, SubmittedRecords
+from engine.worker.task_loop import TaskLoop
+from engine.worker.topic_creation import TopicCreation
+from states import TargetState
+
+log = structlog.get_logger(component="worker")
+
+MAX_IN_FLIGHT = 10_000  # sends awaiting acknowledgement before the loop waits for the producer
+
+_Ack = tuple[SourceRecord, SubmittedRecord | None, "asyncio.Future[TopicsMetadata] | None"]
+
+
+def _overrides(task: SourceTask, name: str) -> bool:
+    return getattr(type(task), name) is not getattr(SourceTask, name)
+
+
+class SourceLoop(TaskLoop):
+    task: SourceTask
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._producer = self.plane.producer()
+        self._submitted = SubmittedRecords()
+        self._acks: list[_Ack] = []
+        self._in_flight = 0
+        self._send_error: BaseException | None = None
+        self._commit_records = _overrides(self.task, "commit_record")
+        self._async_poll = inspect.iscoroutinefunction(self.task.poll)
+        self._interval = self.plane.settings.offset_flush_interval_s
+        self._next_commit = time.monotonic() + self._interval
+        self._creation = TopicCreation.from_config(self.config, self.plane.worker)
+        self._created: set[str] = set()
+        self._track = self.plane.track_topic
+        self._paused = False
+        self._drainer: asyncio.Task[None] | None = None
+
+    # ---- the loop -----------------------------------------------------------------------------
+
+    async def execute(self) -> None:
+        control = self.control
+        while not control.stopping():
+            self._check_send_error()
+            await self._process_acks()
+            if control.target is not TargetState.STARTED:
+                if not self._paused:
+                    self._paused = True
+                    control.set_paused(True)
+                    await self.commit_offsets()
+                await control.park()
+                continue
+            if self._paused:
+                self._paused = False
+                control.set_paused(False)
+            if time.monotonic() >= self._next_commit:
+                await self.commit_offsets()
+            records = await self._poll()
+            if records:
+                await self._send(records)
+
+    async def _poll(self) -> list[SourceRecord] | None:
+        """One ``poll``, parked (idle for ``Engine.settled``); offsets commit on time meanwhile."""
+        work: asyncio.Future[Any] = asyncio.ensure_future(
+            self.task.poll() if self._async_poll else asyncio.to_thread(self.task.poll))
+        control = self.control
+        try:
+            while not work.done():
+                outcome = await control.park_on(work, max(0.0, self._next_commit - time.monotonic()))
+                if outcome == "timeout":
+                    await self.commit_offsets()
+                elif outcome == "woken" and (control.stopping() or control.target is not TargetState.STARTED):
+                    if self._async_poll:
+                        work.cancel()
+                    await asyncio.wait((work,))
+        except asyncio.CancelledError:
+            work.cancel()
+            raise
+        if work.cancelled():
+            return None
+        exc = work.exception()
+        if isinstance(exc, RetriableException):
+            log.warning("task.poll_retriable", task=self.task_id, error=repr(exc))
+            return None
+        if exc is not None:
+            raise exc
+        result = work.result()
+        if result is None:
+            return None
+        if not isinstance(result, list | tuple):
+            raise ConnectException(f"SourceTask.poll() must return a list of SourceRecord or None, "
+                                   f"not {type(result).__name__}")
+        return list(result)
+
+    # ---- sending ------------------------------------------------------------------------------
+
+    async def _send(self, records: list[SourceRecord]) -> None:
+        chain = self.chain
+        key_converter, value_converter = self.converters.key, self.converters.value
+        for record in records:
+            if not isinstance(record, SourceRecord):
+                raise ConnectException(f"SourceTask.poll() returned {type(record).__name__}, not a SourceRecord")
+            ctx: ProcessingContext | None = None
+            try:
+                out = chain.apply(record)
+            except Exception as exc:
+                ctx = ProcessingContext(source_record=record)
+                out = await self.operator.recover(ctx, Stage.TRANSFORMATION, type(chain), partial(chain.apply, record),
+                                                  exc)
+            if out is None:
+                self._acks.append((record, None, None))  # dropped: commit_record(record, None)
+                continue
+            topic = out.topic
+            try:  # the fast path: no coroutine per record unless a converter fails
+                key = key_converter.from_connect_data(topic, out.key_schema, out.key)
+            except Exception as exc:
+                key = await self._recover(record, Stage.KEY_CONVERTER, key_converter,
+                                          partial(key_converter.from_connect_data, topic, out.key_schema, out.key),
+                                          exc)
+                if key is _FAILED:
+                    continue
+            try:
+                value = value_converter.from_connect_data(topic, out.value_schema, out.value)
+            except Exception as exc:
+                value = await self._recover(record, Stage.VALUE_CONVERTER, value_converter,
+                                            partial(value_converter.from_connect_data, topic, out.value_schema,
+                                                    out.value), exc)
+                if value is _FAILED:
+                    continue
+            headers: Any = ()
+            if out.headers:
+                try:
+                    headers = self._headers(out)
+                except Exception as exc:
+                    headers = await self._recover(record, Stage.HEADER_CONVERTER, self.converters.header,
+                                                  partial(self._headers, out), exc)
+                    if headers is _FAILED:
+                        continue
+            if self._creation is not None and topic not in self._created:
+                await self._creation.ensure(self.plane.topics, topic)
+                self._created.add(topic)
+            submitted = self._submitted.submit(record.source_partition, record.source_offset)
+            sent: asyncio.Future[TopicsMetadata]
+            try:
+                sent = asyncio.ensure_future(self._producer.send(topic, key, value, headers, out.kafka_partition))
+            except Exception as exc:  # a send refused at once fails like one refused by the broker
+                sent = asyncio.get_running_loop().create_future()
+                sent.set_exception(exc)
+            self._in_flight += 1
+            sent.add_done_callback(partial(self._acked, record, submitted))
+        if self._in_flight > MAX_IN_FLIGHT:
+            await self._producer.flush()
+        await self._process_acks()
+
+    def _headers(self, record: SourceRecord) -> tuple[tuple[str, bytes | None], ...]:
+        convert = self.converters.header.from_connect_header
+        return tuple((h.key, convert(record.topic, h.key, h.schema, h.value)) for h in record.headers)
+
+    async def _recover(self, record: SourceRecord, stage: Stage, converter: object,
+                       operation: Callable[[], Any], error: Exception) -> Any:
+        """The error handler's verdict on a failed conversion: its retried result, or ``_FAILED``."""
+        ctx = ProcessingContext(source_record=record)
+        result = await self.operator.recover(ctx, stage, type(converter), operation, error)
+        if ctx.failed:
+            self._acks.append((record, None, None))  # skipped: commit_record(record, None)
+            return _FAILED
+        return result
+
+    def _acked(self, record: SourceRecord, submitted: SubmittedRecord,
+               sent: asyncio.Future[TopicsMetadata]) -> None:
+        """Producer callback: offsets become committable now; ``commit_record`` follows soon, off this
+        callback, while the loop may be waiting in ``poll`` (as Connect's producer thread does)."""
+        self._in_flight -= 1
+        if not sent.cancelled() and sent.exception() is None:
+            submitted.ack()
+            self._track(self.connector, self.task_id, sent.result().topic)
+        self._acks.append((record, submitted, sent))
+        if self._drainer is None or self._drainer.done():
+            self._drainer = asyncio.ensure_future(self._drain())
+
+    async def _drain(self) -> None:
+        try:
+            await self._process_acks()
+        except Exception as exc:  # reporting failed: the loop sees it at its next check
+            self._send_error = self._send_error or exc
+
+    def _check_send_error(self) -> None:
+        if self._send_error is not None:
+            raise ConnectException("Unrecoverable exception from producer send callback") from self._send_error
+
+    async def _process_acks(self) -> None:
+        """``commit_record`` for every acknowledged, failed or dropped record since the last call."""
+        if not self._acks:
+            return
+        acks, self._acks = self._acks, []
+        calls: list[tuple[SourceRecord, RecordMetadata | None]] = []
+        for record, submitted, sent in acks:
+            if sent is None:
+                calls.append((record, None))
+                continue
+            error = sent.exception() if not sent.cancelled() else asyncio.CancelledError()
+            if error is None:
+                meta = sent.result()
+                calls.append((record, RecordMetadata(meta.topic, meta.partition, meta.offset, meta.timestamp)))
+                continue
+            if not self.operator.tolerates_all:
+                self._send_error = self._send_error or error  # fails the task at the loop's next check
+                continue
+            await self.operator.report(ProcessingContext(source_record=record), Stage.KAFKA_PRODUCE,
+                                       type(self._producer), error)
+            if submitted is not None:
+                submitted.ack()
+            calls.append((record, None))
+        if self._commit_records:
+            await _commit_records(self.task, calls)
+
+    # ---- offsets ------------------------------------------------------------------------------
+
+    async def commit_offsets(self) -> None:
+        """Write the committable offsets, then ``commit()`` (called even when nothing was written)."""
+        self._next_commit = time.monotonic() + self._interval
+        await self._process_acks()
+        pairs = self._submitted.committable()
+        if pairs:
+            try:
+                self.plane.offsets.write(self.connector, pairs)
+            except Exception as exc:  # a bad offset from the task: logged, as Connect's flush failure
+                log.error("task.offset_commit_failed", task=self.task_id, error=repr(exc))
+                return
+        try:
+            await invoke(self.task.commit)
+        except Exception as exc:  # user code: logged and ignored, as in Connect
+            log.warning("task.commit_failed", task=self.task_id, error=repr(exc))
+
+    async def close(self, failed: bool) -> None:
+        """Final offset commit: wait (bounded) for outstanding sends, then commit what was acknowledged."""
+        try:
+            async with asyncio.timeout(self.plane.settings.offset_flush_timeout_s):
+                await self._producer.flush()
+        except TimeoutError:
+            log.warning("task.flush_timed_out", task=self.task_id, outstanding=self._in_flight)
+        if self._drainer is not None:
+            await asyncio.wait((self._drainer,))
+        await self.commit_offsets()
+        if not failed:
+            self._check_send_error()
+
+
+class _Failed:
+    """Marks a conversion the error handler skipped (None is a valid converted value)."""
+
+
+_FAILED: Any = _Failed()
+
+
+async def _commit_records(task: SourceTask, calls: list[tuple[SourceRecord, RecordMetadata | None]]) -> None:
+    """``commit_record`` for each; errors logged and ignored. A sync override gets one thread hop per batch."""
+    commit_record = task.commit_record
+    if inspect.iscoroutinefunction(commit_record):
+        for record, meta in calls:
+            try:
+                await commit_record(record, meta)
+            except Exception as exc:  # user code
+                log.warning("task.commit_record_failed", error=repr(exc))
+        return
+
+    def run_all() -> None:
+        for record, meta in calls:
+            try:
+                result = commit_record(record, meta)
+                if inspect.isawaitable(result):
+                    _close_awaitable(result)
+            except Exception as exc:  # user code
+                log.warning("task.commit_record_failed", error=repr(exc))
+
+    await asyncio.to_thread(run_all)
+
+
+def _close_awaitable(result: Awaitable[Any]) -> None:
+    close = getattr(result, "close", None)
+    if close is not None:
+        close()
+

@@ -1,0 +1,77 @@
+"""What the source and sink loops share: the control seam to their runner, and per-task plumbing
+(converters, transformation chain, error handling) built from the connector's config."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import structlog
+
+from engine.api.context import TaskContext
+from engine.api.task import Task
+from engine.tolerance import ErrorPolicy, LogReporter, ToleranceOperator
+from engine.transforms.chain import TransformationChain
+from engine.worker.data_plane import DataPlane
+from engine.worker.task_converters import TaskConverters
+from states import TargetState
+
+log = structlog.get_logger(component="worker")
+
+
+class TaskControl(Protocol):
+    """The runner as its loop sees it: target, stop flag, parking, and pause/resume reports."""
+
+    target: TargetState
+
+    def stopping(self) -> bool: ...
+
+    async def park_on(self, work: asyncio.Future[Any], timeout: float | None = None) -> str: ...
+
+    def park(self) -> asyncio.Future[None]: ...
+
+    def set_paused(self, paused: bool) -> None: ...
+
+
+class TaskLoop:
+    """One running task's data work; ``open`` after ``Task.start``, ``close`` before ``Task.stop``."""
+
+    def __init__(self, connector: str, task_id: int, task: Task, context: TaskContext,
+                 connector_config: Mapping[str, str], plane: DataPlane, control: TaskControl) -> None:
+        self.connector = connector
+        self.task_context = context
+        self.task_id = task_id
+        self.task = task
+        self.config = connector_config
+        self.plane = plane
+        self.control = control
+        self.converters = TaskConverters.build(connector_config, plane.worker)
+        self.chain = TransformationChain.from_config(connector_config)
+        self.policy = ErrorPolicy.from_config(connector_config)
+        self.operator = ToleranceOperator(self.policy, connector=connector, task=task_id,
+                                          reporters=self._reporters(), stopping=control.stopping)
+
+    def _reporters(self) -> list[Any]:
+        """Error reporters for the operator; the sink loop adds its dead letter queue."""
+        if self.policy.log_enable:
+            return [LogReporter(self.policy, connector=self.connector, task=self.task_id)]
+        return []
+
+    async def open(self) -> None:
+        return None
+
+    async def execute(self) -> None:
+        raise NotImplementedError
+
+    async def close(self, failed: bool) -> None:
+        """Release what the loop holds (commit what can be committed); called once, even after a failure."""
+        return
+
+    def release(self) -> None:
+        """Close converters and transformations after the task stopped (Connect's ``doClose``)."""
+        for closer in (self.chain.close, self.converters.close):
+            try:
+                closer()
+            except Exception as exc:  # plugin code: logged, the task still closes
+                log.warning("task.close_plugin_failed", task=self.task_id, error=repr(exc))

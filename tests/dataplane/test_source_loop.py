@@ -1,0 +1,174 @@
+"""The source task loop against the in-process topics: send, acknowledge, commit, resume."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from engine import Engine
+from engine.api import RetriableException, SourceRecord
+from engine.storage.offsets import MemoryOffsetStore
+from engine.testing import eventually
+from engine.topics.base import TopicPartition
+from engine.topics.memory import MemoryTopics
+from tests.dataplane.probes import SOURCE, SOURCES, records
+
+FAST = {"task.shutdown.graceful.timeout.ms": "1000", "offset.flush.interval.ms": "60000"}
+SCHEMALESS = {"value.converter": "org.apache.kafka.connect.json.JsonConverter",
+              "value.converter.schemas.enable": "false",
+              "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_probes() -> None:
+    SOURCES.clear()
+
+
+@pytest.fixture
+def topics() -> MemoryTopics:
+    return MemoryTopics()
+
+
+@pytest.fixture
+async def engine(topics: MemoryTopics) -> AsyncIterator[Engine]:
+    async with Engine(FAST, topics=topics) as running:
+        yield running
+
+
+def raw(topics: MemoryTopics, topic: str) -> list[bytes | None]:
+    """What partition 0 of ``topic`` holds; nothing when the topic does not exist yet."""
+    try:
+        return [r.value for r in topics.records(TopicPartition(topic, 0))]
+    except KeyError:
+        return []
+
+
+def values(topics: MemoryTopics, topic: str) -> list[object]:
+    return [json.loads(v) for v in raw(topics, topic) if v is not None]
+
+
+async def test_polled_records_reach_the_topic_and_commit_record_gets_their_metadata(
+        engine: Engine, topics: MemoryTopics) -> None:
+    await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS})
+    await engine.wait_for_state("src", "RUNNING", tasks=1)
+    SOURCES["src"].feed.put_nowait(records("orders", [{"id": 1}, {"id": 2}]))
+    await eventually(lambda: len(SOURCES["src"].committed_records) == 2)
+    assert values(topics, "orders") == [{"id": 1}, {"id": 2}]
+    metas = [m for _, m in SOURCES["src"].committed_records]
+    assert [(m.topic, m.partition, m.offset) for m in metas if m is not None] == [("orders", 0, 0), ("orders", 0, 1)]
+
+
+async def test_offsets_are_written_on_stop_then_commit_is_called_and_a_restart_resumes(topics: MemoryTopics) -> None:
+    offsets = MemoryOffsetStore()
+    async with Engine(FAST, topics=topics, offset_store=offsets) as engine:
+        await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS})
+        await engine.wait_for_state("src", "RUNNING", tasks=1)
+        SOURCES["src"].feed.put_nowait(records("orders", ["a", "b", "c"]))
+        await eventually(lambda: len(SOURCES["src"].committed_records) == 3)
+        assert offsets.get("src", {"part": "p0"}) is None  # the flush interval has not come yet
+        await engine.stop_connector("src")
+        await engine.wait_for_state("src", "STOPPED")
+        assert offsets.get("src", {"part": "p0"}) == {"n": 3}
+        assert SOURCES["src"].commits >= 1
+        await engine.resume_connector("src")
+        await engine.wait_for_state("src", "RUNNING", tasks=1)
+        await eventually(lambda: len(SOURCES["src"].starts) == 2)
+        assert SOURCES["src"].starts == [None, {"n": 3}]
+
+
+async def test_offsets_are_flushed_every_interval_while_the_task_waits_in_poll(topics: MemoryTopics) -> None:
+    offsets = MemoryOffsetStore()
+    async with Engine({**FAST, "offset.flush.interval.ms": "50"}, topics=topics, offset_store=offsets) as engine:
+        await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS})
+        await engine.wait_for_state("src", "RUNNING", tasks=1)
+        SOURCES["src"].feed.put_nowait(records("orders", ["a", "b"]))
+        await eventually(lambda: offsets.get("src", {"part": "p0"}) == {"n": 2})
+        commits = SOURCES["src"].commits
+        await eventually(lambda: SOURCES["src"].commits > commits + 1)  # commit() even with nothing new
+
+
+async def test_a_pause_stops_polling_and_a_resume_starts_again(engine: Engine, topics: MemoryTopics) -> None:
+    await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS})
+    await engine.wait_for_state("src", "RUNNING", tasks=1)
+    await engine.pause_connector("src")
+    await engine.wait_for_state("src", "PAUSED", tasks=["PAUSED"])
+    await engine.settled()
+    SOURCES["src"].feed.put_nowait(records("orders", ["while paused"]))
+    await engine.settled()
+    assert values(topics, "orders") == []
+    assert SOURCES["src"].starts == [None]  # paused, not restarted: resources kept
+    await engine.resume_connector("src")
+    await eventually(lambda: values(topics, "orders") == ["while paused"])
+
+
+async def test_a_retriable_poll_error_is_retried_and_other_errors_fail_the_task(
+        engine: Engine, topics: MemoryTopics) -> None:
+    await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS})
+    await engine.wait_for_state("src", "RUNNING", tasks=1)
+    feed = SOURCES["src"].feed
+    feed.put_nowait(RetriableException("try again"))
+    feed.put_nowait(records("orders", ["after retry"]))
+    await eventually(lambda: values(topics, "orders") == ["after retry"])
+    feed.put_nowait(ValueError("broken source"))
+    await engine.wait_for_state("src", "RUNNING", tasks=["FAILED"])
+    status = await engine.connector_status("src")
+    assert "broken source" in status["tasks"][0]["trace"]
+
+
+async def test_a_record_that_is_not_a_source_record_fails_the_task(engine: Engine) -> None:
+    await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS})
+    await engine.wait_for_state("src", "RUNNING", tasks=1)
+    SOURCES["src"].feed.put_nowait(["not a record"])  # type: ignore[list-item]
+    await engine.wait_for_state("src", "RUNNING", tasks=["FAILED"])
+    status = await engine.connector_status("src")
+    assert "not a SourceRecord" in status["tasks"][0]["trace"]
+
+
+async def test_converter_overrides_apply_per_connector(engine: Engine, topics: MemoryTopics) -> None:
+    config = {"connector.class": SOURCE, "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+    await engine.create_connector("src", config)
+    await engine.wait_for_state("src", "RUNNING", tasks=1)
+    SOURCES["src"].feed.put_nowait([SourceRecord(topic="plain", value="hello", source_partition={"part": "p0"},
+                                                 source_offset={"n": 1})])
+    await eventually(lambda: raw(topics, "plain") == [b"hello"])
+
+
+async def test_the_worker_default_converter_is_json_with_schemas(engine: Engine, topics: MemoryTopics) -> None:
+    await engine.create_connector("src", {"connector.class": SOURCE})
+    await engine.wait_for_state("src", "RUNNING", tasks=1)
+    SOURCES["src"].feed.put_nowait(records("enveloped", ["x"]))
+    await eventually(lambda: len(SOURCES["src"].committed_records) == 1)
+    assert values(topics, "enveloped") == [{"schema": None, "payload": "x"}]  # a record without a schema
+
+
+async def test_active_topics_are_tracked_and_reset(engine: Engine) -> None:
+    await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS})
+    await engine.wait_for_state("src", "RUNNING", tasks=1)
+    SOURCES["src"].feed.put_nowait(records("t1", ["a"]) + records("t2", ["b"], start=1))
+    await eventually(lambda: len(SOURCES["src"].committed_records) == 2)
+    assert await engine.connector_active_topics("src") == ["t1", "t2"]
+    await engine.reset_connector_active_topics("src")
+    assert await engine.connector_active_topics("src") == []
+    assert await engine.connector_active_topics("unknown") == []
+
+
+async def test_topics_survive_a_restart_in_a_file(tmp_path: Path) -> None:
+    worker = {**FAST, "topics.storage.file.filename": str(tmp_path / "topics.jsonl"),
+              "offset.storage.file.filename": str(tmp_path / "offsets"),
+              "config.storage.file.filename": str(tmp_path / "configs")}
+    async with Engine(worker) as engine:
+        await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS})
+        await engine.wait_for_state("src", "RUNNING", tasks=1)
+        SOURCES["src"].feed.put_nowait(records("kept", ["one", "two"]))
+        await eventually(lambda: len(SOURCES["src"].committed_records) == 2)
+    SOURCES.clear()
+    async with Engine(worker) as engine:
+        await engine.wait_for_state("src", "RUNNING", tasks=1)
+        await eventually(lambda: len(SOURCES["src"].starts) == 1)
+        assert SOURCES["src"].starts == [{"n": 2}]
+        topics = engine.topics
+        assert isinstance(topics, MemoryTopics)
+        assert raw(topics, "kept") == [b'"one"', b'"two"']

@@ -1,0 +1,54 @@
+"""Records flow source -> topic -> sink through a real broker, and resume after an engine restart."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from engine import Engine
+from engine.testing import eventually
+from tests.dataplane.probes import SINK, SINKS, SOURCE, SOURCES, records
+from tests.integration.brokers import Broker
+
+pytestmark = pytest.mark.integration
+
+STRINGS = {"value.converter": "org.apache.kafka.connect.storage.StringConverter",
+           "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_probes() -> None:
+    SOURCES.clear()
+    SINKS.clear()
+
+
+def worker(broker: Broker, tmp_path: Path, suffix: str) -> dict[str, str]:
+    return {"bootstrap.servers": broker.bootstrap, "config.storage.topic": f"configs-{suffix}",
+            "offset.storage.file.filename": str(tmp_path / "offsets"),
+            "consumer.session.timeout.ms": "6000", "task.shutdown.graceful.timeout.ms": "5000"}
+
+
+async def test_records_flow_through_the_broker_and_resume_after_a_restart(broker: Broker, tmp_path: Path) -> None:
+    suffix = uuid.uuid4().hex[:10]
+    topic = f"orders-{suffix}"
+    props = worker(broker, tmp_path, suffix)
+    async with Engine(props) as engine:
+        await engine.topics.create_topic(topic, 1)
+        await engine.create_connector("src", {"connector.class": SOURCE, **STRINGS})
+        await engine.create_connector("snk", {"connector.class": SINK, "topics": topic, **STRINGS})
+        await engine.wait_for_state("src", "RUNNING", tasks=1)
+        SOURCES["src"].feed.put_nowait(records(topic, ["a", "b", "c"]))
+        await eventually(lambda: [r.value for r in SINKS["snk"].received] == ["a", "b", "c"], timeout=30)
+        metas = [m for _, m in SOURCES["src"].committed_records]
+        assert [m.offset for m in metas if m is not None] == [0, 1, 2]
+    SOURCES.clear()
+    SINKS.clear()
+    async with Engine(props) as engine:
+        await engine.wait_for_state("src", "RUNNING", tasks=1)
+        await eventually(lambda: len(SOURCES["src"].starts) == 1)
+        assert SOURCES["src"].starts == [{"n": 3}]
+        SOURCES["src"].feed.put_nowait(records(topic, ["d"], start=3))
+        await eventually(lambda: [r.value for r in SINKS["snk"].received] == ["d"], timeout=30)
+        assert await engine.connector_active_topics("snk") == [topic]
