@@ -129,6 +129,10 @@ class Topics(Protocol):
         """Create the topic if it does not exist; True if this call created it."""
         ...
 
+    async def list_topics(self) -> list[str]:
+        """Every topic's name, sorted (a broker's internal topics left out)."""
+        ...
+
     async def partitions(self, name: str) -> int:
         """How many partitions the topic has; ``UnknownTopic`` if it does not exist."""
         ...

@@ -43,6 +43,9 @@ from engine.topics.partitioner import Partitioner
 log = structlog.get_logger(component="topics")
 
 
+_INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+
+
 def _describe(exc: BaseException) -> str:
     name, text = type(exc).__name__, str(exc)
     return name if not text else text if text.startswith(name) else f"{name}: {text}"
@@ -127,6 +130,14 @@ class KafkaTopics:
             message = rest[0] if rest and rest[0] else error.__name__
             raise TopicsError(f"Could not create topic '{name}': {message}", retriable=bool(error.retriable))
         raise TopicsError(f"Could not create topic '{name}': the broker did not answer for it", retriable=True)
+
+    async def list_topics(self) -> list[str]:
+        admin = self._require(self._admin)
+        try:
+            names = await admin.list_topics()
+        except KafkaError as exc:
+            raise _error(exc, "list topics") from exc
+        return sorted(n for n in names if n not in _INTERNAL_TOPICS)
 
     async def partitions(self, name: str) -> int:
         admin = self._require(self._admin)

@@ -109,6 +109,10 @@ class MemoryTopics:
                 group.rebalance()
         return True
 
+    async def list_topics(self) -> list[str]:
+        self._require_open()
+        return sorted(self._topics)
+
     async def partitions(self, name: str) -> int:
         self._require_open()
         if name not in self._topics:

@@ -13,6 +13,7 @@ Offsets given to ``pre_commit``/``flush`` and committed are original (pre-SMT) c
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Mapping
 from functools import partial
@@ -88,15 +89,35 @@ class SinkLoop(TaskLoop):
     # ---- start and stop -----------------------------------------------------------------------
 
     async def open(self) -> None:
-        topics = [t.strip() for t in self.config.get("topics", "").split(",") if t.strip()]
-        if not topics:
-            raise ConnectException("Sink tasks need 'topics'; 'topics.regex' is not supported by this worker yet")
+        topics = await self._subscription()
         if self._dlq is not None:
             from engine.tolerance import ensure_dlq_topic
 
             await ensure_dlq_topic(self.plane.topics, self.policy)
         self.consumer = await self.plane.topics.consumer(group_id(self.connector, self.config), topics,
                                                          on_assign=self._on_assign, on_revoke=self._on_revoke)
+
+    async def _subscription(self) -> list[str]:
+        """``topics``, or the existing topics ``topics.regex`` matches in full (Java's ``matches``).
+
+        A regex is resolved when the task starts: topics created later are picked up at the next
+        restart of the task, not while it runs, unlike Kafka's pattern subscription.
+        """
+        topics = [t.strip() for t in self.config.get("topics", "").split(",") if t.strip()]
+        regex = self.config.get("topics.regex", "").strip()
+        if topics or not regex:
+            if not topics:
+                raise ConnectException("Sink tasks need one of 'topics' or 'topics.regex'")
+            return topics
+        try:
+            pattern = re.compile(regex)
+        except re.error as exc:
+            raise ConnectException(f"Invalid topics.regex '{regex}': {exc}") from exc
+        matched = [t for t in await self.plane.topics.list_topics() if pattern.fullmatch(t)]
+        if not matched:
+            raise ConnectException(f"No existing topic matches topics.regex '{regex}'; create the topics, then "
+                                   "restart the task")
+        return matched
 
     async def close(self, failed: bool) -> None:
         """Commit and close every owned partition, then leave the group."""

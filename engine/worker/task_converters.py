@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from engine.converters.base import Converter, HeaderConverter
-from engine.converters.factory import converter_for, header_converter_for
+from engine.converters.factory import converter_class, converter_for, header_converter_for
 
 DEFAULT_CONVERTER = "JsonConverter"
 DEFAULT_HEADER_CONVERTER = "SimpleHeaderConverter"
@@ -34,6 +34,13 @@ class TaskConverters:
     key: Converter
     value: Converter
     header: HeaderConverter
+
+    @staticmethod
+    def check(connector: Mapping[str, str], worker: Mapping[str, str]) -> None:
+        """Fail fast on converter names that resolve to no class, without configuring anything."""
+        for key, default in (("key.converter", DEFAULT_CONVERTER), ("value.converter", DEFAULT_CONVERTER),
+                             ("header.converter", DEFAULT_HEADER_CONVERTER)):
+            converter_class(_setting(key, connector, worker, default)[0])
 
     @classmethod
     def build(cls, connector: Mapping[str, str], worker: Mapping[str, str]) -> TaskConverters:

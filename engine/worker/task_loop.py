@@ -46,11 +46,18 @@ class TaskLoop:
         self.config = connector_config
         self.plane = plane
         self.control = control
-        self.converters = TaskConverters.build(connector_config, plane.worker)
+        TaskConverters.check(connector_config, plane.worker)
+        self._converters: TaskConverters | None = None  # configured on first use: a task may never see data
         self.chain = TransformationChain.from_config(connector_config)
         self.policy = ErrorPolicy.from_config(connector_config)
         self.operator = ToleranceOperator(self.policy, connector=connector, task=task_id,
                                           reporters=self._reporters(), stopping=control.stopping)
+
+    @property
+    def converters(self) -> TaskConverters:
+        if self._converters is None:
+            self._converters = TaskConverters.build(self.config, self.plane.worker)
+        return self._converters
 
     def _reporters(self) -> list[Any]:
         """Error reporters for the operator; the sink loop adds its dead letter queue."""
@@ -70,7 +77,8 @@ class TaskLoop:
 
     def release(self) -> None:
         """Close converters and transformations after the task stopped (Connect's ``doClose``)."""
-        for closer in (self.chain.close, self.converters.close):
+        closers = [self.chain.close] + ([self._converters.close] if self._converters is not None else [])
+        for closer in closers:
             try:
                 closer()
             except Exception as exc:  # plugin code: logged, the task still closes

@@ -191,3 +191,19 @@ async def test_the_errant_record_reporter_sends_reported_records_to_the_dlq(
     await eventually(lambda: received() == ["ok", "also ok"])
     await eventually(lambda: [r.value for r in topics.records(LogPartition("dlq", 0))] == [b"bad"]
                      if "dlq" in topics._topics else False)
+
+
+async def test_topics_regex_subscribes_to_the_existing_topics_it_matches(engine: Engine, topics: MemoryTopics) -> None:
+    await topics.create_topic("other", 1)
+    await produce(topics, ["from in"])
+    config = {k: v for k, v in sink().items() if k != "topics"}
+    await engine.create_connector("snk", {**config, "topics.regex": "i."})
+    await eventually(lambda: received() == ["from in"])
+
+
+async def test_topics_regex_matching_nothing_fails_the_task_with_a_clear_message(engine: Engine) -> None:
+    config = {k: v for k, v in sink().items() if k != "topics"}
+    await engine.create_connector("snk", {**config, "topics.regex": "nothing-.*"})
+    await engine.wait_for_state("snk", "RUNNING", tasks=["FAILED"])
+    trace = (await engine.connector_status("snk"))["tasks"][0]["trace"]
+    assert "No existing topic matches topics.regex 'nothing-.*'" in trace

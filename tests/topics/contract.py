@@ -49,6 +49,14 @@ class Rebalances:
 
 
 class TopicsContract:
+    async def test_list_topics_names_created_topics(self, topics: Topics) -> None:
+        name = unique("listed")
+        await topics.create_topic(name, partitions=2)
+        listed = await topics.list_topics()
+        assert name in listed
+        assert listed == sorted(listed)
+        assert not any(t.startswith("__consumer_offsets") for t in listed)
+
     async def test_create_topic_is_idempotent(self, topics: Topics) -> None:
         name = unique("created")
         assert await topics.create_topic(name, partitions=3) is True
