@@ -60,6 +60,45 @@ def _framework_errors(config: Mapping[str, str | None]) -> dict[str, list[str]]:
     return errors
 
 
+def _key_of(message: str, default: str) -> str:
+    """The config key a ConfigException message names (``... for configuration <key>: ...``)."""
+    marker = "for configuration "
+    if marker in message:
+        return message.split(marker, 1)[1].split(":", 1)[0].strip()
+    return default
+
+
+def _data_plane_errors(cls: type[Connector], props: Mapping[str, str]) -> dict[str, list[str]]:
+    """What the task loops would refuse at start: error policy, converters, transforms, sink topics.
+
+    Cheap when a connector sets none of them, so every create can afford it.
+    """
+    from engine.api.connector import SinkConnector
+    from engine.api.errors import ConfigException
+    from engine.tolerance import ErrorPolicy
+    from engine.transforms.chain import TransformationChain
+    from engine.worker.task_converters import TaskConverters
+
+    errors: dict[str, list[str]] = {}
+    checks = [(lambda: ErrorPolicy.from_config(props), "errors.tolerance"),
+              (lambda: TaskConverters.check(props, {}), "value.converter")]
+    if props.get("transforms", "").strip() or props.get("predicates", "").strip():
+        checks.append((lambda: TransformationChain.from_config(props).close(), "transforms"))
+    for check, default_key in checks:
+        try:
+            check()
+        except ConfigException as exc:
+            errors.setdefault(_key_of(str(exc), default_key), []).append(str(exc))
+    if issubclass(cls, SinkConnector):
+        topics, regex = props.get("topics", "").strip(), props.get("topics.regex", "").strip()
+        if topics and regex:
+            both = "topics and topics.regex are mutually exclusive options, but both are set."
+            errors.setdefault("topics", []).append(both)
+        elif not topics and not regex:
+            errors.setdefault("topics", []).append("Must configure one of topics or topics.regex")
+    return errors
+
+
 async def validate_connector_config(config: Mapping[str, str | None], *, timeout: float) -> type[Connector]:
     """Raise ConfigError with every problem found; return the connector class when valid."""
     class_name = config.get("connector.class")
@@ -68,6 +107,8 @@ async def validate_connector_config(config: Mapping[str, str | None], *, timeout
     cls = load_connector_class(class_name)
     errors = _framework_errors(config)
     props = {k: v for k, v in config.items() if v is not None}
+    for key, messages in _data_plane_errors(cls, props).items():
+        errors.setdefault(key, []).extend(messages)
     enter_stage(VALIDATING)
     try:
         if _framework_validation(cls):
