@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
-from functools import cache
+from collections.abc import Callable, Mapping
+from functools import cache, partial
 
 from engine.api.connector import Config, Connector
 from engine.api.inline import INLINE_ATTRIBUTE
@@ -79,11 +79,15 @@ def _data_plane_errors(cls: type[Connector], props: Mapping[str, str]) -> dict[s
     from engine.transforms.chain import TransformationChain
     from engine.worker.task_converters import TaskConverters
 
+    def transforms() -> None:
+        TransformationChain.from_config(props).close()
+
     errors: dict[str, list[str]] = {}
-    checks = [(lambda: ErrorPolicy.from_config(props), "errors.tolerance"),
-              (lambda: TaskConverters.check(props, {}), "value.converter")]
+    checks: list[tuple[Callable[[], object], str]] = [
+        (partial(ErrorPolicy.from_config, props), "errors.tolerance"),
+        (partial(TaskConverters.check, props, {}), "value.converter")]
     if props.get("transforms", "").strip() or props.get("predicates", "").strip():
-        checks.append((lambda: TransformationChain.from_config(props).close(), "transforms"))
+        checks.append((transforms, "transforms"))
     for check, default_key in checks:
         try:
             check()
