@@ -6,7 +6,8 @@ for the tasks' callbacks, e.g. ``test.fail.task.start``); ``test.block.<callback
 it (in its worker thread) for N ms; ``test.exit.<callback>=true`` ends the whole process
 abruptly (``os._exit``) inside that callback, to test crash recovery (with ``test.exit.once.file=PATH``
 only the first time: PATH is created then, and its presence disarms the exit, so a restarted
-worker can recover); ``test.record.file=PATH`` also appends each call as a JSON
+worker can recover); ``poll`` and ``put`` take ``test.fail.task.poll``/``test.fail.task.put`` and
+injected faults but are not recorded (they run all the time); ``test.record.file=PATH`` also appends each call as a JSON
 line to PATH, for tests whose engine runs in another process; ``test.task.count=N`` makes
 ``task_configs`` return N configs whatever ``tasks.max`` says.
 """

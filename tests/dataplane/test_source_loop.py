@@ -172,3 +172,58 @@ async def test_topics_survive_a_restart_in_a_file(tmp_path: Path) -> None:
         topics = engine.topics
         assert isinstance(topics, MemoryTopics)
         assert raw(topics, "kept") == [b'"one"', b'"two"']
+
+
+async def test_records_an_smt_drops_get_commit_record_with_none(engine: Engine, topics: MemoryTopics) -> None:
+    config = {"connector.class": SOURCE, **SCHEMALESS, "transforms": "drop", "transforms.drop.type": "Filter",
+              "transforms.drop.predicate": "isSecret", "predicates": "isSecret",
+              "predicates.isSecret.type": "TopicNameMatches", "predicates.isSecret.pattern": "secret-.*"}
+    await engine.create_connector("src", config)
+    await engine.wait_for_state("src", "RUNNING", tasks=1)
+    SOURCES["src"].feed.put_nowait(records("secret-a", ["hidden"]) + records("public", ["shown"], start=1))
+    await eventually(lambda: len(SOURCES["src"].committed_records) == 2)
+    committed = dict((v, m) for v, m in SOURCES["src"].committed_records)
+    assert committed["hidden"] is None
+    assert committed["shown"] is not None
+    assert values(topics, "public") == ["shown"]
+    assert raw(topics, "secret-a") == []
+
+
+async def test_an_smt_may_route_records_to_another_topic(engine: Engine, topics: MemoryTopics) -> None:
+    config = {"connector.class": SOURCE, **SCHEMALESS, "transforms": "route",
+              "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+              "transforms.route.regex": "(.*)", "transforms.route.replacement": "$1-routed"}
+    await engine.create_connector("src", config)
+    await engine.wait_for_state("src", "RUNNING", tasks=1)
+    SOURCES["src"].feed.put_nowait(records("orders", ["x"]))
+    await eventually(lambda: values(topics, "orders-routed") == ["x"])
+    assert await engine.connector_active_topics("src") == ["orders-routed"]
+
+
+async def test_a_failed_send_fails_the_task_unless_errors_are_tolerated() -> None:
+    topics = MemoryTopics(auto_create=False)  # sending to a missing topic fails
+    async with Engine(FAST, topics=topics) as engine:
+        await engine.create_connector("strict", {"connector.class": SOURCE, **SCHEMALESS})
+        await engine.create_connector("lenient", {"connector.class": SOURCE, **SCHEMALESS, "errors.tolerance": "all"})
+        await engine.wait_for_state("strict", "RUNNING", tasks=1)
+        await engine.wait_for_state("lenient", "RUNNING", tasks=1)
+        SOURCES["lenient"].feed.put_nowait(records("missing", ["dropped"]))
+        await eventually(lambda: SOURCES["lenient"].committed_records == [("dropped", None)])
+        SOURCES["strict"].feed.put_nowait(records("missing", ["lost?"]))
+        SOURCES["strict"].feed.put_nowait(records("missing", ["next poll"]))
+        await engine.wait_for_state("strict", "RUNNING", tasks=["FAILED"])
+        trace = (await engine.connector_status("strict"))["tasks"][0]["trace"]
+        assert "Unrecoverable exception from producer send callback" in trace
+        assert (await engine.connector_status("lenient"))["tasks"][0]["state"] == "RUNNING"
+
+
+async def test_topic_creation_groups_decide_partitions(engine: Engine, topics: MemoryTopics) -> None:
+    config = {"connector.class": SOURCE, **SCHEMALESS, "topic.creation.groups": "wide",
+              "topic.creation.wide.include": "wide-.*", "topic.creation.wide.partitions": "4",
+              "topic.creation.default.partitions": "2", "topic.creation.default.replication.factor": "1"}
+    await engine.create_connector("src", config)
+    await engine.wait_for_state("src", "RUNNING", tasks=1)
+    SOURCES["src"].feed.put_nowait(records("wide-a", ["x"]) + records("narrow", ["y"], start=1))
+    await eventually(lambda: len(SOURCES["src"].committed_records) == 2)
+    assert await topics.partitions("wide-a") == 4
+    assert await topics.partitions("narrow") == 2
