@@ -182,7 +182,7 @@ async def test_records_an_smt_drops_get_commit_record_with_none(engine: Engine, 
     await engine.wait_for_state("src", "RUNNING", tasks=1)
     SOURCES["src"].feed.put_nowait(records("secret-a", ["hidden"]) + records("public", ["shown"], start=1))
     await eventually(lambda: len(SOURCES["src"].committed_records) == 2)
-    committed = dict((v, m) for v, m in SOURCES["src"].committed_records)
+    committed = dict(SOURCES["src"].committed_records)
     assert committed["hidden"] is None
     assert committed["shown"] is not None
     assert values(topics, "public") == ["shown"]
