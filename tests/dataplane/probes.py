@@ -91,6 +91,7 @@ class SinkProbe:
     flushed: list[dict[TopicPartition, int]] = field(default_factory=list)
     rewind: dict[TopicPartition, int] = field(default_factory=dict)
     hold_commits: bool = False
+    request_commit: bool = False
     report_errant: bool = False
     errant_results: list[Any] = field(default_factory=list)
     retry_timeout_ms: int = 50
@@ -129,6 +130,8 @@ class ProbeSinkTask(SinkTask):
                 probe.received.append(record)
         else:
             probe.received.extend(records)
+        if probe.request_commit and records:
+            self.context.request_commit()
         if probe.rewind:
             self.context.offset(dict(probe.rewind))
             probe.rewind = {}

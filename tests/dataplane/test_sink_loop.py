@@ -207,3 +207,13 @@ async def test_topics_regex_matching_nothing_fails_the_task_with_a_clear_message
     await engine.wait_for_state("snk", "RUNNING", tasks=["FAILED"])
     trace = (await engine.connector_status("snk"))["tasks"][0]["trace"]
     assert "No existing topic matches topics.regex 'nothing-.*'" in trace
+
+
+async def test_request_commit_commits_at_the_next_iteration_without_waiting_for_the_interval(
+        engine: Engine, topics: MemoryTopics) -> None:
+    SINKS["snk"].request_commit = True
+    await produce(topics, ["a"])
+    await engine.create_connector("snk", sink())
+    await eventually(lambda: received() == ["a"])
+    # the next iteration, right after put(), starts with the requested commit (the interval is 60 s)
+    await eventually(lambda: topics.committed(GROUP, LogPartition("in", 0)) == 1)
