@@ -22,7 +22,7 @@ from typing import NamedTuple, Protocol
 
 from engine.topics.errors import TopicsError
 
-Headers = Sequence[tuple[str, bytes]]
+Headers = Sequence[tuple[str, bytes | None]]  # a null header value is allowed, as in Kafka
 
 
 class TopicPartition(NamedTuple):
@@ -49,7 +49,7 @@ class ConsumedRecord:
     offset: int
     key: bytes | None
     value: bytes | None  # None is a tombstone
-    headers: tuple[tuple[str, bytes], ...]
+    headers: tuple[tuple[str, bytes | None], ...]
     timestamp: int  # milliseconds since the epoch
 
     @property

@@ -187,7 +187,7 @@ class KafkaProducer:
         self._producer = producer
         self._forget = forget
         self._partitioner = Partitioner()
-        self._queue: asyncio.Queue[tuple[str, bytes | None, bytes | None, list[tuple[str, bytes]], int | None,
+        self._queue: asyncio.Queue[tuple[str, bytes | None, bytes | None, list[tuple[str, bytes | None]], int | None,
                                          asyncio.Future[RecordMetadata]]] = asyncio.Queue()
         self._pending: set[asyncio.Future[RecordMetadata]] = set()
         self._pump: asyncio.Task[None] | None = None
@@ -205,7 +205,8 @@ class KafkaProducer:
             return future
         self._pending.add(future)
         future.add_done_callback(self._pending.discard)
-        self._queue.put_nowait((topic, key, value, [(h, bytes(v)) for h, v in headers], partition, future))
+        raw_headers = [(h, None if v is None else bytes(v)) for h, v in headers]
+        self._queue.put_nowait((topic, key, value, raw_headers, partition, future))
         if self._pump is None:
             self._pump = asyncio.create_task(self._run(), name="topics-producer")
         return future
@@ -303,7 +304,7 @@ class KafkaConsumer:
         except KafkaError as exc:
             raise _error(exc, f"read for group '{self._group_id}'") from exc
         return [ConsumedRecord(r.topic, r.partition, r.offset, r.key, r.value,
-                               tuple((h, bytes(v or b"")) for h, v in r.headers or ()), r.timestamp)
+                               tuple((h, None if v is None else bytes(v)) for h, v in r.headers or ()), r.timestamp)
                 for records in batches.values() for r in records]
 
     def seek(self, tp: TopicPartition, offset: int) -> None:

@@ -49,6 +49,7 @@ class MemoryTopics:
         self._groups: dict[str, Group] = {}
         self._consumers: set[MemoryConsumer] = set()
         self._changed = asyncio.Event()
+        self._wake_pending = False
         self._open = False
 
     # ---- lifecycle ------------------------------------------------------------------------
@@ -143,7 +144,7 @@ class MemoryTopics:
             raise TopicsError(f"Topic '{topic}' has no partition {partition} (it has {len(partitions)})")
         target = partitions[partition]
         record = ConsumedRecord(topic, partition, len(target), key, value,
-                                tuple((str(name), bytes(data)) for name, data in headers), time.time_ns() // 1_000_000)
+                                tuple((str(name), None if data is None else bytes(data)) for name, data in headers), time.time_ns() // 1_000_000)
         if self._journal is not None:
             self._journal.record(record)
         target.append(record)
@@ -187,6 +188,19 @@ class MemoryTopics:
         return self._changed
 
     def wake(self) -> None:
+        """Wake waiting consumers once per event-loop turn, however many records arrived in it."""
+        if self._wake_pending:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._wake_now()
+            return
+        self._wake_pending = True
+        loop.call_soon(self._wake_now)
+
+    def _wake_now(self) -> None:
+        self._wake_pending = False
         self._changed.set()
         self._changed = asyncio.Event()
 

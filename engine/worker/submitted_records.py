@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 
 class SubmittedRecord:
     __slots__ = ("acked", "offset", "partition_key")
 
-    def __init__(self, partition_key: str, offset: Mapping[str, Any]) -> None:
+    def __init__(self, partition_key: Hashable, offset: Mapping[str, Any]) -> None:
         self.partition_key = partition_key
         self.offset = offset
         self.acked = False
@@ -29,9 +29,8 @@ class SubmittedRecords:
     """Per source partition, the records sent and not yet committed, in submission order."""
 
     def __init__(self) -> None:
-        self._pending: dict[str, deque[SubmittedRecord]] = {}
-        self._partitions: dict[str, Mapping[str, Any]] = {}
-        self._key_cache: dict[int, tuple[Mapping[str, Any], str]] = {}
+        self._pending: dict[Hashable, deque[SubmittedRecord]] = {}
+        self._partitions: dict[Hashable, Mapping[str, Any]] = {}
 
     def submit(self, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> SubmittedRecord:
         key = self._key(partition)
@@ -43,15 +42,13 @@ class SubmittedRecords:
         queue.append(record)
         return record
 
-    def _key(self, partition: Mapping[str, Any]) -> str:
-        # Tasks usually reuse one partition dict for a batch: remember its key by identity.
-        cached = self._key_cache.get(id(partition))
-        if cached is not None and cached[0] is partition:
-            return cached[1]
-        key = json.dumps(dict(partition), sort_keys=True, separators=(",", ":"))
-        if len(self._key_cache) > 1024:
-            self._key_cache.clear()
-        self._key_cache[id(partition)] = (partition, key)
+    def _key(self, partition: Mapping[str, Any]) -> Hashable:
+        """Equal for equal partitions: their sorted items, or their JSON when a value is unhashable."""
+        try:
+            key: Hashable = tuple(sorted(partition.items()))
+            hash(key)
+        except TypeError:
+            key = json.dumps(dict(partition), sort_keys=True, separators=(",", ":"), default=str)
         return key
 
     def committable(self) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:

@@ -92,7 +92,7 @@ class TopicsContract:
         name = unique("nulls")
         await topics.create_topic(name, partitions=3)
         producer = topics.producer()
-        headers = [("trace", b"abc"), ("empty", b""), ("trace", b"\xff\x00")]
+        headers = [("trace", b"abc"), ("empty", b""), ("trace", b"\xff\x00"), ("null", None)]
         metas = [await producer.send(name, None, b"x", headers=headers) for _ in range(6)]
         assert sorted(m.partition for m in metas) == [0, 0, 1, 1, 2, 2]
         tombstone = producer.send(name, b"gone", None, partition=0)
