@@ -55,7 +55,7 @@ def _decode(key: str, value: bytes | None) -> Event | None:
     if key == _TOPIC:
         return TopicCreated(str(body["name"]), int(body["partitions"]), dict(body["configs"]))
     if key == _RECORD:
-        headers = tuple((str(name), _unb64(data) or b"") for name, data in body["h"])
+        headers = tuple((str(name), _unb64(data)) for name, data in body["h"])
         return ConsumedRecord(str(body["t"]), int(body["p"]), int(body["o"]), _unb64(body["k"]),
                               _unb64(body["v"]), headers, int(body["ts"]))
     if key == _COMMIT:
