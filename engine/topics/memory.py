@@ -276,12 +276,26 @@ class MemoryConsumer:
         return False
 
     async def _revoke(self) -> None:
-        revoked = self._group.release(self._member) if self._member.in_group else self._member.assignment
+        """``on_revoke`` while the partitions are still ours (so it can commit, as Kafka's listener
+        can), then give them up. An evicted member's partitions are gone already (Kafka's
+        ``onPartitionsLost``): it is told after the fact."""
+        member = self._member
+        revoked = member.assignment
+        if member.in_group:
+            if revoked:
+                await self._call(member.on_revoke, revoked, "on_revoke")
+            if member.in_group:  # the callback may have outlasted the rebalance timeout
+                self._group.release(member)
+            self._forget_assignment()
+            return
+        self._forget_assignment()
+        if revoked:
+            await self._call(member.on_revoke, revoked, "on_revoke")
+
+    def _forget_assignment(self) -> None:
         self._member.assignment = frozenset()
         self._positions.clear()
         self._paused.clear()
-        if revoked:
-            await self._call(self._member.on_revoke, revoked, "on_revoke")
 
     async def _call(self, callback: RebalanceCallback, tps: frozenset[TopicPartition], which: str) -> None:
         """Like aiokafka: a failing listener is logged and the rebalance goes on."""

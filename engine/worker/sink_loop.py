@@ -68,6 +68,9 @@ class SinkLoop(TaskLoop):
         self._paused = False
         self._listener_error: BaseException | None = None
         self._in_rebalance = False
+        # put, commits and rebalance callbacks never interleave: aiokafka runs callbacks on its own
+        # task, while Connect runs them on the task thread, between calls
+        self._task_lock = asyncio.Lock()
         self._interval = self.plane.settings.offset_flush_interval_s
         self._next_commit = time.monotonic() + self._interval
         self._max_records = self.plane.settings.max_poll_records
@@ -125,10 +128,11 @@ class SinkLoop(TaskLoop):
         if consumer is None:
             return
         try:
-            owned = consumer.assignment()
-            if owned:  # after a failure too: only what put() accepted is in the committed offsets
-                await self._commit(closing=True)
-                await self._close_partitions(owned)
+            async with self._task_lock:
+                owned = consumer.assignment()
+                if owned:  # after a failure too: only what put() accepted is in the committed offsets
+                    await self._commit(closing=True)
+                    await self._close_partitions(owned)
         finally:
             await consumer.close()
 
@@ -137,32 +141,38 @@ class SinkLoop(TaskLoop):
     async def _on_assign(self, tps: frozenset[TopicPartition]) -> None:
         self._in_rebalance = True
         try:
-            consumer = self.consumer
-            if consumer is None:
-                return
-            for tp in tps:
-                position = await consumer.position(tp)
-                self._current[tp] = position
-                self._committed[tp] = position
-            self.context.assigned = {_api(tp) for tp in tps}
-            self.context.paused &= self.context.assigned
-            if self._paused or self._redelivering:
-                consumer.pause(tps)
-            elif self.context.paused:
-                consumer.pause([_own(tp) for tp in self.context.paused])
-            if tps:
-                await invoke(self.task.open, sorted(self.context.assigned))
-            self._apply_rewinds()
+            async with self._task_lock:
+                await self._assigned(tps)
         except Exception as exc:  # rethrown from the next read, as Connect's listener does
             self._listener_error = exc
         finally:
             self._in_rebalance = False
 
+    async def _assigned(self, tps: frozenset[TopicPartition]) -> None:
+        """Record positions, re-apply pauses, then ``open`` and the pending rewinds (Connect's order)."""
+        consumer = self.consumer
+        if consumer is None:
+            return
+        for tp in tps:
+            position = await consumer.position(tp)
+            self._current[tp] = position
+            self._committed[tp] = position
+        self.context.assigned = {_api(tp) for tp in tps}
+        self.context.paused &= self.context.assigned
+        if self._paused or self._redelivering:
+            consumer.pause(tps)
+        elif self.context.paused:
+            consumer.pause([_own(tp) for tp in self.context.paused])
+        if tps:
+            await invoke(self.task.open, sorted(self.context.assigned))
+        self._apply_rewinds()
+
     async def _on_revoke(self, tps: frozenset[TopicPartition]) -> None:
         self._in_rebalance = True
         try:
-            await self._commit(closing=True, only=tps)
-            await self._close_partitions(tps)
+            async with self._task_lock:
+                await self._commit(closing=True, only=tps)
+                await self._close_partitions(tps)
         except Exception as exc:
             self._listener_error = exc
         finally:
@@ -192,7 +202,8 @@ class SinkLoop(TaskLoop):
         consumer = self.consumer
         assert consumer is not None
         if self.context.commit_requested or time.monotonic() >= self._next_commit:
-            await self._commit(closing=False)
+            async with self._task_lock:
+                await self._commit(closing=False)
         self._apply_target(consumer)
         self._apply_rewinds()
         timeout = max(0.0, self._next_commit - time.monotonic())
@@ -207,7 +218,8 @@ class SinkLoop(TaskLoop):
             return
         if not self._redelivering:
             await self._convert(records)
-        await self._deliver(consumer)
+        async with self._task_lock:
+            await self._deliver(consumer)
 
     def _apply_target(self, consumer: Consumer) -> None:
         paused = self.control.target is not TargetState.STARTED
@@ -338,7 +350,8 @@ class SinkLoop(TaskLoop):
             raise ConnectException("Exiting WorkerSinkTask due to unrecoverable exception.") from exc
         if self.errant is not None and self.errant.pending_failure is not None:
             raise self.errant.pending_failure
-        self._current.update(self._batch_offsets)
+        # a partition revoked meanwhile (Kafka rebalances between awaits) is no longer ours to commit
+        self._current.update({tp: o for tp, o in self._batch_offsets.items() if tp in self._current})
         self._batch_offsets = {}
         self._batch = []
         if self._consumed and len(self._consumed) > 4 * self._max_records:
@@ -357,7 +370,8 @@ class SinkLoop(TaskLoop):
         consumer = self.consumer
         if consumer is None:
             return
-        current = {tp: o for tp, o in self._current.items() if only is None or tp in only}
+        owned = consumer.assignment()
+        current = {tp: o for tp, o in self._current.items() if (only is None or tp in only) and tp in owned}
         if not current:
             return
         if self.errant is not None:

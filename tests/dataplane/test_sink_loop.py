@@ -217,3 +217,27 @@ async def test_request_commit_commits_at_the_next_iteration_without_waiting_for_
     await eventually(lambda: received() == ["a"])
     # the next iteration, right after put(), starts with the requested commit (the interval is 60 s)
     await eventually(lambda: topics.committed(GROUP, LogPartition("in", 0)) == 1)
+
+
+async def test_a_rebalance_commits_and_closes_the_revoked_partitions_first(
+        engine: Engine, topics: MemoryTopics) -> None:
+    await produce(topics, ["a"], partition=0)
+    await produce(topics, ["b"], partition=1)
+    await engine.create_connector("snk", sink())
+    await eventually(lambda: sorted(received()) == ["a", "b"])  # type: ignore[type-var]
+    newcomer = await topics.consumer(GROUP, ["in"])  # another member of the connector's group
+    try:
+        async def newcomer_has_partitions() -> bool:
+            await newcomer.getmany(timeout_ms=10)
+            return bool(newcomer.assignment())
+
+        for _ in range(500):
+            if await newcomer_has_partitions():
+                break
+        assert newcomer.assignment()
+        # the eager protocol revokes everything, then reassigns: the sink closed both, then reopened its share
+        assert SINKS["snk"].closed[0] == [TopicPartition("in", 0), TopicPartition("in", 1)]
+        for tp in newcomer.assignment():
+            assert topics.committed(GROUP, tp) == 1  # committed by the sink before it let go
+    finally:
+        await newcomer.close()
