@@ -194,8 +194,8 @@ class Cast(KeyOrValue):
         result = Struct(updated)
         for field in struct.schema.fields:
             item = field_value(struct, field, self.replace_null_with_default)
-            target = self.casts.get(field.name)
-            result.put(field.name, item if target is None else cast_value(item, target))
+            field_cast = self.casts.get(field.name)
+            result.put(field.name, item if field_cast is None else cast_value(item, field_cast))
         return self.new_record(record, updated, result)
 
     def _updated_schema(self, schema: Schema) -> Schema:
