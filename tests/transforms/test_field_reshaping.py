@@ -42,7 +42,8 @@ def test_extract_field_takes_the_field_and_its_schema() -> None:
 
 def test_hoist_field_wraps_in_a_struct_or_a_dict() -> None:
     out = smt(HoistField.Key, field="wrapped").apply(SourceRecord(topic="t", key_schema=Schema.INT64_SCHEMA, key=5))
-    assert out.key_schema is not None and out.key_schema.field("wrapped").schema == Schema.INT64_SCHEMA  # type: ignore[union-attr]
+    assert out.key_schema is not None
+    assert out.key_schema.field("wrapped").schema == Schema.INT64_SCHEMA  # type: ignore[union-attr]
     assert out.key.get("wrapped") == 5
     assert smt(HoistField.Value, field="w").apply(with_value(1)).value == {"w": 1}
 
