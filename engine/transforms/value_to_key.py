@@ -1,4 +1,9 @@
-"""``ValueToKey``: a new key made of some fields of the value (Struct with a schema, dict without)."""
+"""``ValueToKey``: a new key made of some top-level fields of the value.
+
+With a schema the value must be a Struct holding every listed field (the key schema is cached per
+value schema); without one it must be a map, and missing entries become null. A null value is
+refused, as in Kafka 3.7.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +11,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.api.config_def import NO_DEFAULT, ConfigDef, ConfigType, Importance
-from engine.api.errors import ConfigException, DataException
+from engine.api.errors import DataException
 from engine.api.records import ConnectRecord
 from engine.api.transforms import Transformation
 from engine.data.builder import SchemaBuilder
 from engine.data.schema import Schema
 from engine.data.struct import Struct
-from engine.transforms.header_from import require_map, require_struct
-from engine.transforms.key_or_value import REPLACE_NULL_DOC, REPLACE_NULL_WITH_DEFAULT, field_value
+from engine.transforms.schema_util import NonEmptyListValidator, SchemaCache, require_map, require_struct
 
 __all__ = ["ValueToKey"]
 
@@ -24,19 +28,12 @@ PURPOSE = "copying fields from value to key"
 class ValueToKey(Transformation[ConnectRecord]):
     """Replace the record key with a new key formed from a subset of fields in the record value."""
 
-    CONFIG_DEF = (ConfigDef()
-                  .define(FIELDS, ConfigType.LIST, NO_DEFAULT, None, Importance.HIGH,
-                          "Field names on the record value to extract as the record key.")
-                  .define(REPLACE_NULL_WITH_DEFAULT, ConfigType.BOOLEAN, True, None, Importance.MEDIUM,
-                          REPLACE_NULL_DOC))
+    CONFIG_DEF = ConfigDef().define(FIELDS, ConfigType.LIST, NO_DEFAULT, NonEmptyListValidator(), Importance.HIGH,
+                                    "Field names on the record value to extract as the record key.")
 
     def configure(self, configs: Mapping[str, Any]) -> None:
-        parsed = self.CONFIG_DEF.parse(configs)
-        self.fields: list[str] = parsed[FIELDS]
-        if not self.fields:
-            raise ConfigException(f"Invalid value [] for configuration {FIELDS}: empty list is not supported")
-        self.replace_null_with_default: bool = parsed[REPLACE_NULL_WITH_DEFAULT]
-        self._schemas: dict[Schema, Schema] = {}
+        self.fields: list[str] = self.CONFIG_DEF.parse(configs)[FIELDS]
+        self._schemas: SchemaCache[Schema, Schema] = SchemaCache()
 
     def config(self) -> ConfigDef:
         return self.CONFIG_DEF
@@ -44,13 +41,13 @@ class ValueToKey(Transformation[ConnectRecord]):
     def apply(self, record: ConnectRecord) -> ConnectRecord:
         if record.value_schema is None:
             value = require_map(record.value, PURPOSE)
-            return record.new_record(key_schema=None, key={f: value.get(f) for f in self.fields})
+            return record.new_record(key_schema=None, key={name: value.get(name) for name in self.fields})
         struct = require_struct(record.value, PURPOSE)
         key_schema = self._key_schema(struct.schema)
         key = Struct(key_schema)
         for name in self.fields:
-            key.put(name, field_value(struct, name, self.replace_null_with_default))
-        return record.new_record(key_schema=key_schema, key=key)
+            key.put(name, struct.get(name))
+        return record.new_record(key_schema=key_schema, key=key, value_schema=struct.schema)
 
     def _key_schema(self, value_schema: Schema) -> Schema:
         cached = self._schemas.get(value_schema)
@@ -61,5 +58,9 @@ class ValueToKey(Transformation[ConnectRecord]):
                 if field is None:
                     raise DataException(f"Field does not exist: {name}")
                 builder.field(name, field.schema)
-            cached = self._schemas[value_schema] = builder.build()
+            cached = builder.build()
+            self._schemas.put(value_schema, cached)
         return cached
+
+    def close(self) -> None:
+        self._schemas.clear()
