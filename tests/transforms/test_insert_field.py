@@ -6,10 +6,10 @@ import datetime as dt
 
 import pytest
 
-from engine.api.errors import DataException
+from engine.api.errors import ConfigException, DataException
 from engine.api.records import SinkRecord, SourceRecord
 from engine.data import Schema, SchemaBuilder, Struct
-from engine.transforms.insert_field import InsertField
+from engine.transforms.insert_field import InsertField, InsertFieldKey, InsertFieldValue
 from tests.transforms.smt import smt
 
 SCHEMA = SchemaBuilder.struct().name("row").field("id", Schema.INT32_SCHEMA).build()
@@ -48,3 +48,48 @@ def test_the_key_variant_and_tombstones() -> None:
 def test_the_offset_needs_a_sink_record() -> None:
     with pytest.raises(DataException, match="Only SinkRecord supported for \\[field insertion\\]"):
         smt(InsertField.Value, **{"offset.field": "o"}).apply(SourceRecord(topic="t", value={"a": 1}))
+
+
+def test_variants_are_published_on_the_base_class() -> None:
+    assert InsertField.Key is InsertFieldKey
+    assert InsertField.Value is InsertFieldValue
+
+
+def test_a_key_struct_gets_the_fields_and_the_value_is_untouched() -> None:
+    key = Struct(SCHEMA).put("id", 5)
+    out = smt(InsertField.Key, **{"partition.field": "p!"}).apply(
+        SinkRecord(topic="t", kafka_partition=2, key_schema=SCHEMA, key=key, value="v"))
+    assert out.key_schema is not None
+    assert not out.key_schema.field("p").schema.optional  # type: ignore[union-attr]
+    assert (out.key.get("id"), out.key.get("p"), out.value) == (5, 2, "v")
+    assert out.key_schema.name == "row"
+
+
+def test_a_null_partition_or_timestamp_is_not_inserted() -> None:
+    config = {"partition.field": "p", "timestamp.field": "ts"}
+    out = smt(InsertField.Value, **config).apply(SourceRecord(topic="t", value={"a": 1}))
+    assert out.value == {"a": 1}
+    out = smt(InsertField.Value, **config).apply(SourceRecord(topic="t", value_schema=SCHEMA,
+                                                              value=Struct(SCHEMA).put("id", 1)))
+    assert (out.value.get("p"), out.value.get("ts")) == (None, None)
+
+
+def test_a_tombstone_with_a_schema_passes_unchanged() -> None:
+    record = sink_record(None, SCHEMA)
+    assert smt(InsertField.Value, **{"topic.field": "t"}).apply(record) is record
+
+
+def test_inserting_nothing_or_a_static_field_without_a_value_is_a_config_error() -> None:
+    with pytest.raises(ConfigException, match="No field insertion configured"):
+        smt(InsertField.Value)
+    with pytest.raises(ConfigException, match=r"Invalid value null for configuration static\.value: "
+                                              r"No value specified for static field: origin"):
+        smt(InsertField.Value, **{"static.field": "origin"})
+
+
+def test_wrong_shapes_are_data_errors_with_kafkas_messages() -> None:
+    with pytest.raises(DataException, match=r"Only Struct objects supported for \[field insertion\], found: dict"):
+        smt(InsertField.Value, **{"topic.field": "t"}).apply(sink_record({"a": 1}, SCHEMA))
+    with pytest.raises(DataException,
+                       match=r"Only Map objects supported in absence of schema for \[field insertion\], found: str"):
+        smt(InsertField.Value, **{"topic.field": "t"}).apply(sink_record("x"))
