@@ -1,107 +1,140 @@
-"""``MaskField``: replace fields with their type's "null" value (0, false, "", empty collections, the
-epoch), or with a configured replacement converted to the field's type (numbers and strings only)."""
+"""``MaskField``: replace fields with their type's "empty" value (0, false, "", empty list or map,
+the epoch), or with a configured replacement converted to the field's type (numbers and strings
+only). Only top-level fields are masked; null field values stay null. A null key/value is refused,
+as in Kafka 3.7. Python values carry no width, so a schemaless int is a long and a float a double;
+with a schema the field's type sets the width.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import decimal
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+import math
+import re
+import struct as _struct
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
 
 from engine.api.config_def import NO_DEFAULT, ConfigDef, ConfigType, Importance, NonEmptyString
-from engine.api.errors import ConfigException, DataException
+from engine.api.errors import DataException
 from engine.api.records import ConnectRecord
+from engine.data.schema import Schema, Type
 from engine.data.struct import Struct
-from engine.transforms.header_from import require_map, require_struct, type_name
-from engine.transforms.key_or_value import (
-    REPLACE_NULL_DOC,
-    REPLACE_NULL_WITH_DEFAULT,
-    KeyOrValue,
-    field_value,
-    key_and_value_variants,
-)
+from engine.data.values import class_name
+from engine.transforms.key_or_value import KeyOrValue, key_and_value_variants
+from engine.transforms.schema_util import NonEmptyListValidator, require_map, require_struct
 
 __all__ = ["MaskField", "MaskFieldKey", "MaskFieldValue"]
 
 FIELDS, REPLACEMENT = "fields", "replacement"
 PURPOSE = "mask fields"
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-
-# checked in order: bool before int (a bool is an int in Python), datetime before date
-_MASKS: list[tuple[type, Any]] = [
-    (bool, False), (int, 0), (float, 0.0), (decimal.Decimal, decimal.Decimal(0)), (str, ""),
-    (dt.datetime, _EPOCH), (dt.date, _EPOCH.date()), (dt.time, dt.time(0)), (list, []), (dict, {}),
-]
-_REPLACEMENTS: list[tuple[type, Callable[[str], Any]]] = [
-    (int, int), (float, float), (decimal.Decimal, decimal.Decimal), (str, str)]
+_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_BIG_DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_BITS: Final = {Type.INT8: 8, Type.INT16: 16, Type.INT32: 32, Type.INT64: 64}
 
 
-def _mask(value: Any) -> Any:
-    for cls, masked in _MASKS:
-        if isinstance(value, cls):
-            return type(masked)(masked) if isinstance(masked, list | dict) else masked
-    raise DataException(f"Cannot mask value of type: {type_name(value)}")
+def _empty(value: Any) -> Any:
+    """The "null" value of the value's type (``MaskField.maskWithNullValue``)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return 0
+    if isinstance(value, float):
+        return 0.0
+    if isinstance(value, decimal.Decimal):
+        return decimal.Decimal(0)
+    if isinstance(value, str):
+        return ""
+    if isinstance(value, dt.datetime):
+        return _EPOCH
+    if isinstance(value, dt.date):
+        return _EPOCH.date()
+    if isinstance(value, dt.time):
+        return dt.time(0)
+    if isinstance(value, list | tuple):
+        return []
+    if isinstance(value, Mapping):
+        return {}
+    raise DataException(f"Cannot mask value of type: {class_name(value)}")
 
 
-def _replace(value: Any, replacement: str) -> Any:
-    if not isinstance(value, bool):
-        for cls, convert in _REPLACEMENTS:
-            if isinstance(value, cls):
-                try:
-                    return convert(replacement)
-                except (ValueError, decimal.InvalidOperation) as exc:
-                    raise DataException(f"Unable to convert {replacement} (str) to number") from exc
-    raise DataException(f"Cannot mask value of type {type_name(value)} with custom replacement.")
+def _parse_big_decimal(text: str) -> decimal.Decimal | None:
+    """``new BigDecimal(text)``, or None where Java would throw ``NumberFormatException``."""
+    return decimal.Decimal(text) if _BIG_DECIMAL.fullmatch(text) else None
+
+
+def _wrap(value: int, bits: int) -> int:
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if value >= 1 << (bits - 1) else value
+
+
+def _replacement(value: Any, replacement: str, schema: Schema | None) -> Any:
+    """``replacement`` converted to the value's type (``MaskField.maskWithCustomReplacement``)."""
+    if isinstance(value, str):
+        return replacement
+    if isinstance(value, decimal.Decimal):
+        parsed = _parse_big_decimal(replacement)
+        if parsed is None:
+            raise DataException(f"Unable to convert {replacement} ({class_name(replacement)}) to number")
+        return parsed
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        parsed = _parse_big_decimal(replacement)
+        if parsed is None:
+            raise DataException(f"Unable to convert {replacement} ({class_name(replacement)}) to a number")
+        kind = schema.type if schema is not None else None
+        if isinstance(value, int):
+            return _wrap(int(parsed), _BITS.get(kind, 64) if kind is not None else 64)
+        as_double = float(parsed)
+        if kind is Type.FLOAT32:
+            try:
+                return float(_struct.unpack("f", _struct.pack("f", as_double))[0])
+            except OverflowError:
+                return math.copysign(math.inf, as_double)
+        return as_double
+    raise DataException(f"Cannot mask value of type {class_name(value)} with custom replacement.")
 
 
 class MaskField(KeyOrValue):
     """Mask specified fields with a valid null value for the field type (i.e. 0, false, empty string,
-    and so on). For numeric and string fields, an optional replacement value can be specified that is
-    converted to the correct type."""
+    and so on). For numeric and string fields, an optional replacement value can be specified that
+    is converted to the correct type."""
 
     CONFIG_DEF = (ConfigDef()
-                  .define(FIELDS, ConfigType.LIST, NO_DEFAULT, None, Importance.HIGH, "Names of fields to mask.")
+                  .define(FIELDS, ConfigType.LIST, NO_DEFAULT, NonEmptyListValidator(), Importance.HIGH,
+                          "Names of fields to mask.")
                   .define(REPLACEMENT, ConfigType.STRING, None, NonEmptyString(), Importance.LOW,
                           "Custom value replacement, that will be applied to all 'fields' values (numeric or "
-                          "non-empty string values only).")
-                  .define(REPLACE_NULL_WITH_DEFAULT, ConfigType.BOOLEAN, True, None, Importance.MEDIUM,
-                          REPLACE_NULL_DOC))
+                          "non-empty string values only)."))
     Key: ClassVar[type[MaskField]]
     Value: ClassVar[type[MaskField]]
 
     def configure(self, configs: Mapping[str, Any]) -> None:
         parsed = self.CONFIG_DEF.parse(configs)
-        self.fields = set(parsed[FIELDS])
-        if not self.fields:
-            raise ConfigException(f"Invalid value [] for configuration {FIELDS}: empty list is not supported")
+        self.fields: frozenset[str] = frozenset(parsed[FIELDS])
         self.replacement: str | None = parsed[REPLACEMENT]
-        self.replace_null_with_default: bool = parsed[REPLACE_NULL_WITH_DEFAULT]
 
     def config(self) -> ConfigDef:
         return self.CONFIG_DEF
 
-    def masked(self, value: Any) -> Any:
+    def masked(self, value: Any, schema: Schema | None = None) -> Any:
         if value is None:
             return None
-        return _mask(value) if self.replacement is None else _replace(value, self.replacement)
+        return _empty(value) if self.replacement is None else _replacement(value, self.replacement, schema)
 
     def apply(self, record: ConnectRecord) -> ConnectRecord:
         value = self.operating_value(record)
-        if value is None:
-            return record
         schema = self.operating_schema(record)
         if schema is None:
             mapping = require_map(value, PURPOSE)
             updated = dict(mapping)
             for name in self.fields:
-                if name in updated:
-                    updated[name] = self.masked(updated[name])
+                updated[name] = self.masked(mapping.get(name))
             return self.new_record(record, None, updated)
         struct = require_struct(value, PURPOSE)
         result = Struct(struct.schema)
         for field in struct.schema.fields:
-            original = field_value(struct, field, self.replace_null_with_default)
-            result.put(field, self.masked(original) if field.name in self.fields else original)
+            original = struct.get(field)
+            result.put(field, self.masked(original, field.schema) if field.name in self.fields else original)
         return self.new_record(record, schema, result)
 
 
