@@ -1,7 +1,9 @@
-"""``ReplaceField``: keep, drop and rename fields of the key or value.
+"""``ReplaceField``: keep, drop and rename top-level fields of the key or value.
 
-``exclude`` wins over ``include``; an empty ``include`` keeps every field not excluded.
-``blacklist``/``whitelist`` are Kafka's deprecated names for them. A null key/value passes unchanged.
+``exclude`` wins over ``include``; an empty ``include`` keeps every field not excluded. Renames
+apply after filtering. ``blacklist``/``whitelist`` are Kafka's deprecated names for
+``exclude``/``include`` and are used only when the new name is not set. A null key/value passes
+unchanged.
 """
 
 from __future__ import annotations
@@ -9,62 +11,70 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from engine.api.config_def import ConfigDef, ConfigType, Importance
-from engine.api.errors import ConfigException
+from engine.api.config_def import ConfigDef, ConfigDefError, ConfigType, Importance, LambdaValidator
 from engine.api.records import ConnectRecord
 from engine.data.builder import SchemaBuilder
 from engine.data.schema import Schema
 from engine.data.struct import Struct
-from engine.transforms.header_from import copy_schema_basics, require_map, require_struct
-from engine.transforms.key_or_value import (
-    REPLACE_NULL_DOC,
-    REPLACE_NULL_WITH_DEFAULT,
-    KeyOrValue,
-    field_value,
-    key_and_value_variants,
+from engine.transforms.key_or_value import KeyOrValue, key_and_value_variants
+from engine.transforms.schema_util import (
+    SchemaCache,
+    copy_schema_basics,
+    java_split,
+    require_map,
+    require_struct,
+    translate_deprecated,
 )
 
-__all__ = ["ReplaceField", "ReplaceFieldKey", "ReplaceFieldValue"]
+__all__ = ["ReplaceField", "ReplaceFieldKey", "ReplaceFieldValue", "parse_renames"]
 
 EXCLUDE, INCLUDE, RENAMES = "exclude", "include", "renames"
+EXCLUDE_ALIAS, INCLUDE_ALIAS = "blacklist", "whitelist"
 PURPOSE = "field replacement"
 
 
 def parse_renames(mappings: list[str]) -> dict[str, str]:
+    """``old:new`` pairs -> {old: new}."""
     renames: dict[str, str] = {}
     for mapping in mappings:
-        parts = mapping.split(":")
+        parts = java_split(mapping, ":")
         if len(parts) != 2:
-            raise ConfigException(f"Invalid value {mappings} for configuration {RENAMES}: "
-                                  f"Invalid rename mapping: {mapping}")
+            raise ConfigDefError.invalid(RENAMES, mappings, f"Invalid rename mapping: {mapping}")
         renames[parts[0]] = parts[1]
     return renames
+
+
+def _validate_renames(name: str, value: Any) -> None:
+    parse_renames(value or [])
 
 
 class ReplaceField(KeyOrValue):
     """Filter or rename fields."""
 
     CONFIG_DEF = (ConfigDef()
-                  .define(EXCLUDE, ConfigType.LIST, "", None, Importance.MEDIUM,
+                  .define(EXCLUDE, ConfigType.LIST, [], None, Importance.MEDIUM,
                           "Fields to exclude. This takes precedence over the fields to include.")
-                  .define(INCLUDE, ConfigType.LIST, "", None, Importance.MEDIUM,
+                  .define(EXCLUDE_ALIAS, ConfigType.LIST, None, None, Importance.LOW,
+                          f"Deprecated. Use {EXCLUDE} instead.")
+                  .define(INCLUDE, ConfigType.LIST, [], None, Importance.MEDIUM,
                           "Fields to include. If specified, only these fields will be used.")
-                  .define(RENAMES, ConfigType.LIST, "", None, Importance.MEDIUM,
-                          "Field rename mappings.")
-                  .define("blacklist", ConfigType.LIST, None, None, Importance.LOW, "Deprecated. Use exclude.")
-                  .define("whitelist", ConfigType.LIST, None, None, Importance.LOW, "Deprecated. Use include.")
-                  .define(REPLACE_NULL_WITH_DEFAULT, ConfigType.BOOLEAN, True, None, Importance.MEDIUM,
-                          REPLACE_NULL_DOC))
+                  .define(INCLUDE_ALIAS, ConfigType.LIST, None, None, Importance.LOW,
+                          f"Deprecated. Use {INCLUDE} instead.")
+                  .define(RENAMES, ConfigType.LIST, [],
+                          LambdaValidator(_validate_renames,
+                                          "list of colon-delimited pairs, e.g. <code>foo:bar,abc:xyz</code>"),
+                          Importance.MEDIUM, "Field rename mappings."))
     Key: ClassVar[type[ReplaceField]]
     Value: ClassVar[type[ReplaceField]]
 
     def configure(self, configs: Mapping[str, Any]) -> None:
-        parsed = self.CONFIG_DEF.parse(configs)
-        self.exclude = set(parsed[EXCLUDE] or parsed["blacklist"] or [])
-        self.include = set(parsed[INCLUDE] or parsed["whitelist"] or [])
-        self.renames = parse_renames(parsed[RENAMES])
-        self.replace_null_with_default: bool = parsed[REPLACE_NULL_WITH_DEFAULT]
-        self._schemas: dict[Schema, Schema] = {}
+        parsed = self.CONFIG_DEF.parse(translate_deprecated(configs, (INCLUDE, INCLUDE_ALIAS),
+                                                            (EXCLUDE, EXCLUDE_ALIAS)))
+        self.exclude: frozenset[str] = frozenset(parsed[EXCLUDE] or ())
+        self.include: frozenset[str] = frozenset(parsed[INCLUDE] or ())
+        self.renames = parse_renames(parsed[RENAMES] or [])
+        self.reverse_renames = {new: old for old, new in self.renames.items()}
+        self._schemas: SchemaCache[Schema, Schema] = SchemaCache()
 
     def config(self) -> ConfigDef:
         return self.CONFIG_DEF
@@ -83,22 +93,24 @@ class ReplaceField(KeyOrValue):
             mapping = require_map(value, PURPOSE)
             return self.new_record(record, None, {self.renamed(k): v for k, v in mapping.items() if self.keeps(k)})
         struct = require_struct(value, PURPOSE)
-        schema = self._updated_schema(struct.schema)
+        schema = self._schemas.get(struct.schema)
+        if schema is None:
+            schema = self._updated_schema(struct.schema)
+            self._schemas.put(struct.schema, schema)
         result = Struct(schema)
-        for field in struct.schema.fields:
-            if self.keeps(field.name):
-                result.put(self.renamed(field.name), field_value(struct, field, self.replace_null_with_default))
+        for field in schema.fields:
+            result.put(field.name, struct.get(self.reverse_renames.get(field.name, field.name)))
         return self.new_record(record, schema, result)
 
     def _updated_schema(self, schema: Schema) -> Schema:
-        cached = self._schemas.get(schema)
-        if cached is None:
-            builder = copy_schema_basics(schema, SchemaBuilder.struct())
-            for field in schema.fields:
-                if self.keeps(field.name):
-                    builder.field(self.renamed(field.name), field.schema)
-            cached = self._schemas[schema] = builder.build()
-        return cached
+        builder = copy_schema_basics(schema, SchemaBuilder.struct())
+        for field in schema.fields:
+            if self.keeps(field.name):
+                builder.field(self.renamed(field.name), field.schema)
+        return builder.build()
+
+    def close(self) -> None:
+        self._schemas.clear()
 
 
 ReplaceFieldKey, ReplaceFieldValue = key_and_value_variants(ReplaceField)
