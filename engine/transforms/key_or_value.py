@@ -10,8 +10,7 @@ from typing import Any, ClassVar, TypeVar
 
 from engine.api.records import ConnectRecord
 from engine.api.transforms import Transformation
-from engine.data.schema import Field, Schema
-from engine.data.struct import Struct
+from engine.data.schema import Schema
 
 T = TypeVar("T", bound="KeyOrValue")
 
@@ -44,12 +43,3 @@ def key_and_value_variants(base: type[T]) -> tuple[type[T], type[T]]:
         setattr(base, suffix, variant)
         made.append(variant)
     return made[0], made[1]
-
-
-def field_value(struct: Struct, field: Field | str, replace_null_with_default: bool) -> Any:
-    """A struct field's value, its default standing in for null unless configured otherwise."""
-    return struct.get(field) if replace_null_with_default else struct.get_without_default(field)
-
-
-REPLACE_NULL_WITH_DEFAULT = "replace.null.with.default"
-REPLACE_NULL_DOC = "Whether to replace fields that have a default value and that are null to the default value."

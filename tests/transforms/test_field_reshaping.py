@@ -73,8 +73,10 @@ def test_mask_field_uses_type_defaults_or_a_converted_replacement() -> None:
     value = {"n": 5, "f": 1.5, "d": decimal.Decimal("2.5"), "b": True, "l": [1], "s": "x", "none": None}
     masked = smt(MaskField.Value, fields="n,f,d,b,l,s,none").apply(with_value(value)).value
     assert masked == {"n": 0, "f": 0.0, "d": decimal.Decimal(0), "b": False, "l": [], "s": "", "none": None}
-    replaced = smt(MaskField.Value, fields="n,s", replacement="9").apply(with_value({"n": 5, "s": "x"})).value
-    assert replaced == {"n": 9, "s": "9"}
+    replaced = smt(MaskField.Value, fields="n,s,absent", replacement="9").apply(with_value({"n": 5, "s": "x"})).value
+    assert replaced == {"n": 9, "s": "9", "absent": None}
+    with pytest.raises(DataException, match="found: null"):  # Kafka refuses a null value here
+        smt(MaskField.Value, fields="n").apply(with_value(None))
     with pytest.raises(DataException, match="Unable to convert"):
         smt(MaskField.Value, fields="n", replacement="nine").apply(with_value({"n": 5}))
     with pytest.raises(DataException, match="with custom replacement"):
