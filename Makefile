@@ -32,6 +32,7 @@ bench:              ## lifecycle, dump-replay and REST benchmarks; writes BENCHM
 	$(BIN)/python bench/lifecycle.py --write BENCHMARKS.md
 	$(BIN)/python bench/dump_replay.py --append BENCHMARKS.md
 	$(BIN)/python bench/rest_api.py --append BENCHMARKS.md
+	$(BIN)/python bench/data_plane.py --append BENCHMARKS.md
 
 clean:
 	rm -rf .venv .mypy_cache .pytest_cache .ruff_cache build dist *.egg-info

@@ -1,0 +1,111 @@
+"""Connectors for the data-plane benchmark (bench/data_plane.py).
+
+The source task hands out pre-built ``SourceRecord`` batches, then parks; the sink task counts
+what ``put`` receives and marks the moment the last expected record arrived. Both are async, so
+the measure is the engine's loops, not thread hops. Each run is keyed by ``bench.run`` in the
+connector config, looked up in ``RUNS``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+from engine.api import (
+    SinkConnector,
+    SinkRecord,
+    SinkTask,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+    Task,
+    TopicPartition,
+)
+
+
+@dataclass
+class Run:
+    """One measurement: what the source emits, and when the flow started and ended."""
+
+    batches: list[list[SourceRecord]]
+    expected: int
+    received: int = 0
+    started: float = 0.0
+    finished: float = 0.0
+    assigned: asyncio.Event = field(default_factory=asyncio.Event)
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def seconds(self) -> float:
+        return self.finished - self.started
+
+
+RUNS: dict[str, Run] = {}
+
+
+class BenchSourceTask(SourceTask):
+    async def start(self, props: dict[str, str]) -> None:
+        self.run = RUNS[props["bench.run"]]
+        self.next = 0
+
+    async def poll(self) -> list[SourceRecord] | None:
+        run = self.run
+        if self.next >= len(run.batches):
+            await asyncio.get_running_loop().create_future()  # all handed out: park until stop cancels
+        if self.next == 0:
+            run.started = time.perf_counter()
+        batch = run.batches[self.next]
+        self.next += 1
+        return batch
+
+    async def stop(self, connector_deleted: bool = False) -> None:
+        return None
+
+
+class BenchSinkTask(SinkTask):
+    async def start(self, props: dict[str, str]) -> None:
+        self.run = RUNS[props["bench.run"]]
+
+    async def open(self, partitions: Collection[TopicPartition]) -> None:
+        if partitions:
+            self.run.assigned.set()
+
+    async def put(self, records: Collection[SinkRecord]) -> None:
+        run = self.run
+        run.received += len(records)
+        if run.received >= run.expected and not run.done.is_set():
+            run.finished = time.perf_counter()
+            run.done.set()
+
+    async def stop(self, connector_deleted: bool = False) -> None:
+        return None
+
+
+class _OneTask:
+    task: type[Task]
+
+    async def start(self, props: dict[str, str]) -> None:
+        self.props = props
+
+    async def stop(self) -> None:
+        return None
+
+    async def task_class(self) -> type[Task]:
+        return self.task
+
+    async def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+
+class BenchSourceConnector(_OneTask, SourceConnector):
+    task = BenchSourceTask
+
+
+class BenchSinkConnector(_OneTask, SinkConnector):
+    task = BenchSinkTask
+
+
+SOURCE = f"{__name__}.BenchSourceConnector"
+SINK = f"{__name__}.BenchSinkConnector"
