@@ -1,0 +1,72 @@
+"""Counters for supervised Spark jobs, and their Prometheus text rendering.
+
+The supervisor updates these from the event loop only, so plain ints suffice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Outcome = Literal["succeeded", "failed", "cancelled"]
+OUTCOMES: tuple[Outcome, ...] = ("succeeded", "failed", "cancelled")
+
+
+@dataclass
+class Durations:
+    """Count and total seconds of finished jobs with one outcome (a Prometheus summary)."""
+
+    count: int = 0
+    sum_seconds: float = 0.0
+
+
+@dataclass
+class SparkMetrics:
+    jobs_running: int = 0
+    jobs_succeeded: int = 0
+    jobs_failed: int = 0
+    jobs_cancelled: int = 0
+    durations: dict[Outcome, Durations] = field(default_factory=lambda: {o: Durations() for o in OUTCOMES})
+
+    def started(self) -> None:
+        self.jobs_running += 1
+
+    def finished(self, outcome: Outcome, seconds: float) -> None:
+        self.jobs_running -= 1
+        if outcome == "succeeded":
+            self.jobs_succeeded += 1
+        elif outcome == "failed":
+            self.jobs_failed += 1
+        else:
+            self.jobs_cancelled += 1
+        d = self.durations[outcome]
+        d.count += 1
+        d.sum_seconds += seconds
+
+    def total(self, outcome: Outcome) -> int:
+        return {
+            "succeeded": self.jobs_succeeded,
+            "failed": self.jobs_failed,
+            "cancelled": self.jobs_cancelled,
+        }[outcome]
+
+
+def prometheus_lines(metrics: SparkMetrics) -> list[str]:
+    """Prometheus text exposition lines (with HELP/TYPE) for ``/metrics``."""
+    lines = [
+        "# HELP connect_engine_spark_jobs_running Spark jobs currently running under supervision.",
+        "# TYPE connect_engine_spark_jobs_running gauge",
+        f"connect_engine_spark_jobs_running {metrics.jobs_running}",
+        "# HELP connect_engine_spark_jobs_total Supervised Spark jobs finished, by outcome.",
+        "# TYPE connect_engine_spark_jobs_total counter",
+    ]
+    lines += [f'connect_engine_spark_jobs_total{{outcome="{o}"}} {metrics.total(o)}' for o in OUTCOMES]
+    lines += [
+        "# HELP connect_engine_spark_job_seconds Wall time of supervised Spark jobs, by outcome.",
+        "# TYPE connect_engine_spark_job_seconds summary",
+    ]
+    for o in OUTCOMES:
+        d = metrics.durations[o]
+        lines.append(f'connect_engine_spark_job_seconds_sum{{outcome="{o}"}} {d.sum_seconds!r}')
+        lines.append(f'connect_engine_spark_job_seconds_count{{outcome="{o}"}} {d.count}')
+    return lines

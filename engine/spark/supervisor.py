@@ -1,0 +1,354 @@
+"""Runs Spark work as supervised jobs owned by a connector task (DESIGN decision 8).
+
+One SparkSession per worker process, built on first use off the event loop. Each job runs
+in a thread of the supervisor's own pool (so long Spark actions never starve the loop's
+default executor, which runs sync connector code), tagged with its owner so that pause,
+stop, restart and delete can cancel exactly that task's jobs. Job groups and job tags are
+thread-local in Spark, hence they are set and cleared inside the job's thread.
+
+pyspark is imported lazily, inside methods: a worker that never runs Spark never loads it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import itertools
+import os
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import structlog
+
+from engine.api.errors import ConnectException
+from engine.spark.metrics import Outcome, SparkMetrics
+from engine.spark.settings import SparkSettings
+
+T = TypeVar("T")
+
+log = structlog.get_logger(component="spark")
+
+TAG_PREFIX = "connect-engine"
+MAX_CONCURRENT_JOBS = 32
+# While a cancelled job is still running, the cancel is re-issued at this interval: a job
+# function may start a new action after the first cancel reached Spark.
+_RECANCEL_INTERVAL = 0.2
+
+
+@dataclass(frozen=True)
+class JobOwner:
+    """The task generation a Spark job belongs to; its tag is what Spark cancels by."""
+
+    connector: str
+    task: int
+    generation: int
+
+    @property
+    def tag(self) -> str:
+        # Spark rejects commas in job tags. The tag only labels jobs in Spark: cancellation
+        # selects jobs by their owner fields, so a lossy replacement here is harmless.
+        return f"{TAG_PREFIX}:{self.connector.replace(',', '_')}:{self.task}:{self.generation}"
+
+    def matches(self, prefix: JobOwner | tuple[str, int] | str) -> bool:
+        """Whether ``prefix`` (an owner, ``(connector, task)`` or a connector name) covers it."""
+        if isinstance(prefix, JobOwner):
+            return prefix == self
+        if isinstance(prefix, tuple):
+            return (self.connector, self.task) == prefix
+        return self.connector == prefix
+
+
+class SparkJobFailed(ConnectException):
+    """A supervised Spark job raised; the Spark (or driver-side) error is ``__cause__``."""
+
+    def __init__(self, owner: JobOwner, error: BaseException) -> None:
+        super().__init__(
+            f"Spark job of connector {owner.connector} task {owner.task} "
+            f"(generation {owner.generation}) failed: {type(error).__name__}: {error}"
+        )
+        self.owner = owner
+
+
+class SparkJobCancelled(ConnectException):
+    """A supervised Spark job was cancelled by its owner's lifecycle; never retried."""
+
+    def __init__(self, owner: JobOwner, reason: str = "cancelled") -> None:
+        super().__init__(
+            f"Spark job of connector {owner.connector} task {owner.task} "
+            f"(generation {owner.generation}) {reason}"
+        )
+        self.owner = owner
+
+
+@dataclass(eq=False)
+class _Job:
+    id: int
+    owner: JobOwner
+    future: Future[Any] | None = None
+    cancel_requested: bool = False
+    # A per-job group lets Spark cancel this job alone (``cancelJobGroup``) even when user
+    # code replaced the group; the owner tag is additive and survives that.
+    group: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.group = f"{self.owner.tag}:{self.id}"
+
+
+class SparkSupervisor:
+    """Owns the process's SparkSession and every Spark job run through it."""
+
+    def __init__(self, settings: SparkSettings) -> None:
+        self.settings = settings
+        self.metrics = SparkMetrics()
+        self._session: Any = None
+        self._session_lock = threading.Lock()  # loop-agnostic: guards the one build
+        self._state_lock = threading.Lock()  # jobs and metrics change in job threads
+        self._jobs: dict[int, _Job] = {}
+        self._ids = itertools.count(1)
+        self._executor: ThreadPoolExecutor | None = None
+        self._closed = False
+
+    # -- session ---------------------------------------------------------------------------
+
+    async def session(self) -> Any:
+        """The process's SparkSession, built once (off the loop) on first call."""
+        if self._session is not None:
+            return self._session
+        return await asyncio.to_thread(self._get_or_create)
+
+    def _get_or_create(self) -> Any:
+        with self._session_lock:
+            if self._closed:
+                raise ConnectException("the Spark supervisor is shut down")
+            if self._session is None:
+                self._session = self._build()
+            return self._session
+
+    def _build(self) -> Any:
+        from pyspark.sql import SparkSession  # lazy: see module docstring
+
+        s = self.settings
+        builder: Any = SparkSession.builder
+        if s.remote is not None:
+            builder = builder.remote(s.remote)
+        else:
+            if s.is_local:
+                # Spark's launcher reads this before any conf: without it the driver binds
+                # the host's external address.
+                os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            builder = builder.master(s.master)
+        builder = builder.appName(s.app_name)
+        for key, value in s.session_conf().items():
+            builder = builder.config(key, value)
+        started = time.monotonic()
+        session = builder.getOrCreate()
+        log.info(
+            "spark.session_started",
+            master=s.master if s.remote is None else None,
+            remote=s.remote,
+            app_name=s.app_name,
+            seconds=round(time.monotonic() - started, 3),
+        )
+        return session
+
+    # -- jobs ------------------------------------------------------------------------------
+
+    async def run(self, owner: JobOwner, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(spark, *args)`` in a job thread tagged for ``owner``; await its result.
+
+        Raises SparkJobFailed for any error of the job (the error is ``__cause__``), and
+        SparkJobCancelled when ``cancel()`` covered it. If the awaiting coroutine itself is
+        cancelled, the Spark job is cancelled too, so nothing outlives its task.
+        """
+        if self._closed:
+            raise SparkJobCancelled(owner, "refused: the Spark supervisor is shut down")
+        try:
+            spark = await self.session()
+        except Exception as exc:
+            if self._closed:
+                raise SparkJobCancelled(owner, "refused: the Spark supervisor is shut down") from exc
+            raise SparkJobFailed(owner, exc) from exc
+        job = _Job(next(self._ids), owner)
+        with self._state_lock:
+            if self._closed:
+                raise SparkJobCancelled(owner, "refused: the Spark supervisor is shut down")
+            self._jobs[job.id] = job
+            self.metrics.started()
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(MAX_CONCURRENT_JOBS, thread_name_prefix="spark-job")
+            ctx = contextvars.copy_context()  # keeps bound log context in the job thread
+            job.future = self._executor.submit(ctx.run, self._execute, spark, job, fn, args)
+        try:
+            # Shielded: cancelling this coroutine must not cancel a queued pool future, or
+            # _execute (which does the book-keeping) would never run.
+            result: T = await asyncio.shield(_watch(job.future))
+        except asyncio.CancelledError:
+            job.cancel_requested = True
+            # Fire and forget: awaiting here could itself be cancelled again.
+            threading.Thread(
+                target=self._cancel_in_spark, args=(spark, [job]), name="spark-cancel", daemon=True
+            ).start()
+            raise
+        return result
+
+    def _execute(self, spark: Any, job: _Job, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        """The job thread: tag, run, untag, classify the outcome, book-keep."""
+        owner = job.owner
+        started = time.monotonic()
+        outcome: Outcome = "failed"
+        error: BaseException | None = None
+        try:
+            self._tag_thread(spark, job)
+            try:
+                _raise_if_cancelled(job, "cancelled before it started")
+                result = fn(spark, *args)
+            finally:
+                self._untag_thread(spark, job)
+            # The owner is going away: a result that raced the cancel is discarded.
+            _raise_if_cancelled(job, "cancelled")
+            outcome = "succeeded"
+            return result
+        except SparkJobCancelled as exc:
+            outcome, error = "cancelled", exc
+            raise
+        except Exception as exc:
+            error = exc
+            if job.cancel_requested:
+                outcome = "cancelled"
+                raise SparkJobCancelled(owner) from exc
+            raise SparkJobFailed(owner, exc) from exc
+        finally:
+            seconds = time.monotonic() - started
+            with self._state_lock:
+                self._jobs.pop(job.id, None)
+                self.metrics.finished(outcome, seconds)
+            event = log.info if outcome == "succeeded" else log.warning
+            event(
+                f"spark.job_{outcome}",
+                connector=owner.connector,
+                task=owner.task,
+                generation=owner.generation,
+                job=job.id,
+                seconds=round(seconds, 3),
+                error=None if error is None else f"{type(error).__name__}: {error}".splitlines()[0],
+            )
+
+    def _tag_thread(self, spark: Any, job: _Job) -> None:
+        if self.settings.is_connect:
+            spark.addTag(job.owner.tag)
+            spark.addTag(job.group)
+            return
+        sc = spark.sparkContext
+        sc.setJobGroup(job.group, f"{job.owner.connector} task {job.owner.task}", interruptOnCancel=True)
+        sc.addJobTag(job.owner.tag)
+        sc.setInterruptOnCancel(True)
+
+    def _untag_thread(self, spark: Any, job: _Job) -> None:
+        """Pool threads are reused: leave no group, tag or description behind."""
+        if self.settings.is_connect:
+            spark.clearTags()
+            return
+        sc = spark.sparkContext
+        sc.clearJobTags()
+        for key in ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel"):
+            sc.setLocalProperty(key, None)
+
+    def _cancel_in_spark(self, spark: Any, jobs: list[_Job]) -> None:
+        """Ask Spark to cancel these jobs (blocking py4j/gRPC calls: run off the loop)."""
+        try:
+            if self.settings.is_connect:
+                for job in jobs:
+                    spark.interruptTag(job.group)
+                return
+            sc = spark.sparkContext
+            for tag in {job.owner.tag for job in jobs}:
+                sc.cancelJobsWithTag(tag)
+            for job in jobs:
+                sc.cancelJobGroup(job.group)
+        except Exception as exc:  # a stopped context: the jobs are gone with it
+            log.warning("spark.cancel_failed", error=f"{type(exc).__name__}: {exc}".splitlines()[0])
+
+    async def cancel(self, owner_prefix: JobOwner | tuple[str, int] | str, timeout: float = 1.0) -> int:
+        """Cancel every running job that ``owner_prefix`` covers; wait up to ``timeout``.
+
+        ``owner_prefix`` is a JobOwner (that generation), ``(connector, task)`` (any
+        generation) or a connector name (all its tasks). Returns how many jobs were cancelled;
+        their ``run()`` calls raise SparkJobCancelled.
+        """
+        with self._state_lock:
+            jobs = [job for job in self._jobs.values() if job.owner.matches(owner_prefix)]
+            for job in jobs:
+                job.cancel_requested = True
+        if not jobs:
+            return 0
+        spark = self._session
+        futures = [_watch(job.future) for job in jobs if job.future is not None]
+        deadline = time.monotonic() + timeout
+        started = time.monotonic()
+        pending: set[asyncio.Future[Any]] = set(futures)
+        while True:
+            if spark is not None:
+                await asyncio.to_thread(self._cancel_in_spark, spark, [j for j in jobs if not _done(j)])
+            remaining = deadline - time.monotonic()
+            if not pending or remaining <= 0:
+                break
+            _, pending = await asyncio.wait(pending, timeout=min(remaining, _RECANCEL_INTERVAL))
+            if not pending:
+                break
+        owners = sorted({(j.owner.connector, j.owner.task) for j in jobs})
+        log.info(
+            "spark.jobs_cancelled",
+            connector=owners[0][0],
+            task=owners[0][1] if len(owners) == 1 else None,
+            jobs=len(jobs),
+            still_running=len(pending),
+            seconds=round(time.monotonic() - started, 3),
+        )
+        return len(jobs)
+
+    def running(self, connector: str | None = None) -> int:
+        """How many supervised jobs are running (for one connector, or all)."""
+        with self._state_lock:
+            return sum(1 for j in self._jobs.values() if connector is None or j.owner.connector == connector)
+
+    async def shutdown(self) -> None:
+        """Cancel running jobs and stop the session if one was made; idempotent, safe unused."""
+        with self._state_lock:
+            if self._closed:
+                return
+            self._closed = True
+            owners = {job.owner for job in self._jobs.values()}
+        for owner in owners:
+            await self.cancel(owner)
+        session = await asyncio.to_thread(self._take_session)  # waits out a build in progress
+        if session is not None:
+            await asyncio.to_thread(session.stop)
+            log.info("spark.session_stopped")
+        if self._executor is not None:
+            self._executor.shutdown(wait=False)
+
+    def _take_session(self) -> Any:
+        with self._session_lock:
+            session, self._session = self._session, None
+            return session
+
+
+def _watch(future: Future[T]) -> asyncio.Future[T]:
+    """An awaitable view of a pool future whose outcome is always retrieved (no asyncio
+    "exception was never retrieved" noise when nobody awaits it to the end)."""
+    wrapped = asyncio.wrap_future(future)
+    wrapped.add_done_callback(lambda f: None if f.cancelled() else f.exception())
+    return wrapped
+
+
+def _raise_if_cancelled(job: _Job, reason: str) -> None:
+    if job.cancel_requested:
+        raise SparkJobCancelled(job.owner, reason)
+
+
+def _done(job: _Job) -> bool:
+    return job.future is not None and job.future.done()

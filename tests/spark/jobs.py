@@ -1,0 +1,60 @@
+"""Spark jobs the tests run: slow ones only cancellation ends, failing ones.
+
+Everything shipped to executors is a closure, so cloudpickle sends it by value (the Python
+workers cannot import ``tests``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+
+def slow_partitions(marker: str, seconds_per_row: float = 0.2) -> Callable[[Iterator[int]], Iterator[int]]:
+    """A partition function that signals it started (a file) and then takes minutes."""
+
+    def run(rows: Iterator[Any]) -> Iterator[Any]:
+        import time as _time
+
+        with open(marker, "a") as f:
+            f.write("started\n")
+        for row in rows:
+            _time.sleep(seconds_per_row)
+            yield row
+
+    return run
+
+
+def long_job(marker: str) -> Callable[[Any], int]:
+    """A Spark job of ~100 s (two partitions of 500 rows at 0.2 s) that only cancellation ends."""
+
+    def fn(spark: Any) -> int:
+        return int(
+            spark.sparkContext.parallelize(range(1000), 2).mapPartitions(slow_partitions(marker)).count()
+        )
+
+    return fn
+
+
+async def wait_started(marker_path: str, timeout: float = 30.0) -> None:
+    """Wait until the slow job's Spark action is really executing (not just submitted)."""
+    deadline = time.monotonic() + timeout
+    while not Path(marker_path).exists():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"Spark job never started (no {marker_path})")
+        await asyncio.sleep(0.05)
+
+
+def failing_job(message: str) -> Callable[[Any], int]:
+    """A job whose partition function raises ValueError(message) on the executors."""
+
+    def fail(rows: Iterator[Any]) -> Iterator[Any]:
+        raise ValueError(message)
+
+    def fn(spark: Any) -> int:
+        return int(spark.sparkContext.parallelize(range(4), 2).mapPartitions(fail).count())
+
+    return fn
