@@ -1,0 +1,134 @@
+"""The task driven directly on real Spark: put only buffers, pre_commit publishes and returns only what
+manifests cover, open rewinds from the manifests and clears crash leftovers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from engine.api.records import TopicPartition
+from engine.connectors.spark_sink import commit_log
+from engine.data.builder import SchemaBuilder
+from engine.data.struct import Struct
+
+from .support import assign, committed_ids, committed_rows, orders, record, started_task
+
+TP0, TP1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
+
+
+def ids(tp: TopicPartition, start: int, stop: int) -> list[str]:
+    return [f"{tp.partition}-{o}" for o in range(start, stop)]
+
+
+async def test_put_only_buffers_and_pre_commit_publishes_with_one_manifest_per_partition(
+        tmp_path: Path, spark: Any) -> None:
+    task, context = await started_task(tmp_path)
+    assert await assign(task, context, TP0, TP1) == {}  # no manifest yet: nothing to rewind to
+    await task.put(orders(TP0, 0, 10) + orders(TP1, 0, 5))
+    assert not list(commit_log.data_files(tmp_path))
+    assert committed_ids(tmp_path, spark) == []
+
+    assert await task.pre_commit({TP0: 10, TP1: 5}) == {TP0: 10, TP1: 5}
+    assert committed_ids(tmp_path, spark) == sorted(ids(TP0, 0, 10) + ids(TP1, 0, 5))
+    manifest = json.loads((tmp_path / "_manifests" / "orders-0" / f"{10:020d}.json").read_text())
+    assert (manifest["first_offset"], manifest["next_offset"], manifest["rows"]) == (0, 10, 10)
+    assert all((tmp_path / f).is_file() for f in manifest["files"])
+    assert not any((tmp_path / "_staging").rglob("*.parquet"))  # staging is emptied after each batch
+
+    await task.put(orders(TP0, 10, 12))
+    assert await task.pre_commit({TP0: 12, TP1: 5}) == {TP0: 12, TP1: 5}
+    assert [m.next_offset for m in commit_log.read_manifests(tmp_path, "orders", 0)] == [10, 12]
+    assert committed_ids(tmp_path, spark) == sorted(ids(TP0, 0, 12) + ids(TP1, 0, 5))
+
+
+async def test_pre_commit_returns_nothing_for_partitions_with_nothing_durable(tmp_path: Path, spark: Any) -> None:
+    task, context = await started_task(tmp_path)
+    await assign(task, context, TP0, TP1)
+    assert await task.pre_commit({TP0: 0, TP1: 0}) == {}
+    await task.put(orders(TP0, 0, 3))
+    assert await task.pre_commit({TP0: 3, TP1: 0}) == {TP0: 3}
+    assert not (tmp_path / "_manifests" / "orders-1").exists()
+
+
+async def test_open_rewinds_to_just_after_the_manifests_and_redelivery_is_not_duplicated(
+        tmp_path: Path, spark: Any) -> None:
+    first, context = await started_task(tmp_path)
+    await assign(first, context, TP0, TP1)
+    await first.put(orders(TP0, 0, 10) + orders(TP1, 0, 4))
+    await first.pre_commit({TP0: 10, TP1: 4})
+    await first.put(orders(TP0, 10, 15))  # buffered, never committed: lost with the task, re-read later
+    await first.stop()
+
+    second, context = await started_task(tmp_path)
+    assert await assign(second, context, TP0, TP1) == {TP0: 10, TP1: 4}
+    await second.put(orders(TP0, 5, 20) + orders(TP1, 0, 6))  # overlaps what is in Parquet: skipped
+    assert await second.pre_commit({TP0: 20, TP1: 6}) == {TP0: 20, TP1: 6}
+    assert committed_ids(tmp_path, spark) == sorted(ids(TP0, 0, 20) + ids(TP1, 0, 6))
+
+
+async def test_open_removes_staging_and_unmanifested_files_of_its_partitions_only(
+        tmp_path: Path, spark: Any) -> None:
+    task, context = await started_task(tmp_path)
+    await assign(task, context, TP0)
+    await task.put(orders(TP0, 0, 4))
+    await task.pre_commit({TP0: 4})
+    kept = set(commit_log.data_files(tmp_path))
+    staged = commit_log.staging_dir(tmp_path, "pq", 0) / "abc" / "part-0.parquet"
+    staged.parent.mkdir(parents=True)
+    staged.write_bytes(b"half")
+    orphan = tmp_path / commit_log.data_file_name("orders", 0, 4, "dead", 0)
+    foreign = tmp_path / commit_log.data_file_name("orders", 1, 0, "beef", 0)  # another task's partition
+    temp = tmp_path / "_manifests" / "orders-0" / ".00000000000000000009.json.dead.tmp"
+    for path in (orphan, foreign, temp):
+        path.write_bytes(b"junk")
+
+    fresh, context = await started_task(tmp_path)
+    assert await assign(fresh, context, TP0) == {TP0: 4}
+    assert [p for p in (staged, orphan, temp) if p.exists()] == []
+    assert foreign.exists()
+    assert set(commit_log.data_files(tmp_path)) == kept | {foreign}
+    assert committed_ids(tmp_path, spark) == ids(TP0, 0, 4)
+
+
+async def test_tombstones_and_skipped_offsets_are_covered_by_an_empty_manifest(tmp_path: Path, spark: Any) -> None:
+    task, context = await started_task(tmp_path)
+    await assign(task, context, TP0)
+    await task.put([record("orders", 0, o, None) for o in range(3)])
+    assert await task.pre_commit({TP0: 5}) == {TP0: 5}  # 3 and 4 were dropped before put (an SMT)
+    (manifest,) = commit_log.read_manifests(tmp_path, "orders", 0)
+    assert (manifest.files, manifest.next_offset) == ((), 5)
+    fresh, context = await started_task(tmp_path)
+    assert await assign(fresh, context, TP0) == {TP0: 5}
+
+
+async def test_partition_by_a_field_with_struct_and_schemaless_values(tmp_path: Path, spark: Any) -> None:
+    address = SchemaBuilder.struct().field("city", SchemaBuilder.string()).build()
+    schema = (SchemaBuilder.struct().field("id", SchemaBuilder.string()).field("region", SchemaBuilder.string())
+              .field("address", address).field("note", SchemaBuilder.string().optional()).build())
+
+    def struct(i: int, region: str) -> Struct:
+        return (Struct(schema).put("id", f"s{i}").put("region", region)
+                .put("address", Struct(address).put("city", f"c{i}")))
+
+    task, context = await started_task(tmp_path, **{"partition.by": "region"})
+    await assign(task, context, TP0, TP1)
+    await task.put([record("orders", 0, 0, struct(0, "eu")), record("orders", 0, 1, struct(1, "us")),
+                    record("orders", 1, 0, {"id": "j0", "region": "eu", "extra": 7}),
+                    record("orders", 1, 1, {"id": "j1"})])
+    assert await task.pre_commit({TP0: 2, TP1: 2}) == {TP0: 2, TP1: 2}
+    assert {p.name for p in tmp_path.iterdir() if not p.name.startswith("_")} == {
+        "region=eu", "region=us", "region=__HIVE_DEFAULT_PARTITION__"}
+    rows = {r["id"]: r for r in committed_rows(tmp_path, spark)}
+    assert set(rows) == {"s0", "s1", "j0", "j1"}
+    assert (rows["s1"]["region"], rows["s1"]["address"]["city"]) == ("us", "c1")
+    assert (rows["j0"]["region"], rows["j0"]["extra"], rows["j1"]["region"]) == ("eu", 7, None)
+
+
+async def test_enough_buffered_records_ask_for_an_early_commit(tmp_path: Path, spark: Any) -> None:
+    task, context = await started_task(tmp_path, **{"flush.records": "5"})
+    await assign(task, context, TP0)
+    await task.put(orders(TP0, 0, 4))
+    assert not context.commit_requested
+    await task.put(orders(TP0, 4, 5))
+    assert context.commit_requested
