@@ -2,6 +2,8 @@
 
 Retries follow Kafka Connect's RetryWithToleranceOperator: 300 ms doubling, capped at
 ``errors.retry.delay.max.ms``, the last sleep cut to the deadline and one final attempt there.
+One difference: the ``errors.retry.timeout`` window opens at the first failure, not at the
+first attempt, since a Spark job (or the session start) may itself outlast the window.
 """
 
 from __future__ import annotations
@@ -43,14 +45,16 @@ class TaskSpark:
         ``retry_timeout_ms``: 0 = no retry, -1 = retry forever. SparkJobCancelled (the task is
         being paused, stopped or deleted) propagates at once.
         """
-        started = time.monotonic()
+        first_failure: float | None = None
         attempt = 0
         while True:
             attempt += 1
             try:
                 return await self.supervisor.run(self.owner, fn, *args)
             except SparkJobFailed as exc:
-                delay = self._next_delay(attempt, started)
+                if first_failure is None:
+                    first_failure = time.monotonic()
+                delay = self._next_delay(attempt, first_failure)
                 if delay is None:
                     raise
                 log.warning(
@@ -64,14 +68,14 @@ class TaskSpark:
                 )
                 await asyncio.sleep(delay)
 
-    def _next_delay(self, attempt: int, started: float) -> float | None:
+    def _next_delay(self, attempt: int, first_failure: float) -> float | None:
         """Seconds to wait before the next attempt, or None when the policy is spent."""
         if self.retry_timeout_ms == 0:
             return None
         delay_ms = min(RETRY_DELAY_MIN_MS << min(attempt - 1, 32), self.retry_delay_max_ms)
         if self.retry_timeout_ms < 0:
             return delay_ms / 1000
-        remaining_ms = self.retry_timeout_ms - (time.monotonic() - started) * 1000
+        remaining_ms = self.retry_timeout_ms - (time.monotonic() - first_failure) * 1000
         if remaining_ms <= 0:
             return None
         return min(delay_ms, remaining_ms) / 1000
