@@ -212,12 +212,13 @@ async def on_broker(n: int) -> list[dict[str, Any]]:
     return rows
 
 
-def markdown(rows: list[dict[str, Any]], command: str, n_memory: int, n_broker: int) -> str:
+def markdown(rows: list[dict[str, Any]], command: str, n_memory: int, n_broker: int, load: float) -> str:
     lines = [
         "## Data plane: source task -> topic -> sink task",
         "",
         f"Command: `{command}` ({platform.python_implementation()} {platform.python_version()}, "
-        f"{platform.machine()}, {os.cpu_count()} cores, run {time.strftime('%Y-%m-%d')}).",
+        f"{platform.machine()}, {os.cpu_count()} cores, 1-min load average {load:.1f} at start, "
+        f"run {time.strftime('%Y-%m-%d')}).",
         "",
         f"N = {n_memory:,} records in process, {n_broker:,} through the broker; one source task, one sink task, "
         f"one fresh 1-partition topic per measurement; median of {REPEATS} (engine and baseline alternating).",
@@ -268,14 +269,15 @@ async def run(n_memory: int, n_broker: int, broker: bool) -> list[dict[str, Any]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=200_000, help="records per in-process measurement")
-    parser.add_argument("--broker-records", type=int, default=100_000, help="records per broker measurement")
+    parser.add_argument("--broker-records", type=int, default=50_000, help="records per broker measurement")
     parser.add_argument("--no-broker", action="store_true", help="in-process scenarios only")
     parser.add_argument("--append", metavar="FILE", help="append the markdown section to FILE")
     args = parser.parse_args()
     quiet()
+    load = os.getloadavg()[0]
     rows = asyncio.run(run(args.records, args.broker_records, not args.no_broker))
     command = "python bench/data_plane.py " + " ".join(sys.argv[1:])
-    report = markdown(rows, command.strip(), args.records, args.broker_records)
+    report = markdown(rows, command.strip(), args.records, args.broker_records, load)
     print(report)
     if args.append:
         with open(args.append, "a", encoding="utf-8") as out:
