@@ -1,6 +1,7 @@
 """Counters for supervised Spark jobs, and their Prometheus text rendering.
 
-The supervisor updates these from the event loop only, so plain ints suffice.
+Job threads update these under the supervisor's lock; readers take a racy but harmless
+snapshot (each field is a single int or float).
 """
 
 from __future__ import annotations

@@ -161,8 +161,9 @@ class SparkSupervisor:
         """Run ``fn(spark, *args)`` in a job thread tagged for ``owner``; await its result.
 
         Raises SparkJobFailed for any error of the job (the error is ``__cause__``), and
-        SparkJobCancelled when ``cancel()`` covered it. If the awaiting coroutine itself is
-        cancelled, the Spark job is cancelled too, so nothing outlives its task.
+        SparkJobCancelled when ``cancel()`` covered it or the supervisor is shut down. If the
+        awaiting coroutine itself is cancelled, the Spark job is cancelled too, so nothing
+        outlives its task.
         """
         if self._closed:
             raise SparkJobCancelled(owner, "refused: the Spark supervisor is shut down")
@@ -226,7 +227,7 @@ class SparkSupervisor:
             with self._state_lock:
                 self._jobs.pop(job.id, None)
                 self.metrics.finished(outcome, seconds)
-            event = log.info if outcome == "succeeded" else log.warning
+            event = log.warning if outcome == "failed" else log.info
             event(
                 f"spark.job_{outcome}",
                 connector=owner.connector,
@@ -321,9 +322,8 @@ class SparkSupervisor:
             if self._closed:
                 return
             self._closed = True
-            owners = {job.owner for job in self._jobs.values()}
-        for owner in owners:
-            await self.cancel(owner)
+            connectors = {job.owner.connector for job in self._jobs.values()}
+        await asyncio.gather(*(self.cancel(connector) for connector in connectors))
         session = await asyncio.to_thread(self._take_session)  # waits out a build in progress
         if session is not None:
             await asyncio.to_thread(session.stop)
