@@ -47,6 +47,10 @@ def _write_staging(spark: Any, rows: list[dict[str, Any]], target: str, partitio
     df.write.mode("errorifexists").partitionBy(*columns).parquet(target)
 
 
+def _name(tp: TopicPartition) -> str:
+    return f"{tp.topic}-{tp.partition}"
+
+
 class SparkParquetSinkTask(SinkTask):
     def version(self) -> str:
         return VERSION
@@ -79,8 +83,8 @@ class SparkParquetSinkTask(SinkTask):
         self._durable.update(rewinds)
         if rewinds:
             self.context.offset(rewinds)
-        self._log.info("spark_sink.opened", partitions=[str(tp) for tp in tps],
-                       rewinds={str(tp): o for tp, o in rewinds.items()}, removed=removed)
+        self._log.info("spark_sink.opened", partitions=[_name(tp) for tp in tps],
+                       rewinds={_name(tp): o for tp, o in rewinds.items()}, removed=removed)
 
     async def put(self, records: Collection[SinkRecord]) -> None:
         """Only buffer, with the original offsets; redelivered records already covered are skipped."""
@@ -134,7 +138,7 @@ class SparkParquetSinkTask(SinkTask):
         finally:
             await asyncio.to_thread(shutil.rmtree, staged, True)
         self._log.info("spark_sink.batch_committed", batch=batch_id, rows=len(rows),
-                       offsets={str(tp): next_offset for tp, _entries, next_offset in plan})
+                       offsets={_name(tp): next_offset for tp, _entries, next_offset in plan})
 
     def _publish(self, plan: list[tuple[TopicPartition, list[tuple[int, dict[str, Any]]], int]], staged: Path,
                  batch_id: str) -> None:
