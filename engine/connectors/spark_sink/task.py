@@ -35,7 +35,11 @@ _PART_COLUMN = "__connect_batch_part"  # Spark partitions the staging output by 
 
 
 def _write_staging(spark: Any, rows: list[dict[str, Any]], target: str, partition_by: str | None) -> None:
-    """Runs in Spark's worker thread: one job writes every partition's rows, split into folders."""
+    """Runs in Spark's worker thread: one job writes every partition's rows, split into folders.
+
+    ``overwrite``: the folder is this batch's alone, and a retried job (errors.retry.*) must be able
+    to replace a failed attempt's partial output.
+    """
     df = spark.createDataFrame(rows)
     columns = [_PART_COLUMN]
     if partition_by:
@@ -44,7 +48,7 @@ def _write_staging(spark: Any, rows: list[dict[str, Any]], target: str, partitio
 
             df = df.withColumn(partition_by, lit(None).cast("string"))
         columns.append(partition_by)
-    df.write.mode("errorifexists").partitionBy(*columns).parquet(target)
+    df.write.mode("overwrite").partitionBy(*columns).parquet(target)
 
 
 def _name(tp: TopicPartition) -> str:

@@ -3,9 +3,12 @@ manifests cover, open rewinds from the manifests and clears crash leftovers."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from engine.api.records import TopicPartition
 from engine.connectors.spark_sink import commit_log
@@ -132,3 +135,34 @@ async def test_enough_buffered_records_ask_for_an_early_commit(tmp_path: Path, s
     assert not context.commit_requested
     await task.put(orders(TP0, 4, 5))
     assert context.commit_requested
+
+
+class Runner:
+    """Stands in for ``context.spark`` (engine.spark.TaskSpark): records jobs, fails the first if told."""
+
+    def __init__(self, spark: Any, fail_first: bool) -> None:
+        self.spark, self.fail_first, self.jobs = spark, fail_first, 0
+
+    async def run(self, fn: Any, *args: Any) -> Any:
+        self.jobs += 1
+        if self.fail_first and self.jobs == 1:
+            raise RuntimeError("job failed")
+        return await asyncio.to_thread(fn, self.spark, *args)
+
+
+async def test_jobs_go_through_context_spark_and_a_failed_commit_drops_the_buffer(
+        tmp_path: Path, spark: Any) -> None:
+    task, context = await started_task(tmp_path)
+    runner = Runner(spark, fail_first=True)
+    context.spark = runner  # type: ignore[attr-defined]
+    await assign(task, context, TP0)
+    await task.put(orders(TP0, 0, 5))
+    with pytest.raises(RuntimeError, match="job failed"):
+        await task.pre_commit({TP0: 5})
+    assert committed_ids(tmp_path, spark) == []
+    assert not any((tmp_path / "_staging").rglob("*"))
+    # the sink loop seeks back to the committed offset (0) and redelivers: nothing doubles
+    await task.put(orders(TP0, 0, 5))
+    assert await task.pre_commit({TP0: 5}) == {TP0: 5}
+    assert runner.jobs == 2
+    assert committed_ids(tmp_path, spark) == ids(TP0, 0, 5)
