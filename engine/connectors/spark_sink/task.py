@@ -138,7 +138,12 @@ class SparkParquetSinkTask(SinkTask):
             if rows:
                 await run_spark(self.context, _write_staging, rows, str(staged), self._config.partition_by)
             self._crash("staged")
-            await asyncio.to_thread(self._publish, plan, staged, batch_id)
+            publishing = asyncio.ensure_future(asyncio.to_thread(self._publish, plan, staged, batch_id))
+            try:
+                await asyncio.shield(publishing)
+            except asyncio.CancelledError:  # the thread cannot stop: let its short file steps finish first
+                await asyncio.wait((publishing,))
+                raise
         finally:
             await asyncio.to_thread(shutil.rmtree, staged, True)
         self._log.info("spark_sink.batch_committed", batch=batch_id, rows=len(rows),
