@@ -159,8 +159,12 @@ class JsonConverter:
 
     def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
                           headers: RawHeaders | None = None) -> bytes | None:
-        if schema is None and value is None:
-            return None
+        if schema is None:
+            if value is None:
+                return None
+            fast = jackson.dumps_plain(value)
+            if fast is not None:
+                return b'{"schema":null,"payload":' + fast + b"}" if self.schemas_enabled else fast
         payload = self._to_json(schema, value)
         try:
             if not self.schemas_enabled:

@@ -149,3 +149,20 @@ class TestSchemaless:
         """An unknown decimal.format is a ConfigException."""
         with pytest.raises(ConfigException, match=r"decimal\.format"):
             converter(decimal_format="HEX")
+
+
+@pytest.mark.parametrize("value", [
+    {"id": 1, "name": "customer-1", "amount": 1.5, "active": True, "nested": {"a": [1, 2, None, "x"]}},
+    "héllo ✓", -0.0, 0.001, 9999999.5, 123456.789, 2**62, -(2**63), [], {}, 0.1, 1 / 3, 100.0, 5e-3,
+])
+def test_the_schemaless_fast_path_writes_what_the_jackson_writer_writes(value: object) -> None:
+    from engine.converters import jackson
+
+    assert jackson.dumps_plain(value) == jackson.dumps(value)
+
+
+@pytest.mark.parametrize("value", ["\x01", "a\tb", 1e7, 1e-4, 2**63, float("nan"), (1,), b"x", {1: "a"}])
+def test_values_jackson_writes_differently_take_the_slow_path(value: object) -> None:
+    from engine.converters import jackson
+
+    assert jackson.dumps_plain(value) is None
