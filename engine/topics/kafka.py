@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Collection, Mapping
+from functools import partial
 from typing import Any
 
 import structlog
@@ -191,6 +192,7 @@ class KafkaProducer:
                                          asyncio.Future[RecordMetadata]]] = asyncio.Queue()
         self._pending: set[asyncio.Future[RecordMetadata]] = set()
         self._pump: asyncio.Task[None] | None = None
+        self._partition_ids: dict[str, list[int]] = {}
         self._closed = False
 
     def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers = (),
@@ -212,20 +214,31 @@ class KafkaProducer:
         return future
 
     async def _run(self) -> None:
+        queue = self._queue
         while True:
-            topic, key, value, headers, partition, future = await self._queue.get()
-            try:
-                if partition is None:
-                    ids = sorted(await self._producer.partitions_for(topic))
-                    partition = ids[self._partitioner.partition(key, len(ids))]
-                ack = await self._producer.send(topic, value, key=key, partition=partition, headers=headers or None)
-            except KafkaError as exc:
-                _settle(future, exc=_error(exc, f"send to topic '{topic}'"))
-                continue
-            except Exception as exc:  # one bad record fails its own send, never the pump
-                _settle(future, exc=TopicsError(f"Could not send to topic '{topic}': {_describe(exc)}"))
-                continue
-            ack.add_done_callback(lambda done, f=future, t=topic: _on_ack(f, done, t))
+            item = await queue.get()
+            await self._send(*item)
+            while not queue.empty():  # drain what queued meanwhile without a wake-up per record
+                await self._send(*queue.get_nowait())
+
+    async def _send(self, topic: str, key: bytes | None, value: bytes | None,
+                    headers: list[tuple[str, bytes | None]], partition: int | None,
+                    future: asyncio.Future[RecordMetadata]) -> None:
+        try:
+            if partition is None:
+                ids = self._partition_ids.get(topic)
+                if ids is None:  # remembered: a topic's partition count changes rarely, lookups cost
+                    ids = self._partition_ids[topic] = sorted(await self._producer.partitions_for(topic))
+                partition = ids[self._partitioner.partition(key, len(ids))]
+            ack = await self._producer.send(topic, value, key=key, partition=partition, headers=headers or None)
+        except KafkaError as exc:
+            self._partition_ids.pop(topic, None)
+            _settle(future, exc=_error(exc, f"send to topic '{topic}'"))
+            return
+        except Exception as exc:  # one bad record fails its own send, never the pump
+            _settle(future, exc=TopicsError(f"Could not send to topic '{topic}': {_describe(exc)}"))
+            return
+        ack.add_done_callback(partial(_on_ack, future, topic=topic))
 
     async def flush(self) -> None:
         if self._pending:
@@ -257,7 +270,7 @@ def _settle(future: asyncio.Future[RecordMetadata], result: RecordMetadata | Non
         future.set_result(result)
 
 
-def _on_ack(future: asyncio.Future[RecordMetadata], done: asyncio.Future[Any], topic: str) -> None:
+def _on_ack(future: asyncio.Future[RecordMetadata], done: asyncio.Future[Any], *, topic: str) -> None:
     if done.cancelled():
         _settle(future, exc=TopicsError(f"The send to topic '{topic}' was cancelled"))
     elif (exc := done.exception()) is not None:

@@ -63,6 +63,7 @@ class SourceLoop(TaskLoop):
         self._track = self.plane.track_topic
         self._paused = False
         self._drainer: asyncio.Task[None] | None = None
+        self._room = asyncio.Event()
 
     # ---- the loop -----------------------------------------------------------------------------
 
@@ -179,8 +180,9 @@ class SourceLoop(TaskLoop):
                 self._acked(record, submitted, sent)
             else:
                 sent.add_done_callback(partial(self._acked, record, submitted))
-        if self._in_flight > MAX_IN_FLIGHT:
-            await self._producer.flush()
+        if self._in_flight > MAX_IN_FLIGHT:  # back-pressure: wait until half are acknowledged
+            self._room.clear()
+            await self._room.wait()
         await self._process_acks()
 
     def _headers(self, record: SourceRecord) -> tuple[tuple[str, bytes | None], ...]:
@@ -202,6 +204,8 @@ class SourceLoop(TaskLoop):
         """Producer callback: offsets become committable now; ``commit_record`` follows soon, off this
         callback, while the loop may be waiting in ``poll`` (as Connect's producer thread does)."""
         self._in_flight -= 1
+        if self._in_flight <= MAX_IN_FLIGHT // 2:
+            self._room.set()
         if not sent.cancelled() and sent.exception() is None:
             submitted.ack()
             self._track(self.connector, self.task_id, sent.result().topic)
