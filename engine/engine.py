@@ -41,6 +41,9 @@ from engine.errors import (
 from engine.herder import Herder
 from engine.metrics import CALLBACK_TIMER, EngineMetrics
 from engine.plugins import connector_type, load_connector_class
+from engine.spark.metrics import prometheus_lines
+from engine.spark.settings import SparkSettings
+from engine.spark.supervisor import SparkSupervisor
 from engine.stage import enter_stage
 from engine.storage.offsets import FileOffsetStore, MemoryOffsetStore
 from engine.storage.status import FileStatusStore, MemoryStatusStore, Status
@@ -95,6 +98,8 @@ class Engine:
         self.worker = WorkerConfig.parse(worker_config)
         self.data_settings = DataSettings.parse(self.worker.raw)
         self.topics: Topics = topics if topics is not None else _open_topics(self.worker)
+        # one per engine; nothing Spark-related happens until a task first runs a job
+        self.spark = SparkSupervisor(SparkSettings.from_worker(self.worker.raw))
         self._log: ConfigLog = config_log if config_log is not None else _open_config_log(self.worker)
         status_path = self.worker.get("status.storage.file.filename")
         offsets_path = self.worker.get("offset.storage.file.filename")
@@ -104,6 +109,7 @@ class Engine:
         else:
             self._offsets = FileOffsetStore(offsets_path) if offsets_path else MemoryOffsetStore()
         self.metrics = EngineMetrics(self._status)  # this engine's own: several engines count apart
+        self.metrics.extra.append(lambda: prometheus_lines(self.spark.metrics))
         self._herder: Herder | None = None
         self._feed = TransitionFeed()  # here, not in the herder, so subscribers can see the boot
         self._main: asyncio.Task[None] | None = None
@@ -139,7 +145,7 @@ class Engine:
         try:
             async with asyncio.TaskGroup() as tg:
                 data = DataPlane(self.topics, self.worker.raw, self._offsets, self._status, self.data_settings,
-                                 self.worker.worker_id)
+                                 self.worker.worker_id, self.spark)
                 self._herder = Herder(self._log, self._status, self._offsets, self.worker, tg, self._feed,
                                       self.metrics, data)
                 reader = tg.create_task(self._herder.run(ready), name="configlog-reader")
@@ -147,6 +153,7 @@ class Engine:
                 await self._herder.shutdown()
                 reader.cancel()
         finally:
+            await self.spark.shutdown()  # after every task stopped: no job outlives its task
             await self.topics.close()
             await self._log.close()
             await self._status.close()

@@ -95,6 +95,7 @@ class EngineMetrics:
         self.callbacks = Histogram("callback_duration_seconds", "Duration of user callbacks, by method name.",
                                    ("callback",), CALLBACK_BUCKETS)
         self._callback_series: dict[str, list[float]] = {}
+        self.extra: list[Callable[[], Iterable[str]]] = []  # more exposition lines, e.g. Spark's
         self.requests = Counter("rest_requests_total", "REST requests answered.", ("method", "route", "status"))
         self.request_seconds = Histogram("rest_request_duration_seconds", "REST request latency.",
                                          ("method", "route"), REST_BUCKETS)
@@ -137,6 +138,8 @@ class EngineMetrics:
         for metric in (self.transitions, self.deletions_run, self.deletions_failed, self.callbacks,
                        self.requests, self.request_seconds):
             lines.extend(metric.render())
+        for extra in self.extra:
+            lines.extend(extra())
         return "\n".join(lines) + "\n"
 
 

@@ -60,6 +60,13 @@ if TYPE_CHECKING:
 log = structlog.get_logger(component="herder")
 
 
+def _int_or(raw: str | None, default: int) -> int:
+    try:
+        return int(raw) if raw is not None and raw.strip() else default
+    except ValueError:
+        return default
+
+
 class UnitServices(Protocol):
     """What a unit needs from the herder that owns it."""
 
@@ -105,6 +112,7 @@ class ConnectorUnit:
         self.applied_config: dict[str, str] | None = None
         self.tasks: dict[int, TaskSlot] = {}
         self.waiting = False  # parked on an empty mailbox
+        self._spark_generation = 0
         self._report_sink = self._report  # one bound method shared by every runner of this unit
 
     # ---- the loop -------------------------------------------------------------------------
@@ -351,21 +359,56 @@ class ConnectorUnit:
             slot.runner = None
             await self._fire(slot.lifecycle, "fail", trace_of(exc))
             return
-        slot.runner = TaskRunner(self.name, n, task_cls, config, self.target, self._task_context(task_cls),
-                                 self._report_sink, self._task_loop(n, task_cls))
+        slot.runner = TaskRunner(self.name, n, task_cls, config, self.target, self._task_context(task_cls, n),
+                                 self._report_sink, self._task_loop(n, task_cls), self._spark_canceller(n))
         slot.runner.launch(self._s.spawn)
 
-    def _task_context(self, task_cls: type[Task]) -> Callable[[dict[str, str]], TaskContext]:
+    def _task_context(self, task_cls: type[Task], n: int) -> Callable[[dict[str, str]], TaskContext]:
         offsets = self._s.offsets
 
         def make(config: dict[str, str]) -> TaskContext:
             from engine.api.task import SinkTask
 
+            context: TaskContext
             if issubclass(task_cls, SinkTask):
-                return SinkTaskContext(config)
-            return SourceTaskContext(config, offset_reader=offsets.reader(self.name))
+                context = SinkTaskContext(config)
+            else:
+                context = SourceTaskContext(config, offset_reader=offsets.reader(self.name))
+            context.spark = self._task_spark(n)
+            return context
 
         return make
+
+    def _task_spark(self, n: int) -> Any:
+        """This task generation's handle on the worker's Spark (``context.spark``); None without a data plane."""
+        plane = self._s.data
+        if plane is None or plane.spark is None:
+            return None
+        from engine.spark import JobOwner, TaskSpark
+
+        self._spark_generation += 1
+        return TaskSpark(plane.spark, JobOwner(self.name, n, self._spark_generation),
+                         retry_timeout_ms=_int_or(self.config.get("errors.retry.timeout"), 0),
+                         retry_delay_max_ms=_int_or(self.config.get("errors.retry.delay.max.ms"), 60000))
+
+    def _spark_canceller(self, n: int) -> Callable[[], None] | None:
+        """Cancel the task's running Spark jobs (all generations) at once, off the caller's path."""
+        plane = self._s.data
+        if plane is None or plane.spark is None:
+            return None
+        supervisor, name = plane.spark, self.name
+
+        async def cancel() -> None:
+            try:
+                await supervisor.cancel((name, n))
+            except Exception as exc:  # best effort: the task's stop still proceeds
+                log.warning("task.spark_cancel_failed", task=n, error=repr(exc))
+
+        def interrupt() -> None:
+            if supervisor.running(name):
+                self._s.spawn(cancel(), f"spark-cancel:{name}-{n}")
+
+        return interrupt
 
     def _task_loop(self, n: int, task_cls: type[Task]) -> MakeLoop | None:
         """The data loop for a task, or None in an engine without a data plane (lifecycle only)."""

@@ -71,6 +71,9 @@ class SinkConnectorContext(ConnectorContext):
 class TaskContext:
     def __init__(self, config: Mapping[str, str]) -> None:
         self._config = dict(config)
+        self.spark: Any = None
+        """``await context.spark.run(fn, *args)`` runs ``fn(spark_session, *args)`` as a Spark job tied to
+        this task (``engine.spark.TaskSpark``): cancelled on pause, stop, restart and delete."""
 
     def configs(self) -> dict[str, str]:
         return dict(self._config)

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from engine.errors import ConfigError
+from engine.spark.supervisor import SparkSupervisor
 from engine.storage.offsets import MemoryOffsetStore
 from engine.storage.status import MemoryStatusStore, TopicStatus
 from engine.topics.base import Producer, Topics
@@ -71,6 +72,7 @@ class DataPlane:
     status: MemoryStatusStore
     settings: DataSettings
     worker_id: str
+    spark: SparkSupervisor | None = None
     _producer: Producer | None = field(default=None, init=False)
 
     def producer(self) -> Producer:

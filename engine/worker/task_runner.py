@@ -42,6 +42,7 @@ class TaskRunner(Runner):
         make_context: Callable[[dict[str, str]], TaskContext],
         report: ReportSink,
         make_loop: MakeLoop | None = None,
+        on_interrupt: Callable[[], None] | None = None,
     ) -> None:
         super().__init__(f"task:{connector}-{task}", report)
         self.connector = connector
@@ -52,6 +53,7 @@ class TaskRunner(Runner):
         self.instance: Task | None = None
         self._make_context = make_context
         self._make_loop = make_loop
+        self._on_interrupt = on_interrupt  # cancels the task's Spark jobs before it pauses or stops
         self.loop: TaskLoop | None = None
         self._deleted = False
         self._stopped = False
@@ -59,7 +61,14 @@ class TaskRunner(Runner):
 
     def transition_to(self, target: TargetState) -> None:
         self.target = target
+        if target is not TargetState.STARTED and self._on_interrupt is not None:
+            self._on_interrupt()
         self.wake()
+
+    def request_stop(self) -> None:
+        if self._on_interrupt is not None and not self.stopping():
+            self._on_interrupt()
+        super().request_stop()
 
     async def shutdown_for_deletion(self, timeout: float) -> bool:
         self.request_stop_for_deletion()
