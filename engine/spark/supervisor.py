@@ -12,6 +12,7 @@ pyspark is imported lazily, inside methods: a worker that never runs Spark never
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import itertools
 import os
@@ -37,6 +38,9 @@ MAX_CONCURRENT_JOBS = 32
 # While a cancelled job is still running, the cancel is re-issued at this interval: a job
 # function may start a new action after the first cancel reached Spark.
 _RECANCEL_INTERVAL = 0.2
+
+
+_CANCEL_WAIT_S = 2.0  # how long a cancelled caller waits for its job to raise (target: under 1 s)
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,7 @@ class SparkSupervisor:
         self.settings = settings
         self.metrics = SparkMetrics()
         self._session: Any = None
+        self._owns_session = False
         self._session_lock = threading.Lock()  # loop-agnostic: guards the one build
         self._state_lock = threading.Lock()  # jobs and metrics change in job threads
         self._jobs: dict[int, _Job] = {}
@@ -144,6 +149,9 @@ class SparkSupervisor:
         builder = builder.appName(s.app_name)
         for key, value in s.session_conf().items():
             builder = builder.config(key, value)
+        # a session the embedding program made before us is reused and left running at shutdown
+        self._owns_session = s.remote is not None or (
+            SparkSession.getActiveSession() is None and getattr(SparkSession, "_instantiatedSession", None) is None)
         started = time.monotonic()
         session = builder.getOrCreate()
         log.info(
@@ -189,10 +197,13 @@ class SparkSupervisor:
             result: T = await asyncio.shield(_watch(job.future))
         except asyncio.CancelledError:
             job.cancel_requested = True
-            # Fire and forget: awaiting here could itself be cancelled again.
             threading.Thread(
                 target=self._cancel_in_spark, args=(spark, [job]), name="spark-cancel", daemon=True
             ).start()
+            # The caller is being paused or stopped: let it go on only once the job has ended (bounded),
+            # so no job outlives its task. A second cancellation cuts this wait short.
+            with contextlib.suppress(BaseException):
+                await asyncio.wait((_watch(job.future),), timeout=_CANCEL_WAIT_S)
             raise
         return result
 
@@ -325,7 +336,7 @@ class SparkSupervisor:
             connectors = {job.owner.connector for job in self._jobs.values()}
         await asyncio.gather(*(self.cancel(connector) for connector in connectors))
         session = await asyncio.to_thread(self._take_session)  # waits out a build in progress
-        if session is not None:
+        if session is not None and self._owns_session:
             await asyncio.to_thread(session.stop)
             log.info("spark.session_stopped")
         if self._executor is not None:
