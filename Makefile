@@ -1,14 +1,17 @@
 PY  ?= python3
 BIN := .venv/bin
 
-.PHONY: install run test unit integration lint type check bench clean
+.PHONY: install run demo test unit integration lint type check bench clean
 
 install:            ## venv + editable install with the dev tools and test brokers
 	$(PY) -m venv .venv
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
 
-run:                ## the embedded lifecycle demo
+run:                ## the demo pipeline: SQLite -> topics -> Spark -> Parquet, REST on :8083 (Ctrl-C stops)
+	$(BIN)/connect-engine pipeline
+
+demo:               ## the embedded lifecycle demo (no Spark)
 	$(BIN)/connect-engine demo
 
 test:               ## every test, real brokers included (the test session starts them)

@@ -15,6 +15,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('connect-engine')}")
     parser.add_argument("--log-level", default="WARNING", help="structlog level (default WARNING)")
     commands = parser.add_subparsers(dest="command", required=True)
+    pipeline = commands.add_parser(
+        "pipeline", help="the demo pipeline (make run): SQLite audit rows -> topics -> Spark -> Parquet, with REST")
+    pipeline.add_argument("--dir", default="demo-pipeline", help="where the database, topics and Parquet go")
+    pipeline.add_argument("--port", type=int, default=8083, help="REST port on 127.0.0.1 (default 8083)")
+    pipeline.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
     commands.add_parser("demo", help="create, pause, resume, stop and delete a connector, printing each transition")
     standalone = commands.add_parser(
         "standalone", help="run a worker with Connect's REST API (like connect-standalone)",
@@ -69,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     configure_logging(args.log_level)
+    if args.command == "pipeline":
+        from engine.demo_pipeline import main as run_pipeline
+
+        return run_pipeline(args.dir, args.port, args.duration)
     if args.command == "demo":
         from engine.demo import run_demo
 
