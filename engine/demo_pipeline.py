@@ -10,6 +10,7 @@ pipeline").
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -28,6 +29,7 @@ JSON = {"key.converter": "org.apache.kafka.connect.json.JsonConverter", "key.con
 
 
 def _prepare(db: Path) -> None:
+    db.parent.mkdir(parents=True, exist_ok=True)
     with sqlite3.connect(db) as conn:
         conn.execute("CREATE TABLE IF NOT EXISTS orders (id INTEGER PRIMARY KEY, customer TEXT, amount REAL)")
 
@@ -39,11 +41,16 @@ async def _generate(db: Path, every_s: float) -> None:
     def insert() -> None:
         with sqlite3.connect(db) as conn:
             conn.execute("INSERT INTO orders (customer, amount) VALUES (?, ?)",
-                         (random.choice(customers), round(random.uniform(5, 500), 2)))  # noqa: S311 - demo data
+                         (random.choice(customers), round(random.uniform(5, 500), 2)))
 
     while True:
         await asyncio.to_thread(insert)
         await asyncio.sleep(every_s)
+
+
+def _say(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def count_orders(db: Path) -> int:
@@ -63,9 +70,8 @@ def parquet_rows(output: Path) -> int:
 
 
 async def run_pipeline(workdir: Path, port: int, duration: float | None, every_s: float = 0.5) -> int:
-    workdir.mkdir(parents=True, exist_ok=True)
     db, output = workdir / "shop.db", workdir / "parquet"
-    _prepare(db)
+    await asyncio.to_thread(_prepare, db)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     worker = StandaloneWorker({
         "listeners": f"http://127.0.0.1:{port}",
@@ -88,12 +94,12 @@ async def run_pipeline(workdir: Path, port: int, duration: float | None, every_s
         await engine.create_connector(SINK, {
             "connector.class": "SparkParquetSinkConnector", "topics": "orders", "path": str(output),
             "partition.by": "op", **JSON})
-    print(f"""connect-engine demo pipeline
+    _say(f"""connect-engine demo pipeline
   REST API      {url}    (try: curl -s {url}/connectors/{SOURCE}/status)
   SQLite source {db}    (a generator inserts an order every {every_s} s)
   Parquet out   {output}    (committed rows are listed in {output}/_manifests)
   Ctrl-C stops the worker; run it again and it carries on where it stopped.
-""", flush=True)
+""")
     generator = asyncio.create_task(_generate(db, every_s))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -102,17 +108,15 @@ async def run_pipeline(workdir: Path, port: int, duration: float | None, every_s
     try:
         deadline = None if duration is None else loop.time() + duration
         while not stop.is_set() and (deadline is None or loop.time() < deadline):
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=5)
-            except TimeoutError:
-                pass
             states = []
             for name in (SOURCE, SINK):
                 if name in await engine.connectors():
                     status = await engine.connector_status(name)
                     states.append(f"{name} {status['connector']['state']}")
-            print(f"orders in SQLite: {count_orders(db):5d}   rows in Parquet: {parquet_rows(output):5d}   "
-                  + ", ".join(states), flush=True)
+            _say(f"orders in SQLite: {count_orders(db):5d}   rows in Parquet: {parquet_rows(output):5d}   "
+                 + ", ".join(states) + "\n")
     finally:
         generator.cancel()
         for sig in (signal.SIGINT, signal.SIGTERM):
