@@ -5,23 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.api.config_def import ConfigDef, ConfigDefError, ConfigType, Importance, java_str
+from engine.api.config_def import ConfigDef, ConfigType, Importance
 from engine.api.records import ConnectRecord
 from engine.api.transforms import Transformation
+from engine.transforms.schema_util import NonEmptyListValidator
 
-__all__ = ["DropHeaders", "NonEmptyListValidator"]
-
-
-class NonEmptyListValidator:
-    """Kafka's ``NonEmptyListValidator`` (``Empty list``), shared by the list-taking transforms."""
-
-    def __call__(self, name: str, value: Any) -> None:
-        if not value:
-            raise ConfigDefError(f"Invalid value {java_str(value)} for configuration {name}: Empty list",
-                                 name=name, value=value)
-
-    def __str__(self) -> str:
-        return "non-empty list"
+__all__ = ["DropHeaders"]
 
 
 class DropHeaders(Transformation[ConnectRecord]):

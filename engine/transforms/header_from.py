@@ -18,47 +18,16 @@ from engine.api.transforms import Transformation
 from engine.data.builder import SchemaBuilder
 from engine.data.schema import Schema
 from engine.data.struct import Struct
-from engine.transforms.drop_headers import NonEmptyListValidator
+from engine.transforms.schema_util import (
+    NonEmptyListValidator,
+    copy_schema_basics,
+    require_map,
+    require_struct,
+)
 
-__all__ = ["HeaderFrom", "HeaderFromKey", "HeaderFromValue", "copy_schema_basics", "require_map", "require_struct"]
+__all__ = ["HeaderFrom", "HeaderFromKey", "HeaderFromValue"]
 
 _SCHEMA_CACHE_SIZE = 16
-
-
-def type_name(value: Any) -> str:
-    """``nullSafeClassName``: the value's class name, ``null`` for None."""
-    if value is None:
-        return "null"
-    cls = type(value)
-    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
-
-
-def require_struct(value: Any, purpose: str) -> Struct:
-    """Kafka's ``Requirements.requireStruct``."""
-    if not isinstance(value, Struct):
-        raise DataException(f"Only Struct objects supported for [{purpose}], found: {type_name(value)}")
-    return value
-
-
-def require_map(value: Any, purpose: str) -> Mapping[str, Any]:
-    """Kafka's ``Requirements.requireMap``."""
-    if not isinstance(value, Mapping):
-        raise DataException(
-            f"Only Map objects supported in absence of schema for [{purpose}], found: {type_name(value)}")
-    return value
-
-
-def copy_schema_basics(source: Schema, builder: SchemaBuilder) -> SchemaBuilder:
-    """Kafka's ``SchemaUtil.copySchemaBasics``: name, version, doc and parameters."""
-    if source.name is not None:
-        builder.name(source.name)
-    if source.version is not None:
-        builder.version(source.version)
-    if source.doc is not None:
-        builder.doc(source.doc)
-    if source.parameters is not None:
-        builder.parameters(source.parameters)
-    return builder
 
 
 class HeaderFrom(Transformation[ConnectRecord]):

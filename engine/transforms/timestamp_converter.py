@@ -24,8 +24,8 @@ from engine.data.builder import SchemaBuilder
 from engine.data.logical import Date, Time, Timestamp
 from engine.data.schema import Schema, Type
 from engine.data.struct import Struct
-from engine.transforms.header_from import copy_schema_basics, require_map, type_name
 from engine.transforms.java_time_format import InvalidPatternError, SimpleDateFormat
+from engine.transforms.schema_util import copy_schema_basics, require_map, type_name
 
 __all__ = ["TimestampConverter", "TimestampConverterKey", "TimestampConverterValue"]
 
