@@ -41,6 +41,24 @@ created, or updated if it exists, at start. SIGINT/SIGTERM stop connectors and t
 plain stop(); shutting down never runs the deletion callbacks.""")
     standalone.add_argument("files", nargs="*", metavar="FILE",
                             help="[WORKER_PROPERTIES] [CONNECTOR_FILE ...]")
+    distributed = commands.add_parser(
+        "distributed", help="run a worker that shares connectors with others through Kafka (like connect-distributed)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run a distributed worker: workers with the same group.id form a cluster through the "
+                    "broker's group coordinator and share connectors and tasks; REST works on any of them.",
+        epilog="""worker properties (Java .properties):
+  group.id, bootstrap.servers       required: the cluster and its Kafka brokers
+  listeners                         REST listeners, default http://127.0.0.1:8083; the first one is the
+                                    worker id and where other workers forward requests
+  config.storage.topic (connect-configs), status.storage.topic (connect-status),
+  offset.storage.topic (connect-offsets)   internal topics, created compacted if missing
+  scheduled.rebalance.max.delay.ms  how long a departed worker's work waits for it (300000; 0 = at once)
+  session.timeout.ms (10000), heartbeat.interval.ms (3000), rebalance.timeout.ms (60000)
+  the standalone worker's timeouts and stores apply too
+
+SIGINT/SIGTERM stop this worker's connectors and tasks with a plain stop() and leave the group;
+the other workers take the work over. Deleting a connector runs deleted() on its owner.""")
+    distributed.add_argument("worker_properties", metavar="WORKER_PROPERTIES")
     diagram = commands.add_parser(
         "diagram", help="print a lifecycle machine as Mermaid (from its transition table), or render it",
         description="Print the connector or task lifecycle as a Mermaid state diagram, generated from the "
@@ -87,6 +105,11 @@ def main(argv: list[str] | None = None) -> int:
         return _replay(args, parser)
     if args.command == "diagram":
         return _diagram(args)
+    if args.command == "distributed":
+        from engine.distributed.worker import run_distributed
+
+        asyncio.run(run_distributed(args.worker_properties))
+        return 0
     if args.command == "standalone":
         from engine.standalone import run_standalone, split_files
 

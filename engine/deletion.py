@@ -18,13 +18,19 @@ log = structlog.get_logger(component="herder")
 
 @dataclass(frozen=True, slots=True)
 class DeletionOutcome:
-    """What deleting a connector came to; ``error`` holds the trace when ``deleted()`` failed."""
+    """What deleting a connector came to; ``error`` holds the trace when ``deleted()`` failed.
+
+    ``deferred`` (distributed mode): the deletion is written, and ``deleted()`` runs on the
+    worker that owns the connector when it reads the tombstone; ``succeeded`` is then unknown
+    (False) here.
+    """
 
     connector: str
     succeeded: bool
     error: str | None = None
     fresh_instance: bool = False
     seconds: float = 0.0
+    deferred: bool = False
 
     def with_duration(self, seconds: float) -> DeletionOutcome:
         return replace(self, seconds=seconds)

@@ -8,7 +8,7 @@ import json
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from engine import offsets_admin
 from engine.api.connector import Connector
@@ -34,6 +34,8 @@ from engine.errors import (
     EngineNotRunning,
     Forbidden,
     InvalidRequest,
+    NotLeader,
+    RebalanceNeeded,
     SettleTimeout,
     StateTimeout,
     TaskNotFound,
@@ -54,6 +56,9 @@ from engine.validation import check_name, validate_connector_config
 from engine.worker.data_plane import DataPlane, DataSettings
 from engine.worker_config import WorkerConfig
 from states import TargetState
+
+if TYPE_CHECKING:
+    from engine.distributed.cluster import Cluster
 
 # settled(): this many consecutive quiet looks, with loop turns between, rule out a message in transit
 _SETTLED_POLLS = 5
@@ -96,6 +101,13 @@ class Engine:
                  offset_store: MemoryOffsetStore | None = None, topics: Topics | None = None) -> None:
         """``config_log``/``offset_store``/``topics`` hand in stores that outlive this engine (tests, replays)."""
         self.worker = WorkerConfig.parse(worker_config)
+        # group.id makes this engine a member of a distributed cluster (spec §1.8)
+        self.cluster: Cluster | None = None
+        if self.worker.get("group.id"):
+            from engine.distributed.cluster import Cluster
+            from engine.distributed.settings import ClusterSettings
+
+            self.cluster = Cluster(ClusterSettings.from_worker(self.worker))
         self.data_settings = DataSettings.parse(self.worker.raw)
         self.topics: Topics = topics if topics is not None else _open_topics(self.worker)
         # one per engine; nothing Spark-related happens until a task first runs a job
@@ -139,6 +151,23 @@ class Engine:
         done, _ = await asyncio.wait({ready, self._main}, return_when=asyncio.FIRST_COMPLETED)
         if ready not in done:
             await self._main  # re-raises why the engine could not start
+        if self.cluster is not None:
+            await self._join(self.cluster)
+
+    async def _join(self, cluster: Cluster) -> None:
+        """Distributed: return once the group has given this worker its first assignment."""
+        assert self._main is not None
+        joined = asyncio.ensure_future(cluster.joined(cluster.settings.rebalance_timeout_ms / 1000))
+        done, _ = await asyncio.wait({joined, self._main}, return_when=asyncio.FIRST_COMPLETED)
+        if joined not in done:
+            joined.cancel()
+            await self._main
+        try:
+            joined.result()
+        except TimeoutError:
+            await self.shutdown()
+            raise EngineNotRunning(f"Worker {self.worker.worker_id} did not join group "
+                                   f"{cluster.settings.group_id} in time") from None
 
     async def _run(self, ready: asyncio.Future[None]) -> None:
         CALLBACK_TIMER.set(self.metrics.callback)  # this task's context: every unit and runner inherits it
@@ -147,10 +176,17 @@ class Engine:
                 data = DataPlane(self.topics, self.worker.raw, self._offsets, self._status, self.data_settings,
                                  self.worker.worker_id, self.spark)
                 self._herder = Herder(self._log, self._status, self._offsets, self.worker, tg, self._feed,
-                                      self.metrics, data)
+                                      self.metrics, data, cluster=self.cluster)
                 reader = tg.create_task(self._herder.run(ready), name="configlog-reader")
+                member = None
+                if self.cluster is not None:
+                    member = tg.create_task(self._membership(self.cluster, self._herder, ready), name="group")
                 await self._stop.wait()
+                if self.cluster is not None:
+                    await self.cluster.leave()
                 await self._herder.shutdown()
+                if member is not None:  # after every unit stopped: leaving hands the work to the others
+                    member.cancel()
                 reader.cancel()
         finally:
             await self.spark.shutdown()  # after every task stopped: no job outlives its task
@@ -158,6 +194,11 @@ class Engine:
             await self._log.close()
             await self._status.close()
             await self._offsets.close()
+
+    @staticmethod
+    async def _membership(cluster: Cluster, herder: Herder, booted: asyncio.Future[None]) -> None:
+        await asyncio.shield(booted)  # join with the whole config log read: the leader plans from it
+        await cluster.run(herder)
 
     async def run(self) -> None:
         """Run until cancelled or ``shutdown()``; for programs whose whole job is the engine."""
@@ -235,6 +276,16 @@ class Engine:
         offset = await herder.append(list(records))
         await herder.wait_applied(name, offset)
 
+    def _leader_only(self) -> None:
+        """Distributed: leader-only writes (spec §1.8) fail fast on a follower or while a rebalance is due."""
+        cluster = self.cluster
+        if cluster is None:
+            return
+        if cluster.needs_rebalance:
+            raise RebalanceNeeded
+        if not cluster.is_leader:
+            raise NotLeader(cluster.leader_url)
+
     def _require(self, name: str) -> dict[str, str]:
         config = self.herder.snapshot.connectors.get(name)
         if config is None:
@@ -254,6 +305,7 @@ class Engine:
                                initial_state: str | TargetState | None = None) -> dict[str, Any]:
         """Create a connector (RUNNING, or ``initial_state`` RUNNING/PAUSED/STOPPED); returns its info."""
         target = _target(initial_state)
+        self._leader_only()
         checked = await self._checked_config(name, config)
         async with self._lock(name):
             if name in self.herder.snapshot.connectors:
@@ -267,6 +319,7 @@ class Engine:
 
     async def put_connector_config(self, name: str, config: Mapping[str, str]) -> dict[str, Any]:
         """Create or replace a connector's config; the target state is left as it is."""
+        self._leader_only()
         checked = await self._checked_config(name, config)
         async with self._lock(name):
             await self._write(name, [ConnectorConfigRecord(name, checked)])
@@ -280,6 +333,7 @@ class Engine:
 
     async def stop_connector(self, name: str) -> None:
         """STOPPED: every task is shut down and its config removed (0 tasks), as KIP-875 does."""
+        self._leader_only()
         async with self._lock(name):
             self._require(name)
             await self._write(name, [TaskCommitRecord(name, 0), TargetStateRecord(name, TargetState.STOPPED)])
@@ -292,6 +346,7 @@ class Engine:
     async def restart_connector(self, name: str, include_tasks: bool = False,
                                 only_failed: bool = False) -> dict[str, Any] | None:
         """Plain restart (both False) returns None; otherwise the KIP-745 plan (RESTARTING marks)."""
+        self._leader_only()
         async with self._lock(name):
             self._require(name)
             plan = None
@@ -313,6 +368,7 @@ class Engine:
         return plan
 
     async def restart_task(self, name: str, task: int) -> None:
+        self._leader_only()
         async with self._lock(name):
             if name not in self.herder.snapshot.connectors:
                 raise ConnectorNotFound(name, f"Unknown connector: {name}")
@@ -321,17 +377,38 @@ class Engine:
             await self._write(name, [TaskRestartRecord(name, task)])
 
     async def delete_connector(self, name: str) -> DeletionOutcome:
-        """Delete and return once ``deleted()`` has run (or failed, or timed out: see the outcome)."""
+        """Delete and return once ``deleted()`` has run (or failed, or timed out: see the outcome).
+
+        Distributed: returns once the tombstone is written and read back; the connector's owner
+        runs ``deleted()`` when it reads it (the outcome says ``deferred``).
+        """
+        self._leader_only()
         async with self._lock(name):
             config = self._require(name)
             tasks = len(self.herder.snapshot.tasks.get(name, ()))
             # The pending cleanup goes first so a crash after the tombstone still runs deleted().
-            await self._write(name, [PendingCleanupRecord(name, config, tasks), ConnectorTombstone(name),
-                                     TargetStateTombstone(name)])
+            records: list[ConfigRecord] = [PendingCleanupRecord(name, config, tasks), ConnectorTombstone(name),
+                                           TargetStateTombstone(name)]
+            if self.cluster is not None:
+                enter_stage(f"writing a config for connector {name} to the config topic")
+                offset = await self.herder.append(records)
+                await self.herder.wait_read(offset + 1, self.worker.callback_timeout)
+                return DeletionOutcome(name, succeeded=False, deferred=True)
+            await self._write(name, records)
         outcome = self.herder.deletion_outcome(name)
         if outcome is None:  # the unit was cut off mid-deletion (abort): the pending cleanup remains
             raise EngineNotRunning(f"The engine stopped before the deletion of {name} finished")
         return outcome
+
+    async def put_task_configs(self, name: str, configs: Sequence[Mapping[str, str]]) -> None:
+        """Distributed, leader only: write task configs a connector's owner generated (the internal
+        ``POST /connectors/{c}/tasks``), then their commit record."""
+        if self.cluster is None:
+            raise InvalidRequest("Task configs are written by the engine itself outside a cluster")
+        if not self.cluster.is_leader:
+            raise NotLeader(self.cluster.leader_url)
+        self._require(name)
+        await self.herder.submit_task_configs(name, [{str(k): str(v) for k, v in c.items()} for c in configs])
 
     async def append_record(self, key: str, value: Mapping[str, Any] | bytes | None) -> int:
         """Append one raw config record (tests, replays); malformed ones are skipped and counted."""

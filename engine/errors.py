@@ -9,6 +9,10 @@
   x IllegalTransition           a trigger the lifecycle table forbids (409); also a
                                 ``states.IllegalTransition``
   x EngineNotRunning            the engine was used before ``__aenter__`` or after shutdown
+  x RebalanceNeeded             distributed: a config change awaits a rebalance (409, retry)
+  x NotLeader                   distributed: only the leader may do this; REST forwards it (409
+                                when it cannot)
+  x ForwardingFailed            distributed: a forwarded request did not get through (its status)
   x OperationTimeout            a wait exceeded its bound (500), naming what was pending
   x ConfigLogError              the config log cannot be read or written (retriable)
     + CorruptRecord             one record could not be decoded: skipped, logged, counted
@@ -123,3 +127,47 @@ class StateTimeout(EngineError, TimeoutError):
         self.connector = connector
         self.wanted = wanted
         self.observed = observed
+
+
+class RebalanceNeeded(EngineError):
+    """Distributed: the group has not yet rebalanced after a config change (Connect's 409)."""
+
+    http_status = 409
+    retriable = True
+
+    def __init__(self) -> None:
+        super().__init__("Cannot complete request momentarily due to stale configuration "
+                         "(typically caused by a concurrent config change)")
+
+
+class NotLeader(EngineError):
+    """Distributed: a leader-only request reached a follower; ``leader_url`` is where it belongs.
+
+    The REST layer forwards it there; raised to an embedded caller, it says where to go.
+    """
+
+    http_status = 409
+    retriable = True
+
+    def __init__(self, leader_url: str | None) -> None:
+        if leader_url is None:
+            message = ("Cannot complete request momentarily due to no known leader URL, "
+                       "likely because a rebalance was underway.")
+        else:
+            message = f"This worker is not the leader; the request belongs to the leader at {leader_url}"
+        super().__init__(message)
+        self.leader_url = leader_url
+
+
+class ForwardingFailed(EngineError):
+    """Distributed: a request forwarded to another worker failed; carries that worker's status."""
+
+    retriable = True
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+    @property
+    def http_status(self) -> int:  # type: ignore[override]
+        return self.status

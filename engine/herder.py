@@ -16,11 +16,19 @@ import structlog
 
 from engine.configlog.base import ConfigLog
 from engine.configlog.codec import decode, encode
-from engine.configlog.records import ConfigRecord
+from engine.configlog.records import (
+    ConfigRecord,
+    ConnectorConfigRecord,
+    ConnectorTombstone,
+    PendingCleanupCleared,
+    PendingCleanupRecord,
+    TaskCommitRecord,
+    TaskConfigRecord,
+)
 from engine.configlog.snapshot import ConfigSnapshot
 from engine.deletion import DeletionOutcome
 from engine.errors import CorruptRecord, EngineNotRunning
-from engine.messages import Boot, FromLog, Marker, Message, RunCleanup, Shutdown
+from engine.messages import Boot, FromLog, Marker, Message, Reconcile, RunCleanup, Shutdown
 from engine.metrics import EngineMetrics
 from engine.storage.offsets import MemoryOffsetStore
 from engine.storage.status import MemoryStatusStore
@@ -30,6 +38,7 @@ from engine.worker_config import WorkerConfig
 from states import TransitionRecord
 
 if TYPE_CHECKING:
+    from engine.distributed.cluster import Cluster
     from engine.worker.data_plane import DataPlane
 
 log = structlog.get_logger(component="herder")
@@ -40,8 +49,12 @@ class Herder:
 
     def __init__(self, config_log: ConfigLog, status: MemoryStatusStore, offsets: MemoryOffsetStore,
                  worker: WorkerConfig, tg: asyncio.TaskGroup, feed: TransitionFeed | None = None,
-                 metrics: EngineMetrics | None = None, data: DataPlane | None = None) -> None:
+                 metrics: EngineMetrics | None = None, data: DataPlane | None = None,
+                 cluster: Cluster | None = None) -> None:
         self.log = config_log
+        self.cluster = cluster  # distributed mode: what this worker runs comes from the group
+        self.deleting: set[str] = set()  # connectors whose deletion callbacks run here right now
+        self._cleaned: set[str] = set()  # deleted() succeeded here; the clear record is not read back yet
         self.data = data
         self.status = status
         self.metrics = metrics if metrics is not None else EngineMetrics(status)
@@ -57,6 +70,7 @@ class Herder:
         self._unit_tasks: dict[str, asyncio.Task[None]] = {}
         self._applied: dict[str, int] = {}
         self._waiters: dict[str, list[tuple[int, asyncio.Future[None]]]] = {}
+        self._read_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._deletions: dict[str, DeletionOutcome] = {}
         self._loop = asyncio.get_running_loop()
         self._failure: BaseException | None = None
@@ -80,6 +94,41 @@ class Herder:
 
     async def append(self, records: list[ConfigRecord]) -> int:
         return await self.log.append([encode(r) for r in records])
+
+    async def submit_task_configs(self, connector: str, configs: list[dict[str, str]]) -> None:
+        """Task configs and their commit; in a cluster only the leader writes them (spec §1.8)."""
+        cluster = self.cluster
+        if cluster is not None and not cluster.is_leader:
+            from engine.distributed.forwarding import forward_task_configs
+
+            if await forward_task_configs(cluster, connector, configs):
+                return
+        records: list[ConfigRecord] = [TaskConfigRecord(connector, n, c) for n, c in enumerate(configs)]
+        records.append(TaskCommitRecord(connector, len(configs)))
+        await self.append(records)
+
+    @property
+    def distributed(self) -> bool:
+        return self.cluster is not None
+
+    @property
+    def generation(self) -> int:
+        """The group generation statuses carry (0 outside a cluster, as in Connect standalone)."""
+        return max(self.cluster.generation, 0) if self.cluster is not None else 0
+
+    def owns_connector(self, connector: str) -> bool:
+        return self.cluster is None or self.cluster.owns_connector(connector)
+
+    def owns_task(self, connector: str, task: int) -> bool:
+        return self.cluster is None or self.cluster.owns_task(connector, task)
+
+    def pending_cleanup(self, connector: str) -> PendingCleanupRecord | None:
+        if connector in self._cleaned:
+            return None
+        return self.snapshot.pending_cleanups.get(connector)
+
+    def deletion_started(self, connector: str) -> None:
+        self.deleting.add(connector)
 
     def post(self, connector: str, message: Message) -> None:
         if self._closing and connector not in self._units:
@@ -119,6 +168,9 @@ class Herder:
             del self._waiters[connector]
 
     def deletion_finished(self, outcome: DeletionOutcome) -> None:
+        self.deleting.discard(outcome.connector)
+        if outcome.succeeded:
+            self._cleaned.add(outcome.connector)
         self.metrics.deletion(outcome.succeeded)
         self._deletions[outcome.connector] = outcome
 
@@ -153,7 +205,7 @@ class Herder:
         Offsets alone (markers, or the last records of a deletion) are applied here: a new unit
         started only to acknowledge them would wait on its mailbox forever.
         """
-        if any(isinstance(m, (FromLog, Boot, RunCleanup)) for m in left):
+        if any(isinstance(m, (FromLog, Boot, RunCleanup, Reconcile)) for m in left):
             for message in left:
                 self.post(name, message)
             return
@@ -172,6 +224,8 @@ class Herder:
                 ready.set_result(None)
             async for entry in self.log.entries():
                 self.read_end = entry.offset + 1
+                if self._read_waiters:
+                    self._wake_readers()
                 try:
                     record = decode(entry.key, entry.value)
                 except CorruptRecord as exc:
@@ -192,6 +246,11 @@ class Herder:
             raise
 
     def _route(self, record: ConfigRecord, offset: int) -> None:
+        if self.cluster is not None:
+            if isinstance(record, (PendingCleanupRecord, PendingCleanupCleared)):
+                self._cleaned.discard(record.connector)
+            if self._changes_work(record):
+                self.cluster.work_changed(offset)
         event = self.snapshot.apply(record)
         name = getattr(record, "connector", None)
         if event is not None:
@@ -202,6 +261,20 @@ class Herder:
             else:
                 self.applied(name, offset)
 
+    def _changes_work(self, record: ConfigRecord) -> bool:
+        """Does this record (not yet applied) add or remove a connector, task or cleanup? Then rebalance."""
+        snap = self.snapshot
+        match record:
+            case ConnectorConfigRecord(connector=name):
+                return name not in snap.connectors
+            case ConnectorTombstone(connector=name):
+                return name in snap.connectors
+            case TaskCommitRecord(connector=name, tasks=count):
+                return name in snap.connectors and count != len(snap.tasks.get(name, ()))
+            case PendingCleanupRecord(connector=name) | PendingCleanupCleared(connector=name):
+                return True
+        return False
+
     def _boot(self) -> None:
         self._booted = True
         snap = self.snapshot
@@ -209,6 +282,8 @@ class Herder:
                  skipped=self.skipped_records)
         for name, config in snap.connectors.items():
             self.post(name, Boot(config, snap.target(name), snap.tasks.get(name, ()), snap.applied.get(name)))
+        if self.cluster is not None:
+            return  # a cleanup runs where the group assigns it, once assignments come
         for name, record in snap.pending_cleanups.items():
             if name not in snap.connectors:
                 self.post(name, RunCleanup(record))
@@ -231,6 +306,25 @@ class Herder:
         future: asyncio.Future[None] = self._loop.create_future()
         self._waiters.setdefault(connector, []).append((offset, future))
         await future
+
+    async def wait_read(self, offset: int, timeout: float) -> None:
+        """Return once every config record before ``offset`` has been read (a leader's assignment offset)."""
+        if self.read_end >= offset:
+            return
+        future: asyncio.Future[None] = self._loop.create_future()
+        self._read_waiters.append((offset, future))
+        async with asyncio.timeout(timeout):
+            await future
+
+    def _wake_readers(self) -> None:
+        still = []
+        for wanted, future in self._read_waiters:
+            if wanted <= self.read_end:
+                if not future.done():
+                    future.set_result(None)
+            elif not future.done():
+                still.append((wanted, future))
+        self._read_waiters = still
 
     def deletion_outcome(self, connector: str) -> DeletionOutcome | None:
         """The outcome of the connector's last deletion, handed over once (then forgotten)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from engine.configlog.records import PendingCleanupRecord
@@ -62,6 +63,13 @@ class RaisedError:
     error: BaseException = field(compare=False)
 
 
-Message = FromLog | Marker | Boot | RunCleanup | Reconfigure | Shutdown | RaisedError | Report
+@dataclass(frozen=True, slots=True)
+class Reconcile:
+    """Distributed mode: the assignment changed; start what this worker now owns, stop what it lost."""
 
-__all__ = ["Boot", "FromLog", "Marker", "Message", "RaisedError", "Reconfigure", "RunCleanup", "Shutdown"]
+    done: asyncio.Future[None] = field(compare=False)
+
+
+Message = FromLog | Marker | Boot | RunCleanup | Reconfigure | Shutdown | RaisedError | Report | Reconcile
+
+__all__ = ["Boot", "FromLog", "Marker", "Message", "RaisedError", "Reconcile", "Reconfigure", "RunCleanup", "Shutdown"]

@@ -27,7 +27,7 @@ from engine.api.context import (
 from engine.api.errors import ConnectException
 from engine.api.task import Task
 from engine.config_providers import reverse_transform
-from engine.configlog.records import ConfigRecord, PendingCleanupCleared, TaskCommitRecord, TaskConfigRecord
+from engine.configlog.records import ConfigRecord, PendingCleanupCleared, PendingCleanupRecord
 from engine.configlog.snapshot import (
     ConnectorConfigured,
     ConnectorRemoved,
@@ -40,7 +40,17 @@ from engine.deletion import DeletionOutcome, run_deleted
 from engine.errors import ConfigError, EngineError, IllegalTransition
 from engine.invoke import invoke
 from engine.mailbox import Mailbox
-from engine.messages import Boot, FromLog, Marker, Message, RaisedError, Reconfigure, RunCleanup, Shutdown
+from engine.messages import (
+    Boot,
+    FromLog,
+    Marker,
+    Message,
+    RaisedError,
+    Reconcile,
+    Reconfigure,
+    RunCleanup,
+    Shutdown,
+)
 from engine.plugins import load_connector_class, qualified_name
 from engine.storage.offsets import MemoryOffsetStore
 from engine.storage.status import MemoryStatusStore, Status
@@ -77,6 +87,22 @@ class UnitServices(Protocol):
     def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]: ...
 
     async def append(self, records: list[ConfigRecord]) -> int: ...
+
+    async def submit_task_configs(self, connector: str, configs: list[dict[str, str]]) -> None: ...
+
+    @property
+    def distributed(self) -> bool: ...
+
+    @property
+    def generation(self) -> int: ...
+
+    def owns_connector(self, connector: str) -> bool: ...
+
+    def owns_task(self, connector: str, task: int) -> bool: ...
+
+    def pending_cleanup(self, connector: str) -> PendingCleanupRecord | None: ...
+
+    def deletion_started(self, connector: str) -> None: ...
 
     def post(self, connector: str, message: Message) -> None: ...
 
@@ -174,6 +200,12 @@ class ConnectorUnit:
                 await self._cleanup_only(record.properties)
             case Shutdown():
                 await self._shutdown()
+            case Reconcile(done=done):
+                try:
+                    await self._reconcile()
+                finally:
+                    if not done.done():
+                        done.set_result(None)
 
     # ---- transitions ----------------------------------------------------------------------
 
@@ -196,9 +228,16 @@ class ConnectorUnit:
             else:
                 status.remove_task(self.name, record.task)
             return
-        value = Status(record.to_state, self._s.worker.worker_id, 0, trace)
+        value = Status(record.to_state, self._s.worker.worker_id, self._s.generation, trace)
+        # UNASSIGNED is written safely (Connect's putSafe): a worker that let go of a unit must
+        # not overwrite what its new owner already reported
         if record.task is None:
-            status.put_connector(self.name, value)
+            if record.to_state == ConnectorState.UNASSIGNED:
+                status.put_connector_safe(self.name, value)
+            else:
+                status.put_connector(self.name, value)
+        elif record.to_state == ConnectorState.UNASSIGNED:
+            status.put_task_safe(self.name, record.task, value)
         else:
             status.put_task(self.name, record.task, value)
 
@@ -213,8 +252,9 @@ class ConnectorUnit:
         if self.lifecycle is not None:
             await self._stop_connector()
         self.config = config
-        self._ensure_lifecycle()
-        await self._start_connector()
+        if self._s.owns_connector(self.name):
+            self._ensure_lifecycle()
+            await self._start_connector()
 
     def _ensure_lifecycle(self) -> None:
         if self.lifecycle is None:
@@ -321,9 +361,7 @@ class ConnectorUnit:
         augmented = reverse_transform(self.config, [self._augment(c, task_class) for c in configs])
         if augmented == list(self.task_configs) and self.applied_config == self.config:
             return
-        records: list[ConfigRecord] = [TaskConfigRecord(self.name, n, c) for n, c in enumerate(augmented)]
-        records.append(TaskCommitRecord(self.name, len(augmented)))
-        await self._s.append(records)
+        await self._s.submit_task_configs(self.name, augmented)
 
     def _augment(self, config: dict[str, str], task_class: type[Task]) -> dict[str, str]:
         augmented = {**config, "task.class": qualified_name(task_class)}
@@ -346,7 +384,8 @@ class ConnectorUnit:
             slot = self.tasks.pop(n)
             await self._fire(slot.lifecycle, "destroy")
         for n in range(len(configs)):
-            await self._start_task(n)
+            if self._s.owns_task(self.name, n):
+                await self._start_task(n)
 
     async def _start_task(self, n: int) -> None:
         slot = self.tasks.get(n)
@@ -459,16 +498,20 @@ class ConnectorUnit:
     # ---- restarts -------------------------------------------------------------------------
 
     async def _restart(self, include_tasks: bool, only_failed: bool) -> None:
-        if self.lifecycle is None:
+        """Restart what runs here (in a cluster every worker reads the request and restarts its own)."""
+        if self.lifecycle is None and not self.tasks:
             return
         if not include_tasks and not only_failed:
-            await self._stop_connector()
-            await self._start_connector()
+            if self.lifecycle is not None:
+                await self._stop_connector()
+                await self._start_connector()
             return
-        restart_connector = not only_failed or self.lifecycle.state == ConnectorState.FAILED
+        restart_connector = self.lifecycle is not None and (
+            not only_failed or self.lifecycle.state == ConnectorState.FAILED)
         task_ids = [n for n, s in self.tasks.items()
                     if include_tasks and (not only_failed or s.lifecycle.state == "FAILED")]
         if restart_connector:
+            assert self.lifecycle is not None
             runner, self.runner = self.runner, None
             if runner is not None:
                 await runner.shutdown(self._s.worker.connector_shutdown_timeout)
@@ -488,6 +531,8 @@ class ConnectorUnit:
             await runner.shutdown(self._s.worker.task_shutdown_timeout)
 
     async def _restart_task(self, n: int) -> None:
+        if self._s.distributed and not self._s.owns_task(self.name, n):
+            return  # the task's owner restarts it
         if n not in self.tasks or n >= len(self.task_configs):
             raise ConfigError(f"Unknown task: {self.name}-{n}")
         await self._stop_tasks([n])
@@ -499,10 +544,12 @@ class ConnectorUnit:
         self.config, self.target = boot.config, boot.target
         self.task_configs = boot.tasks if boot.target is not TargetState.STOPPED else ()
         self.applied_config = boot.applied
-        self._ensure_lifecycle()
-        await self._start_connector()
+        if self._s.owns_connector(self.name):
+            self._ensure_lifecycle()
+            await self._start_connector()
         for n in range(len(self.task_configs)):
-            await self._start_task(n)
+            if self._s.owns_task(self.name, n):
+                await self._start_task(n)
 
     async def _shutdown(self) -> None:
         await self._stop_tasks(list(self.tasks))
@@ -511,6 +558,9 @@ class ConnectorUnit:
 
     async def _destroy(self) -> None:
         if self.lifecycle is None:
+            # the connector runs elsewhere (or nowhere): tasks here learn the deletion (KIP-901),
+            # and deleted() is its owner's to run
+            await self._destroy_tasks()
             self.finished = True
             return
         await self._fire(self.lifecycle, "destroy")
@@ -523,6 +573,7 @@ class ConnectorUnit:
         then ``deleted()``, then statuses go; every step bounded, none able to block the rest.
         """
         started = time.monotonic()
+        self._s.deletion_started(self.name)
         await self._stop_tasks(list(self.tasks), deleted=True)
         for slot in self.tasks.values():
             await self._fire(slot.lifecycle, "destroy", write_status=False)
@@ -546,6 +597,7 @@ class ConnectorUnit:
 
     async def _cleanup_only(self, config: dict[str, str]) -> None:
         """Run a pending ``deleted()`` left by a deletion that never completed."""
+        self._s.deletion_started(self.name)
         try:
             cls: type[Connector] | None = load_connector_class(config.get("connector.class", ""))
         except ConfigError:
@@ -555,6 +607,41 @@ class ConnectorUnit:
             await self._s.append([PendingCleanupCleared(self.name)])
         self._s.deletion_finished(outcome)
         self.finished = True
+
+
+    async def _destroy_tasks(self) -> None:
+        if not self.tasks:
+            return
+        await self._stop_tasks(list(self.tasks), deleted=True)
+        for slot in self.tasks.values():
+            await self._fire(slot.lifecycle, "destroy")
+        self.tasks.clear()
+
+    # ---- distributed: ownership changed -----------------------------------------------------
+
+    async def _reconcile(self) -> None:
+        """Match what runs here to what the group assigned: plain stops for lost work, never deletion."""
+        owns = self._s.owns_connector(self.name)
+        if not self.config:  # no such connector (any more): its slot may carry a pending cleanup
+            record = self._s.pending_cleanup(self.name)
+            if owns and record is not None:
+                await self._cleanup_only(record.properties)
+            self.finished = not self.tasks and self.lifecycle is None
+            return
+        if not owns and self.lifecycle is not None:
+            await self._stop_connector()
+            self.lifecycle = None
+        elif owns and self.lifecycle is None:
+            self._ensure_lifecycle()
+            await self._start_connector()
+        lost = [n for n in self.tasks if not self._s.owns_task(self.name, n)]
+        if lost:
+            await self._stop_tasks(lost)
+            for n in lost:
+                del self.tasks[n]
+        for n in range(len(self.task_configs)):
+            if n not in self.tasks and self._s.owns_task(self.name, n):
+                await self._start_task(n)
 
 
 def _check_task_configs(configs: object) -> list[dict[str, str]]:

@@ -10,12 +10,13 @@ import structlog
 from aiohttp import web
 
 from engine.engine import Engine
-from engine.errors import EngineError
+from engine.errors import EngineError, NotLeader
 from engine.plugin_discovery import PluginRegistry
 from engine.rest import connectors, loggers, metrics, openapi
 from engine.rest import plugins as plugin_routes
 from engine.rest.auth import CREDENTIALS_FILE_KEY, BasicAuth, load_credentials
 from engine.rest.errors import error_response, status_of
+from engine.rest.forward import forward
 from engine.rest.keys import CLUSTER_ID, ENGINE, PLUGINS, REST_TIMEOUT
 from engine.stage import current_stage, timed_out_message
 
@@ -30,7 +31,10 @@ async def connect_errors(request: web.Request, handler: Any) -> web.StreamRespon
     timeout = request.app[REST_TIMEOUT]
     try:
         async with asyncio.timeout(timeout):
-            response: web.StreamResponse = await handler(request)
+            try:
+                response: web.StreamResponse = await handler(request)
+            except NotLeader as exc:  # distributed: the leader serves it (spec §4.1)
+                response = await forward(request, exc, timeout)
     except EngineError as exc:  # first: StateTimeout and friends are TimeoutErrors with their own message
         response = error_response(status_of(exc), str(exc))
     except TimeoutError:

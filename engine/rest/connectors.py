@@ -196,6 +196,18 @@ async def reset_offsets(request: web.Request) -> web.Response:
 
 # ---- internal, distributed-mode endpoints ------------------------------------------------------
 
+async def put_task_configs(request: web.Request) -> web.Response:
+    """Internal: a follower owning the connector hands its task configs to the leader (spec §1.9)."""
+    engine, name = _engine(request), _name(request)
+    if engine.cluster is None:
+        return await distributed_only(request)
+    body = await json_body(request)
+    if not isinstance(body, list) or not all(isinstance(c, dict) for c in body):
+        raise BadRequest("The request body must be a JSON array of task configs (objects)")
+    await engine.put_task_configs(name, [string_map(c) for c in body])
+    return web.Response(status=204)
+
+
 async def distributed_only(request: web.Request) -> web.Response:
     """Connect's standalone herder throws UnsupportedOperationException here: a 500."""
     raise RestError(500, f"{request.method} {request.path} is only supported by a distributed worker "
@@ -224,6 +236,6 @@ ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", "/connectors/{connector}/offsets", get_offsets),
     ("PATCH", "/connectors/{connector}/offsets", alter_offsets),
     ("DELETE", "/connectors/{connector}/offsets", reset_offsets),
-    ("POST", "/connectors/{connector}/tasks", distributed_only),
+    ("POST", "/connectors/{connector}/tasks", put_task_configs),
     ("PUT", "/connectors/{connector}/fence", distributed_only),
 ]

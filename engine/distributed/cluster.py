@@ -1,0 +1,169 @@
+"""Distributed mode's ownership: which connectors and tasks this worker runs, per the group.
+
+The herder asks it what it owns; the group member feeds it assignments. Applying one means
+catching up to the leader's config offset, telling each affected connector unit to reconcile
+(start what is new, plain-stop what left), and, after revocations, rejoining so the leader can
+hand the freed work on (the second phase of incremental cooperative rebalancing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import structlog
+
+from engine.distributed.member import GroupMember
+from engine.distributed.planner import ClusterWork, plan
+from engine.distributed.protocol import Assignment, ClusterView, JoinMetadata, Work
+from engine.distributed.settings import ClusterSettings
+from engine.messages import Reconcile
+
+if TYPE_CHECKING:
+    from engine.herder import Herder
+
+log = structlog.get_logger(component="cluster")
+
+
+class Cluster:
+    """This worker's view of the group: leader, members' URLs, and its own assignment."""
+
+    def __init__(self, settings: ClusterSettings) -> None:
+        self.settings = settings
+        self.worker_id = settings.worker_id
+        self.owned = Work()
+        self.generation = -1
+        self.leader: str | None = None
+        self.leader_url: str | None = None
+        self.urls: Mapping[str, str] = {}
+        self.view = ClusterView()
+        self.rebalances_applied = 0
+        self._herder: Herder | None = None
+        self._pending: asyncio.Queue[tuple[Assignment, int]] = asyncio.Queue()
+        self._rebalance_wanted_at = -1  # config offset whose change needs a rebalance, until one covers it
+        self._joined = asyncio.Event()
+        self._closing = False
+        self._timer: asyncio.TimerHandle | None = None
+        self.member = GroupMember(
+            settings.bootstrap_servers, settings.group_id, settings.config_topic,
+            client_id=f"connect-engine-{settings.worker_id}-group", join_metadata=self._join_metadata,
+            planner=self._plan, on_assignment=self._received,
+            session_timeout_ms=settings.session_timeout_ms, heartbeat_interval_ms=settings.heartbeat_interval_ms,
+            rebalance_timeout_ms=settings.rebalance_timeout_ms)
+
+    # ---- what the herder and the engine ask -----------------------------------------------
+
+    def owns_connector(self, name: str) -> bool:
+        return name in self.owned.connectors
+
+    def owns_task(self, name: str, task: int) -> bool:
+        return (name, task) in self.owned.tasks
+
+    @property
+    def is_leader(self) -> bool:
+        return self.leader is not None and self.leader == self.worker_id
+
+    @property
+    def needs_rebalance(self) -> bool:
+        """A config change is not yet covered by an assignment (Connect's ``RebalanceNeededException``)."""
+        return self._rebalance_wanted_at >= 0
+
+    def url_of(self, worker_id: str) -> str | None:
+        return self.urls.get(worker_id)
+
+    def work_changed(self, offset: int) -> None:
+        """A record changed the set of connectors, tasks or cleanups: every worker asks to rebalance."""
+        self._rebalance_wanted_at = max(self._rebalance_wanted_at, offset)
+        self.member.request_rejoin()
+
+    async def joined(self, timeout: float) -> None:
+        """Return once a first assignment has been applied."""
+        async with asyncio.timeout(timeout):
+            await self._joined.wait()
+
+    # ---- running --------------------------------------------------------------------------
+
+    async def run(self, herder: Herder) -> None:
+        """Join the group and apply assignments until cancelled; leaving the group is in ``finally``."""
+        self._herder = herder
+        try:
+            await self.member.start()
+            while True:
+                assignment, generation = await self._pending.get()
+                while not self._pending.empty():  # only the newest assignment counts
+                    assignment, generation = self._pending.get_nowait()
+                if not self._closing:
+                    await self._apply(herder, assignment, generation)
+        finally:
+            self._cancel_timer()
+            await self.member.stop()
+
+    async def leave(self) -> None:
+        """Stop applying assignments (shutdown: the herder stops the work, then the member leaves)."""
+        self._closing = True
+
+    def _received(self, assignment: Assignment, generation: int) -> None:
+        self._pending.put_nowait((assignment, generation))
+
+    async def _apply(self, herder: Herder, assignment: Assignment, generation: int) -> None:
+        if assignment.error:
+            log.error("cluster.assignment_error", error=assignment.error, generation=generation)
+            return
+        try:
+            await herder.wait_read(assignment.config_offset, self.settings.sync_timeout_s)
+        except TimeoutError:
+            log.warning("cluster.config_behind_leader", wanted=assignment.config_offset, read=herder.read_end)
+        old, new = self.owned, assignment.assigned
+        self.owned, self.generation, self.view = new, generation, assignment.view
+        self.leader, self.leader_url, self.urls = assignment.leader, assignment.leader_url, assignment.urls
+        if assignment.config_offset > self._rebalance_wanted_at:
+            self._rebalance_wanted_at = -1
+        changed = sorted((old.connectors ^ new.connectors) | {c for c, _ in old.tasks ^ new.tasks})
+        done: list[asyncio.Future[None]] = []
+        loop = asyncio.get_running_loop()
+        for name in changed:
+            future: asyncio.Future[None] = loop.create_future()
+            herder.post(name, Reconcile(future))
+            done.append(future)
+        if done:
+            await asyncio.gather(*done)
+        self.rebalances_applied += 1
+        self._joined.set()
+        log.info("cluster.assignment_applied", worker=self.worker_id, generation=generation,
+                 leader=assignment.leader, connectors=len(new.connectors), tasks=len(new.tasks),
+                 started=(new - old).size, stopped=(old - new).size, revoked=assignment.revoked.size)
+        if assignment.revoked:
+            self.member.request_rejoin()  # phase two: the freed work goes to its new owner
+        self._cancel_timer()
+        if self.is_leader and assignment.rejoin_after_ms is not None:
+            self._timer = loop.call_later(assignment.rejoin_after_ms / 1000 + 0.05, self.member.request_rejoin)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    # ---- the group protocol's callbacks ----------------------------------------------------
+
+    def _join_metadata(self) -> JoinMetadata:
+        herder = self._herder
+        read_end = herder.read_end if herder is not None else 0
+        deleting = frozenset(herder.deleting) if herder is not None else frozenset()
+        return JoinMetadata(self.worker_id, self.settings.url, read_end, self.owned, deleting, self.view)
+
+    def _plan(self, members: Mapping[str, JoinMetadata], leader: str, generation: int) -> dict[str, Assignment]:
+        herder = self._herder
+        if herder is None or leader not in members:
+            return {}
+        snapshot = herder.snapshot
+        connectors = frozenset(snapshot.connectors)
+        tasks = frozenset((c, n) for c in connectors for n in range(len(snapshot.tasks.get(c, ()))))
+        cleanups = frozenset(snapshot.pending_cleanups) - connectors
+        behind = max((m.config_offset for m in members.values()), default=0) - herder.read_end
+        if behind > 0:  # plan anyway: reading a record that changes the work triggers another round
+            log.info("cluster.leader_behind", records=behind)
+        return plan(members, ClusterWork(connectors, tasks, cleanups), leader=leader, generation=generation,
+                    config_offset=herder.read_end, now_ms=int(time.time() * 1000),
+                    delay_ms=self.settings.scheduled_rebalance_max_delay_ms)

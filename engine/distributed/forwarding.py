@@ -1,0 +1,71 @@
+"""Requests one worker sends another: REST calls forwarded to the leader (spec §4.1)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+import aiohttp
+import orjson
+import structlog
+
+from engine.errors import ForwardingFailed
+
+if TYPE_CHECKING:
+    from engine.distributed.cluster import Cluster
+
+log = structlog.get_logger(component="forwarding")
+
+_TASK_CONFIGS_RETRY_S = 30.0
+_BACKOFF_S = 0.25
+
+
+async def send(method: str, url: str, *, body: bytes | None, headers: Mapping[str, str],
+               timeout: float) -> tuple[int, bytes, str]:
+    """One HTTP request to another worker: its status, body and content type.
+
+    Connection failures become Connect's 500 ``IO Error trying to forward REST request``.
+    """
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session, \
+                session.request(method, url, data=body, headers=dict(headers)) as response:
+            return response.status, await response.read(), response.content_type
+    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        raise ForwardingFailed(500, f"IO Error trying to forward REST request: {exc!r}") from exc
+
+
+async def forward_task_configs(cluster: Cluster, connector: str, configs: list[dict[str, str]]) -> bool:
+    """A connector owned by a follower: its new task configs go to the leader, who writes them.
+
+    Retried while the group has no leader or the leader is rebalancing (Connect's herder retries
+    task reconfiguration with a backoff too); gives up after 30 s with the last error. False when
+    this worker became the leader meanwhile: it writes them itself.
+    """
+    body = orjson.dumps(configs)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + _TASK_CONFIGS_RETRY_S
+    last = "no leader known"
+    while loop.time() < deadline:
+        leader_url = cluster.leader_url
+        if cluster.is_leader:
+            return False
+        if leader_url:
+            url = f"{leader_url.rstrip('/')}/connectors/{quote(connector, safe='')}/tasks?forward=true"
+            try:
+                status, answer, _ = await send("POST", url, body=body, headers=_JSON, timeout=30.0)
+            except ForwardingFailed as exc:
+                last = str(exc)
+            else:
+                if status < 300:
+                    return True
+                last = f"{status}: {answer.decode(errors='replace')}"
+                if status not in (409, 500, 503):
+                    break
+        await asyncio.sleep(_BACKOFF_S)
+    log.error("cluster.task_configs_not_forwarded", connector=connector, reason=last)
+    raise ForwardingFailed(500, f"Could not forward task configs of {connector} to the leader: {last}")
+
+
+_JSON: dict[str, Any] = {"Content-Type": "application/json"}

@@ -1,0 +1,149 @@
+"""This worker's seat in the Connect group, through the broker's group coordinator.
+
+aiokafka's consumer group is the membership protocol: the worker subscribes to the config topic
+(the protocol needs a topic; no partition is ever assigned or fetched), and a custom assignor
+carries join metadata and assignments in ``user_data`` (``shared/ENVIRONMENT.md``). aiokafka
+rebalances eagerly; the cooperative part lives in the planner and in ``Cluster``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import structlog
+from aiokafka import AIOKafkaConsumer
+from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
+from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment, ConsumerProtocolMemberMetadata
+from aiokafka.errors import KafkaError
+
+from engine.distributed.protocol import Assignment, JoinMetadata
+
+log = structlog.get_logger(component="group")
+
+ASSIGNOR_NAME = "connect-engine-sessioned"
+# getmany() is what tells aiokafka the member is alive (max.poll.interval): it waits this long
+_POLL_MS = 1000
+
+Planner = Callable[[Mapping[str, JoinMetadata], str, int], dict[str, Assignment]]
+
+
+class _ConnectAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
+    """Hands the leader's plan to the group; never assigns a partition."""
+
+    name = ASSIGNOR_NAME
+
+    def __init__(self, member: GroupMember) -> None:
+        self._member = member
+
+    def metadata(self, topics: Iterable[str]) -> ConsumerProtocolMemberMetadata:
+        return ConsumerProtocolMemberMetadata(0, sorted(topics), self._member.join_metadata().encode())
+
+    def assign(self, cluster: Any, members: Mapping[str, Any]) -> dict[str, Any]:
+        return self._member.plan_for(members)
+
+    def on_assignment(self, assignment: Any) -> None:
+        self._member.assigned(bytes(assignment.user_data))
+
+
+class GroupMember:
+    """Joins ``group.id``, answers as leader when elected, and reports each assignment it gets."""
+
+    def __init__(self, bootstrap_servers: str, group_id: str, topic: str, *, client_id: str,
+                 join_metadata: Callable[[], JoinMetadata], planner: Planner,
+                 on_assignment: Callable[[Assignment, int], None],
+                 session_timeout_ms: int = 10_000, heartbeat_interval_ms: int = 3_000,
+                 rebalance_timeout_ms: int = 60_000) -> None:
+        self.bootstrap_servers = bootstrap_servers
+        self.group_id = group_id
+        self.topic = topic
+        self.client_id = client_id
+        self.join_metadata = join_metadata
+        self._planner = planner
+        self._on_assignment = on_assignment
+        self._session_timeout_ms = session_timeout_ms
+        self._heartbeat_interval_ms = heartbeat_interval_ms
+        self._rebalance_timeout_ms = rebalance_timeout_ms
+        self._consumer: Any = None
+        self._poller: asyncio.Task[None] | None = None
+        self.rebalances = 0
+
+    @property
+    def generation(self) -> int:
+        coordinator = getattr(self._consumer, "_coordinator", None)
+        return int(getattr(coordinator, "generation", -1)) if coordinator is not None else -1
+
+    @property
+    def member_id(self) -> str:
+        coordinator = getattr(self._consumer, "_coordinator", None)
+        return str(getattr(coordinator, "member_id", "")) if coordinator is not None else ""
+
+    async def start(self) -> None:
+        self._consumer = AIOKafkaConsumer(
+            self.topic, bootstrap_servers=self.bootstrap_servers, group_id=self.group_id,
+            client_id=self.client_id, enable_auto_commit=False, auto_offset_reset="latest",
+            partition_assignment_strategy=(_ConnectAssignor(self),),
+            session_timeout_ms=self._session_timeout_ms, heartbeat_interval_ms=self._heartbeat_interval_ms,
+            rebalance_timeout_ms=self._rebalance_timeout_ms, max_poll_interval_ms=max(self._rebalance_timeout_ms, 300_000))
+        await self._consumer.start()
+        self._poller = asyncio.create_task(self._poll(), name=f"group-member:{self.group_id}")
+        log.info("group.joining", group=self.group_id)
+
+    async def _poll(self) -> None:
+        consumer = self._consumer
+        while True:
+            try:
+                await consumer.getmany(timeout_ms=_POLL_MS)
+            except KafkaError as exc:  # the coordinator retries by itself; keep showing we are alive
+                log.warning("group.poll_failed", group=self.group_id, error=repr(exc))
+                await asyncio.sleep(_POLL_MS / 1000)
+
+    def request_rejoin(self) -> None:
+        """Rebalance now: this worker's work changed or it finished a revocation."""
+        coordinator = getattr(self._consumer, "_coordinator", None)
+        if coordinator is not None:
+            coordinator.request_rejoin()
+
+    async def stop(self) -> None:
+        """Leave the group (the others rebalance at once). Idempotent, safe before start."""
+        poller, self._poller = self._poller, None
+        if poller is not None:
+            poller.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await poller
+        consumer, self._consumer = self._consumer, None
+        if consumer is not None:
+            with contextlib.suppress(KafkaError):
+                await consumer.stop()
+
+    # ---- called by the assignor, inside aiokafka's coordinator task -------------------------
+
+    def plan_for(self, members: Mapping[str, Any]) -> dict[str, ConsumerProtocolMemberAssignment]:
+        decoded: dict[str, JoinMetadata] = {}
+        for member_id, metadata in members.items():
+            try:
+                decoded[member_id] = JoinMetadata.decode(bytes(metadata.user_data))
+            except (ValueError, KeyError, TypeError) as exc:
+                log.error("group.member_metadata_unreadable", member=member_id, error=repr(exc))
+        try:
+            plans = self._planner(decoded, self.member_id, self.generation)
+        except Exception as exc:  # a planning bug must not kill the coordinator: nobody gets work
+            log.exception("group.assignment_failed", error=repr(exc))
+            plans = {}
+        return {member_id: ConsumerProtocolMemberAssignment(
+                    0, [], plans[member_id].encode() if member_id in plans else b"")
+                for member_id in members}
+
+    def assigned(self, user_data: bytes) -> None:
+        self.rebalances += 1
+        if not user_data:
+            log.error("group.empty_assignment", group=self.group_id)
+            return
+        try:
+            assignment = Assignment.decode(user_data)
+        except (ValueError, KeyError, TypeError) as exc:
+            log.error("group.assignment_unreadable", error=repr(exc))
+            return
+        self._on_assignment(assignment, self.generation)

@@ -1,0 +1,147 @@
+"""The leader's assignment: sticky, balanced, and incremental (Connect's cooperative protocol).
+
+Pure: members' join metadata and the leader's view of the config log in, one ``Assignment`` per
+member out. Work stays where it runs; new work goes to the least loaded; excess is *revoked*
+(stopped by its owner, who rejoins) and handed on only in the next round, so nothing ever runs on
+two workers at once. A departed worker's work is held for ``scheduled.rebalance.max.delay.ms``
+and given back if the worker returns in time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from engine.distributed.protocol import Assignment, ClusterView, Held, JoinMetadata, TaskId, Work
+
+ItemT = TypeVar("ItemT", str, TaskId)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterWork:
+    """What exists per the leader's config snapshot; ``cleanups`` ride on connector slots but are
+    never moved for balance (a running ``deleted()`` must finish where it started)."""
+
+    connectors: frozenset[str]
+    tasks: frozenset[TaskId]
+    cleanups: frozenset[str] = frozenset()
+
+    @property
+    def all(self) -> Work:
+        return Work(self.connectors | self.cleanups, self.tasks)
+
+
+def plan(members: Mapping[str, JoinMetadata], work: ClusterWork, *, leader: str, generation: int,
+         config_offset: int, now_ms: int, delay_ms: int) -> dict[str, Assignment]:
+    """One assignment per member id; ``leader`` is the member id of the member planning."""
+    order = sorted(members, key=lambda m: (members[m].worker_id, m))
+    everything = work.all
+    owned = _current_owners(members, order, everything)
+    view = _latest_view(members)
+    present = {members[m].worker_id for m in order}
+    held, returned = _held_work(view, present, owned, everything, now_ms, delay_ms)
+    for member in order:  # a returning worker gets back what was held for it
+        back = returned.get(members[member].worker_id)
+        if back:
+            owned[member] = owned[member] | back
+    taken = Work()
+    for w in owned.values():
+        taken = taken | w
+    for h in held.values():
+        taken = taken | h.work
+    unassigned = everything - taken
+    revoked: dict[str, Work] = {m: Work() for m in order}
+    connectors = _balance({m: owned[m].connectors - work.cleanups for m in order},
+                          unassigned.connectors - work.cleanups, may_revoke=not held)
+    tasks = _balance({m: owned[m].tasks for m in order}, unassigned.tasks, may_revoke=not held)
+    final: dict[str, Work] = {}
+    for m in order:
+        kept_cleanups = owned[m].connectors & work.cleanups
+        final[m] = Work(frozenset(connectors.assigned[m]) | kept_cleanups, frozenset(tasks.assigned[m]))
+        revoked[m] = Work(frozenset(connectors.revoked[m]), frozenset(tasks.revoked[m]))
+    for name in sorted(unassigned.connectors & work.cleanups):  # orphaned cleanups: least loaded
+        target = min(order, key=lambda m: (final[m].size, members[m].worker_id))
+        final[target] = final[target] | Work.of([name])
+    new_view = ClusterView(generation, {members[m].worker_id: final[m] for m in order}, held)
+    urls = {members[m].worker_id: members[m].url for m in order}
+    deadline = min((h.deadline_ms for h in held.values()), default=None)
+    leader_meta = members[leader]
+    return {m: Assignment(leader=leader_meta.worker_id, leader_url=leader_meta.url, config_offset=config_offset,
+                          assigned=final[m], revoked=revoked[m], urls=urls,
+                          rejoin_after_ms=None if deadline is None else max(0, deadline - now_ms),
+                          view=new_view)
+            for m in order}
+
+
+def _current_owners(members: Mapping[str, JoinMetadata], order: list[str], everything: Work) -> dict[str, Work]:
+    """What each member runs and may keep: owned work that still exists, plus running deletions.
+
+    A unit claimed twice (it should not happen) stays with the first member by worker id.
+    """
+    claimed = Work()
+    owned: dict[str, Work] = {}
+    for m in order:
+        meta = members[m]
+        mine = Work(meta.owned.connectors | meta.deleting, meta.owned.tasks) & everything
+        mine = mine - claimed
+        owned[m] = mine
+        claimed = claimed | mine
+    return owned
+
+
+def _latest_view(members: Mapping[str, JoinMetadata]) -> ClusterView:
+    return max((meta.view for meta in members.values()), key=lambda v: v.generation, default=ClusterView())
+
+
+def _held_work(view: ClusterView, present: set[str], owned: Mapping[str, Work], everything: Work,
+               now_ms: int, delay_ms: int) -> tuple[dict[str, Held], dict[str, Work]]:
+    """Work of departed workers still waiting for them, and work of those who came back."""
+    running = Work()
+    for w in owned.values():
+        running = running | w
+    held: dict[str, Held] = {}
+    returned: dict[str, Work] = {}
+    departed = {**{w: Held(work, now_ms + delay_ms) for w, work in view.owners.items()}, **view.held}
+    for worker, entry in departed.items():
+        waiting = (entry.work & everything) - running
+        if not waiting:
+            continue
+        if worker in present:
+            returned[worker] = waiting
+        elif delay_ms > 0 and entry.deadline_ms > now_ms:
+            held[worker] = Held(waiting, entry.deadline_ms)
+    return held, returned
+
+
+@dataclass(slots=True)
+class _Balanced(Generic[ItemT]):
+    assigned: dict[str, set[ItemT]]
+    revoked: dict[str, set[ItemT]]
+
+
+def _balance(current: Mapping[str, AbstractSet[ItemT]], unassigned: AbstractSet[ItemT], *,
+             may_revoke: bool) -> _Balanced[ItemT]:
+    """Each member ends within one of the others; the most loaded keep the larger shares."""
+    members = list(current)
+    assigned: dict[str, set[ItemT]] = {m: set(current[m]) for m in members}
+    revoked: dict[str, set[ItemT]] = {m: set() for m in members}
+    if not members:
+        return _Balanced(assigned, revoked)
+    total = sum(len(s) for s in assigned.values()) + len(unassigned)
+    floor, extra = divmod(total, len(members))
+    by_load = sorted(members, key=lambda m: (-len(assigned[m]), m))
+    targets = {m: floor + (1 if i < extra else 0) for i, m in enumerate(by_load)}
+    if may_revoke:
+        for m in members:
+            excess = len(assigned[m]) - targets[m]
+            if excess > 0:
+                moving = sorted(assigned[m], key=repr)[-excess:]
+                assigned[m].difference_update(moving)
+                revoked[m].update(moving)
+    for item in sorted(unassigned, key=repr):
+        below = [m for m in members if len(assigned[m]) < targets[m]]
+        target = min(below or members, key=lambda m: (len(assigned[m]), m))
+        assigned[target].add(item)
+    return _Balanced(assigned, revoked)

@@ -1,0 +1,55 @@
+"""The worker properties distributed mode acts on (spec §6.5), checked once at start."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.errors import ConfigError
+from engine.worker_config import WorkerConfig
+
+
+def _int(raw: dict[str, str], key: str, default: int, *, minimum: int = 0) -> int:
+    value = raw.get(key, "").strip() or str(default)
+    try:
+        parsed = int(value)
+    except ValueError:
+        raise ConfigError(f"Invalid value {value} for configuration {key}: Not a number of type INT",
+                          errors={key: ["Not a number of type INT"]}) from None
+    if parsed < minimum:
+        raise ConfigError(f"Invalid value {value} for configuration {key}: Value must be at least {minimum}",
+                          errors={key: [f"Value must be at least {minimum}"]})
+    return parsed
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSettings:
+    worker_id: str
+    url: str  # this worker's REST URL, as the others reach it (forwarding)
+    bootstrap_servers: str
+    group_id: str
+    config_topic: str
+    session_timeout_ms: int
+    heartbeat_interval_ms: int
+    rebalance_timeout_ms: int
+    scheduled_rebalance_max_delay_ms: int
+    sync_timeout_s: float
+
+    @classmethod
+    def from_worker(cls, worker: WorkerConfig) -> ClusterSettings:
+        raw = worker.raw
+        missing = [key for key in ("group.id", "bootstrap.servers") if not raw.get(key, "").strip()]
+        if missing:
+            raise ConfigError(f"Missing required configuration \"{missing[0]}\" which has no default value.",
+                              errors={key: ["Missing required configuration"] for key in missing})
+        return cls(
+            worker_id=worker.worker_id,
+            url=raw.get("rest.advertised.listener.url", "").strip() or f"http://{worker.worker_id}",
+            bootstrap_servers=raw["bootstrap.servers"],
+            group_id=raw["group.id"].strip(),
+            config_topic=raw["config.storage.topic"],
+            session_timeout_ms=_int(raw, "session.timeout.ms", 10_000, minimum=1),
+            heartbeat_interval_ms=_int(raw, "heartbeat.interval.ms", 3_000, minimum=1),
+            rebalance_timeout_ms=_int(raw, "rebalance.timeout.ms", 60_000, minimum=1),
+            scheduled_rebalance_max_delay_ms=_int(raw, "scheduled.rebalance.max.delay.ms", 300_000),
+            sync_timeout_s=_int(raw, "worker.sync.timeout.ms", 3_000, minimum=1) / 1000,
+        )
