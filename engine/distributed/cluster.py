@@ -74,9 +74,14 @@ class Cluster:
         return self.urls.get(worker_id)
 
     def work_changed(self, offset: int) -> None:
-        """A record changed the set of connectors, tasks or cleanups: every worker asks to rebalance."""
+        """A record changed the set of connectors, tasks or cleanups: a rebalance is due.
+
+        The leader asks for it (it plans from what it has read); one rejoin rebalances the whole
+        group, so followers asking too would only add rounds. Without a known leader, anyone asks.
+        """
         self._rebalance_wanted_at = max(self._rebalance_wanted_at, offset)
-        self.member.request_rejoin()
+        if self.leader is None or self.is_leader:
+            self.member.request_rejoin()
 
     async def joined(self, timeout: float) -> None:
         """Return once a first assignment has been applied."""

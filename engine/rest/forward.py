@@ -8,6 +8,7 @@ answers 409 instead of bouncing between workers mid-rebalance.
 from __future__ import annotations
 
 from aiohttp import web
+from yarl import URL
 
 from engine.distributed.forwarding import send
 from engine.errors import NotLeader
@@ -26,7 +27,7 @@ async def forward(request: web.Request, exc: NotLeader, timeout: float) -> web.S
         return error_response(409, CONFLICT)
     query = [(k, v) for k, v in request.query.items() if k != "forward"]
     query.append(("forward", "false" if hop is not None else "true"))
-    url = web.URL(exc.leader_url.rstrip("/") + request.path).with_query(query)
+    url = URL(exc.leader_url.rstrip("/") + request.path).with_query(query)
     headers = {h: request.headers[h] for h in _PASSED_HEADERS if h in request.headers}
     body = await request.read() if request.can_read_body else None
     status, answer, content_type = await send(request.method, str(url), body=body, headers=headers,

@@ -53,7 +53,7 @@ class CallLog:
         if record_file:
             with open(record_file, "a", encoding="utf-8") as f:
                 f.write(json.dumps({"connector": call.connector, "unit": call.unit, "method": call.method,
-                                    "args": call.args}) + "\n")
+                                    "args": call.args, "pid": os.getpid(), "at": time.time()}) + "\n")
 
     def of(self, connector: str, unit: str | None = None) -> list[Call]:
         with self._lock:

@@ -1,0 +1,182 @@
+"""Three workers as separate processes share connectors and tasks through the broker."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+from tests.distributed.workers import Cluster, WorkerProcess, eventually, request
+
+SOURCE = "engine.testing.recording.RecordingSourceConnector"
+
+
+def source_config(cluster: Cluster, tasks: int, **extra: str) -> dict[str, str]:
+    return {"connector.class": SOURCE, "tasks.max": str(tasks), "topic": "dist-out",
+            "test.record.file": str(cluster.record_file), **extra}
+
+
+async def status(worker: WorkerProcess, name: str) -> dict[str, Any] | None:
+    code, body = await request(worker, "GET", f"/connectors/{name}/status")
+    return body if code == 200 else None
+
+
+async def running(worker: WorkerProcess, name: str, tasks: int) -> dict[str, Any] | None:
+    body = await status(worker, name)
+    if body is None or body["connector"]["state"] != "RUNNING":
+        return None
+    states = [t["state"] for t in body["tasks"]]
+    return body if states == ["RUNNING"] * tasks else None
+
+
+def task_owners(body: dict[str, Any]) -> Counter[str]:
+    return Counter(t["worker_id"] for t in body["tasks"])
+
+
+def no_overlap(calls: list[dict[str, Any]]) -> None:
+    """No task or connector instance ever ran in two processes at once (start..stop intervals)."""
+    by_unit: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for call in calls:
+        if call["method"] in ("start", "stop"):
+            by_unit[(call["connector"], call["unit"])].append(call)
+    for unit, events in by_unit.items():
+        running_in: int | None = None
+        for event in sorted(events, key=lambda e: e["at"]):
+            if event["method"] == "start":
+                assert running_in in (None, event["pid"]), f"{unit} started in {event['pid']} while running in {running_in}"
+                running_in = event["pid"]
+            elif event["pid"] == running_in:
+                running_in = None
+
+
+async def test_three_workers_share_tasks_evenly_and_answer_alike(cluster: Cluster) -> None:
+    workers = [cluster.start_worker() for _ in range(3)]
+    await cluster.started(*workers)
+    code, info = await request(workers[1], "POST", "/connectors",
+                               {"name": "spread", "config": source_config(cluster, 6)})
+    assert code == 201, info
+    body = await eventually(lambda: running(workers[0], "spread", 6), what="spread RUNNING with 6 tasks")
+    assert sorted(task_owners(body).values()) == [2, 2, 2]
+    assert set(task_owners(body)) == {w.worker_id for w in workers}
+    for worker in workers:  # statuses come from the status topic: every worker sees the same
+        assert await eventually(lambda w=worker: running(w, "spread", 6)) == body
+    assert all(t["generation"] if "generation" in t else True for t in body["tasks"])
+    no_overlap(cluster.calls())
+
+
+async def test_adding_and_removing_workers_moves_only_what_must_move(cluster: Cluster) -> None:
+    first, second = cluster.start_worker(), cluster.start_worker()
+    await cluster.started(first, second)
+    for name in ("a", "b"):
+        code, _ = await request(first, "POST", "/connectors", {"name": name, "config": source_config(cluster, 3)})
+        assert code == 201
+    await eventually(lambda: running(first, "a", 3))
+    await eventually(lambda: running(first, "b", 3))
+    starts_before = Counter((c["connector"], c["unit"]) for c in cluster.calls() if c["method"] == "start")
+
+    third = cluster.start_worker()
+    await cluster.started(third)
+
+    async def balanced() -> dict[str, int] | None:
+        owners: Counter[str] = Counter()
+        for name in ("a", "b"):
+            body = await running(third, name, 3)
+            if body is None:
+                return None
+            owners.update(task_owners(body))
+        return dict(owners) if sorted(owners.values()) == [2, 2, 2] else None
+
+    await eventually(balanced, what="6 tasks spread 2/2/2 over three workers")
+    starts_after = Counter((c["connector"], c["unit"]) for c in cluster.calls() if c["method"] == "start")
+    restarted = [unit for unit, n in starts_after.items() if unit[1].startswith("task") and n > starts_before[unit]]
+    assert len(restarted) == 2, f"only the two tasks handed to the new worker restart, not {restarted}"
+
+    assert second.stop() == 0  # leaves the group: its work goes to the two others
+    async def on_two() -> bool:
+        owners: Counter[str] = Counter()
+        for name in ("a", "b"):
+            body = await running(first, name, 3)
+            if body is None:
+                return False
+            owners.update(task_owners(body))
+        return set(owners) == {first.worker_id, third.worker_id}
+    await eventually(on_two, what="the stopped worker's tasks running on the others")
+    calls = cluster.calls()
+    assert not [c for c in calls if c["method"] == "deleted"], "moving work never deletes it"
+    assert all(not c["args"].get("connector_deleted") for c in calls if c["method"] == "stop")
+    no_overlap(calls)
+
+
+async def test_a_killed_workers_tasks_wait_for_the_delay_then_move(cluster: Cluster) -> None:
+    cluster.delay_ms = 4000
+    workers = [cluster.start_worker() for _ in range(3)]
+    await cluster.started(*workers)
+    code, _ = await request(workers[0], "POST", "/connectors", {"name": "k", "config": source_config(cluster, 3)})
+    assert code == 201
+    body = await eventually(lambda: running(workers[0], "k", 3))
+    victim = next(w for w in workers[1:] if w.worker_id in task_owners(body))
+    victim.kill()
+    survivor = next(w for w in workers if w is not victim)
+
+    async def moved() -> dict[str, Any] | None:
+        found = await running(survivor, "k", 3)
+        return found if found and victim.worker_id not in task_owners(found) else None
+
+    await eventually(moved, timeout=60, what="the killed worker's task running elsewhere")
+    no_overlap(cluster.calls())
+    log = "".join(w.output() for w in workers if w is not victim)
+    assert "held" in log or "rejoin_after_ms" in log or "cluster.assignment_applied" in log
+
+
+async def test_a_worker_that_returns_within_the_delay_gets_its_work_back(cluster: Cluster) -> None:
+    cluster.delay_ms = 60_000
+    first, second = cluster.start_worker(), cluster.start_worker()
+    await cluster.started(first, second)
+    code, _ = await request(first, "POST", "/connectors", {"name": "back", "config": source_config(cluster, 2)})
+    assert code == 201
+    body = await eventually(lambda: running(first, "back", 2))
+    assert set(task_owners(body)) == {first.worker_id, second.worker_id}
+    second.kill()
+    again = cluster.start_worker(port=second.port)  # same worker id
+    await cluster.started(again)
+    body = await eventually(lambda: running(first, "back", 2), timeout=60)
+    assert set(task_owners(body)) == {first.worker_id, second.worker_id}
+
+
+async def test_rest_works_on_any_worker_and_forwards_to_the_leader(cluster: Cluster) -> None:
+    workers = [cluster.start_worker() for _ in range(2)]
+    await cluster.started(*workers)
+    for worker in workers:
+        code, _ = await request(worker, "PUT", f"/connectors/via-{worker.name}/config",
+                                source_config(cluster, 1, name=f"via-{worker.name}"))
+        assert code == 201
+    for worker in workers:
+        code, names = await request(worker, "GET", "/connectors")
+        assert code == 200
+        assert {"via-w1", "via-w2"} <= set(names) or await eventually(
+            lambda w=worker: _lists(w, {"via-w1", "via-w2"}))
+    code, body = await request(workers[0], "PUT", "/connectors/via-w1/config",
+                               source_config(cluster, 2, name="via-w1"))
+    assert code == 200, body
+    code, body = await request(workers[1], "POST", "/connectors",
+                               {"name": "via-w1", "config": source_config(cluster, 1)})
+    assert code == 409 and body["message"] == "Connector via-w1 already exists"
+    for worker in workers:  # exactly one of them is a follower, whose third hop is refused
+        code, body = await request(worker, "PUT", "/connectors/via-w2/config?forward=false",
+                                   source_config(cluster, 1, name="via-w2"), retry_conflicts=False)
+        assert code in (200, 409), body
+        if code == 409:
+            assert body["message"] == ("Cannot complete request because of a conflicting operation "
+                                       "(e.g. worker rebalance)")
+    code, _ = await request(workers[1], "DELETE", "/connectors/via-w1")
+    assert code == 204
+    await eventually(lambda: _gone(workers[0], "via-w1"))
+
+
+async def _lists(worker: WorkerProcess, names: set[str]) -> bool:
+    code, found = await request(worker, "GET", "/connectors")
+    return code == 200 and names <= set(found)
+
+
+async def _gone(worker: WorkerProcess, name: str) -> bool:
+    code, _ = await request(worker, "GET", f"/connectors/{name}/status")
+    return code == 404
