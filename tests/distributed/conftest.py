@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.distributed.workers import Cluster, cluster_of
+from engine.testing.cluster import WorkerCluster, worker_cluster
 from tests.integration.brokers import Broker, running_broker
 
 
@@ -19,6 +19,6 @@ def noida() -> Iterator[Broker]:
 
 
 @pytest.fixture
-def cluster(noida: Broker, tmp_path: Path) -> Iterator[Cluster]:
-    with cluster_of(noida.bootstrap, tmp_path) as made:
+def cluster(noida: Broker, tmp_path: Path) -> Iterator[WorkerCluster]:
+    with worker_cluster(noida.bootstrap, tmp_path) as made:
         yield made

@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
+from engine.testing.cluster import WorkerCluster, eventually, request
 from tests.distributed.test_cluster import no_overlap, running, source_config, task_owners
-from tests.distributed.workers import Cluster, eventually, request
 
 
-def deletion_calls(cluster: Cluster, name: str) -> tuple[list[int], Counter[str]]:
+def deletion_calls(cluster: WorkerCluster, name: str) -> tuple[list[int], Counter[str]]:
     """Pids that ran ``deleted()``, and per task unit how often it got ``stop(connector_deleted=True)``."""
     calls = [c for c in cluster.calls() if c["connector"] == name]
     deleted = [c["pid"] for c in calls if c["method"] == "deleted"]
@@ -18,7 +18,7 @@ def deletion_calls(cluster: Cluster, name: str) -> tuple[list[int], Counter[str]
     return deleted, flagged
 
 
-async def test_deleted_runs_once_on_the_owner_and_every_task_learns_it(cluster: Cluster) -> None:
+async def test_deleted_runs_once_on_the_owner_and_every_task_learns_it(cluster: WorkerCluster) -> None:
     workers = [cluster.start_worker() for _ in range(3)]
     await cluster.started(*workers)
     code, _ = await request(workers[2], "POST", "/connectors", {"name": "d", "config": source_config(cluster, 3)})
@@ -42,7 +42,7 @@ async def test_deleted_runs_once_on_the_owner_and_every_task_learns_it(cluster: 
         assert code == 404
 
 
-async def test_delete_during_a_rebalance_still_runs_deleted_once(cluster: Cluster) -> None:
+async def test_delete_during_a_rebalance_still_runs_deleted_once(cluster: WorkerCluster) -> None:
     first, second = cluster.start_worker(), cluster.start_worker()
     await cluster.started(first, second)
     code, _ = await request(first, "POST", "/connectors", {"name": "mid", "config": source_config(cluster, 4)})
@@ -58,11 +58,11 @@ async def test_delete_during_a_rebalance_still_runs_deleted_once(cluster: Cluste
     no_overlap(cluster.calls())
 
 
-async def _count_deleted(cluster: Cluster, name: str) -> int:
+async def _count_deleted(cluster: WorkerCluster, name: str) -> int:
     return len(deletion_calls(cluster, name)[0])
 
 
-async def test_cleanup_survives_the_owner_dying_inside_deleted(cluster: Cluster) -> None:
+async def test_cleanup_survives_the_owner_dying_inside_deleted(cluster: WorkerCluster) -> None:
     workers = [cluster.start_worker() for _ in range(2)]
     await cluster.started(*workers)
     once = cluster.directory / "exit-once"

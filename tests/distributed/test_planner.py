@@ -7,8 +7,11 @@ import random
 from engine.distributed.planner import ClusterWork, plan
 from engine.distributed.protocol import Assignment, ClusterView, Held, JoinMetadata, Work
 
+NOTHING = Work()
+NO_VIEW = ClusterView()
 
-def meta(worker: str, owned: Work = Work(), *, view: ClusterView = ClusterView(),
+
+def meta(worker: str, owned: Work = NOTHING, *, view: ClusterView = NO_VIEW,
          deleting: frozenset[str] = frozenset()) -> JoinMetadata:
     return JoinMetadata(worker, f"http://{worker}", 10, owned, deleting, view)
 

@@ -1,7 +1,14 @@
-"""Distributed workers as separate processes (``connect-engine distributed``) on 127.0.0.1.
+"""A cluster of distributed workers as separate processes, for tests of distributed behaviour.
 
-Each worker is its own Python process with its own REST port, so killing one with SIGKILL is a
-real crash: no ``stop()``, no leaving the group, nothing flushed.
+Each worker is ``python -m engine distributed`` with its own REST port on 127.0.0.1, so killing
+one with SIGKILL is a real crash: no ``stop()``, no leaving the group, nothing flushed. Workers
+share a group and internal topics named per cluster; instrumented connectors given
+``test.record.file=cluster.record_file`` append every callback (with the process id) there.
+
+    with worker_cluster("127.0.0.1:9092", tmp_path, delay_ms=0) as cluster:
+        first, second = cluster.start_worker(), cluster.start_worker()
+        await cluster.started(first, second)
+        status, body = await request(first, "POST", "/connectors", {...})
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -22,10 +30,15 @@ from typing import Any, TypeVar
 
 import aiohttp
 
-from tests.integration.brokers import HOST, free_port
-
 T = TypeVar("T")
+HOST = "127.0.0.1"
 START_TIMEOUT_S = 60.0
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -70,7 +83,7 @@ class WorkerProcess:
 
 
 @dataclass
-class Cluster:
+class WorkerCluster:
     """Workers of one group on one broker, with their own internal topics."""
 
     bootstrap: str
@@ -94,7 +107,7 @@ class Cluster:
                 "task.shutdown.graceful.timeout.ms": "3000", "connector.shutdown.graceful.timeout.ms": "3000",
                 "offset.flush.interval.ms": "1000", **self.extra}
 
-    def start_worker(self, port: int | None = None) -> WorkerProcess:
+    def start_worker(self, port: int | None = None, *, log_level: str = "INFO") -> WorkerProcess:
         port = port or free_port()
         name = f"w{len(self.workers) + 1}"
         props = self.directory / f"{name}-{port}.properties"
@@ -102,7 +115,7 @@ class Cluster:
         log = self.directory / f"{name}-{port}.log"
         with log.open("ab") as out:
             process = subprocess.Popen(
-                [sys.executable, "-m", "engine", "--log-level", "INFO", "distributed", str(props)],
+                [sys.executable, "-m", "engine", "--log-level", log_level, "distributed", str(props)],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
                 env={**os.environ, "SPARK_LOCAL_IP": HOST})
         worker = WorkerProcess(name, port, process, log)
@@ -144,8 +157,8 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def cluster_of(bootstrap: str, directory: Path, **options: Any) -> Iterator[Cluster]:
-    cluster = Cluster(bootstrap, directory, **options)
+def worker_cluster(bootstrap: str, directory: Path, **options: Any) -> Iterator[WorkerCluster]:
+    cluster = WorkerCluster(bootstrap, directory, **options)
     try:
         yield cluster
     finally:
@@ -173,8 +186,9 @@ async def eventually(check: Callable[[], Awaitable[T | None]], *, timeout: float
     deadline = time.monotonic() + timeout
     last: Any = None
     while time.monotonic() < deadline:
-        last = await check()
-        if last:
-            return last
+        found = await check()
+        if found:
+            return found
+        last = found
         await asyncio.sleep(0.2)
     raise AssertionError(f"timed out waiting for {what or check.__name__}; last seen: {last!r}")
