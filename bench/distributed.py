@@ -224,8 +224,9 @@ async def catch_up(bootstrap: str, connectors: int) -> tuple[float, float]:
                      "listeners": f"http://127.0.0.1:{free_port()}", "scheduled.rebalance.max.delay.ms": "0"})
     began = time.perf_counter()
     start = asyncio.create_task(engine.start())
-    while engine._herder is None or engine._herder.read_end < connectors:  # noqa: SLF001 - the bench's probe
-        await asyncio.sleep(0.001)
+    while engine._herder is None:  # noqa: ASYNC110 - the herder exists once the engine's task runs
+        await asyncio.sleep(0)
+    await engine._herder.wait_read(connectors, 300)
     engine_rate = connectors / (time.perf_counter() - began)
     await start
     await engine.shutdown()
