@@ -47,8 +47,9 @@ from engine.spark.metrics import prometheus_lines
 from engine.spark.settings import SparkSettings
 from engine.spark.supervisor import SparkSupervisor
 from engine.stage import enter_stage
-from engine.storage.offsets import FileOffsetStore, MemoryOffsetStore
-from engine.storage.status import FileStatusStore, MemoryStatusStore, Status
+from engine.storage.offsets import MemoryOffsetStore
+from engine.storage.select import open_offset_store, open_status_store
+from engine.storage.status import Status
 from engine.topics.base import Topics
 from engine.topics.memory import MemoryTopics
 from engine.transitions_feed import Subscription, TransitionFeed
@@ -113,13 +114,10 @@ class Engine:
         # one per engine; nothing Spark-related happens until a task first runs a job
         self.spark = SparkSupervisor(SparkSettings.from_worker(self.worker.raw))
         self._log: ConfigLog = config_log if config_log is not None else _open_config_log(self.worker)
-        status_path = self.worker.get("status.storage.file.filename")
-        offsets_path = self.worker.get("offset.storage.file.filename")
-        self._status = FileStatusStore(status_path) if status_path else MemoryStatusStore()
-        if offset_store is not None:
-            self._offsets = offset_store
-        else:
-            self._offsets = FileOffsetStore(offsets_path) if offsets_path else MemoryOffsetStore()
+        client_id = f"connect-engine-{self.worker.worker_id}"
+        self._status = open_status_store(self.worker.raw, client_id=client_id)
+        self._offsets = offset_store if offset_store is not None else open_offset_store(self.worker.raw,
+                                                                                        client_id=client_id)
         self.metrics = EngineMetrics(self._status)  # this engine's own: several engines count apart
         self.metrics.extra.append(lambda: prometheus_lines(self.spark.metrics))
         self._herder: Herder | None = None
@@ -185,6 +183,7 @@ class Engine:
                 if self.cluster is not None:
                     await self.cluster.leave()
                 await self._herder.shutdown()
+                await self._status.flush()
                 if member is not None:  # after every unit stopped: leaving hands the work to the others
                     member.cancel()
                 reader.cancel()

@@ -9,27 +9,15 @@ from typing import Any
 
 import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
-from aiokafka.errors import (
-    ClusterAuthorizationFailedError,
-    ConsumerStoppedError,
-    IncompatibleBrokerVersion,
-    KafkaError,
-    TopicAlreadyExistsError,
-    TopicAuthorizationFailedError,
-    UnsupportedVersionError,
-    for_code,
-)
+from aiokafka.errors import ConsumerStoppedError, KafkaError
 
 from engine.configlog.base import LogEntry, RawRecord
-from engine.errors import ConfigError, ConfigLogError, EngineNotRunning
+from engine.errors import ConfigLogError, EngineNotRunning
+from engine.storage.kafka_topic_admin import describe, ensure_compacted_topic
 
 log = structlog.get_logger(component="configlog")
 
 TOPIC_PROPERTY = "config.storage.topic"
-CLEANUP_POLICY = "cleanup.policy"
-COMPACT = "compact"
 # Why a probe waits at all: tansu leaves the partition out of a fetch response when there is
 # nothing to return and max_wait is 0, so the high-watermark would never arrive.
 _PROBE_WAIT_MS = 10
@@ -43,8 +31,6 @@ _TAIL_WAIT_MS = 100
 _SLICE_MS = 10
 _IDLE_S = 0.25
 _END_OFFSET_TIMEOUT_S = 30.0
-_UNVERIFIABLE = (UnsupportedVersionError, IncompatibleBrokerVersion, TopicAuthorizationFailedError,
-                 ClusterAuthorizationFailedError)
 
 
 class KafkaConfigLog:
@@ -89,7 +75,7 @@ class KafkaConfigLog:
         except KafkaError as exc:
             await self._stop_clients()
             raise ConfigLogError(f"Could not open config topic '{self.topic}' on {self.bootstrap_servers}: "
-                                 f"{_describe(exc)}") from exc
+                                 f"{describe(exc)}") from exc
         except BaseException:
             await self._stop_clients()
             raise
@@ -122,76 +108,9 @@ class KafkaConfigLog:
     # ---- the topic ------------------------------------------------------------------------
 
     async def _ensure_topic(self) -> None:
-        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap_servers,
-                                    client_id=f"{self.client_id}-configlog-admin")
-        try:
-            await admin.start()
-            if await self._create_topic(admin):
-                return
-            await self._check_partitions(admin)
-            await self._check_cleanup_policy(admin)
-        finally:
-            await admin.close()
-
-    async def _create_topic(self, admin: Any) -> bool:
-        """Create the topic with Connect's settings; False if it already existed."""
-        # -1 is Connect's "broker default"; aiokafka accepts it only alongside an (empty) assignment
-        assignments: dict[int, list[int]] | None = {} if self.replication_factor == -1 else None
-        new = NewTopic(self.topic, 1, self.replication_factor, replica_assignments=assignments,
-                       topic_configs={CLEANUP_POLICY: COMPACT})
-        response = await admin.create_topics([new])
-        for _, code, *rest in response.topic_errors:
-            error = for_code(code)
-            if code == 0:
-                log.info("configlog.topic_created", topic=self.topic, partitions=1,
-                         replication_factor=self.replication_factor, cleanup_policy=COMPACT)
-                return True
-            if error is TopicAlreadyExistsError:
-                return False
-            message = rest[0] if rest and rest[0] else error.__name__
-            raise ConfigLogError(f"Could not create config topic '{self.topic}': {message}")
-        raise ConfigLogError(f"Could not create config topic '{self.topic}': the broker did not answer for it")
-
-    async def _check_partitions(self, admin: Any) -> None:
-        (described,) = await admin.describe_topics([self.topic])
-        if described["error_code"] != 0:
-            error = for_code(described["error_code"]).__name__
-            raise ConfigLogError(f"Could not describe config topic '{self.topic}': {error}")
-        found = len(described["partitions"])
-        if found != 1:
-            raise ConfigError(
-                f"Topic '{self.topic}' supplied via the '{TOPIC_PROPERTY}' property is required to have a "
-                "single partition in order to guarantee consistency of connector configurations, but found "
-                f"{found} partitions.", errors={TOPIC_PROPERTY: ["must have a single partition"]})
-
-    async def _check_cleanup_policy(self, admin: Any) -> None:
-        """Refuse anything but ``compact``; warn and go on when the broker cannot say (as Connect does)."""
-        policy = None
-        try:
-            # unfiltered: tansu drops the connection when asked for named configs
-            (response,) = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, self.topic)])
-            for code, _, _, _, config_entries in response.resources:
-                if code != 0:
-                    raise for_code(code)()
-                policy = next((value for name, value, *_ in config_entries if name == CLEANUP_POLICY), None)
-        except _UNVERIFIABLE as exc:
-            log.warning("configlog.cleanup_policy_unverified", topic=self.topic, reason=_describe(exc))
-            return
-        if policy is None:
-            log.warning("configlog.cleanup_policy_unverified", topic=self.topic,
-                        reason="the broker did not report cleanup.policy")
-            return
-        policies = sorted({p.strip() for p in policy.split(",") if p.strip()})
-        if policies != [COMPACT]:
-            found = ",".join(policies)
-            raise ConfigError(
-                f"Topic '{self.topic}' supplied via the '{TOPIC_PROPERTY}' property is required to have "
-                f"'{CLEANUP_POLICY}={COMPACT}' to guarantee consistency and durability of connector "
-                f"configurations, but found the topic currently has '{CLEANUP_POLICY}={found}'. Continuing "
-                "would likely result in eventually losing connector configurations and problems restarting "
-                f"this Connect cluster in the future. Change the '{TOPIC_PROPERTY}' property in the Connect "
-                f"worker configurations to use a topic with '{CLEANUP_POLICY}={COMPACT}'.",
-                errors={TOPIC_PROPERTY: [f"must have {CLEANUP_POLICY}={COMPACT}"]})
+        await ensure_compacted_topic(self.bootstrap_servers, self.topic, partitions=1,
+                                     replication_factor=self.replication_factor, property_name=TOPIC_PROPERTY,
+                                     client_id=f"{self.client_id}-configlog", single_partition=True)
 
     # ---- writing --------------------------------------------------------------------------
 
@@ -206,7 +125,7 @@ class KafkaConfigLog:
                            for key, value in records]
                 offsets = [(await ack).offset for ack in pending]
             except KafkaError as exc:
-                raise ConfigLogError(f"Could not write to config topic '{self.topic}': {_describe(exc)}") from exc
+                raise ConfigLogError(f"Could not write to config topic '{self.topic}': {describe(exc)}") from exc
         last = int(offsets[-1])
         self._known_end = max(self._known_end, last + 1)
         self._appended_end = max(self._appended_end, last + 1)
@@ -238,7 +157,7 @@ class KafkaConfigLog:
                                  f"within {_END_OFFSET_TIMEOUT_S:g} s") from exc
         except KafkaError as exc:
             raise ConfigLogError(f"Could not read the end of config topic '{self.topic}': "
-                                 f"{_describe(exc)}") from exc
+                                 f"{describe(exc)}") from exc
         finally:
             with contextlib.suppress(KafkaError):
                 await probe.stop()
@@ -269,7 +188,7 @@ class KafkaConfigLog:
             except ConsumerStoppedError:
                 return
             except KafkaError as exc:
-                raise ConfigLogError(f"Could not read config topic '{self.topic}': {_describe(exc)}") from exc
+                raise ConfigLogError(f"Could not read config topic '{self.topic}': {describe(exc)}") from exc
             for record in records:
                 offset = int(record.offset)
                 self._known_end = max(self._known_end, offset + 1)
@@ -298,11 +217,3 @@ class KafkaConfigLog:
         if self._closed or client is None:
             raise EngineNotRunning("The config log is not open")
         return client
-
-
-def _describe(exc: BaseException) -> str:
-    """The error's class and message once (aiokafka's messages often start with the class already)."""
-    name, text = type(exc).__name__, str(exc)
-    if not text:
-        return name
-    return text if text.startswith(name) else f"{name}: {text}"

@@ -75,6 +75,10 @@ class MemoryOffsetStore:
         self.write(connector, ((p, None) for p in partitions))
         return len(partitions)
 
+    async def flush(self) -> None:
+        """Wait until written offsets are durable (the Kafka store's sends acknowledged)."""
+        return
+
     def reader(self, connector: str) -> ConnectorOffsetReader:
         return ConnectorOffsetReader(self, connector)
 

@@ -64,6 +64,10 @@ class TopicStatus:
                    int(inner["discoverTimestamp"]))
 
 
+def _may_overwrite(current: Status | None, new: Status) -> bool:
+    return current is None or current.worker_id == new.worker_id or new.generation >= current.generation
+
+
 class MemoryStatusStore:
     """Latest status per connector and per task; DESTROYED is a removal, as in Connect.
 
@@ -83,6 +87,9 @@ class MemoryStatusStore:
 
     async def close(self) -> None:
         return None
+
+    async def flush(self) -> None:
+        """Wait until written statuses are durable (the Kafka store's sends acknowledged)."""
 
     def put_connector(self, connector: str, status: Status) -> None:
         self._connectors[connector] = status
@@ -111,6 +118,20 @@ class MemoryStatusStore:
         if self._connectors.pop(connector, None) is not None and self._journaled:
             self._persist(connector_key(connector), None)
 
+    def put_connector_safe(self, connector: str, status: Status) -> bool:
+        """Connect's ``putSafe``: skip the write when another worker has written since, in a newer
+        generation (a worker letting go must not overwrite the new owner's news)."""
+        if not _may_overwrite(self._connectors.get(connector), status):
+            return False
+        self.put_connector(connector, status)
+        return True
+
+    def put_task_safe(self, connector: str, task: int, status: Status) -> bool:
+        if not _may_overwrite(self._tasks.get(connector, {}).get(task), status):
+            return False
+        self.put_task(connector, task, status)
+        return True
+
     # ---- active topics ----------------------------------------------------------------------
 
     def has_topic(self, connector: str, topic: str) -> bool:
@@ -134,6 +155,35 @@ class MemoryStatusStore:
 
     def _persist_topic(self, connector: str, topic: str, status: TopicStatus | None) -> None:
         return None
+
+    def apply_record(self, key: str, value: bytes | None) -> None:
+        """Apply a stored record (journal replay, or read back from the status topic); None removes."""
+        if key.startswith("status-topic-"):
+            self._apply_topic(key, value)
+            return
+        status = None if value is None else Status.from_json(json.loads(value))
+        if key.startswith("status-connector-"):
+            name = key.removeprefix("status-connector-")
+            if status is None:  # Connect: the connector's tombstone removes its tasks too
+                self._connectors.pop(name, None)
+                self._tasks.pop(name, None)
+            else:
+                self._connectors[name] = status
+        elif key.startswith("status-task-"):
+            name, _, number = key.removeprefix("status-task-").rpartition("-")
+            if status is None:
+                self._tasks.get(name, {}).pop(int(number), None)
+            else:
+                self._tasks.setdefault(name, {})[int(number)] = status
+
+    def _apply_topic(self, key: str, value: bytes | None) -> None:
+        topic, sep, connector = key.removeprefix("status-topic-").rpartition(":connector-")
+        if not sep:
+            return
+        if value is None:
+            self._topics.get(connector, {}).pop(topic, None)
+        else:
+            self._topics.setdefault(connector, {})[topic] = TopicStatus.from_json(json.loads(value))
 
     def connector(self, connector: str) -> Status | None:
         return self._connectors.get(connector)
@@ -164,34 +214,7 @@ class FileStatusStore(MemoryStatusStore):
 
     async def open(self) -> None:
         for key, value in self._journal.open():
-            self._load(key, value)
-
-    def _load(self, key: str, value: bytes | None) -> None:
-        if key.startswith("status-topic-"):
-            self._load_topic(key, value)
-            return
-        status = None if value is None else Status.from_json(json.loads(value))
-        if key.startswith("status-connector-"):
-            name = key.removeprefix("status-connector-")
-            if status is None:
-                self._connectors.pop(name, None)
-            else:
-                self._connectors[name] = status
-        elif key.startswith("status-task-"):
-            name, _, number = key.removeprefix("status-task-").rpartition("-")
-            if status is None:
-                self._tasks.get(name, {}).pop(int(number), None)
-            else:
-                self._tasks.setdefault(name, {})[int(number)] = status
-
-    def _load_topic(self, key: str, value: bytes | None) -> None:
-        topic, sep, connector = key.removeprefix("status-topic-").rpartition(":connector-")
-        if not sep:
-            return
-        if value is None:
-            self._topics.get(connector, {}).pop(topic, None)
-        else:
-            self._topics.setdefault(connector, {})[topic] = TopicStatus.from_json(json.loads(value))
+            self.apply_record(key, value)
 
     async def close(self) -> None:
         self._journal.close()

@@ -29,6 +29,7 @@ from aiokafka.errors import (
 )
 
 from engine.errors import EngineNotRunning
+from engine.storage.kafka_topic_admin import describe
 from engine.topics.base import (
     NO_CALLBACK,
     ConsumedRecord,
@@ -47,13 +48,8 @@ log = structlog.get_logger(component="topics")
 _INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 
-def _describe(exc: BaseException) -> str:
-    name, text = type(exc).__name__, str(exc)
-    return name if not text else text if text.startswith(name) else f"{name}: {text}"
-
-
 def _error(exc: KafkaError, doing: str) -> TopicsError:
-    return TopicsError(f"Could not {doing}: {_describe(exc)}", retriable=bool(getattr(exc, "retriable", False)))
+    return TopicsError(f"Could not {doing}: {describe(exc)}", retriable=bool(getattr(exc, "retriable", False)))
 
 
 class KafkaTopics:
@@ -236,7 +232,7 @@ class KafkaProducer:
             _settle(future, exc=_error(exc, f"send to topic '{topic}'"))
             return
         except Exception as exc:  # one bad record fails its own send, never the pump
-            _settle(future, exc=TopicsError(f"Could not send to topic '{topic}': {_describe(exc)}"))
+            _settle(future, exc=TopicsError(f"Could not send to topic '{topic}': {describe(exc)}"))
             return
         ack.add_done_callback(partial(_on_ack, future, topic=topic))
 

@@ -262,6 +262,12 @@ class SourceLoop(TaskLoop):
             except Exception as exc:  # a bad offset from the task: logged, as Connect's flush failure
                 log.error("task.offset_commit_failed", task=self.task_id, error=repr(exc))
                 return
+            try:  # commit() only once the offsets are durable (on Kafka: acknowledged)
+                async with asyncio.timeout(self.plane.settings.offset_flush_timeout_s):
+                    await self.plane.offsets.flush()
+            except TimeoutError:
+                log.error("task.offset_commit_failed", task=self.task_id, error="offset flush timed out")
+                return
         try:
             await invoke(self.task.commit)
         except Exception as exc:  # user code: logged and ignored, as in Connect

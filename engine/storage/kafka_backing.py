@@ -1,0 +1,206 @@
+"""A compacted internal topic mirrored in memory: Connect's ``KafkaBasedLog`` for statuses and offsets.
+
+Writes are queued and sent in order by one sender task (so two writes of a key land in order);
+a reader task applies every record, this worker's own and the others', through ``on_record``.
+A header marks this instance's own writes: reading back an older one of them never overwrites a
+newer value the store already holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.errors import ConsumerStoppedError, KafkaError
+
+from engine.errors import ConfigLogError, EngineNotRunning
+from engine.storage.kafka_topic_admin import describe, ensure_compacted_topic
+
+log = structlog.get_logger(component="internal-topic")
+
+WRITER_HEADER = "connect-engine-writer"
+# tansu leaves an empty partition out of a fetch answered at once: wait a little for the watermark
+_FETCH_WAIT_MS = 50
+_END_TIMEOUT_S = 30.0
+
+OnRecord = Callable[[str, bytes | None], None]
+
+
+class KafkaBackingLog:
+    """One internal topic: ``open`` reads it to the end, then a reader keeps applying new records."""
+
+    def __init__(self, bootstrap_servers: str, topic: str, *, partitions: int, replication_factor: int,
+                 property_name: str, client_id: str, on_record: OnRecord) -> None:
+        self.bootstrap_servers = bootstrap_servers
+        self.topic = topic
+        self.partitions = partitions
+        self.replication_factor = replication_factor
+        self.property_name = property_name
+        self.client_id = client_id
+        self._on_record = on_record
+        self._producer: Any = None
+        self._consumer: Any = None
+        self._tps: list[TopicPartition] = []
+        self._queue: asyncio.Queue[tuple[str, bytes | None, int]] = asyncio.Queue()
+        self._pending: set[asyncio.Future[Any]] = set()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._token = f"{client_id}:{os.getpid()}:{id(self)}".encode()
+        self._sequence = 0
+        self._latest_own: dict[str, int] = {}  # key -> sequence of this instance's newest write
+        self.skipped = 0
+        self._progress = asyncio.Event()  # set after each applied batch, for read_to_end
+
+    async def open(self) -> None:
+        try:
+            found = await ensure_compacted_topic(
+                self.bootstrap_servers, self.topic, partitions=self.partitions,
+                replication_factor=self.replication_factor, property_name=self.property_name,
+                client_id=self.client_id)
+            self._tps = [TopicPartition(self.topic, p) for p in range(found)]
+            self._producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap_servers, client_id=self.client_id,
+                                              acks="all", enable_idempotence=False)  # tansu rejects InitProducerId
+            await self._producer.start()
+            self._consumer = self._new_consumer("reader")
+            await self._consumer.start()
+            self._consumer.assign(self._tps)
+            self._consumer.seek_to_beginning(*self._tps)
+            ends = await self._end_offsets()
+            self._tasks = [asyncio.create_task(self._read(), name=f"read:{self.topic}"),
+                           asyncio.create_task(self._send(), name=f"send:{self.topic}")]
+            await self._reached(ends)
+        except KafkaError as exc:
+            await self.close()
+            raise ConfigLogError(f"Could not open {self.property_name} '{self.topic}' on "
+                                 f"{self.bootstrap_servers}: {describe(exc)}") from exc
+        except BaseException:
+            await self.close()
+            raise
+        log.info("internal_topic.opened", topic=self.topic, property=self.property_name, partitions=len(self._tps))
+
+    async def close(self) -> None:
+        """Send what is queued (bounded), then stop. Idempotent, safe before open."""
+        if self._producer is not None and self._tasks:
+            with contextlib.suppress(TimeoutError, KafkaError, EngineNotRunning):
+                async with asyncio.timeout(5):
+                    await self.flush()
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        for client in (self._consumer, self._producer):
+            if client is not None:
+                with contextlib.suppress(KafkaError):
+                    await client.stop()
+        self._consumer = self._producer = None
+
+    # ---- writing ----------------------------------------------------------------------------
+
+    def send(self, key: str, value: bytes | None) -> None:
+        """Queue a write; keys keep their order (one sender, the key picks the partition)."""
+        if self._producer is None:
+            raise EngineNotRunning(f"The {self.property_name} '{self.topic}' is not open")
+        self._sequence += 1
+        self._latest_own[key] = self._sequence
+        self._queue.put_nowait((key, value, self._sequence))
+
+    async def _send(self) -> None:
+        producer = self._producer
+        while True:
+            key, value, sequence = await self._queue.get()
+            try:
+                future = await producer.send(self.topic, value, key=key.encode(),
+                                             headers=[(WRITER_HEADER, self._token + b":" + str(sequence).encode())])
+                self._pending.add(future)
+                future.add_done_callback(self._sent)
+            except KafkaError as exc:
+                log.error("internal_topic.write_failed", topic=self.topic, key=key, error=describe(exc))
+            finally:
+                self._queue.task_done()
+
+    def _sent(self, future: asyncio.Future[Any]) -> None:
+        self._pending.discard(future)
+        if not future.cancelled() and future.exception() is not None:
+            log.error("internal_topic.write_failed", topic=self.topic, error=describe(future.exception()))  # type: ignore[arg-type]
+
+    async def flush(self) -> None:
+        """Return once every write queued before the call is acknowledged (or failed, logged)."""
+        await self._queue.join()
+        if self._pending:
+            await asyncio.wait(list(self._pending))
+
+    # ---- reading ----------------------------------------------------------------------------
+
+    def _new_consumer(self, role: str) -> Any:
+        return AIOKafkaConsumer(bootstrap_servers=self.bootstrap_servers, client_id=f"{self.client_id}-{role}",
+                                group_id=None, enable_auto_commit=False, auto_offset_reset="earliest",
+                                fetch_max_wait_ms=_FETCH_WAIT_MS)
+
+    async def _read(self) -> None:
+        consumer = self._consumer
+        while True:
+            try:
+                batches = await consumer.getmany(timeout_ms=500)
+            except ConsumerStoppedError:
+                return
+            except KafkaError as exc:
+                log.warning("internal_topic.read_failed", topic=self.topic, error=describe(exc))
+                await asyncio.sleep(0.5)
+                continue
+            for records in batches.values():
+                for record in records:
+                    self._apply(record)
+            self._progress.set()
+
+    def _apply(self, record: Any) -> None:
+        key = record.key.decode("utf-8", "replace") if record.key is not None else ""
+        for name, raw in record.headers or ():
+            if name == WRITER_HEADER and raw.startswith(self._token + b":"):
+                sequence = int(raw[len(self._token) + 1:])
+                if sequence < self._latest_own.get(key, 0):
+                    return  # an older write of ours: the store already holds a newer value
+                self._latest_own.pop(key, None)
+        try:
+            self._on_record(key, record.value)
+        except (ValueError, KeyError, TypeError) as exc:
+            self.skipped += 1
+            log.warning("internal_topic.record_skipped", topic=self.topic, key=key, offset=record.offset,
+                        reason=repr(exc))
+
+    async def read_to_end(self) -> None:
+        """Return once everything written to the topic before the call has been applied."""
+        await self._reached(await self._end_offsets())
+
+    async def _end_offsets(self) -> dict[TopicPartition, int]:
+        """Each partition's high-watermark from fresh fetches (ListOffsets is wrong on tansu)."""
+        probe = self._new_consumer("end-offsets")
+        try:
+            await probe.start()
+            probe.assign(self._tps)
+            probe.seek_to_beginning(*self._tps)
+            async with asyncio.timeout(_END_TIMEOUT_S):
+                while any(probe.highwater(tp) is None for tp in self._tps):
+                    await probe.getmany(timeout_ms=_FETCH_WAIT_MS, max_records=1)
+            return {tp: int(probe.highwater(tp)) for tp in self._tps}
+        except TimeoutError as exc:
+            raise ConfigLogError(f"Could not read the end of {self.property_name} '{self.topic}' within "
+                                 f"{_END_TIMEOUT_S:g} s") from exc
+        finally:
+            with contextlib.suppress(KafkaError):
+                await probe.stop()
+
+    async def _reached(self, ends: dict[TopicPartition, int]) -> None:
+        consumer = self._consumer
+        async with asyncio.timeout(_END_TIMEOUT_S):
+            for tp, end in ends.items():
+                while end > 0 and await consumer.position(tp) < end:
+                    self._progress.clear()
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(0.1):  # a batch may land between the check and the wait
+                            await self._progress.wait()

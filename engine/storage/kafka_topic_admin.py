@@ -1,0 +1,127 @@
+"""Creating and checking Connect's internal topics: compacted, and the config topic one partition.
+
+Shared by the config log and the Kafka status and offset stores, which Connect checks the same
+way (``TopicAdmin.verifyTopicCleanupPolicyOnlyCompact``, spec §3).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from aiokafka.errors import (
+    ClusterAuthorizationFailedError,
+    IncompatibleBrokerVersion,
+    TopicAlreadyExistsError,
+    TopicAuthorizationFailedError,
+    UnsupportedVersionError,
+    for_code,
+)
+
+from engine.errors import ConfigError, ConfigLogError
+
+log = structlog.get_logger(component="topic-admin")
+
+CLEANUP_POLICY = "cleanup.policy"
+COMPACT = "compact"
+_UNVERIFIABLE = (UnsupportedVersionError, IncompatibleBrokerVersion, TopicAuthorizationFailedError,
+                 ClusterAuthorizationFailedError)
+# what each internal topic keeps, for the refusal message (Connect's wording per store)
+_KEEPS = {"config.storage.topic": "connector configurations", "status.storage.topic": "connector and task statuses",
+          "offset.storage.topic": "source connector offsets"}
+
+
+async def ensure_compacted_topic(bootstrap_servers: str, topic: str, *, partitions: int, replication_factor: int,
+                                 property_name: str, client_id: str, single_partition: bool = False) -> int:
+    """Create ``topic`` compacted if missing, else refuse a non-compacted one; returns its partition count.
+
+    ``single_partition`` (the config topic) also refuses any count but one.
+    """
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers, client_id=f"{client_id}-admin")
+    try:
+        await admin.start()
+        if await _create(admin, topic, partitions, replication_factor, property_name):
+            return partitions
+        found = await _partitions(admin, topic, property_name)
+        if single_partition and found != 1:
+            raise ConfigError(
+                f"Topic '{topic}' supplied via the '{property_name}' property is required to have a "
+                "single partition in order to guarantee consistency of connector configurations, but found "
+                f"{found} partitions.", errors={property_name: ["must have a single partition"]})
+        await _check_cleanup_policy(admin, topic, property_name)
+        return found
+    finally:
+        await admin.close()
+
+
+async def _create(admin: Any, topic: str, partitions: int, replication_factor: int, property_name: str) -> bool:
+    """Create the topic with Connect's settings; False if it already existed."""
+    # -1 is Connect's "broker default"; aiokafka accepts it only alongside an (empty) assignment
+    assignments: dict[int, list[int]] | None = {} if replication_factor == -1 else None
+    new = NewTopic(topic, partitions, replication_factor, replica_assignments=assignments,
+                   topic_configs={CLEANUP_POLICY: COMPACT})
+    response = await admin.create_topics([new])
+    for _, code, *rest in response.topic_errors:
+        error = for_code(code)
+        if code == 0:
+            log.info("internal_topic.created", topic=topic, property=property_name, partitions=partitions,
+                     replication_factor=replication_factor, cleanup_policy=COMPACT)
+            return True
+        if error is TopicAlreadyExistsError:
+            return False
+        message = rest[0] if rest and rest[0] else error.__name__
+        raise ConfigLogError(f"Could not create {_kind(property_name)} topic '{topic}': {message}")
+    raise ConfigLogError(f"Could not create {_kind(property_name)} topic '{topic}': the broker did not answer for it")
+
+
+async def _partitions(admin: Any, topic: str, property_name: str) -> int:
+    (described,) = await admin.describe_topics([topic])
+    if described["error_code"] != 0:
+        error = for_code(described["error_code"]).__name__
+        raise ConfigLogError(f"Could not describe {_kind(property_name)} topic '{topic}': {error}")
+    return len(described["partitions"])
+
+
+async def _check_cleanup_policy(admin: Any, topic: str, property_name: str) -> None:
+    """Refuse anything but ``compact``; warn and go on when the broker cannot say (as Connect does)."""
+    policy = None
+    try:
+        # unfiltered: tansu drops the connection when asked for named configs
+        (response,) = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+        for code, _, _, _, config_entries in response.resources:
+            if code != 0:
+                raise for_code(code)()
+            policy = next((value for name, value, *_ in config_entries if name == CLEANUP_POLICY), None)
+    except _UNVERIFIABLE as exc:
+        log.warning("internal_topic.cleanup_policy_unverified", topic=topic, reason=describe(exc))
+        return
+    if policy is None:
+        log.warning("internal_topic.cleanup_policy_unverified", topic=topic,
+                    reason="the broker did not report cleanup.policy")
+        return
+    policies = sorted({p.strip() for p in policy.split(",") if p.strip()})
+    if policies != [COMPACT]:
+        found = ",".join(policies)
+        keeps = _KEEPS.get(property_name, "its records")
+        raise ConfigError(
+            f"Topic '{topic}' supplied via the '{property_name}' property is required to have "
+            f"'{CLEANUP_POLICY}={COMPACT}' to guarantee consistency and durability of {keeps}, but "
+            f"found the topic currently has '{CLEANUP_POLICY}={found}'. Continuing "
+            f"would likely result in eventually losing {keeps} and problems restarting "
+            f"this Connect cluster in the future. Change the '{property_name}' property in the Connect "
+            f"worker configurations to use a topic with '{CLEANUP_POLICY}={COMPACT}'.",
+            errors={property_name: [f"must have {CLEANUP_POLICY}={COMPACT}"]})
+
+
+def _kind(property_name: str) -> str:
+    return property_name.split(".")[0]
+
+
+def describe(exc: BaseException) -> str:
+    """The error's class and message once (aiokafka's messages often start with the class already)."""
+    name, text = type(exc).__name__, str(exc)
+    if not text:
+        return name
+    return text if text.startswith(name) else f"{name}: {text}"

@@ -1,0 +1,64 @@
+"""Which status and offset stores a worker uses, from its properties (spec §1.10).
+
+Kafka topics in a cluster (``group.id``) or when a topic is named explicitly with
+``bootstrap.servers``; else files when a filename is given; else memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from engine.errors import ConfigError
+from engine.storage.offsets import FileOffsetStore, MemoryOffsetStore
+from engine.storage.status import FileStatusStore, MemoryStatusStore
+
+DEFAULT_STATUS_TOPIC = "connect-status"
+DEFAULT_OFFSETS_TOPIC = "connect-offsets"
+
+
+def _on_kafka(worker: Mapping[str, str], topic_key: str) -> str | None:
+    servers = worker.get("bootstrap.servers", "").strip()
+    if not servers:
+        return None
+    if worker.get("group.id", "").strip() or worker.get(topic_key, "").strip():
+        return servers
+    return None
+
+
+def _count(worker: Mapping[str, str], key: str, default: int) -> int:
+    raw = worker.get(key, "").strip() or str(default)
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"Invalid value {raw} for configuration {key}: Not a number of type INT",
+                          errors={key: ["Not a number of type INT"]}) from None
+    if value < 1 and not (key.endswith("replication.factor") and value == -1):
+        raise ConfigError(f"Invalid value {raw} for configuration {key}: Value must be at least 1",
+                          errors={key: ["Value must be at least 1"]})
+    return value
+
+
+def open_status_store(worker: Mapping[str, str], *, client_id: str) -> MemoryStatusStore:
+    if servers := _on_kafka(worker, "status.storage.topic"):
+        from engine.storage.kafka_status import KafkaStatusStore
+
+        return KafkaStatusStore(servers, worker.get("status.storage.topic", "").strip() or DEFAULT_STATUS_TOPIC,
+                                partitions=_count(worker, "status.storage.partitions", 5),
+                                replication_factor=_count(worker, "status.storage.replication.factor", 1),
+                                client_id=client_id)
+    if path := worker.get("status.storage.file.filename"):
+        return FileStatusStore(path)
+    return MemoryStatusStore()
+
+
+def open_offset_store(worker: Mapping[str, str], *, client_id: str) -> MemoryOffsetStore:
+    if servers := _on_kafka(worker, "offset.storage.topic"):
+        from engine.storage.kafka_offsets import KafkaOffsetStore
+
+        return KafkaOffsetStore(servers, worker.get("offset.storage.topic", "").strip() or DEFAULT_OFFSETS_TOPIC,
+                                partitions=_count(worker, "offset.storage.partitions", 25),
+                                replication_factor=_count(worker, "offset.storage.replication.factor", 1),
+                                client_id=client_id)
+    if path := worker.get("offset.storage.file.filename"):
+        return FileOffsetStore(path)
+    return MemoryOffsetStore()
