@@ -29,7 +29,7 @@ async def forward(request: web.Request, exc: NotLeader, timeout: float) -> web.S
     query.append(("forward", "false" if hop is not None else "true"))
     url = URL(exc.leader_url.rstrip("/") + request.path).with_query(query)
     headers = {h: request.headers[h] for h in _PASSED_HEADERS if h in request.headers}
-    body = await request.read() if request.can_read_body else None
+    body = await request.read()  # cached by aiohttp when the handler read it already
     status, answer, content_type = await send(request.method, str(url), body=body, headers=headers,
                                               timeout=timeout)
     response = web.Response(status=status, body=answer if status != 204 else None)

@@ -6,8 +6,12 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
+import pytest
+
 from engine.testing.cluster import WorkerCluster, eventually, request
 from tests.distributed.test_cluster import no_overlap, running, source_config, task_owners
+
+pytestmark = pytest.mark.timeout(240)  # separate worker processes and real rebalances
 
 
 def deletion_calls(cluster: WorkerCluster, name: str) -> tuple[list[int], Counter[str]]:
@@ -62,7 +66,8 @@ async def _count_deleted(cluster: WorkerCluster, name: str) -> int:
     return len(deletion_calls(cluster, name)[0])
 
 
-async def test_cleanup_survives_the_owner_dying_inside_deleted(cluster: WorkerCluster) -> None:
+async def test_cleanup_survives_the_owner_dying_inside_deleted(killable_cluster: WorkerCluster) -> None:
+    cluster = killable_cluster
     workers = [cluster.start_worker() for _ in range(2)]
     await cluster.started(*workers)
     once = cluster.directory / "exit-once"
