@@ -298,6 +298,10 @@ class Engine:
         if given != name:
             raise ConfigError(f"Connector name configuration ({given}) doesn't match connector name in the URL ({name})")
         await validate_connector_config(full, timeout=self.worker.callback_timeout)
+        if self.cluster is not None:
+            from engine.distributed.sink_group import check_sink_group
+
+            check_sink_group(name, full, self.cluster.settings.group_id)
         return {k: str(v) for k, v in full.items()}
 
     async def create_connector(self, name: str, config: Mapping[str, str],

@@ -603,6 +603,7 @@ class ConnectorUnit:
         except ConfigError:
             cls = None
         outcome = await run_deleted(self.name, cls, self._resolved_or_raw(config), None, self._s.offsets, timeout=self._s.worker.deleted_timeout)
+        self._s.status.remove_connector(self.name)  # what a crashed owner left behind
         if outcome.succeeded:
             await self._s.append([PendingCleanupCleared(self.name)])
         self._s.deletion_finished(outcome)

@@ -125,8 +125,9 @@ async def get_tasks_config(request: web.Request) -> web.Response:
     log.warning("rest.deprecated_endpoint", reason="The 'GET /connectors/{connector}/tasks-config' endpoint is "
                 "deprecated and will be removed in the next major release. Please use the "
                 "'GET /connectors/{connector}/tasks' endpoint instead.")
-    tasks = await _engine(request).task_configs(name)
-    if not tasks:  # the standalone herder answers 404 for a connector without tasks
+    engine = _engine(request)
+    tasks = await engine.task_configs(name)
+    if not tasks and engine.cluster is None:  # standalone answers 404 without tasks; distributed 200 {}
         raise ConnectorNotFound(name, f"Connector {name} not found")
     return web.json_response({f"{name}-{t['id']['task']}": t["config"] for t in tasks})
 

@@ -68,7 +68,7 @@ class KafkaBackingLog:
             self._consumer = self._new_consumer("reader")
             await self._consumer.start()
             self._consumer.assign(self._tps)
-            self._consumer.seek_to_beginning(*self._tps)
+            await self._consumer.seek_to_beginning(*self._tps)
             ends = await self._end_offsets()
             self._tasks = [asyncio.create_task(self._read(), name=f"read:{self.topic}"),
                            asyncio.create_task(self._send(), name=f"send:{self.topic}")]
@@ -183,7 +183,7 @@ class KafkaBackingLog:
         try:
             await probe.start()
             probe.assign(self._tps)
-            probe.seek_to_beginning(*self._tps)
+            await probe.seek_to_beginning(*self._tps)
             async with asyncio.timeout(_END_TIMEOUT_S):
                 while any(probe.highwater(tp) is None for tp in self._tps):
                     await probe.getmany(timeout_ms=_FETCH_WAIT_MS, max_records=1)

@@ -180,6 +180,11 @@ async def test_rest_works_on_any_worker_and_forwards_to_the_leader(cluster: Work
     assert sorted(answers, key=str) == sorted(
         [(200, None), (409, "Cannot complete request because of a conflicting operation (e.g. worker rebalance)")],
         key=str)
+    sink = {"connector.class": "engine.testing.recording.RecordingSinkConnector", "topics": "t",
+            "consumer.override.group.id": cluster.group}
+    code, body = await request(workers[1], "POST", "/connectors", {"name": "greedy", "config": sink})
+    assert code == 400
+    assert body["message"] == f"Consumer group for sink connector named greedy conflicts with Connect worker group {cluster.group}"
     code, _ = await request(workers[1], "DELETE", "/connectors/via-w1")
     assert code == 204
     await eventually(lambda: _gone(workers[0], "via-w1"))
