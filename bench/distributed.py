@@ -126,14 +126,14 @@ async def bare_rebalance(bootstrap: str) -> float:
     members = []
     try:
         for _ in range(3):
-            consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group,
+            consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
                                         session_timeout_ms=6000, heartbeat_interval_ms=1000)
             await consumer.start()
             members.append(consumer)
         polls = [asyncio.create_task(_keep_polling(c)) for c in members]
         await _until(lambda: sum(len(c.assignment()) for c in members) == 12)
         began = time.perf_counter()
-        newcomer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group,
+        newcomer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
                                     session_timeout_ms=6000, heartbeat_interval_ms=1000)
         await newcomer.start()
         members.append(newcomer)
@@ -213,11 +213,10 @@ async def catch_up(bootstrap: str, connectors: int) -> tuple[float, float]:
 
     tag = os.urandom(4).hex()
     topic = f"catchup-{tag}"
-    from engine.configlog.kafka import KafkaConfigLog
+    from engine.storage.kafka_topic_admin import ensure_compacted_topic
 
-    log = KafkaConfigLog(bootstrap, topic)
-    await log.open()
-    await log.close()
+    await ensure_compacted_topic(bootstrap, topic, partitions=1, replication_factor=1,
+                                 property_name="config.storage.topic", client_id="bench", single_partition=True)
     await _write_connectors(bootstrap, topic, [f"c-{i:05d}" for i in range(connectors)])
     engine = Engine({"group.id": f"catchup-{tag}", "bootstrap.servers": bootstrap, "config.storage.topic": topic,
                      "status.storage.topic": f"status-{tag}", "offset.storage.topic": f"offsets-{tag}",
@@ -247,13 +246,22 @@ async def catch_up(bootstrap: str, connectors: int) -> tuple[float, float]:
 async def run(connectors: int, catchup: int, samples: int) -> dict[str, Any]:
     with running_broker("noida") as broker, tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
+        _progress("catch-up")
         engine_rate, bare_rate = await catch_up(broker.bootstrap, catchup)
+        _progress("bare rebalance")
         bare = await bare_rebalance(broker.bootstrap)
+        _progress("rebalance")
         moved = await rebalance(broker.bootstrap, directory, connectors)
+        _progress("create -> RUNNING")
         distributed, standalone = await create_latency(broker.bootstrap, directory, samples)
     return {"connectors": connectors, "catchup": catchup, "samples": samples, **moved, "bare_rebalance_s": bare,
             "catchup_rate": engine_rate, "bare_catchup_rate": bare_rate,
             "create_p50_p99": _percentiles(distributed), "standalone_create_p50_p99": _percentiles(standalone)}
+
+
+def _progress(stage: str) -> None:
+    sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {stage}\n")
+    sys.stderr.flush()
 
 
 def _markdown(result: dict[str, Any]) -> str:

@@ -51,7 +51,7 @@ class Cluster:
             client_id=f"connect-engine-{settings.worker_id}-group", join_metadata=self._join_metadata,
             planner=self._plan, on_assignment=self._received,
             session_timeout_ms=settings.session_timeout_ms, heartbeat_interval_ms=settings.heartbeat_interval_ms,
-            rebalance_timeout_ms=settings.rebalance_timeout_ms)
+            rebalance_timeout_ms=settings.rebalance_timeout_ms, request_timeout_ms=settings.request_timeout_ms)
 
     # ---- what the herder and the engine ask -----------------------------------------------
 
@@ -141,6 +141,10 @@ class Cluster:
                  started=(new - old).size, stopped=(old - new).size, revoked=assignment.revoked.size)
         if assignment.revoked:
             self.member.request_rejoin()  # phase two: the freed work goes to its new owner
+        elif self.needs_rebalance and (self.is_leader or self.leader is None):
+            # a change read after the leader planned; its rejoin request may have been swallowed
+            # by the rebalance in progress (aiokafka resets the rejoin flag when a join completes)
+            self.member.request_rejoin()
         self._cancel_timer()
         if self.is_leader and assignment.rejoin_after_ms is not None:
             self._timer = loop.call_later(assignment.rejoin_after_ms / 1000 + 0.05, self.member.request_rejoin)

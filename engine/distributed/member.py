@@ -55,7 +55,7 @@ class GroupMember:
                  join_metadata: Callable[[], JoinMetadata], planner: Planner,
                  on_assignment: Callable[[Assignment, int], None],
                  session_timeout_ms: int = 10_000, heartbeat_interval_ms: int = 3_000,
-                 rebalance_timeout_ms: int = 60_000) -> None:
+                 rebalance_timeout_ms: int = 60_000, request_timeout_ms: int = 40_000) -> None:
         self.bootstrap_servers = bootstrap_servers
         self.group_id = group_id
         self.topic = topic
@@ -66,6 +66,7 @@ class GroupMember:
         self._session_timeout_ms = session_timeout_ms
         self._heartbeat_interval_ms = heartbeat_interval_ms
         self._rebalance_timeout_ms = rebalance_timeout_ms
+        self._request_timeout_ms = request_timeout_ms
         self._consumer: Any = None
         self._poller: asyncio.Task[None] | None = None
         self.rebalances = 0
@@ -86,7 +87,8 @@ class GroupMember:
             client_id=self.client_id, enable_auto_commit=False, auto_offset_reset="latest",
             partition_assignment_strategy=(_ConnectAssignor(self),),
             session_timeout_ms=self._session_timeout_ms, heartbeat_interval_ms=self._heartbeat_interval_ms,
-            rebalance_timeout_ms=self._rebalance_timeout_ms, max_poll_interval_ms=max(self._rebalance_timeout_ms, 300_000))
+            rebalance_timeout_ms=self._rebalance_timeout_ms, request_timeout_ms=self._request_timeout_ms,
+            max_poll_interval_ms=max(self._rebalance_timeout_ms, 300_000))
         await self._consumer.start()
         self._poller = asyncio.create_task(self._poll(), name=f"group-member:{self.group_id}")
         log.info("group.joining", group=self.group_id)

@@ -31,6 +31,7 @@ class ClusterSettings:
     session_timeout_ms: int
     heartbeat_interval_ms: int
     rebalance_timeout_ms: int
+    request_timeout_ms: int
     scheduled_rebalance_max_delay_ms: int
     sync_timeout_s: float
 
@@ -50,6 +51,8 @@ class ClusterSettings:
             session_timeout_ms=_int(raw, "session.timeout.ms", 10_000, minimum=1),
             heartbeat_interval_ms=_int(raw, "heartbeat.interval.ms", 3_000, minimum=1),
             rebalance_timeout_ms=_int(raw, "rebalance.timeout.ms", 60_000, minimum=1),
+            # bounds a JoinGroup the broker never answers (seen on noida 0.2.3 mid-rebalance)
+            request_timeout_ms=_int(raw, "request.timeout.ms", 40_000, minimum=1),
             scheduled_rebalance_max_delay_ms=_int(raw, "scheduled.rebalance.max.delay.ms", 300_000),
             sync_timeout_s=_int(raw, "worker.sync.timeout.ms", 3_000, minimum=1) / 1000,
         )

@@ -103,7 +103,7 @@ class WorkerCluster:
         return {"group.id": self.group, "bootstrap.servers": self.bootstrap,
                 "listeners": f"http://{HOST}:{port}", **self.topics,
                 "scheduled.rebalance.max.delay.ms": str(self.delay_ms),
-                "session.timeout.ms": "6000", "heartbeat.interval.ms": "1000",
+                "session.timeout.ms": "6000", "heartbeat.interval.ms": "1000", "request.timeout.ms": "5000",
                 "task.shutdown.graceful.timeout.ms": "3000", "connector.shutdown.graceful.timeout.ms": "3000",
                 "offset.flush.interval.ms": "1000", **self.extra}
 
