@@ -30,6 +30,7 @@ from engine.api.errors import (
     NotFoundException,
     RetriableException,
 )
+from engine.api.exactly_once import ConnectorTransactionBoundaries, ExactlyOnceSupport, TransactionContext
 from engine.api.records import ConnectRecord, Header, RecordMetadata, SinkRecord, SourceRecord, TopicPartition
 from engine.api.task import SinkTask, SourceTask, Task
 
@@ -46,7 +47,9 @@ __all__ = [
     "ConnectRecord",
     "Connector",
     "ConnectorContext",
+    "ConnectorTransactionBoundaries",
     "DataException",
+    "ExactlyOnceSupport",
     "Header",
     "IllegalWorkerStateException",
     "Importance",
@@ -67,5 +70,6 @@ __all__ = [
     "SourceTaskContext",
     "Task",
     "TopicPartition",
+    "TransactionContext",
     "Width",
 ]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.api.config_def import ConfigDef, ConfigValue
 from engine.api.context import ConnectorContext, SinkConnectorContext, SourceConnectorContext
+from engine.api.exactly_once import ConnectorTransactionBoundaries, ExactlyOnceSupport
 from engine.api.inline import inline
 
 if TYPE_CHECKING:
@@ -79,6 +80,14 @@ class SourceConnector(Connector):
     @inline
     def alter_offsets(self, connector_config: Mapping[str, str], offsets: Mapping[Any, Any]) -> bool:
         return False
+
+    def exactly_once_support(self, connector_config: Mapping[str, str]) -> ExactlyOnceSupport | None:
+        """KIP-618: None (unknown) unless the connector says; ``exactly.once.support=required`` needs SUPPORTED."""
+        return None
+
+    def can_define_transaction_boundaries(self, connector_config: Mapping[str, str]) -> ConnectorTransactionBoundaries:
+        """KIP-618: whether ``transaction.boundary=connector`` may be used with this connector."""
+        return ConnectorTransactionBoundaries.UNSUPPORTED
 
 
 class SinkConnector(Connector):

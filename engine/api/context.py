@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from engine.api.errors import ConnectException, IllegalWorkerStateException
+from engine.api.exactly_once import TransactionContext
 from engine.api.records import TopicPartition
 
 
@@ -83,13 +84,15 @@ class SourceTaskContext(TaskContext):
     def __init__(self, config: Mapping[str, str], *, offset_reader: OffsetStorageReader) -> None:
         super().__init__(config)
         self._offset_reader = offset_reader
+        self.transactions: TransactionContext | None = None  # set by an exactly-once loop (connector boundary)
 
     def offset_storage_reader(self) -> OffsetStorageReader:
         return self._offset_reader
 
-    def transaction_context(self) -> None:
-        """Exactly-once transaction boundaries arrive with distributed mode; None until then."""
-        return
+    def transaction_context(self) -> TransactionContext | None:
+        """With ``transaction.boundary=connector`` under exactly-once support, the task's transaction
+        control; None otherwise (as in Connect)."""
+        return self.transactions
 
 
 class SinkTaskContext(TaskContext):
