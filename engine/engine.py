@@ -302,6 +302,10 @@ class Engine:
             from engine.distributed.sink_group import check_sink_group
 
             check_sink_group(name, full, self.cluster.settings.group_id)
+        if self.data_settings.exactly_once:
+            from engine.worker.exactly_once import check_connector
+
+            check_connector(load_connector_class(full.get("connector.class", "")), full)
         return {k: str(v) for k, v in full.items()}
 
     async def create_connector(self, name: str, config: Mapping[str, str],

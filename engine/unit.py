@@ -463,6 +463,10 @@ class ConnectorUnit:
             loop_cls = SinkLoop
         elif issubclass(task_cls, SourceTask):
             loop_cls = SourceLoop
+            if plane.settings.exactly_once:
+                from engine.worker.exactly_once_loop import ExactlyOnceSourceLoop
+
+                loop_cls = ExactlyOnceSourceLoop
         else:
             return None
         name, raw_config, transformer = self.name, self.config, self._s.worker.transformer

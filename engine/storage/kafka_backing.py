@@ -35,7 +35,8 @@ class KafkaBackingLog:
     """One internal topic: ``open`` reads it to the end, then a reader keeps applying new records."""
 
     def __init__(self, bootstrap_servers: str, topic: str, *, partitions: int, replication_factor: int,
-                 property_name: str, client_id: str, on_record: OnRecord) -> None:
+                 property_name: str, client_id: str, on_record: OnRecord,
+                 isolation_level: str = "read_uncommitted") -> None:
         self.bootstrap_servers = bootstrap_servers
         self.topic = topic
         self.partitions = partitions
@@ -43,6 +44,7 @@ class KafkaBackingLog:
         self.property_name = property_name
         self.client_id = client_id
         self._on_record = on_record
+        self._isolation_level = isolation_level  # read_committed: exactly-once tasks write offsets in transactions
         self._producer: Any = None
         self._consumer: Any = None
         self._tps: list[TopicPartition] = []
@@ -140,7 +142,7 @@ class KafkaBackingLog:
     def _new_consumer(self, role: str) -> Any:
         return AIOKafkaConsumer(bootstrap_servers=self.bootstrap_servers, client_id=f"{self.client_id}-{role}",
                                 group_id=None, enable_auto_commit=False, auto_offset_reset="earliest",
-                                fetch_max_wait_ms=_FETCH_WAIT_MS)
+                                fetch_max_wait_ms=_FETCH_WAIT_MS, isolation_level=self._isolation_level)
 
     async def _read(self) -> None:
         consumer = self._consumer

@@ -15,11 +15,12 @@ PROPERTY = "offset.storage.topic"
 
 class KafkaOffsetStore(MemoryOffsetStore):
     def __init__(self, bootstrap_servers: str, topic: str, *, partitions: int = 25, replication_factor: int = 1,
-                 client_id: str = "connect-engine") -> None:
+                 client_id: str = "connect-engine", read_committed: bool = False) -> None:
         super().__init__()
         self.log = KafkaBackingLog(bootstrap_servers, topic, partitions=partitions,
                                    replication_factor=replication_factor, property_name=PROPERTY,
-                                   client_id=f"{client_id}-offsets", on_record=self._apply)
+                                   client_id=f"{client_id}-offsets", on_record=self._apply,
+                                   isolation_level="read_committed" if read_committed else "read_uncommitted")
 
     async def open(self) -> None:
         await self.log.open()

@@ -75,6 +75,12 @@ class MemoryOffsetStore:
         self.write(connector, ((p, None) for p in partitions))
         return len(partitions)
 
+    def apply_committed(self, connector: str,
+                        offsets: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None:
+        """Offsets written elsewhere (an exactly-once task's transaction): kept, not written again."""
+        for partition, offset in offsets:
+            self._offsets[offset_key(connector, partition)] = dict(offset)
+
     async def flush(self) -> None:
         """Wait until written offsets are durable (the Kafka store's sends acknowledged)."""
         return

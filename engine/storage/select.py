@@ -58,7 +58,9 @@ def open_offset_store(worker: Mapping[str, str], *, client_id: str) -> MemoryOff
         return KafkaOffsetStore(servers, worker.get("offset.storage.topic", "").strip() or DEFAULT_OFFSETS_TOPIC,
                                 partitions=_count(worker, "offset.storage.partitions", 25),
                                 replication_factor=_count(worker, "offset.storage.replication.factor", 1),
-                                client_id=client_id)
+                                client_id=client_id,
+                                # offsets of exactly-once tasks' aborted transactions must stay unseen
+                                read_committed=worker.get("exactly.once.source.support", "").strip() == "enabled")
     if path := worker.get("offset.storage.file.filename"):
         return FileOffsetStore(path)
     return MemoryOffsetStore()

@@ -11,6 +11,7 @@ from engine.spark.supervisor import SparkSupervisor
 from engine.storage.offsets import MemoryOffsetStore
 from engine.storage.status import MemoryStatusStore, TopicStatus
 from engine.topics.base import Producer, Topics
+from engine.worker.exactly_once import worker_enabled
 
 DATA_PLANE_DEFAULTS: dict[str, str] = {
     "offset.flush.interval.ms": "60000",
@@ -50,6 +51,7 @@ class DataSettings:
     topic_tracking: bool
     topic_tracking_reset: bool
     max_poll_records: int
+    exactly_once: bool  # exactly.once.source.support=enabled: source tasks write in transactions
 
     @classmethod
     def parse(cls, raw: Mapping[str, str]) -> DataSettings:
@@ -59,6 +61,7 @@ class DataSettings:
             topic_tracking=_flag(raw, "topic.tracking.enable"),
             topic_tracking_reset=_flag(raw, "topic.tracking.allow.reset"),
             max_poll_records=max(1, _positive_int(raw, "consumer.max.poll.records")),
+            exactly_once=worker_enabled(raw),
         )
 
 

@@ -1,0 +1,99 @@
+"""Exactly-once source support (KIP-618, spec §1.11): the worker switch and a connector's settings.
+
+Connect allows it only in distributed mode; here any engine whose source offsets live on Kafka
+(``group.id``, or ``offset.storage.topic`` with ``bootstrap.servers``) may enable it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from engine.api.connector import Connector, SourceConnector
+from engine.api.exactly_once import ConnectorTransactionBoundaries, ExactlyOnceSupport
+from engine.errors import ConfigError
+
+WORKER_KEY = "exactly.once.source.support"
+SUPPORT_KEY = "exactly.once.support"
+BOUNDARY_KEY = "transaction.boundary"
+INTERVAL_KEY = "transaction.boundary.interval.ms"
+WORKER_VALUES = ("disabled", "preparing", "enabled")
+BOUNDARIES = ("poll", "interval", "connector")
+
+NO_PREFLIGHT = (
+    "The connector does not implement the API required for preflight validation of exactly-once source "
+    "support. Please consult the documentation for the connector to determine whether it supports exactly-once "
+    "guarantees, and then consider reconfiguring the connector to use the value \"requested\" for this property "
+    "(which will still permit the connector to be created, but without any guarantees that it will fail if the "
+    "connector does not support exactly-once semantics).")
+UNSUPPORTED = "The connector does not support exactly-once semantics with the provided configuration."
+NO_BOUNDARIES = ("The connector does not support connector-defined transaction boundaries with the given "
+                 "configuration. Please reconfigure it to use a different transaction boundary definition.")
+
+
+def worker_enabled(worker: Mapping[str, str]) -> bool:
+    """``exactly.once.source.support`` is ``enabled``; checked against the stores it needs."""
+    value = worker.get(WORKER_KEY, "disabled").strip().lower()
+    if value not in WORKER_VALUES:
+        message = f"Invalid value {value} for configuration {WORKER_KEY}: String must be one of: {', '.join(WORKER_VALUES)}"
+        raise ConfigError(message, errors={WORKER_KEY: [message]})
+    if value != "enabled":
+        return False
+    kafka_offsets = worker.get("group.id", "").strip() or worker.get("offset.storage.topic", "").strip()
+    if not worker.get("bootstrap.servers", "").strip() or not kafka_offsets:
+        message = (f"{WORKER_KEY}=enabled needs records and source offsets on Kafka: set bootstrap.servers and "
+                   "group.id (a distributed worker) or offset.storage.topic")
+        raise ConfigError(message, errors={WORKER_KEY: [message]})
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionSettings:
+    boundary: str
+    interval_s: float
+
+    @classmethod
+    def parse(cls, config: Mapping[str, str], worker: Mapping[str, str]) -> TransactionSettings:
+        boundary = config.get(BOUNDARY_KEY, "poll").strip().lower() or "poll"
+        interval = config.get(INTERVAL_KEY, "").strip() or worker.get("offset.flush.interval.ms", "60000")
+        return cls(boundary, int(interval) / 1000)
+
+
+def check_connector(cls: type[Connector], config: Mapping[str, str]) -> None:
+    """The source connector config checks of Connect's validation (``AbstractHerder``), per key."""
+    if not issubclass(cls, SourceConnector):
+        return
+    errors: dict[str, list[str]] = {}
+    support = config.get(SUPPORT_KEY, "requested").strip().lower()
+    if support not in ("requested", "required"):
+        errors[SUPPORT_KEY] = [f"Invalid value {support} for configuration {SUPPORT_KEY}: "
+                               "String must be one of: requested, required"]
+    boundary = config.get(BOUNDARY_KEY, "poll").strip().lower()
+    if boundary not in BOUNDARIES:
+        errors[BOUNDARY_KEY] = [f"Invalid value {boundary} for configuration {BOUNDARY_KEY}: "
+                                "String must be one of: poll, interval, connector"]
+    interval = config.get(INTERVAL_KEY, "").strip()
+    if interval:
+        if not interval.isdigit():
+            errors[INTERVAL_KEY] = [f"Invalid value {interval} for configuration {INTERVAL_KEY}: "
+                                    "Value must be at least 0"]
+        elif boundary != "interval":
+            errors[INTERVAL_KEY] = [f"{INTERVAL_KEY} may only be set when {BOUNDARY_KEY} is interval"]
+    if not errors:
+        instance = cls()
+        if support == "required":
+            declared = instance.exactly_once_support(dict(config))
+            if declared is None:
+                errors[SUPPORT_KEY] = [NO_PREFLIGHT]
+            elif declared is not ExactlyOnceSupport.SUPPORTED:
+                errors[SUPPORT_KEY] = [UNSUPPORTED]
+        if boundary == "connector" and \
+                instance.can_define_transaction_boundaries(dict(config)) is not ConnectorTransactionBoundaries.SUPPORTED:
+            errors[BOUNDARY_KEY] = [NO_BOUNDARIES]
+    if errors:
+        count = sum(len(v) for v in errors.values())
+        lines = "\n".join(m for ms in errors.values() for m in ms)
+        raise ConfigError(
+            f"Connector configuration is invalid and contains the following {count} error(s):\n{lines}\n"
+            "You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`",
+            errors=errors)

@@ -1,0 +1,144 @@
+"""The source loop under exactly-once support: records and their offsets in one Kafka transaction.
+
+Each task has its own transactional producer (``transactional.id = <group.id>-<connector>-<task>``,
+Connect's ``Worker.taskTransactionalId``); starting it fences the previous generation of the same
+task. A transaction covers one ``poll()`` batch (``transaction.boundary=poll``), every batch of
+``transaction.boundary.interval.ms`` (``interval``), or what the task decides through
+``context.transaction_context()`` (``connector``). Its source offsets are written to the offsets
+topic inside it, so a crash leaves either both or neither. Departure from Connect:
+``commit_record`` is called once a record is acknowledged, before its transaction commits.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import structlog
+from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaError
+
+from engine.api.context import SourceTaskContext
+from engine.api.errors import ConnectException
+from engine.api.exactly_once import TransactionContext
+from engine.invoke import invoke
+from engine.storage.offsets import offset_key
+from engine.topics.kafka import KafkaProducer
+from engine.worker.exactly_once import WORKER_KEY, TransactionSettings
+from engine.worker.source_loop import SourceLoop
+from engine.worker.submitted_records import SubmittedRecords
+
+log = structlog.get_logger(component="exactly-once")
+
+
+def transactional_id(worker: dict[str, str] | Any, connector: str, task: int) -> str:
+    group = str(worker.get("group.id", "") or "connect-engine").strip()
+    return f"{group}-{connector}-{task}"
+
+
+class ExactlyOnceSourceLoop(SourceLoop):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._txn = TransactionSettings.parse(self.config, self.plane.worker)
+        offsets_log = getattr(self.plane.offsets, "log", None)
+        if offsets_log is None:
+            raise ConnectException(f"{WORKER_KEY}=enabled needs the source offsets on Kafka")
+        self._offsets_topic: str = offsets_log.topic
+        self._transactional_id = transactional_id(self.plane.worker, self.connector, self.task_id)
+        self._client = AIOKafkaProducer(bootstrap_servers=self.plane.worker["bootstrap.servers"],
+                                        client_id=f"connect-engine-{self._transactional_id}",
+                                        transactional_id=self._transactional_id, acks="all")
+        self._transactional = KafkaProducer(self._client, forget=lambda _: None)
+        self._producer = self._transactional
+        self._open = False  # a transaction has begun and not ended
+        self._started = False
+        self._deadline = time.monotonic() + self._txn.interval_s
+        if self._txn.boundary == "interval":  # the loop's timed commit is the transaction's end
+            self._interval = self._txn.interval_s
+            self._next_commit = self._deadline
+        self._control: TransactionContext | None = None
+        if self._txn.boundary == "connector" and isinstance(self.task_context, SourceTaskContext):
+            self._control = self.task_context.transactions = TransactionContext()
+
+    async def open(self) -> None:
+        """Start the transactional producer: InitProducerId fences the previous generation of this task."""
+        try:
+            await self._client.start()
+        except KafkaError as exc:
+            raise ConnectException(
+                f"The broker does not support transactions ({type(exc).__name__}: {exc}), which "
+                f"{WORKER_KEY}=enabled needs for task {self.connector}-{self.task_id}; use a broker with "
+                f"transactions or set {WORKER_KEY}=disabled") from exc
+        self._started = True
+        log.info("task.transactional_producer_started", task=self.task_id, transactional_id=self._transactional_id)
+
+    async def _send(self, records: list[Any]) -> None:
+        if not self._open:
+            await self._client.begin_transaction()
+            self._open = True
+        await super()._send(records)
+        action = self._boundary_action()
+        if action == "commit":
+            await self._commit_transaction()
+        elif action == "abort":
+            await self._abort_transaction()
+
+    def _boundary_action(self) -> str | None:
+        if self._txn.boundary == "poll":
+            return "commit"
+        if self._txn.boundary == "interval":
+            return "commit" if time.monotonic() >= self._deadline else None
+        return self._control.take() if self._control is not None else None
+
+    async def commit_offsets(self) -> None:
+        """The periodic, pause and close commit: the open transaction (interval boundary) ends here."""
+        self._next_commit = time.monotonic() + self._interval
+        if self._open and self._txn.boundary == "interval":
+            await self._commit_transaction()
+        await self._process_acks()
+        try:
+            await invoke(self.task.commit)
+        except Exception as exc:  # user code: logged and ignored, as in Connect
+            log.warning("task.commit_failed", task=self.task_id, error=repr(exc))
+
+    async def _commit_transaction(self) -> None:
+        """Every record of the transaction acknowledged, then its offsets, then commit: all or nothing."""
+        await self._producer.flush()
+        await self._process_acks()
+        self._check_send_error()
+        pairs = self._submitted.committable()
+        try:
+            for partition, offset in pairs:
+                await self._client.send(self._offsets_topic, json.dumps(offset).encode(),
+                                        key=offset_key(self.connector, partition).encode())
+            await self._client.commit_transaction()
+        except KafkaError as exc:
+            raise ConnectException(f"Could not commit the transaction of task {self.connector}-{self.task_id} "
+                                   f"({type(exc).__name__}): another instance may have fenced it") from exc
+        finally:
+            self._open = False
+            self._deadline = time.monotonic() + self._txn.interval_s
+        self.plane.offsets.apply_committed(self.connector, pairs)
+        log.info("task.transaction_committed", task=self.task_id, offsets=len(pairs))
+
+    async def _abort_transaction(self) -> None:
+        """The open transaction's records vanish for read_committed readers; its offsets are never written."""
+        await self._producer.flush()
+        await self._process_acks()
+        await self._client.abort_transaction()
+        self._open = False
+        self._submitted = SubmittedRecords()
+        log.info("task.transaction_aborted", task=self.task_id)
+
+    async def close(self, failed: bool) -> None:
+        try:
+            if self._open and self._started:
+                if failed:  # Connect skips the final commit of a failed task
+                    await self._abort_transaction()
+                else:
+                    await self._commit_transaction()
+            await self._process_acks()
+        finally:
+            await self._transactional.close()
+            await self._client.stop()
