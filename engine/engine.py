@@ -140,15 +140,23 @@ class Engine:
         """Open the log and stores, replay the log, and return once every connector is booted."""
         if self._main is not None:
             return
-        await self._log.open()
-        await self._status.open()
-        await self._offsets.open()
-        await self.topics.open()
+        # side by side: on Kafka each open is a few round trips (a worker joining a cluster waits on all)
+        opened = await asyncio.gather(self._log.open(), self._status.open(), self._offsets.open(), self.topics.open(),
+                                      return_exceptions=True)
+        failure = next((r for r in opened if isinstance(r, BaseException)), None)
+        if failure is not None:
+            for store in (self.topics, self._offsets, self._status, self._log):
+                with contextlib.suppress(Exception):
+                    await store.close()
+            raise failure
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._main = asyncio.create_task(self._run(ready), name="engine")
         done, _ = await asyncio.wait({ready, self._main}, return_when=asyncio.FIRST_COMPLETED)
         if ready not in done:
             await self._main  # re-raises why the engine could not start
+        if ready.exception() is not None:  # the log's end could not be read
+            await self.abort()
+            raise ready.exception()  # type: ignore[misc]
         if self.cluster is not None:
             await self._join(self.cluster)
 

@@ -217,11 +217,10 @@ class Herder:
 
     async def run(self, ready: asyncio.Future[None]) -> None:
         """Replay the log into the snapshot, boot what it holds, then apply new records live."""
+        # the end is probed while the reader already replays: catching up costs one round trip less
+        probe = asyncio.ensure_future(self.log.end_offset())
+        probe.add_done_callback(lambda _: self._maybe_boot(probe, ready))
         try:
-            end = await self.log.end_offset()
-            if end == 0:
-                self._boot()
-                ready.set_result(None)
             async for entry in self.log.entries():
                 self.read_end = entry.offset + 1
                 if self._read_waiters:
@@ -235,15 +234,27 @@ class Herder:
                 if not self._booted:
                     if record is not None:
                         self.snapshot.apply(record)
-                    if entry.offset + 1 >= end:
-                        self._boot()
-                        ready.set_result(None)
+                    self._maybe_boot(probe, ready)
                     continue
                 if record is not None:
                     self._route(record, entry.offset)
         except BaseException as exc:
+            probe.cancel()
             self._fail_waiters(exc)
             raise
+
+    def _maybe_boot(self, probe: asyncio.Future[int], ready: asyncio.Future[None]) -> None:
+        """Boot once the replay has reached the end the probe saw (or fail start-up with the probe)."""
+        if self._booted or ready.done() or not probe.done():
+            return
+        if probe.cancelled():
+            return
+        if (error := probe.exception()) is not None:
+            ready.set_exception(error)
+            return
+        if self.read_end >= probe.result():
+            self._boot()
+            ready.set_result(None)
 
     def _route(self, record: ConfigRecord, offset: int) -> None:
         if self.cluster is not None:
