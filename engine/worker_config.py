@@ -36,6 +36,20 @@ def _millis(props: Mapping[str, str], key: str) -> float:
     return value / 1000
 
 
+def int_setting(props: Mapping[str, str], key: str, default: int, *, minimum: int = 0) -> int:
+    """A whole-number worker property, with Connect's wording when it is not one or is too small."""
+    raw = props.get(key, "").strip() or str(default)
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"Invalid value {raw} for configuration {key}: Not a number of type INT",
+                          errors={key: ["Not a number of type INT"]}) from None
+    if value < minimum:
+        raise ConfigError(f"Invalid value {raw} for configuration {key}: Value must be at least {minimum}",
+                          errors={key: [f"Value must be at least {minimum}"]})
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class WorkerConfig:
     """The parsed worker properties the engine acts on; everything else is kept in ``raw``."""

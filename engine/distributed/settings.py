@@ -5,20 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.errors import ConfigError
-from engine.worker_config import WorkerConfig
-
-
-def _int(raw: dict[str, str], key: str, default: int, *, minimum: int = 0) -> int:
-    value = raw.get(key, "").strip() or str(default)
-    try:
-        parsed = int(value)
-    except ValueError:
-        raise ConfigError(f"Invalid value {value} for configuration {key}: Not a number of type INT",
-                          errors={key: ["Not a number of type INT"]}) from None
-    if parsed < minimum:
-        raise ConfigError(f"Invalid value {value} for configuration {key}: Value must be at least {minimum}",
-                          errors={key: [f"Value must be at least {minimum}"]})
-    return parsed
+from engine.worker_config import WorkerConfig, int_setting
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,11 +35,11 @@ class ClusterSettings:
             bootstrap_servers=raw["bootstrap.servers"],
             group_id=raw["group.id"].strip(),
             config_topic=raw["config.storage.topic"],
-            session_timeout_ms=_int(raw, "session.timeout.ms", 10_000, minimum=1),
-            heartbeat_interval_ms=_int(raw, "heartbeat.interval.ms", 3_000, minimum=1),
-            rebalance_timeout_ms=_int(raw, "rebalance.timeout.ms", 60_000, minimum=1),
+            session_timeout_ms=int_setting(raw, "session.timeout.ms", 10_000, minimum=1),
+            heartbeat_interval_ms=int_setting(raw, "heartbeat.interval.ms", 3_000, minimum=1),
+            rebalance_timeout_ms=int_setting(raw, "rebalance.timeout.ms", 60_000, minimum=1),
             # bounds a JoinGroup the broker never answers (seen on noida 0.2.3 mid-rebalance)
-            request_timeout_ms=_int(raw, "request.timeout.ms", 40_000, minimum=1),
-            scheduled_rebalance_max_delay_ms=_int(raw, "scheduled.rebalance.max.delay.ms", 300_000),
-            sync_timeout_s=_int(raw, "worker.sync.timeout.ms", 3_000, minimum=1) / 1000,
+            request_timeout_ms=int_setting(raw, "request.timeout.ms", 40_000, minimum=1),
+            scheduled_rebalance_max_delay_ms=int_setting(raw, "scheduled.rebalance.max.delay.ms", 300_000),
+            sync_timeout_s=int_setting(raw, "worker.sync.timeout.ms", 3_000, minimum=1) / 1000,
         )

@@ -206,3 +206,19 @@ class KafkaBackingLog:
                     with contextlib.suppress(TimeoutError):
                         async with asyncio.timeout(0.1):  # a batch may land between the check and the wait
                             await self._progress.wait()
+
+
+class TopicBacked:
+    """A store mirrored from an internal topic: its lifecycle is its log's."""
+
+    log: KafkaBackingLog
+
+    async def open(self) -> None:
+        await self.log.open()
+
+    async def close(self) -> None:
+        await self.log.close()
+
+    async def flush(self) -> None:
+        """Return once every write so far is acknowledged (Connect flushes statuses before rebalances)."""
+        await self.log.flush()

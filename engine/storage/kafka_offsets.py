@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 
-from engine.storage.kafka_backing import KafkaBackingLog
+from engine.storage.kafka_backing import KafkaBackingLog, TopicBacked
 from engine.storage.offsets import MemoryOffsetStore
 
 PROPERTY = "offset.storage.topic"
 
 
-class KafkaOffsetStore(MemoryOffsetStore):
+class KafkaOffsetStore(TopicBacked, MemoryOffsetStore):
     def __init__(self, bootstrap_servers: str, topic: str, *, partitions: int = 25, replication_factor: int = 1,
                  client_id: str = "connect-engine", read_committed: bool = False) -> None:
         super().__init__()
@@ -21,15 +21,6 @@ class KafkaOffsetStore(MemoryOffsetStore):
                                    replication_factor=replication_factor, property_name=PROPERTY,
                                    client_id=f"{client_id}-offsets", on_record=self._apply,
                                    isolation_level="read_committed" if read_committed else "read_uncommitted")
-
-    async def open(self) -> None:
-        await self.log.open()
-
-    async def close(self) -> None:
-        await self.log.close()
-
-    async def flush(self) -> None:
-        await self.log.flush()
 
     def _apply(self, key: str, value: bytes | None) -> None:
         json.loads(key)  # a key that is not Connect's JSON array is skipped (ValueError), not kept

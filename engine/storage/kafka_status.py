@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 
-from engine.storage.kafka_backing import KafkaBackingLog
+from engine.storage.kafka_backing import KafkaBackingLog, TopicBacked
 from engine.storage.status import MemoryStatusStore, Status, TopicStatus, topic_key
 
 PROPERTY = "status.storage.topic"
 
 
-class KafkaStatusStore(MemoryStatusStore):
+class KafkaStatusStore(TopicBacked, MemoryStatusStore):
     _journaled = True
 
     def __init__(self, bootstrap_servers: str, topic: str, *, partitions: int = 5, replication_factor: int = 1,
@@ -23,16 +23,6 @@ class KafkaStatusStore(MemoryStatusStore):
         self.log = KafkaBackingLog(bootstrap_servers, topic, partitions=partitions,
                                    replication_factor=replication_factor, property_name=PROPERTY,
                                    client_id=f"{client_id}-status", on_record=self.apply_record)
-
-    async def open(self) -> None:
-        await self.log.open()
-
-    async def close(self) -> None:
-        await self.log.close()
-
-    async def flush(self) -> None:
-        """Connect flushes statuses before every rebalance; here before the worker leaves."""
-        await self.log.flush()
 
     def _persist(self, key: str, status: Status | None) -> None:
         self.log.send(key, None if status is None else json.dumps(status.to_json()).encode())

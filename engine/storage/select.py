@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from engine.errors import ConfigError
 from engine.storage.offsets import FileOffsetStore, MemoryOffsetStore
 from engine.storage.status import FileStatusStore, MemoryStatusStore
+from engine.worker_config import int_setting
 
 DEFAULT_STATUS_TOPIC = "connect-status"
 DEFAULT_OFFSETS_TOPIC = "connect-offsets"
@@ -26,16 +26,10 @@ def _on_kafka(worker: Mapping[str, str], topic_key: str) -> str | None:
 
 
 def _count(worker: Mapping[str, str], key: str, default: int) -> int:
-    raw = worker.get(key, "").strip() or str(default)
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"Invalid value {raw} for configuration {key}: Not a number of type INT",
-                          errors={key: ["Not a number of type INT"]}) from None
-    if value < 1 and not (key.endswith("replication.factor") and value == -1):
-        raise ConfigError(f"Invalid value {raw} for configuration {key}: Value must be at least 1",
-                          errors={key: ["Value must be at least 1"]})
-    return value
+    """Partitions and replication factors: at least 1 (-1, the broker's default, for a factor)."""
+    if key.endswith("replication.factor") and worker.get(key, "").strip() == "-1":
+        return -1
+    return int_setting(worker, key, default, minimum=1)
 
 
 def open_status_store(worker: Mapping[str, str], *, client_id: str) -> MemoryStatusStore:
