@@ -163,7 +163,8 @@ class Engine:
     async def _join(self, cluster: Cluster) -> None:
         """Distributed: return once the group has given this worker its first assignment."""
         assert self._main is not None
-        joined = asyncio.ensure_future(cluster.joined(cluster.settings.rebalance_timeout_ms / 1000))
+        # a broker may take a rebalance timeout or two (a dead member still listed) before a real plan
+        joined = asyncio.ensure_future(cluster.joined(max(60.0, 2 * cluster.settings.rebalance_timeout_ms / 1000)))
         done, _ = await asyncio.wait({joined, self._main}, return_when=asyncio.FIRST_COMPLETED)
         if joined not in done:
             joined.cancel()

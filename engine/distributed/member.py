@@ -26,6 +26,7 @@ log = structlog.get_logger(component="group")
 ASSIGNOR_NAME = "connect-engine-sessioned"
 # getmany() is what tells aiokafka the member is alive (max.poll.interval): it waits this long
 _POLL_MS = 1000
+_RETRY_JOIN_S = 0.5
 
 Planner = Callable[[Mapping[str, JoinMetadata], str, int], dict[str, Assignment]]
 
@@ -140,12 +141,11 @@ class GroupMember:
 
     def assigned(self, user_data: bytes) -> None:
         self.rebalances += 1
-        if not user_data:
-            log.error("group.empty_assignment", group=self.group_id)
-            return
         try:
             assignment = Assignment.decode(user_data)
         except (ValueError, KeyError, TypeError) as exc:
-            log.error("group.assignment_unreadable", error=repr(exc))
+            # the leader had no plan for us (empty: we joined late, or planning failed): ask again
+            log.warning("group.assignment_missing", group=self.group_id, error=repr(exc), empty=not user_data)
+            asyncio.get_running_loop().call_later(_RETRY_JOIN_S, self.request_rejoin)
             return
         self._on_assignment(assignment, self.generation)

@@ -42,8 +42,8 @@ def plan(members: Mapping[str, JoinMetadata], work: ClusterWork, *, leader: str,
     view = _latest_view(members)
     present = {members[m].worker_id for m in order}
     held, returned = _held_work(view, present, owned, everything, now_ms, delay_ms)
-    for member in order:  # a returning worker gets back what was held for it
-        back = returned.get(members[member].worker_id)
+    for member in order:  # a returning worker gets back what was held for it (once, if it joined twice)
+        back = returned.pop(members[member].worker_id, None)
         if back:
             owned[member] = owned[member] | back
     taken = Work()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter, defaultdict
 from typing import Any
@@ -139,18 +140,35 @@ async def test_a_killed_workers_tasks_wait_for_the_delay_then_move(killable_clus
 
 async def test_a_worker_that_returns_within_the_delay_gets_its_work_back(killable_cluster: WorkerCluster) -> None:
     cluster = killable_cluster
-    cluster.delay_ms = 60_000
+    cluster.delay_ms = 60_000  # far longer than the test: only a return can give the work back
     first, second = cluster.start_worker(), cluster.start_worker()
     await cluster.started(first, second)
     code, _ = await request(first, "POST", "/connectors", {"name": "back", "config": source_config(cluster, 2)})
     assert code == 201
     body = await eventually(lambda: running(first, "back", 2))
     assert set(task_owners(body)) == {first.worker_id, second.worker_id}
-    second.kill()
-    again = cluster.start_worker(port=second.port)  # same worker id
+    # the leader is the one to kill: the group must also elect a new one
+    leader = leader_of(first)
+    victim = first if leader == first.worker_id else second
+    survivor = second if victim is first else first
+    theirs = next(t["id"] for t in body["tasks"] if t["worker_id"] == victim.worker_id)
+    victim.kill()
+    again = cluster.start_worker(port=victim.port)  # same worker id
     await cluster.started(again)
-    body = await eventually(lambda: running(first, "back", 2), timeout=60)
-    assert set(task_owners(body)) == {first.worker_id, second.worker_id}
+
+    async def restarted_there() -> bool:
+        return any(c["pid"] == again.process.pid and c["unit"] == f"task-{theirs}" and c["method"] == "start"
+                   for c in cluster.calls())
+
+    await eventually(restarted_there, timeout=60, what="the returning worker starting its old task")
+    await eventually(lambda: running(survivor, "back", 2), timeout=30)
+    starts = [c for c in cluster.calls() if c["method"] == "start" and c["unit"] == f"task-{1 - theirs}"]
+    assert len(starts) == 1, "the survivor's own task never moved"
+
+
+def leader_of(worker: WorkerProcess) -> str:
+    applied = [json.loads(line) for line in worker.output().splitlines() if '"cluster.assignment_applied"' in line]
+    return str(applied[-1]["leader"])
 
 
 async def test_rest_works_on_any_worker_and_forwards_to_the_leader(cluster: WorkerCluster) -> None:

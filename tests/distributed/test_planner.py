@@ -129,3 +129,11 @@ def test_no_unit_of_work_is_ever_assigned_twice_or_while_revoked() -> None:
             seen = seen | a.assigned
         owned = {members[m].worker_id: a.assigned for m, a in plans.items()}
         view = next(iter(plans.values())).view
+
+
+def test_a_worker_id_seen_twice_gets_its_held_work_once() -> None:
+    """A killed worker's old membership lingers until the broker drops it, beside its restart."""
+    view = ClusterView(3, {"w1": Work.of(["c0"])}, {"w2": Held(Work.of(["c1"]), 9_000)})
+    members = {"m1": meta("w1", Work.of(["c0"]), view=view), "old": meta("w2"), "new": meta("w2")}
+    plans = run(members, work(2, 0), now_ms=1_000, delay_ms=5_000)
+    assert sum("c1" in a.assigned.connectors for a in plans.values()) == 1
