@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition  # noqa: E402
 
-from engine.testing.cluster import WorkerCluster, WorkerProcess, eventually, free_port, request  # noqa: E402
+from engine.testing.cluster import WorkerCluster, WorkerProcess, free_port, poll_until, request  # noqa: E402
 from tests.integration.brokers import running_broker  # noqa: E402
 
 CONNECTOR = {"connector.class": "bench.noop.NoopConnector", "tasks.max": "1"}
@@ -91,7 +91,7 @@ async def rebalance(bootstrap: str, directory: Path, connectors: int) -> dict[st
                 sum(e["connectors"] + e["tasks"] for e in latest) == units and \
                 all(e["revoked"] == 0 for e in latest)
 
-        await eventually(settled, timeout=600, what="1,000 connectors and tasks running on 3 workers")
+        await poll_until(settled, timeout=600, what="1,000 connectors and tasks running on 3 workers")
         await asyncio.sleep(2)
         began = time.time()
         fourth = cluster.start_worker()
@@ -106,7 +106,7 @@ async def rebalance(bootstrap: str, directory: Path, connectors: int) -> dict[st
                 return None
             return max(_at(e) for e in latest)
 
-        done = await eventually(balanced, timeout=300, what="work spread over 4 workers")
+        done = await poll_until(balanced, timeout=300, what="work spread over 4 workers")
         joined = next(_at(json.loads(line)) for line in fourth.output().splitlines() if '"group.joining"' in line)
         return {"rebalance_s": done - began, "join_to_balanced_s": done - joined}
     finally:

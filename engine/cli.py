@@ -53,7 +53,9 @@ plain stop(); shutting down never runs the deletion callbacks.""")
   config.storage.topic (connect-configs), status.storage.topic (connect-status),
   offset.storage.topic (connect-offsets)   internal topics, created compacted if missing
   scheduled.rebalance.max.delay.ms  how long a departed worker's work waits for it (300000; 0 = at once)
-  session.timeout.ms (10000), heartbeat.interval.ms (3000), rebalance.timeout.ms (60000)
+  session.timeout.ms (10000), heartbeat.interval.ms (3000), rebalance.timeout.ms (60000),
+  request.timeout.ms (40000)        bounds a group request the broker never answers
+  exactly.once.source.support       disabled (default) | preparing | enabled (KIP-618)
   the standalone worker's timeouts and stores apply too
 
 SIGINT/SIGTERM stop this worker's connectors and tasks with a plain stop() and leave the group;

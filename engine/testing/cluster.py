@@ -181,7 +181,7 @@ async def request(worker: WorkerProcess, method: str, path: str, body: Any = Non
                 return response.status, payload
 
 
-async def eventually(check: Callable[[], Awaitable[T | None]], *, timeout: float = 60.0, what: str = "") -> T:
+async def poll_until(check: Callable[[], Awaitable[T | None]], *, timeout: float = 60.0, what: str = "") -> T:
     """Poll ``check`` until it returns something truthy; the last value is in the failure message."""
     deadline = time.monotonic() + timeout
     last: Any = None

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engine.testing.cluster import WorkerCluster, WorkerProcess, eventually, request
+from engine.testing.cluster import WorkerCluster, WorkerProcess, poll_until, request
 
 SOURCE = "engine.testing.recording.RecordingSourceConnector"
 
@@ -65,11 +65,11 @@ async def test_three_workers_share_tasks_evenly_and_answer_alike(cluster: Worker
     code, info = await request(workers[1], "POST", "/connectors",
                                {"name": "spread", "config": source_config(cluster, 6)})
     assert code == 201, info
-    body = await eventually(lambda: running(workers[0], "spread", 6), what="spread RUNNING with 6 tasks")
+    body = await poll_until(lambda: running(workers[0], "spread", 6), what="spread RUNNING with 6 tasks")
     assert sorted(task_owners(body).values()) == [2, 2, 2]
     assert set(task_owners(body)) == {w.worker_id for w in workers}
     for worker in workers:  # statuses come from the status topic: every worker sees the same
-        assert await eventually(lambda w=worker: running(w, "spread", 6)) == body
+        assert await poll_until(lambda w=worker: running(w, "spread", 6)) == body
     no_overlap(cluster.calls())
 
 
@@ -79,8 +79,8 @@ async def test_adding_and_removing_workers_moves_only_what_must_move(cluster: Wo
     for name in ("a", "b"):
         code, _ = await request(first, "POST", "/connectors", {"name": name, "config": source_config(cluster, 3)})
         assert code == 201
-    await eventually(lambda: running(first, "a", 3))
-    await eventually(lambda: running(first, "b", 3))
+    await poll_until(lambda: running(first, "a", 3))
+    await poll_until(lambda: running(first, "b", 3))
     starts_before = Counter((c["connector"], c["unit"]) for c in cluster.calls() if c["method"] == "start")
 
     third = cluster.start_worker()
@@ -95,7 +95,7 @@ async def test_adding_and_removing_workers_moves_only_what_must_move(cluster: Wo
             owners.update(task_owners(body))
         return dict(owners) if sorted(owners.values()) == [2, 2, 2] else None
 
-    await eventually(balanced, what="6 tasks spread 2/2/2 over three workers")
+    await poll_until(balanced, what="6 tasks spread 2/2/2 over three workers")
     starts_after = Counter((c["connector"], c["unit"]) for c in cluster.calls() if c["method"] == "start")
     restarted = [unit for unit, n in starts_after.items() if unit[1].startswith("task") and n > starts_before[unit]]
     assert len(restarted) == 2, f"only the two tasks handed to the new worker restart, not {restarted}"
@@ -109,7 +109,7 @@ async def test_adding_and_removing_workers_moves_only_what_must_move(cluster: Wo
                 return False
             owners.update(task_owners(body))
         return set(owners) == {first.worker_id, third.worker_id}
-    await eventually(on_two, what="the stopped worker's tasks running on the others")
+    await poll_until(on_two, what="the stopped worker's tasks running on the others")
     calls = cluster.calls()
     assert not [c for c in calls if c["method"] == "deleted"], "moving work never deletes it"
     assert all(not c["args"].get("connector_deleted") for c in calls if c["method"] == "stop")
@@ -123,7 +123,7 @@ async def test_a_killed_workers_tasks_wait_for_the_delay_then_move(killable_clus
     await cluster.started(*workers)
     code, _ = await request(workers[0], "POST", "/connectors", {"name": "k", "config": source_config(cluster, 3)})
     assert code == 201
-    body = await eventually(lambda: running(workers[0], "k", 3))
+    body = await poll_until(lambda: running(workers[0], "k", 3))
     victim = next(w for w in workers[1:] if w.worker_id in task_owners(body))
     victim.kill()
     killed = {victim.process.pid: time.time()}
@@ -133,7 +133,7 @@ async def test_a_killed_workers_tasks_wait_for_the_delay_then_move(killable_clus
         found = await running(survivor, "k", 3)
         return found if found and victim.worker_id not in task_owners(found) else None
 
-    await eventually(moved, timeout=60, what="the killed worker's task running elsewhere")
+    await poll_until(moved, timeout=60, what="the killed worker's task running elsewhere")
     assert time.time() - killed[victim.process.pid] >= cluster.delay_ms / 1000, "moved before the delay"
     no_overlap(cluster.calls(), killed)
 
@@ -145,7 +145,7 @@ async def test_a_worker_that_returns_within_the_delay_gets_its_work_back(killabl
     await cluster.started(first, second)
     code, _ = await request(first, "POST", "/connectors", {"name": "back", "config": source_config(cluster, 2)})
     assert code == 201
-    body = await eventually(lambda: running(first, "back", 2))
+    body = await poll_until(lambda: running(first, "back", 2))
     assert set(task_owners(body)) == {first.worker_id, second.worker_id}
     # the leader is the one to kill: the group must also elect a new one
     leader = leader_of(first)
@@ -160,8 +160,8 @@ async def test_a_worker_that_returns_within_the_delay_gets_its_work_back(killabl
         return any(c["pid"] == again.process.pid and c["unit"] == f"task-{theirs}" and c["method"] == "start"
                    for c in cluster.calls())
 
-    await eventually(restarted_there, timeout=60, what="the returning worker starting its old task")
-    await eventually(lambda: running(survivor, "back", 2), timeout=30)
+    await poll_until(restarted_there, timeout=60, what="the returning worker starting its old task")
+    await poll_until(lambda: running(survivor, "back", 2), timeout=30)
     starts = [c for c in cluster.calls() if c["method"] == "start" and c["unit"] == f"task-{1 - theirs}"]
     assert len(starts) == 1, "the survivor's own task never moved"
 
@@ -181,7 +181,7 @@ async def test_rest_works_on_any_worker_and_forwards_to_the_leader(cluster: Work
     for worker in workers:
         code, names = await request(worker, "GET", "/connectors")
         assert code == 200
-        assert {"via-w1", "via-w2"} <= set(names) or await eventually(
+        assert {"via-w1", "via-w2"} <= set(names) or await poll_until(
             lambda w=worker: _lists(w, {"via-w1", "via-w2"}))
     code, body = await request(workers[0], "PUT", "/connectors/via-w1/config",
                                source_config(cluster, 2, name="via-w1"))
@@ -205,7 +205,7 @@ async def test_rest_works_on_any_worker_and_forwards_to_the_leader(cluster: Work
     assert body["message"] == f"Consumer group for sink connector named greedy conflicts with Connect worker group {cluster.group}"
     code, _ = await request(workers[1], "DELETE", "/connectors/via-w1")
     assert code == 204
-    await eventually(lambda: _gone(workers[0], "via-w1"))
+    await poll_until(lambda: _gone(workers[0], "via-w1"))
 
 
 async def _lists(worker: WorkerProcess, names: set[str]) -> bool:

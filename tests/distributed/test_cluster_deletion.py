@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from engine.testing.cluster import WorkerCluster, eventually, request
+from engine.testing.cluster import WorkerCluster, poll_until, request
 from tests.distributed.test_cluster import no_overlap, running, source_config, task_owners
 
 pytestmark = pytest.mark.timeout(240)  # separate worker processes and real rebalances
@@ -27,7 +27,7 @@ async def test_deleted_runs_once_on_the_owner_and_every_task_learns_it(cluster: 
     await cluster.started(*workers)
     code, _ = await request(workers[2], "POST", "/connectors", {"name": "d", "config": source_config(cluster, 3)})
     assert code == 201
-    body = await eventually(lambda: running(workers[0], "d", 3))
+    body = await poll_until(lambda: running(workers[0], "d", 3))
     assert len(task_owners(body)) == 3  # one task per worker: the flag must reach three processes
     code, _ = await request(workers[1], "DELETE", "/connectors/d")
     assert code == 204
@@ -36,7 +36,7 @@ async def test_deleted_runs_once_on_the_owner_and_every_task_learns_it(cluster: 
         deleted, flagged = deletion_calls(cluster, "d")
         return (deleted, flagged) if deleted and len(flagged) == 3 else None
 
-    deleted, flagged = await eventually(done, what="deleted() and three flagged task stops")
+    deleted, flagged = await poll_until(done, what="deleted() and three flagged task stops")
     await asyncio.sleep(2)  # any second run would show up by now
     deleted, flagged = deletion_calls(cluster, "d")
     assert len(deleted) == 1
@@ -51,12 +51,12 @@ async def test_delete_during_a_rebalance_still_runs_deleted_once(cluster: Worker
     await cluster.started(first, second)
     code, _ = await request(first, "POST", "/connectors", {"name": "mid", "config": source_config(cluster, 4)})
     assert code == 201
-    await eventually(lambda: running(first, "mid", 4))
+    await poll_until(lambda: running(first, "mid", 4))
     third = cluster.start_worker()  # the group rebalances as it joins...
     code, _ = await request(first, "DELETE", "/connectors/mid")  # ...and the delete lands in between
     assert code == 204
     await cluster.started(third)
-    await eventually(lambda: _count_deleted(cluster, "mid"), what="deleted() of mid")
+    await poll_until(lambda: _count_deleted(cluster, "mid"), what="deleted() of mid")
     await asyncio.sleep(3)
     assert len(deletion_calls(cluster, "mid")[0]) == 1
     no_overlap(cluster.calls())
@@ -74,20 +74,20 @@ async def test_cleanup_survives_the_owner_dying_inside_deleted(killable_cluster:
     config = source_config(cluster, 2, **{"test.exit.deleted": "true", "test.exit.once.file": str(once)})
     code, _ = await request(workers[0], "POST", "/connectors", {"name": "crash", "config": config})
     assert code == 201
-    body = await eventually(lambda: running(workers[0], "crash", 2))
+    body = await poll_until(lambda: running(workers[0], "crash", 2))
     owner_id = body["connector"]["worker_id"]
     owner = next(w for w in workers if w.worker_id == owner_id)
     survivor = next(w for w in workers if w is not owner)
     code, _ = await request(survivor, "DELETE", "/connectors/crash")
     assert code == 204
-    await eventually(lambda: _exited(owner), what="the owner dying inside deleted()")
+    await poll_until(lambda: _exited(owner), what="the owner dying inside deleted()")
     assert owner.process.returncode == 9
 
     async def ran_twice() -> list[int] | None:
         deleted, _ = deletion_calls(cluster, "crash")
         return deleted if len(deleted) >= 2 else None
 
-    deleted = await eventually(ran_twice, timeout=60, what="the survivor re-running deleted()")
+    deleted = await poll_until(ran_twice, timeout=60, what="the survivor re-running deleted()")
     assert deleted[0] == owner.process.pid
     assert deleted[1] != owner.process.pid
     await asyncio.sleep(2)

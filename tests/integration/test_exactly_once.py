@@ -18,7 +18,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from engine import Engine
 from engine.api import ConnectorTransactionBoundaries, ExactlyOnceSupport, SourceRecord, Task
 from engine.errors import ConfigError
-from engine.testing.cluster import eventually
+from engine.testing.cluster import poll_until
 from engine.worker.exactly_once import NO_BOUNDARIES, NO_PREFLIGHT
 from tests.dataplane.probes import SOURCE, SOURCES, ProbeSourceConnector, ProbeSourceTask, records
 from tests.integration.brokers import Broker, running_broker
@@ -82,7 +82,7 @@ async def committed_offset(engine: Engine, name: str, n: int) -> None:
     async def reached() -> bool:
         offsets = (await engine.connector_offsets(name))["offsets"]
         return bool(offsets) and offsets[0]["offset"]["n"] >= n
-    await eventually(reached, timeout=30, what=f"offset {n} of {name} committed")
+    await poll_until(reached, timeout=30, what=f"offset {n} of {name} committed")
 
 
 async def committed_values(broker: Broker, topic: str, *, expect: int, settle: float = 1.0) -> list[str]:
