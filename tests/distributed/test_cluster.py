@@ -39,6 +39,17 @@ def task_owners(body: dict[str, Any]) -> Counter[str]:
     return Counter(t["worker_id"] for t in body["tasks"])
 
 
+async def owners_of(worker: WorkerProcess, names: tuple[str, ...], tasks: int) -> Counter[str] | None:
+    """Tasks per worker id over these connectors, once all of them run; None before."""
+    owners: Counter[str] = Counter()
+    for name in names:
+        body = await running(worker, name, tasks)
+        if body is None:
+            return None
+        owners.update(task_owners(body))
+    return owners
+
+
 def no_overlap(calls: list[dict[str, Any]], killed: dict[int, float] | None = None) -> None:
     """No task or connector instance ever ran in two processes at once (start..stop intervals;
     in a process killed at ``killed[pid]`` everything stopped then)."""
@@ -86,14 +97,9 @@ async def test_adding_and_removing_workers_moves_only_what_must_move(cluster: Wo
     third = cluster.start_worker()
     await cluster.started(third)
 
-    async def balanced() -> dict[str, int] | None:
-        owners: Counter[str] = Counter()
-        for name in ("a", "b"):
-            body = await running(third, name, 3)
-            if body is None:
-                return None
-            owners.update(task_owners(body))
-        return dict(owners) if sorted(owners.values()) == [2, 2, 2] else None
+    async def balanced() -> Counter[str] | None:
+        owners = await owners_of(third, ("a", "b"), 3)
+        return owners if owners is not None and sorted(owners.values()) == [2, 2, 2] else None
 
     await poll_until(balanced, what="6 tasks spread 2/2/2 over three workers")
     starts_after = Counter((c["connector"], c["unit"]) for c in cluster.calls() if c["method"] == "start")
@@ -101,14 +107,11 @@ async def test_adding_and_removing_workers_moves_only_what_must_move(cluster: Wo
     assert len(restarted) == 2, f"only the two tasks handed to the new worker restart, not {restarted}"
 
     assert second.stop() == 0  # leaves the group: its work goes to the two others
+
     async def on_two() -> bool:
-        owners: Counter[str] = Counter()
-        for name in ("a", "b"):
-            body = await running(first, name, 3)
-            if body is None:
-                return False
-            owners.update(task_owners(body))
-        return set(owners) == {first.worker_id, third.worker_id}
+        owners = await owners_of(first, ("a", "b"), 3)
+        return owners is not None and set(owners) == {first.worker_id, third.worker_id}
+
     await poll_until(on_two, what="the stopped worker's tasks running on the others")
     calls = cluster.calls()
     assert not [c for c in calls if c["method"] == "deleted"], "moving work never deletes it"
