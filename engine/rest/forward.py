@@ -27,7 +27,9 @@ async def forward(request: web.Request, exc: NotLeader, timeout: float) -> web.S
         return error_response(409, CONFLICT)
     query = [(k, v) for k, v in request.query.items() if k != "forward"]
     query.append(("forward", "false" if hop is not None else "true"))
-    url = URL(exc.leader_url.rstrip("/") + request.path).with_query(query)
+    # the raw path: a connector name with an encoded '/' or space reaches the leader as it came
+    raw_path = request.raw_path.split("?", 1)[0]
+    url = URL(exc.leader_url.rstrip("/") + raw_path, encoded=True).with_query(query)
     headers = {h: request.headers[h] for h in _PASSED_HEADERS if h in request.headers}
     body = await request.read()  # cached by aiohttp when the handler read it already
     status, answer, content_type = await send(request.method, str(url), body=body, headers=headers,
