@@ -299,7 +299,7 @@ def main() -> None:
     parser.add_argument("--append", help="append a markdown section to this file")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
-    from engine.log import configure_logging
+    from engine.observability.logs import configure_logging
 
     configure_logging("WARNING")  # the in-process engine (catch-up) logs only what matters
     result = asyncio.run(run(args.connectors, args.catchup, args.samples))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from engine.deletion import DeletionOutcome
 from engine.engine import Engine
 from engine.errors import (
     ConfigError,
@@ -15,7 +14,8 @@ from engine.errors import (
     StateTimeout,
     TaskNotFound,
 )
-from engine.transitions_feed import TransitionEvent
+from engine.herder.deletion import DeletionOutcome
+from engine.herder.transition_feed import TransitionEvent
 
 __all__ = [
     "ConfigError",

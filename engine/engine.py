@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from engine import offsets_admin
 from engine.api.connector import Connector
+from engine.config.worker import WorkerConfig
 from engine.configlog.base import ConfigLog
 from engine.configlog.file import FileConfigLog
 from engine.configlog.memory import MemoryConfigLog
@@ -26,7 +27,6 @@ from engine.configlog.records import (
     TaskCommitRecord,
     TaskRestartRecord,
 )
-from engine.deletion import DeletionOutcome
 from engine.errors import (
     ConfigError,
     ConnectorAlreadyExists,
@@ -40,22 +40,22 @@ from engine.errors import (
     StateTimeout,
     TaskNotFound,
 )
-from engine.herder import Herder
-from engine.metrics import CALLBACK_TIMER, EngineMetrics
-from engine.plugins import connector_type, load_connector_class
+from engine.herder.deletion import DeletionOutcome
+from engine.herder.herder import Herder
+from engine.herder.transition_feed import Subscription, TransitionFeed
+from engine.observability.metrics import CALLBACK_TIMER, EngineMetrics
+from engine.observability.request_stage import enter_stage
+from engine.plugins.loading import connector_type, load_connector_class
 from engine.spark.metrics import prometheus_lines
 from engine.spark.settings import SparkSettings
 from engine.spark.supervisor import SparkSupervisor
-from engine.stage import enter_stage
+from engine.storage.factory import open_offset_store, open_status_store
 from engine.storage.offsets import MemoryOffsetStore
-from engine.storage.select import open_offset_store, open_status_store
 from engine.storage.status import Status
 from engine.topics.base import Topics
 from engine.topics.memory import MemoryTopics
-from engine.transitions_feed import Subscription, TransitionFeed
-from engine.validation import check_name, validate_connector_config
+from engine.validation.connector import check_name, validate_connector_config
 from engine.worker.data_plane import DataPlane, DataSettings
-from engine.worker_config import WorkerConfig
 from states import TargetState
 
 if TYPE_CHECKING:

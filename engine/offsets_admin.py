@@ -6,10 +6,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engine.api._invoke import invoke
 from engine.api.connector import Connector, SinkConnector
 from engine.api.records import TopicPartition
 from engine.errors import EngineError, InvalidRequest
-from engine.invoke import invoke
 
 ALTERED = "altered"
 RESET = "reset"

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from engine.api._inline import inline
 from engine.api.config_def import ConfigDef, ConfigValue
 from engine.api.context import ConnectorContext, SinkConnectorContext, SourceConnectorContext
 from engine.api.exactly_once import ConnectorTransactionBoundaries, ExactlyOnceSupport
-from engine.api.inline import inline
 
 if TYPE_CHECKING:
     from engine.api.records import TopicPartition

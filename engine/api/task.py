@@ -6,8 +6,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from engine.api._inline import inline
 from engine.api.context import SinkTaskContext, SourceTaskContext
-from engine.api.inline import inline
 from engine.api.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
 
 
@@ -69,7 +69,7 @@ class SinkTask(Task):
 
     async def pre_commit(self, current_offsets: Mapping[TopicPartition, int]) -> Mapping[TopicPartition, int]:
         """Default: ``flush`` then commit everything consumed; return {} to disable commits."""
-        from engine.invoke import invoke
+        from engine.api._invoke import invoke
 
         await invoke(self.flush, current_offsets)
         return current_offsets

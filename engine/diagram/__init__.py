@@ -5,6 +5,6 @@ from __future__ import annotations
 from engine.diagram.graphviz import GraphvizMissing, dot, render
 from engine.diagram.mermaid import mermaid
 from engine.diagram.tables import KINDS, edges
-from engine.diagram.timeline import timeline_svg
+from engine.scenario.timeline import timeline_svg
 
 __all__ = ["KINDS", "GraphvizMissing", "dot", "edges", "mermaid", "render", "timeline_svg"]

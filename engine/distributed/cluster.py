@@ -19,10 +19,10 @@ from engine.distributed.member import GroupMember
 from engine.distributed.planner import ClusterWork, plan
 from engine.distributed.protocol import Assignment, ClusterView, JoinMetadata, Work
 from engine.distributed.settings import ClusterSettings
-from engine.messages import Reconcile
+from engine.herder.messages import Reconcile
 
 if TYPE_CHECKING:
-    from engine.herder import Herder
+    from engine.herder.herder import Herder
 
 log = structlog.get_logger(component="cluster")
 

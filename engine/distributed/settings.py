@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.config.worker import WorkerConfig, int_setting
 from engine.errors import ConfigError
-from engine.worker_config import WorkerConfig, int_setting
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from engine.api.connector import SinkConnector
 from engine.errors import ConfigError
-from engine.plugins import load_connector_class
+from engine.plugins.loading import load_connector_class
 from engine.worker.sink_loop import group_id as sink_group_id
 
 

@@ -11,14 +11,14 @@ from aiohttp import web
 
 from engine.engine import Engine
 from engine.errors import EngineError, NotLeader
-from engine.plugin_discovery import PluginRegistry
+from engine.observability.request_stage import current_stage, timed_out_message
+from engine.plugins.discovery import PluginRegistry
 from engine.rest import connectors, loggers, metrics, openapi
 from engine.rest import plugins as plugin_routes
 from engine.rest.auth import CREDENTIALS_FILE_KEY, BasicAuth, load_credentials
 from engine.rest.errors import error_response, status_of
 from engine.rest.forward import forward
 from engine.rest.keys import CLUSTER_ID, ENGINE, PLUGINS, REST_TIMEOUT
-from engine.stage import current_stage, timed_out_message
 
 log = structlog.get_logger(component="rest")
 

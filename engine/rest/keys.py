@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from engine.engine import Engine
-from engine.plugin_discovery import PluginRegistry
+from engine.plugins.discovery import PluginRegistry
 
 ENGINE = web.AppKey("engine", Engine)
 REST_TIMEOUT = web.AppKey("rest_timeout", float)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from engine.log_levels import LOG_LEVELS
+from engine.observability.log_levels import LOG_LEVELS
 from engine.rest.body import json_body
 from engine.rest.errors import BadRequest, RestError
 

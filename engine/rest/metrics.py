@@ -11,7 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
-from engine.metrics import CALLBACK_TIMER, CONTENT_TYPE
+from engine.observability.metrics import CALLBACK_TIMER, CONTENT_TYPE
 from engine.rest.keys import ENGINE
 from engine.rest.openapi import OPERATIONS
 

@@ -9,16 +9,16 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from engine.api._invoke import invoke
 from engine.api.config_def import ConfigDef
 from engine.api.connector import Connector
-from engine.connector_config import CONFIG_DEF_STAGE, framework_config_def, validate_config_infos
 from engine.errors import ConnectorNotFound
-from engine.invoke import invoke
-from engine.plugin_discovery import connector_plugin_type, import_class
+from engine.observability.request_stage import enter_stage
+from engine.plugins.discovery import connector_plugin_type, import_class
 from engine.rest.body import json_body, string_map
 from engine.rest.errors import BadRequest, RestError
 from engine.rest.keys import PLUGINS
-from engine.stage import enter_stage
+from engine.validation.framework import CONFIG_DEF_STAGE, framework_config_def, validate_config_infos
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

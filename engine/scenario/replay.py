@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from engine.diagram.timeline import timeline_svg
 from engine.scenario.model import ScenarioError, load_scenario
 from engine.scenario.runner import LogKind, ScenarioResult, ScenarioRunner
+from engine.scenario.timeline import timeline_svg
 
 EXIT_FAILED = 1
 EXIT_BAD_FILE = 2

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from engine.transitions_feed import TransitionEvent
+from engine.herder.transition_feed import TransitionEvent
 
 
 @dataclass(frozen=True, slots=True)

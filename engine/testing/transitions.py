@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from engine.transitions_feed import Subscription, TransitionEvent
+from engine.herder.transition_feed import Subscription, TransitionEvent
 
 
 def describe(event: TransitionEvent) -> str:

@@ -13,7 +13,7 @@
 A sink task's own rejects come through ``ErrantRecordReporter.report`` (stage ``TASK_PUT``): they are
 reported without retry; under ``none`` the loop fails the task after ``put`` (``pending_failure``).
 Unlike Kafka, a retriable error that runs out of retries under ``none`` fails the task too (see
-``engine.tolerance.operator``).
+``engine.tolerance.retry_with_tolerance``).
 """
 
 from engine.tolerance.config import ErrorPolicy
@@ -22,8 +22,8 @@ from engine.tolerance.dead_letter import HEADER_PREFIX, DeadLetterQueueReporter,
 from engine.tolerance.errant import ErrantRecordReporter, ThreadReportFuture, make_errant_reporter
 from engine.tolerance.log_reporter import LogReporter
 from engine.tolerance.metrics import ErrorMetrics
-from engine.tolerance.operator import ToleranceOperator
 from engine.tolerance.reporter import ErrorReporter
+from engine.tolerance.retry_with_tolerance import ToleranceOperator
 from engine.tolerance.stage import TOLERATE_ANY_EXCEPTION, Stage, is_retriable, is_tolerable
 
 __all__ = [

@@ -29,7 +29,7 @@ from engine.api.errors import ConnectException
 from engine.api.records import SinkRecord
 from engine.tolerance.config import ErrorPolicy
 from engine.tolerance.context import ProcessingContext
-from engine.tolerance.operator import ToleranceOperator
+from engine.tolerance.retry_with_tolerance import ToleranceOperator
 from engine.tolerance.stage import Stage
 from engine.topics.base import ConsumedRecord
 

@@ -7,10 +7,10 @@ from enum import Enum
 
 import structlog
 
+from engine.api._invoke import invoke
 from engine.api.connector import Connector
 from engine.api.context import ConnectorContext
-from engine.invoke import invoke
-from engine.masking import connector_password_keys, mask_config
+from engine.config.masking import connector_password_keys, mask_config
 from engine.worker.report import ReportSink
 from engine.worker.runner import Runner
 from states import TargetState

@@ -19,10 +19,10 @@ import structlog
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaError
 
+from engine.api._invoke import invoke
 from engine.api.context import SourceTaskContext
 from engine.api.errors import ConnectException
 from engine.api.exactly_once import TransactionContext
-from engine.invoke import invoke
 from engine.storage.offsets import offset_key
 from engine.topics.kafka import KafkaProducer
 from engine.worker.exactly_once import WORKER_KEY, TransactionSettings

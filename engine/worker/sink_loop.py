@@ -21,12 +21,12 @@ from typing import Any
 
 import structlog
 
+from engine.api._invoke import invoke
 from engine.api.context import SinkTaskContext
 from engine.api.errors import ConnectException, RetriableException
 from engine.api.records import Header, SinkRecord
 from engine.api.records import TopicPartition as ApiTopicPartition
 from engine.api.task import SinkTask
-from engine.invoke import invoke
 from engine.tolerance import DeadLetterQueueReporter, ProcessingContext, Stage, make_errant_reporter
 from engine.topics.base import ConsumedRecord, Consumer, TopicPartition
 from engine.worker.task_loop import TaskLoop

@@ -22,10 +22,10 @@ from typing import Any
 
 import structlog
 
+from engine.api._invoke import invoke
 from engine.api.errors import ConnectException, RetriableException
 from engine.api.records import RecordMetadata, SourceRecord
 from engine.api.task import SourceTask
-from engine.invoke import invoke
 from engine.tolerance import ProcessingContext, Stage
 from engine.topics.base import RecordMetadata as TopicsMetadata
 from engine.worker.submitted_records import SubmittedRecord, SubmittedRecords

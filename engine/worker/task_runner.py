@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from engine.api._invoke import accepts_keyword, invoke
 from engine.api.context import TaskContext
 from engine.api.task import Task
-from engine.invoke import accepts_keyword, invoke
 from engine.worker.report import ReportSink
 from engine.worker.runner import Runner
 from states import TargetState

@@ -10,9 +10,9 @@ import pytest
 from aiokafka import AIOKafkaProducer
 
 from engine.errors import ConfigError
+from engine.storage.factory import open_offset_store, open_status_store
 from engine.storage.kafka_offsets import KafkaOffsetStore
 from engine.storage.kafka_status import KafkaStatusStore
-from engine.storage.select import open_offset_store, open_status_store
 from engine.storage.status import MemoryStatusStore, Status, TopicStatus
 from tests.integration.brokers import Broker
 from tests.integration.test_kafka_config_log import create_topic, describe

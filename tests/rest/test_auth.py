@@ -15,11 +15,11 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from engine import Engine
+from engine.cli.standalone import StandaloneWorker, listener_addresses
+from engine.config.worker import WorkerConfig
 from engine.errors import ConfigError
 from engine.rest.app import make_app
 from engine.rest.auth import CREDENTIALS_FILE_KEY, PasswordHash, hash_password, load_credentials
-from engine.standalone import StandaloneWorker, listener_addresses
-from engine.worker_config import WorkerConfig
 from tests.integration.brokers import free_port
 from tests.rest.conftest import FAST
 from tests.rest.test_metrics import parse, value

@@ -8,8 +8,8 @@ import pytest
 import structlog
 from aiohttp.test_utils import TestClient
 
-from engine.log import configure_logging
-from engine.log_levels import LOG_LEVELS
+from engine.observability.log_levels import LOG_LEVELS
+from engine.observability.logs import configure_logging
 
 Client = TestClient[object, object]
 

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from engine import Engine, plugin_discovery
-from engine.plugin_discovery import PluginDesc, PluginRegistry, PluginType
+from engine import Engine
+from engine.plugins import discovery as plugin_discovery
+from engine.plugins.discovery import PluginDesc, PluginRegistry, PluginType
 from engine.rest.app import make_app
 from engine.testing import FAULTS, RecordingSinkConnector, RecordingSourceConnector
 from tests.rest.conftest import FAST, SINK, SOURCE

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.properties import parse_properties
-from engine.standalone import read_connector_file, split_files
+from engine.cli.standalone import read_connector_file, split_files
+from engine.config.properties import parse_properties
 from tests.integration.brokers import free_port
 from tests.rest.worker_process import READY_TIMEOUT_S, Worker, start_worker
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.demo_pipeline import count_orders, parquet_rows
+from engine.cli.demo_pipeline import count_orders, parquet_rows
 
 
 def _free_port() -> int:

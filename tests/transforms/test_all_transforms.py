@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from engine.api.transforms import Predicate, Transformation
-from engine.plugin_discovery import PluginType, process_registry
+from engine.plugins.discovery import PluginType, process_registry
 from engine.transforms.resolve import find_class
 
 KEY_VALUE = ["Cast", "ExtractField", "Flatten", "HeaderFrom", "HoistField", "InsertField", "MaskField",

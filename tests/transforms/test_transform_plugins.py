@@ -10,7 +10,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from engine import Engine
 from engine.api.transforms import Predicate, Transformation
-from engine.plugin_discovery import PluginRegistry, PluginType, class_name, import_class
+from engine.plugins.discovery import PluginRegistry, PluginType, class_name, import_class
 from engine.rest.app import make_app
 from engine.transforms.header_from import HeaderFrom
 from engine.transforms.resolve import BUILTIN_PREDICATES, BUILTIN_TRANSFORMS, find_class

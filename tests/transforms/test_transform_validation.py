@@ -9,8 +9,8 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from engine import Engine
-from engine.connector_config import validate_config_infos
 from engine.rest.app import make_app
+from engine.validation.framework import validate_config_infos
 from tests.rest.conftest import FAST
 
 Client = TestClient[object, object]

@@ -8,16 +8,16 @@ from pathlib import Path
 import pytest
 
 from engine.api.config_def import ConfigDef, ConfigType, Importance
-from engine.config_providers import (
+from engine.config.masking import mask_config, password_keys
+from engine.config.providers import (
     ConfigTransformer,
     DirectoryConfigProvider,
     EnvVarConfigProvider,
     FileConfigProvider,
     reverse_transform,
 )
+from engine.config.worker import WorkerConfig
 from engine.errors import ConfigError
-from engine.masking import mask_config, password_keys
-from engine.worker_config import WorkerConfig
 
 SECRET = "s3cr3t-value"
 
@@ -41,7 +41,7 @@ def test_builtins_by_alias_java_name_and_dotted_path(props_file: Path) -> None:
         "config.providers": "a,b,c",
         "config.providers.a.class": "FileConfigProvider",
         "config.providers.b.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
-        "config.providers.c.class": "engine.config_providers.FileConfigProvider",
+        "config.providers.c.class": "engine.config.providers.FileConfigProvider",
     })
     assert all(isinstance(p, FileConfigProvider) for p in t.providers.values())
     assert t.resolve({"k": f"${{c:{props_file}:user}}"}) == {"k": "admin"}

@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from engine import plugin_discovery
 from engine.api.connector import SinkConnector, SourceConnector
 from engine.errors import ConfigError
-from engine.plugin_discovery import (
+from engine.plugins import discovery as plugin_discovery
+from engine.plugins.discovery import (
     PluginDesc,
     PluginRegistry,
     PluginType,
     plugins_from_entry_points,
     scan_plugin_path,
 )
-from engine.plugins import load_connector_class
+from engine.plugins.loading import load_connector_class
 from engine.testing import RecordingSinkConnector, RecordingSinkTask, RecordingSourceConnector
 
 RECORDING_SOURCE = "engine.testing.recording.RecordingSourceConnector"

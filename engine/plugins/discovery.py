@@ -19,7 +19,7 @@ Three sources, merged into one ``PluginRegistry``:
   classes stay importable by their dotted name) and the Connector subclasses it defines are
   registered (public, concrete classes only); distributions installed there (``pip install --target``) contribute their entry
   points too. Only connectors have base classes so far, so only they are found by scanning.
-* dotted paths (``package.module.Class``), resolved by ``engine.plugins`` without any scan.
+* dotted paths (``package.module.Class``), resolved by ``engine.plugins.loading`` without any scan.
 
 Aliases follow Connect's ``PluginUtils.computeAliases``: the simple class name and the simple
 name with the type suffix removed (``RecordingSource`` for ``RecordingSourceConnector``), each

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 
-from engine.messages import FromLog, Marker, Message
+from engine.herder.messages import FromLog, Marker, Message
 
 
 class Mailbox:

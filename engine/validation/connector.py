@@ -6,12 +6,12 @@ import asyncio
 from collections.abc import Callable, Mapping
 from functools import cache, partial
 
+from engine.api._inline import INLINE_ATTRIBUTE
+from engine.api._invoke import invoke
 from engine.api.connector import Config, Connector
-from engine.api.inline import INLINE_ATTRIBUTE
 from engine.errors import ConfigError, OperationTimeout
-from engine.invoke import invoke
-from engine.plugins import load_connector_class
-from engine.stage import enter_stage
+from engine.observability.request_stage import enter_stage
+from engine.plugins.loading import load_connector_class
 
 VALIDATING = "performing multi-property validation for the connector"
 

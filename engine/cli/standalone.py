@@ -18,9 +18,9 @@ from urllib.parse import urlsplit
 import structlog
 from aiohttp import web
 
+from engine.config.properties import load_properties
 from engine.engine import Engine
 from engine.errors import ConfigError
-from engine.properties import load_properties
 from engine.rest.app import DEFAULT_REST_TIMEOUT_S, make_app
 from engine.rest.auth import CREDENTIALS_FILE_KEY
 

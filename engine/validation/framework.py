@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from engine.api._invoke import invoke
 from engine.api.config_def import (
     NO_DEFAULT,
     ConfigDef,
@@ -28,11 +29,10 @@ from engine.api.config_def import (
 from engine.api.connector import Config, Connector, SinkConnector, SourceConnector
 from engine.api.errors import ConfigException
 from engine.errors import ConfigError
-from engine.invoke import invoke
-from engine.plugin_discovery import PluginRegistry, PluginType, process_registry
-from engine.plugin_discovery import class_name as qualified
-from engine.plugins import load_connector_class
-from engine.stage import enter_stage
+from engine.observability.request_stage import enter_stage
+from engine.plugins.discovery import PluginRegistry, PluginType, process_registry
+from engine.plugins.discovery import class_name as qualified
+from engine.plugins.loading import load_connector_class
 from engine.transforms.chain import (
     NEGATE_CONFIG,
     PREDICATE_CONFIG,
@@ -43,7 +43,7 @@ from engine.transforms.chain import (
     unknown_predicate,
 )
 from engine.transforms.resolve import Kind, check_concrete, find_class
-from engine.validation import VALIDATING, _validator_instance
+from engine.validation.connector import VALIDATING, _validator_instance
 
 COMMON_GROUP = "Common"
 TRANSFORMS_GROUP = "Transforms"

@@ -7,9 +7,9 @@ files.
 
 from __future__ import annotations
 
+from engine.cli.standalone import StandaloneWorker
+from engine.config.properties import load_properties
 from engine.errors import ConfigError
-from engine.properties import load_properties
-from engine.standalone import StandaloneWorker
 
 REQUIRED = ("group.id", "bootstrap.servers")
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from engine.config.worker import WorkerConfig
 from engine.configlog.base import ConfigLog
 from engine.configlog.codec import decode, encode
 from engine.configlog.records import (
@@ -26,15 +27,14 @@ from engine.configlog.records import (
     TaskConfigRecord,
 )
 from engine.configlog.snapshot import ConfigSnapshot
-from engine.deletion import DeletionOutcome
 from engine.errors import CorruptRecord, EngineNotRunning
-from engine.messages import Boot, FromLog, Marker, Message, Reconcile, RunCleanup, Shutdown
-from engine.metrics import EngineMetrics
+from engine.herder.connector_actor import ConnectorUnit
+from engine.herder.deletion import DeletionOutcome
+from engine.herder.messages import Boot, FromLog, Marker, Message, Reconcile, RunCleanup, Shutdown
+from engine.herder.transition_feed import TransitionEvent, TransitionFeed
+from engine.observability.metrics import EngineMetrics
 from engine.storage.offsets import MemoryOffsetStore
 from engine.storage.status import MemoryStatusStore
-from engine.transitions_feed import TransitionEvent, TransitionFeed
-from engine.unit import ConnectorUnit
-from engine.worker_config import WorkerConfig
 from states import TransitionRecord
 
 if TYPE_CHECKING:

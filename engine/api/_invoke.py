@@ -9,8 +9,8 @@ from functools import cache
 from time import perf_counter
 from typing import Any
 
-from engine.api.inline import INLINE_ATTRIBUTE
-from engine.metrics import CALLBACK_TIMER
+from engine.api._inline import INLINE_ATTRIBUTE
+from engine.observability.metrics import CALLBACK_TIMER
 
 
 async def invoke(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -7,7 +7,7 @@ from functools import cache
 
 from engine.api.connector import Connector, SinkConnector, SourceConnector
 from engine.errors import ConfigError
-from engine.plugin_discovery import process_registry
+from engine.plugins.discovery import process_registry
 
 
 @cache

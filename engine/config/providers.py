@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.config.properties import load_properties
 from engine.errors import ConfigError
-from engine.properties import load_properties
 
 # Kafka's ConfigTransformer.DEFAULT_PATTERN: ${provider:path:key} or ${provider:key}
 REFERENCE = re.compile(r"\$\{([^}]*?):(([^}]*?):)?([^}]*?)\}")

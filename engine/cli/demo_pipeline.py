@@ -19,7 +19,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from engine.standalone import StandaloneWorker
+from engine.cli.standalone import StandaloneWorker
 
 SOURCE = "orders-audit"
 SINK = "orders-parquet"

@@ -7,7 +7,7 @@ import asyncio
 import sys
 from importlib.metadata import version
 
-from engine.log import configure_logging
+from engine.observability.logs import configure_logging
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -95,11 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     configure_logging(args.log_level)
     if args.command == "pipeline":
-        from engine.demo_pipeline import main as run_pipeline
+        from engine.cli.demo_pipeline import main as run_pipeline
 
         return run_pipeline(args.dir, args.port, args.duration)
     if args.command == "demo":
-        from engine.demo import run_demo
+        from engine.cli.demo import run_demo
 
         asyncio.run(run_demo())
         return 0
@@ -108,12 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "diagram":
         return _diagram(args)
     if args.command == "distributed":
-        from engine.distributed.worker import run_distributed
+        from engine.cli.distributed import run_distributed
 
         asyncio.run(run_distributed(args.worker_properties))
         return 0
     if args.command == "standalone":
-        from engine.standalone import run_standalone, split_files
+        from engine.cli.standalone import run_standalone, split_files
 
         worker_file, connector_files = split_files(args.files)
         asyncio.run(run_standalone(worker_file, connector_files))
@@ -141,7 +141,7 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.config_topic_dump:
         if args.files:
             parser.error("--config-topic-dump replays a dump, not scenario FILEs: give one or the other")
-        from engine.scenario.dump_cli import replay_dump
+        from engine.cli.replay_dump import replay_dump
 
         return asyncio.run(replay_dump(args.config_topic_dump, args.dry_run, args.output))
     if args.dry_run:
@@ -153,5 +153,3 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return asyncio.run(replay(args.files, args.log, args.bootstrap_servers, args.output, timeline=args.timeline))
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,6 +1,6 @@
 """Per-engine metrics in Prometheus' text exposition format, written by hand (no dependency).
 
-One ``EngineMetrics`` per ``Engine`` (``engine.metrics``), never process-global, so several
+One ``EngineMetrics`` per ``Engine`` (``Engine.metrics``), never process-global, so several
 engines in one process (tests, embedders) count independently. The hot paths only increment
 plain dicts: the herder counts transitions, ``invoke`` times callbacks through ``CALLBACK_TIMER``
 (a context variable the engine sets for its own tasks), the REST middleware times requests.

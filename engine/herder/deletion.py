@@ -7,9 +7,9 @@ from dataclasses import dataclass, replace
 
 import structlog
 
+from engine.api._invoke import invoke
 from engine.api.connector import Connector, SinkConnector
 from engine.api.context import ConnectorContext, SinkConnectorContext, SourceConnectorContext
-from engine.invoke import invoke
 from engine.storage.offsets import MemoryOffsetStore
 from engine.worker.report import trace_of
 

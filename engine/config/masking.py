@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from engine.api._invoke import invoke
 from engine.api.config_def import ConfigDef, ConfigType, Password
-from engine.invoke import invoke
 
 _SECRET_WORDS = ("password", "secret", "token")
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from engine.config.worker import int_setting
 from engine.storage.offsets import FileOffsetStore, MemoryOffsetStore
 from engine.storage.status import FileStatusStore, MemoryStatusStore
-from engine.worker_config import int_setting
 
 DEFAULT_STATUS_TOPIC = "connect-status"
 DEFAULT_OFFSETS_TOPIC = "connect-offsets"

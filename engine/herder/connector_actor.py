@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 
+from engine.api._invoke import invoke
 from engine.api.connector import Connector, SinkConnector
 from engine.api.context import (
     ConnectorContext,
@@ -26,7 +27,7 @@ from engine.api.context import (
 )
 from engine.api.errors import ConnectException
 from engine.api.task import Task
-from engine.config_providers import reverse_transform
+from engine.config.providers import reverse_transform
 from engine.configlog.records import ConfigRecord, PendingCleanupCleared, PendingCleanupRecord
 from engine.configlog.snapshot import (
     ConnectorConfigured,
@@ -36,11 +37,10 @@ from engine.configlog.snapshot import (
     TaskRestartRequested,
     TasksCommitted,
 )
-from engine.deletion import DeletionOutcome, run_deleted
 from engine.errors import ConfigError, EngineError, IllegalTransition
-from engine.invoke import invoke
-from engine.mailbox import Mailbox
-from engine.messages import (
+from engine.herder.deletion import DeletionOutcome, run_deleted
+from engine.herder.mailbox import Mailbox
+from engine.herder.messages import (
     Boot,
     FromLog,
     Marker,
@@ -51,7 +51,7 @@ from engine.messages import (
     RunCleanup,
     Shutdown,
 )
-from engine.plugins import load_connector_class, qualified_name
+from engine.plugins.loading import load_connector_class, qualified_name
 from engine.storage.offsets import MemoryOffsetStore
 from engine.storage.status import MemoryStatusStore, Status
 from engine.worker.connector_runner import ConnectorRunner, InstanceState
@@ -61,10 +61,10 @@ from states import ConnectorLifecycle, ConnectorState, TargetState, TaskLifecycl
 from states import IllegalTransition as StatesIllegalTransition
 
 if TYPE_CHECKING:
+    from engine.config.worker import WorkerConfig
     from engine.worker.data_plane import DataPlane
     from engine.worker.task_loop import TaskControl, TaskLoop
     from engine.worker.task_runner import MakeLoop
-    from engine.worker_config import WorkerConfig
     from states.lifecycle import Lifecycle
 
 log = structlog.get_logger(component="herder")

@@ -12,7 +12,7 @@ import sys
 
 import structlog
 
-from engine.log_levels import LOG_LEVELS, ROOT, drop_below_level
+from engine.observability.log_levels import LOG_LEVELS, ROOT, drop_below_level
 
 
 class _CurrentStderr:

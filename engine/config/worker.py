@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from engine.config_providers import ConfigTransformer
+from engine.config.providers import ConfigTransformer
 from engine.errors import ConfigError
 
 _DEFAULTS: dict[str, str] = {

@@ -1,0 +1,5 @@
+"""``python -m engine.cli``."""
+
+from engine.cli.main import main
+
+raise SystemExit(main())

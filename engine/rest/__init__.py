@@ -1,0 +1,1 @@
+"""Kafka Connect's REST API over the embedded ``Engine`` (aiohttp)."""
