@@ -11,6 +11,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from engine import offsets_admin
+from engine.api._invoke import CALLBACK_TIMER
 from engine.api.connector import Connector
 from engine.config.worker import WorkerConfig
 from engine.configlog.base import ConfigLog
@@ -43,14 +44,14 @@ from engine.errors import (
 from engine.herder.deletion import DeletionOutcome
 from engine.herder.herder import Herder
 from engine.herder.transition_feed import Subscription, TransitionFeed
-from engine.observability.metrics import CALLBACK_TIMER, EngineMetrics
+from engine.observability.metrics import EngineMetrics
 from engine.observability.request_stage import enter_stage
 from engine.plugins.loading import connector_type, load_connector_class
 from engine.spark.metrics import prometheus_lines
 from engine.spark.settings import SparkSettings
 from engine.spark.supervisor import SparkSupervisor
+from engine.storage.base import OffsetStore
 from engine.storage.factory import open_offset_store, open_status_store
-from engine.storage.offsets import MemoryOffsetStore
 from engine.storage.status import Status
 from engine.topics.base import Topics
 from engine.topics.memory import MemoryTopics
@@ -99,7 +100,7 @@ class Engine:
     """
 
     def __init__(self, worker_config: Mapping[str, str] | None = None, *, config_log: ConfigLog | None = None,
-                 offset_store: MemoryOffsetStore | None = None, topics: Topics | None = None) -> None:
+                 offset_store: OffsetStore | None = None, topics: Topics | None = None) -> None:
         """``config_log``/``offset_store``/``topics`` hand in stores that outlive this engine (tests, replays)."""
         self.worker = WorkerConfig.parse(worker_config)
         # group.id makes this engine a member of a distributed cluster (spec §1.8)
@@ -183,7 +184,7 @@ class Engine:
                 data = DataPlane(self.topics, self.worker.raw, self._offsets, self._status, self.data_settings,
                                  self.worker.worker_id, self.spark)
                 self._herder = Herder(self._log, self._status, self._offsets, self.worker, tg, self._feed,
-                                      self.metrics, data, cluster=self.cluster)
+                                      self.metrics, data, ownership=self.cluster)
                 reader = tg.create_task(self._herder.run(ready), name="configlog-reader")
                 member = None
                 if self.cluster is not None:

@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import traceback
 from typing import ClassVar
 
 import states
@@ -171,3 +172,8 @@ class ForwardingFailed(EngineError):
     @property
     def http_status(self) -> int:  # type: ignore[override]
         return self.status
+
+
+def trace_of(exc: BaseException) -> str:
+    """An exception with its traceback, as statuses and deletion outcomes carry it (Connect's ``trace``)."""
+    return "".join(traceback.format_exception(exc)).rstrip()

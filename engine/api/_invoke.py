@@ -5,12 +5,16 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Callable
+from contextvars import ContextVar
 from functools import cache
 from time import perf_counter
 from typing import Any
 
 from engine.api._inline import INLINE_ATTRIBUTE
-from engine.observability.metrics import CALLBACK_TIMER
+
+# Who to tell how long a user callback took: the engine sets it for every task it creates, and
+# ``engine.observability.metrics`` reads it; it lives here so the API imports no runtime.
+CALLBACK_TIMER: ContextVar[Callable[[str, float], None] | None] = ContextVar("callback_timer", default=None)
 
 
 async def invoke(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

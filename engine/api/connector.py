@@ -5,16 +5,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.api._inline import inline
 from engine.api.config_def import ConfigDef, ConfigValue
 from engine.api.context import ConnectorContext, SinkConnectorContext, SourceConnectorContext
 from engine.api.exactly_once import ConnectorTransactionBoundaries, ExactlyOnceSupport
-
-if TYPE_CHECKING:
-    from engine.api.records import TopicPartition
-    from engine.api.task import Task
+from engine.api.records import TopicPartition
+from engine.api.task import Task
 
 
 @dataclass

@@ -7,6 +7,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from engine.api._inline import inline
+from engine.api._invoke import invoke
 from engine.api.context import SinkTaskContext, SourceTaskContext
 from engine.api.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
 
@@ -69,8 +70,6 @@ class SinkTask(Task):
 
     async def pre_commit(self, current_offsets: Mapping[TopicPartition, int]) -> Mapping[TopicPartition, int]:
         """Default: ``flush`` then commit everything consumed; return {} to disable commits."""
-        from engine.api._invoke import invoke
-
         await invoke(self.flush, current_offsets)
         return current_offsets
 

@@ -1,7 +1,7 @@
 """Distributed mode's ownership: which connectors and tasks this worker runs, per the group.
 
 The herder asks it what it owns; the group member feeds it assignments. Applying one means
-catching up to the leader's config offset, telling each affected connector unit to reconcile
+catching up to the leader's config offset, telling each affected connector actor to reconcile
 (start what is new, plain-stop what left), and, after revocations, rejoining so the leader can
 hand the freed work on (the second phase of incremental cooperative rebalancing).
 """
@@ -11,24 +11,40 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import structlog
 
+from engine.configlog.snapshot import ConfigSnapshot
+from engine.distributed.forwarding import forward_task_configs
 from engine.distributed.member import GroupMember
 from engine.distributed.planner import ClusterWork, plan
 from engine.distributed.protocol import Assignment, ClusterView, JoinMetadata, Work
 from engine.distributed.settings import ClusterSettings
-from engine.herder.messages import Reconcile
-
-if TYPE_CHECKING:
-    from engine.herder.herder import Herder
+from engine.herder.messages import Message, Reconcile
 
 log = structlog.get_logger(component="cluster")
 
 
+class ClusterHost(Protocol):
+    """What the cluster needs of the herder it serves: what was read, what is deleting, a mailbox."""
+
+    snapshot: ConfigSnapshot
+    read_end: int
+    deleting: set[str]
+
+    async def wait_read(self, offset: int, timeout: float) -> None: ...
+
+    def post(self, connector: str, message: Message) -> None: ...
+
+
 class Cluster:
-    """This worker's view of the group: leader, members' URLs, and its own assignment."""
+    """This worker's view of the group: leader, members' URLs, and its own assignment.
+
+    The herder's ``Ownership`` in distributed mode.
+    """
+
+    distributed = True
 
     def __init__(self, settings: ClusterSettings) -> None:
         self.settings = settings
@@ -40,7 +56,7 @@ class Cluster:
         self.urls: Mapping[str, str] = {}
         self.view = ClusterView()
         self.rebalances_applied = 0
-        self._herder: Herder | None = None
+        self._herder: ClusterHost | None = None
         self._pending: asyncio.Queue[tuple[Assignment, int]] = asyncio.Queue()
         self._rebalance_wanted_at = -1  # config offset whose change needs a rebalance, until one covers it
         self._joined = asyncio.Event()
@@ -83,6 +99,10 @@ class Cluster:
         if self.leader is None or self.is_leader:
             self.member.request_rejoin()
 
+    async def forward_task_configs(self, connector: str, configs: list[dict[str, str]]) -> bool:
+        """A follower hands its connector's task configs to the leader (Connect's ``forwardRequest``)."""
+        return await forward_task_configs(self, connector, configs)
+
     async def joined(self, timeout: float) -> None:
         """Return once a first assignment has been applied."""
         async with asyncio.timeout(timeout):
@@ -90,7 +110,7 @@ class Cluster:
 
     # ---- running --------------------------------------------------------------------------
 
-    async def run(self, herder: Herder) -> None:
+    async def run(self, herder: ClusterHost) -> None:
         """Join the group and apply assignments until cancelled; leaving the group is in ``finally``."""
         self._herder = herder
         try:
@@ -112,7 +132,7 @@ class Cluster:
     def _received(self, assignment: Assignment, generation: int) -> None:
         self._pending.put_nowait((assignment, generation))
 
-    async def _apply(self, herder: Herder, assignment: Assignment, generation: int) -> None:
+    async def _apply(self, herder: ClusterHost, assignment: Assignment, generation: int) -> None:
         if assignment.error:
             log.error("cluster.assignment_error", error=assignment.error, generation=generation)
             return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import aiohttp
@@ -12,9 +12,6 @@ import orjson
 import structlog
 
 from engine.errors import ForwardingFailed
-
-if TYPE_CHECKING:
-    from engine.distributed.cluster import Cluster
 
 log = structlog.get_logger(component="forwarding")
 
@@ -36,7 +33,17 @@ async def send(method: str, url: str, *, body: bytes | None, headers: Mapping[st
         raise ForwardingFailed(500, f"IO Error trying to forward REST request: {exc!r}") from exc
 
 
-async def forward_task_configs(cluster: Cluster, connector: str, configs: list[dict[str, str]]) -> bool:
+class Leadership(Protocol):
+    """Who leads the group right now, as this worker last heard."""
+
+    @property
+    def is_leader(self) -> bool: ...
+
+    @property
+    def leader_url(self) -> str | None: ...
+
+
+async def forward_task_configs(cluster: Leadership, connector: str, configs: list[dict[str, str]]) -> bool:
     """A connector owned by a follower: its new task configs go to the leader, who writes them.
 
     Retried while the group has no leader or the leader is rebalancing (Connect's herder retries

@@ -2,7 +2,7 @@
 
 Every change to a connector (config-log records, runner reports, context requests) arrives in
 its mailbox, so the connector's lifecycles are only ever moved by this one coroutine
-(DESIGN decision 4). Different connectors' units run concurrently.
+(DESIGN decision 4). Different connectors' actors run concurrently.
 """
 
 from __future__ import annotations
@@ -20,10 +20,7 @@ from engine.api.connector import Connector, SinkConnector
 from engine.api.context import (
     ConnectorContext,
     SinkConnectorContext,
-    SinkTaskContext,
     SourceConnectorContext,
-    SourceTaskContext,
-    TaskContext,
 )
 from engine.api.errors import ConnectException
 from engine.api.task import Task
@@ -37,7 +34,7 @@ from engine.configlog.snapshot import (
     TaskRestartRequested,
     TasksCommitted,
 )
-from engine.errors import ConfigError, EngineError, IllegalTransition
+from engine.errors import ConfigError, EngineError, IllegalTransition, trace_of
 from engine.herder.deletion import DeletionOutcome, run_deleted
 from engine.herder.mailbox import Mailbox
 from engine.herder.messages import (
@@ -52,10 +49,11 @@ from engine.herder.messages import (
     Shutdown,
 )
 from engine.plugins.loading import load_connector_class, qualified_name
-from engine.storage.offsets import MemoryOffsetStore
-from engine.storage.status import MemoryStatusStore, Status
+from engine.storage.base import OffsetStore, StatusStore
+from engine.storage.status import Status
 from engine.worker.connector_runner import ConnectorRunner, InstanceState
-from engine.worker.report import Report, trace_of
+from engine.worker.report import Report
+from engine.worker.task_factory import TaskFactory, load_task_class
 from engine.worker.task_runner import TaskRunner
 from states import ConnectorLifecycle, ConnectorState, TargetState, TaskLifecycle, TransitionRecord
 from states import IllegalTransition as StatesIllegalTransition
@@ -63,26 +61,17 @@ from states import IllegalTransition as StatesIllegalTransition
 if TYPE_CHECKING:
     from engine.config.worker import WorkerConfig
     from engine.worker.data_plane import DataPlane
-    from engine.worker.task_loop import TaskControl, TaskLoop
-    from engine.worker.task_runner import MakeLoop
     from states.lifecycle import Lifecycle
 
 log = structlog.get_logger(component="herder")
 
 
-def _int_or(raw: str | None, default: int) -> int:
-    try:
-        return int(raw) if raw is not None and raw.strip() else default
-    except ValueError:
-        return default
-
-
-class UnitServices(Protocol):
-    """What a unit needs from the herder that owns it."""
+class ActorServices(Protocol):
+    """What an actor needs from the herder that owns it."""
 
     worker: WorkerConfig
-    status: MemoryStatusStore
-    offsets: MemoryOffsetStore
+    status: StatusStore
+    offsets: OffsetStore
     data: DataPlane | None
     def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]: ...
 
@@ -121,10 +110,10 @@ class TaskSlot:
     runner: TaskRunner | None = None
 
 
-class ConnectorUnit:
+class ConnectorActor:
     """The single writer of one connector's observed state."""
 
-    def __init__(self, name: str, services: UnitServices) -> None:
+    def __init__(self, name: str, services: ActorServices) -> None:
         self.name = name
         self._s = services
         self.mailbox = Mailbox()
@@ -138,8 +127,9 @@ class ConnectorUnit:
         self.applied_config: dict[str, str] | None = None
         self.tasks: dict[int, TaskSlot] = {}
         self.waiting = False  # parked on an empty mailbox
-        self._spark_generation = 0
-        self._report_sink = self._report  # one bound method shared by every runner of this unit
+        self._task_factory = TaskFactory(name, worker=services.worker, offsets=services.offsets,
+                                         data=services.data, spawn=services.spawn)
+        self._report_sink = self._report  # one bound method shared by every runner of this actor
 
     # ---- the loop -------------------------------------------------------------------------
 
@@ -393,88 +383,13 @@ class ConnectorUnit:
             slot = self.tasks[n] = TaskSlot(TaskLifecycle(self.name, n))
         try:
             config = self._s.worker.transformer.resolve(self.task_configs[n])  # re-read at every (re)start
-            task_cls = _load_task_class(config.get("task.class", ""))
+            task_cls = load_task_class(config.get("task.class", ""))
         except ConfigError as exc:
             slot.runner = None
             await self._fire(slot.lifecycle, "fail", trace_of(exc))
             return
-        slot.runner = TaskRunner(self.name, n, task_cls, config, self.target, self._task_context(task_cls, n),
-                                 self._report_sink, self._task_loop(n, task_cls), self._spark_canceller(n))
+        slot.runner = self._task_factory.runner(n, task_cls, config, self.config, self.target, self._report_sink)
         slot.runner.launch(self._s.spawn)
-
-    def _task_context(self, task_cls: type[Task], n: int) -> Callable[[dict[str, str]], TaskContext]:
-        offsets = self._s.offsets
-
-        def make(config: dict[str, str]) -> TaskContext:
-            from engine.api.task import SinkTask
-
-            context: TaskContext
-            if issubclass(task_cls, SinkTask):
-                context = SinkTaskContext(config)
-            else:
-                context = SourceTaskContext(config, offset_reader=offsets.reader(self.name))
-            context.spark = self._task_spark(n)
-            return context
-
-        return make
-
-    def _task_spark(self, n: int) -> Any:
-        """This task generation's handle on the worker's Spark (``context.spark``); None without a data plane."""
-        plane = self._s.data
-        if plane is None or plane.spark is None:
-            return None
-        from engine.spark import JobOwner, TaskSpark
-
-        self._spark_generation += 1
-        return TaskSpark(plane.spark, JobOwner(self.name, n, self._spark_generation),
-                         retry_timeout_ms=_int_or(self.config.get("errors.retry.timeout"), 0),
-                         retry_delay_max_ms=_int_or(self.config.get("errors.retry.delay.max.ms"), 60000))
-
-    def _spark_canceller(self, n: int) -> Callable[[], None] | None:
-        """Cancel the task's running Spark jobs (all generations) at once, off the caller's path."""
-        plane = self._s.data
-        if plane is None or plane.spark is None:
-            return None
-        supervisor, name = plane.spark, self.name
-
-        async def cancel() -> None:
-            try:
-                await supervisor.cancel((name, n))
-            except Exception as exc:  # best effort: the task's stop still proceeds
-                log.warning("task.spark_cancel_failed", task=n, error=repr(exc))
-
-        def interrupt() -> None:
-            if supervisor.running(name):
-                self._s.spawn(cancel(), f"spark-cancel:{name}-{n}")
-
-        return interrupt
-
-    def _task_loop(self, n: int, task_cls: type[Task]) -> MakeLoop | None:
-        """The data loop for a task, or None in an engine without a data plane (lifecycle only)."""
-        plane = self._s.data
-        if plane is None:
-            return None
-        from engine.api.task import SinkTask, SourceTask
-        from engine.worker.sink_loop import SinkLoop
-        from engine.worker.source_loop import SourceLoop
-
-        loop_cls: type[TaskLoop]
-        if issubclass(task_cls, SinkTask):
-            loop_cls = SinkLoop
-        elif issubclass(task_cls, SourceTask):
-            loop_cls = SourceLoop
-            if plane.settings.exactly_once:
-                from engine.worker.exactly_once_loop import ExactlyOnceSourceLoop
-
-                loop_cls = ExactlyOnceSourceLoop
-        else:
-            return None
-        name, raw_config, transformer = self.name, self.config, self._s.worker.transformer
-
-        def make(task: Task, context: TaskContext, control: TaskControl) -> TaskLoop:
-            return loop_cls(name, n, task, context, transformer.resolve(raw_config), plane, control)
-
-        return make
 
     async def _stop_tasks(self, ids: list[int], *, deleted: bool = False) -> None:
         """Stop tasks in parallel within one shared graceful window; abandon the stragglers."""
@@ -653,16 +568,3 @@ def _check_task_configs(configs: object) -> list[dict[str, str]]:
     if not isinstance(configs, list) or not all(isinstance(c, dict) for c in configs):
         raise ConnectException("task_configs() must return a list of dicts")
     return [{str(k): str(v) for k, v in c.items()} for c in configs]
-
-
-def _load_task_class(name: str) -> type[Task]:
-    import importlib
-
-    module_name, _, attr = name.rpartition(".")
-    try:
-        cls = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(f"Couldn't instantiate task class {name}: {exc}") from exc
-    if not isinstance(cls, type) or not issubclass(cls, Task):
-        raise ConfigError(f"Couldn't instantiate task class {name}: it is not a Task subclass")
-    return cls

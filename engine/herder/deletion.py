@@ -10,8 +10,8 @@ import structlog
 from engine.api._invoke import invoke
 from engine.api.connector import Connector, SinkConnector
 from engine.api.context import ConnectorContext, SinkConnectorContext, SourceConnectorContext
-from engine.storage.offsets import MemoryOffsetStore
-from engine.worker.report import trace_of
+from engine.errors import trace_of
+from engine.storage.base import OffsetStore
 
 log = structlog.get_logger(component="herder")
 
@@ -36,7 +36,7 @@ class DeletionOutcome:
         return replace(self, seconds=seconds)
 
 
-def _closed_context(cls: type[Connector], config: dict[str, str], offsets: MemoryOffsetStore,
+def _closed_context(cls: type[Connector], config: dict[str, str], offsets: OffsetStore,
                     name: str) -> ConnectorContext:
     def refuse() -> None:
         raise RuntimeError("the connector is being deleted")
@@ -55,7 +55,7 @@ async def run_deleted(
     cls: type[Connector] | None,
     config: dict[str, str],
     instance: Connector | None,
-    offsets: MemoryOffsetStore,
+    offsets: OffsetStore,
     *,
     timeout: float,
 ) -> DeletionOutcome:

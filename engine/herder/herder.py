@@ -28,31 +28,31 @@ from engine.configlog.records import (
 )
 from engine.configlog.snapshot import ConfigSnapshot
 from engine.errors import CorruptRecord, EngineNotRunning
-from engine.herder.connector_actor import ConnectorUnit
+from engine.herder.connector_actor import ConnectorActor
 from engine.herder.deletion import DeletionOutcome
 from engine.herder.messages import Boot, FromLog, Marker, Message, Reconcile, RunCleanup, Shutdown
+from engine.herder.ownership import Ownership, StandaloneOwnership
 from engine.herder.transition_feed import TransitionEvent, TransitionFeed
 from engine.observability.metrics import EngineMetrics
-from engine.storage.offsets import MemoryOffsetStore
-from engine.storage.status import MemoryStatusStore
+from engine.storage.base import OffsetStore, StatusStore
 from states import TransitionRecord
 
 if TYPE_CHECKING:
-    from engine.distributed.cluster import Cluster
     from engine.worker.data_plane import DataPlane
 
 log = structlog.get_logger(component="herder")
 
 
 class Herder:
-    """Owns every connector unit; lives inside the engine's TaskGroup until shutdown."""
+    """Owns every connector actor; lives inside the engine's TaskGroup until shutdown."""
 
-    def __init__(self, config_log: ConfigLog, status: MemoryStatusStore, offsets: MemoryOffsetStore,
+    def __init__(self, config_log: ConfigLog, status: StatusStore, offsets: OffsetStore,
                  worker: WorkerConfig, tg: asyncio.TaskGroup, feed: TransitionFeed | None = None,
                  metrics: EngineMetrics | None = None, data: DataPlane | None = None,
-                 cluster: Cluster | None = None) -> None:
+                 ownership: Ownership | None = None) -> None:
         self.log = config_log
-        self.cluster = cluster  # distributed mode: what this worker runs comes from the group
+        # what this worker runs: everything standalone, what the group assigns in a cluster
+        self.ownership: Ownership = ownership if ownership is not None else StandaloneOwnership()
         self.deleting: set[str] = set()  # connectors whose deletion callbacks run here right now
         self._cleaned: set[str] = set()  # deleted() succeeded here; the clear record is not read back yet
         self.data = data
@@ -66,8 +66,8 @@ class Herder:
         self.feed = feed if feed is not None else TransitionFeed()
         self.skipped_records = 0
         self.read_end = 0  # one past the last log offset the reader has handled
-        self._units: dict[str, ConnectorUnit] = {}
-        self._unit_tasks: dict[str, asyncio.Task[None]] = {}
+        self._actors: dict[str, ConnectorActor] = {}
+        self._actor_tasks: dict[str, asyncio.Task[None]] = {}
         self._applied: dict[str, int] = {}
         self._waiters: dict[str, list[tuple[int, asyncio.Future[None]]]] = {}
         self._read_waiters: list[tuple[int, asyncio.Future[None]]] = []
@@ -83,7 +83,7 @@ class Herder:
         # assemble a new bound logger for every transition, even when INFO is filtered out.
         self._transition_log = log.bind()
 
-    # ---- UnitServices ---------------------------------------------------------------------
+    # ---- ActorServices ---------------------------------------------------------------------
 
     def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         task = self._tg.create_task(coro, name=name)
@@ -97,30 +97,26 @@ class Herder:
 
     async def submit_task_configs(self, connector: str, configs: list[dict[str, str]]) -> None:
         """Task configs and their commit; in a cluster only the leader writes them (spec §1.8)."""
-        cluster = self.cluster
-        if cluster is not None and not cluster.is_leader:
-            from engine.distributed.forwarding import forward_task_configs
-
-            if await forward_task_configs(cluster, connector, configs):
-                return
+        if not self.ownership.is_leader and await self.ownership.forward_task_configs(connector, configs):
+            return
         records: list[ConfigRecord] = [TaskConfigRecord(connector, n, c) for n, c in enumerate(configs)]
         records.append(TaskCommitRecord(connector, len(configs)))
         await self.append(records)
 
     @property
     def distributed(self) -> bool:
-        return self.cluster is not None
+        return self.ownership.distributed
 
     @property
     def generation(self) -> int:
         """The group generation statuses carry (0 outside a cluster, as in Connect standalone)."""
-        return max(self.cluster.generation, 0) if self.cluster is not None else 0
+        return max(self.ownership.generation, 0)
 
     def owns_connector(self, connector: str) -> bool:
-        return self.cluster is None or self.cluster.owns_connector(connector)
+        return self.ownership.owns_connector(connector)
 
     def owns_task(self, connector: str, task: int) -> bool:
-        return self.cluster is None or self.cluster.owns_task(connector, task)
+        return self.ownership.owns_task(connector, task)
 
     def pending_cleanup(self, connector: str) -> PendingCleanupRecord | None:
         if connector in self._cleaned:
@@ -131,9 +127,9 @@ class Herder:
         self.deleting.add(connector)
 
     def post(self, connector: str, message: Message) -> None:
-        if self._closing and connector not in self._units:
+        if self._closing and connector not in self._actors:
             return
-        self._unit(connector).mailbox.put(message)
+        self._actor(connector).mailbox.put(message)
 
     def post_threadsafe(self, connector: str, message: Message) -> None:
         self._loop.call_soon_threadsafe(self.post, connector, message)
@@ -174,35 +170,35 @@ class Herder:
         self.metrics.deletion(outcome.succeeded)
         self._deletions[outcome.connector] = outcome
 
-    # ---- units ----------------------------------------------------------------------------
+    # ---- actors ---------------------------------------------------------------------------
 
     @property
-    def live_units(self) -> list[str]:
-        """Connectors that have a unit coroutine right now (diagnostics, leak checks)."""
-        return sorted(self._units)
+    def live_actors(self) -> list[str]:
+        """Connectors that have an actor coroutine right now (diagnostics, leak checks)."""
+        return sorted(self._actors)
 
-    def _unit(self, name: str) -> ConnectorUnit:
-        unit = self._units.get(name)
-        if unit is None:
-            unit = self._units[name] = ConnectorUnit(name, self)
-            self._unit_tasks[name] = self._tg.create_task(self._run_unit(unit), name=f"unit:{name}")
-        return unit
+    def _actor(self, name: str) -> ConnectorActor:
+        actor = self._actors.get(name)
+        if actor is None:
+            actor = self._actors[name] = ConnectorActor(name, self)
+            self._actor_tasks[name] = self._tg.create_task(self._run_actor(actor), name=f"actor:{name}")
+        return actor
 
-    async def _run_unit(self, unit: ConnectorUnit) -> None:
+    async def _run_actor(self, actor: ConnectorActor) -> None:
         try:
-            await unit.run()
+            await actor.run()
         finally:
-            if self._units.get(unit.name) is unit:
-                del self._units[unit.name]
-                del self._unit_tasks[unit.name]
-                left = unit.mailbox.drain()
+            if self._actors.get(actor.name) is actor:
+                del self._actors[actor.name]
+                del self._actor_tasks[actor.name]
+                left = actor.mailbox.drain()
                 if not self._closing:
-                    self._hand_over(unit.name, left)
+                    self._hand_over(actor.name, left)
 
     def _hand_over(self, name: str, left: list[Message]) -> None:
-        """Messages a destroyed unit left: log events start a new incarnation; the rest is stale.
+        """Messages a destroyed actor left: log events start a new incarnation; the rest is stale.
 
-        Offsets alone (markers, or the last records of a deletion) are applied here: a new unit
+        Offsets alone (markers, or the last records of a deletion) are applied here: a new actor
         started only to acknowledge them would wait on its mailbox forever.
         """
         if any(isinstance(m, (FromLog, Boot, RunCleanup, Reconcile)) for m in left):
@@ -257,17 +253,17 @@ class Herder:
             ready.set_result(None)
 
     def _route(self, record: ConfigRecord, offset: int) -> None:
-        if self.cluster is not None:
+        if self.ownership.distributed:
             if isinstance(record, (PendingCleanupRecord, PendingCleanupCleared)):
                 self._cleaned.discard(record.connector)
             if self._changes_work(record):
-                self.cluster.work_changed(offset)
+                self.ownership.work_changed(offset)
         event = self.snapshot.apply(record)
         name = getattr(record, "connector", None)
         if event is not None:
             self.post(event.connector, FromLog(event, offset))
         elif name is not None:
-            if name in self._units:
+            if name in self._actors:
                 self.post(name, Marker(offset))
             else:
                 self.applied(name, offset)
@@ -293,7 +289,7 @@ class Herder:
                  skipped=self.skipped_records)
         for name, config in snap.connectors.items():
             self.post(name, Boot(config, snap.target(name), snap.tasks.get(name, ()), snap.applied.get(name)))
-        if self.cluster is not None:
+        if self.ownership.distributed:
             return  # a cleanup runs where the group assigns it, once assignments come
         for name, record in snap.pending_cleanups.items():
             if name not in snap.connectors:
@@ -303,9 +299,9 @@ class Herder:
 
     def busy_count(self, parked: Callable[[str, str], bool]) -> int:
         """Units handling a message plus runners in flight: 0 means nothing will change by itself."""
-        units = list(self._units.values())
-        handling = sum(1 for unit in units if not unit.waiting or len(unit.mailbox))
-        return handling + sum(unit.busy_runners(parked) for unit in units)
+        actors = list(self._actors.values())
+        handling = sum(1 for actor in actors if not actor.waiting or len(actor.mailbox))
+        return handling + sum(actor.busy_runners(parked) for actor in actors)
 
     # ---- what API calls wait on -----------------------------------------------------------
 
@@ -353,16 +349,16 @@ class Herder:
         """A crash: abandon every runner so nothing they do later is written anywhere."""
         self._closing = True
         self._fail_waiters(EngineNotRunning("The engine was aborted"))
-        for unit in self._units.values():
-            unit.abandon_runners()
+        for actor in self._actors.values():
+            actor.abandon_runners()
         self.feed.close()
 
     async def shutdown(self) -> None:
         """Stop every connector and task with plain ``stop()`` (statuses UNASSIGNED)."""
         self._closing = True
-        for name in list(self._units):
+        for name in list(self._actors):
             self.post(name, Shutdown())
-        tasks = list(self._unit_tasks.values())
+        tasks = list(self._actor_tasks.values())
         if tasks:
             await asyncio.wait(tasks)
         for task in list(self._spawned):

@@ -1,4 +1,4 @@
-"""A connector unit's mailbox: a FIFO that is cheaper than ``asyncio.Queue`` for one reader."""
+"""A connector actor's mailbox: a FIFO that is cheaper than ``asyncio.Queue`` for one reader."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from engine.herder.messages import FromLog, Marker, Message
 
 
 class Mailbox:
-    """Messages for one unit, read by its single coroutine.
+    """Messages for one connector actor, read by its single coroutine.
 
-    ``asyncio.Queue`` supports many getters, size limits and task accounting; a unit needs none
+    ``asyncio.Queue`` supports many getters, size limits and task accounting; an actor needs none
     of that, and at thousands of connectors its bookkeeping shows. A ``Marker`` (an offset that
-    changes nothing) posted behind a queued log message is folded into it: the unit would have
+    changes nothing) posted behind a queued log message is folded into it: the actor would have
     applied it straight after, with nothing in between.
     """
 
@@ -39,9 +39,9 @@ class Mailbox:
             waiter.set_result(None)
 
     def arrival(self) -> asyncio.Future[None]:
-        """A future done once a message is queued (at once if one is): what an idle unit awaits.
+        """A future done once a message is queued (at once if one is): what an idle actor awaits.
 
-        The unit awaits this future itself, so an idle connector keeps no extra frame alive.
+        The actor awaits this future itself, so an idle connector keeps no extra frame alive.
         """
         waiter = asyncio.get_running_loop().create_future()
         if self._items:
@@ -55,7 +55,7 @@ class Mailbox:
         return self._items.popleft() if self._items else None
 
     def drain(self) -> list[Message]:
-        """Take every queued message (what a finished unit leaves behind)."""
+        """Take every queued message (what a finished actor leaves behind)."""
         left = list(self._items)
         self._items.clear()
         return left

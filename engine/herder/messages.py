@@ -1,4 +1,4 @@
-"""Messages a connector unit's mailbox carries besides config-log events."""
+"""Messages a connector actor's mailbox carries besides config-log events."""
 
 from __future__ import annotations
 

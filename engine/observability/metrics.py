@@ -12,9 +12,8 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
-from contextvars import ContextVar
 
-from engine.storage.status import MemoryStatusStore
+from engine.storage.base import StatusStore
 from states import ConnectorState, TaskState
 
 PREFIX = "connect_engine_"
@@ -23,9 +22,6 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # Callbacks run from microseconds (no-op async) to the callback timeout (30 s by default).
 CALLBACK_BUCKETS = (0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0)
 REST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 90.0)
-
-# Who to tell how long a user callback took: set by the engine for every task it creates.
-CALLBACK_TIMER: ContextVar[Callable[[str, float], None] | None] = ContextVar("callback_timer", default=None)
 
 Labels = tuple[str, ...]
 
@@ -84,7 +80,7 @@ class Histogram:
 class EngineMetrics:
     """Everything one engine exposes at ``GET /metrics``."""
 
-    def __init__(self, status: MemoryStatusStore) -> None:
+    def __init__(self, status: StatusStore) -> None:
         self._status = status
         self.transitions = Counter("transitions_total", "Lifecycle transitions the herder published.",
                                    ("kind", "trigger", "from_state", "to_state"))

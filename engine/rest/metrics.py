@@ -11,7 +11,8 @@ from typing import Any
 
 from aiohttp import web
 
-from engine.observability.metrics import CALLBACK_TIMER, CONTENT_TYPE
+from engine.api._invoke import CALLBACK_TIMER
+from engine.observability.metrics import CONTENT_TYPE
 from engine.rest.keys import ENGINE
 from engine.rest.openapi import OPERATIONS
 

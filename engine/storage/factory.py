@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from engine.config.worker import int_setting
+from engine.storage.base import OffsetStore, StatusStore
 from engine.storage.offsets import FileOffsetStore, MemoryOffsetStore
 from engine.storage.status import FileStatusStore, MemoryStatusStore
 
@@ -32,7 +33,7 @@ def _count(worker: Mapping[str, str], key: str, default: int) -> int:
     return int_setting(worker, key, default, minimum=1)
 
 
-def open_status_store(worker: Mapping[str, str], *, client_id: str) -> MemoryStatusStore:
+def open_status_store(worker: Mapping[str, str], *, client_id: str) -> StatusStore:
     if servers := _on_kafka(worker, "status.storage.topic"):
         from engine.storage.kafka_status import KafkaStatusStore
 
@@ -45,7 +46,7 @@ def open_status_store(worker: Mapping[str, str], *, client_id: str) -> MemorySta
     return MemoryStatusStore()
 
 
-def open_offset_store(worker: Mapping[str, str], *, client_id: str) -> MemoryOffsetStore:
+def open_offset_store(worker: Mapping[str, str], *, client_id: str) -> OffsetStore:
     if servers := _on_kafka(worker, "offset.storage.topic"):
         from engine.storage.kafka_offsets import KafkaOffsetStore
 

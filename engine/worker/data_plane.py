@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 from engine.errors import ConfigError
 from engine.spark.supervisor import SparkSupervisor
-from engine.storage.offsets import MemoryOffsetStore
-from engine.storage.status import MemoryStatusStore, TopicStatus
+from engine.storage.base import OffsetStore, StatusStore
+from engine.storage.status import TopicStatus
 from engine.topics.base import Producer, Topics
 from engine.worker.exactly_once import worker_enabled
 
@@ -71,8 +71,8 @@ class DataPlane:
 
     topics: Topics
     worker: Mapping[str, str]
-    offsets: MemoryOffsetStore
-    status: MemoryStatusStore
+    offsets: OffsetStore
+    status: StatusStore
     settings: DataSettings
     worker_id: str
     spark: SparkSupervisor | None = None

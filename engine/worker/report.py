@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,7 +16,3 @@ class Report:
 
 
 ReportSink = Callable[[Report], None]
-
-
-def trace_of(exc: BaseException) -> str:
-    return "".join(traceback.format_exception(exc)).rstrip()

@@ -8,7 +8,8 @@ from typing import Any
 
 import structlog
 
-from engine.worker.report import Report, ReportSink, trace_of
+from engine.errors import trace_of
+from engine.worker.report import Report, ReportSink
 
 log = structlog.get_logger(component="worker")
 

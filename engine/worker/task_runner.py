@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import structlog
 
@@ -13,12 +12,10 @@ from engine.api.context import TaskContext
 from engine.api.task import Task
 from engine.worker.report import ReportSink
 from engine.worker.runner import Runner
+from engine.worker.task_loop import TaskControl, TaskLoop
 from states import TargetState
 
-if TYPE_CHECKING:
-    from engine.worker.task_loop import TaskControl, TaskLoop
-
-    MakeLoop = Callable[[Task, TaskContext, TaskControl], TaskLoop]
+MakeLoop = Callable[[Task, TaskContext, TaskControl], TaskLoop]
 
 log = structlog.get_logger(component="worker")
 

@@ -172,7 +172,7 @@ async def test_a_deleted_connector_leaves_no_unit_behind(engine: Engine) -> None
     await engine.append_record("target-state-b", None)  # a record that changes nothing for b
     await engine.delete_connector("b")
     await asyncio.sleep(0)
-    assert engine.herder.live_units == []
+    assert engine.herder.live_actors == []
 
 
 async def test_recreating_under_the_same_name_starts_clean(engine: Engine) -> None:

@@ -1,0 +1,134 @@
+"""What a task gets when it (re)starts: its runner, context, data loop and Spark handle.
+
+Kafka's ``Worker.startTask`` makes this choice (``WorkerSinkTask``, ``WorkerSourceTask`` or
+``ExactlyOnceWorkerSourceTask``); here the connector's actor asks one ``TaskFactory`` per connector.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any
+
+import structlog
+
+from engine.api.context import SinkTaskContext, SourceTaskContext, TaskContext
+from engine.api.task import SinkTask, SourceTask, Task
+from engine.config.worker import WorkerConfig
+from engine.errors import ConfigError
+from engine.spark import JobOwner, TaskSpark
+from engine.storage.base import OffsetStore
+from engine.worker.data_plane import DataPlane
+from engine.worker.exactly_once_loop import ExactlyOnceSourceLoop
+from engine.worker.report import ReportSink
+from engine.worker.sink_loop import SinkLoop
+from engine.worker.source_loop import SourceLoop
+from engine.worker.task_loop import TaskControl, TaskLoop
+from engine.worker.task_runner import MakeLoop, TaskRunner
+from states import TargetState
+
+Spawn = Callable[[Coroutine[Any, Any, None], str], asyncio.Task[None]]
+
+log = structlog.get_logger(component="worker")
+
+
+def _int_or(raw: str | None, default: int) -> int:
+    try:
+        return int(raw) if raw is not None and raw.strip() else default
+    except ValueError:
+        return default
+
+
+def load_task_class(name: str) -> type[Task]:
+    """The class a task config's ``task.class`` names; a ``ConfigError`` (task FAILED) otherwise."""
+    module_name, _, attr = name.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"Couldn't instantiate task class {name}: {exc}") from exc
+    if not isinstance(cls, type) or not issubclass(cls, Task):
+        raise ConfigError(f"Couldn't instantiate task class {name}: it is not a Task subclass")
+    return cls
+
+
+class TaskFactory:
+    """Builds one connector's task runners; every Spark handle it gives out is a new generation."""
+
+    def __init__(self, connector: str, *, worker: WorkerConfig, offsets: OffsetStore, data: DataPlane | None,
+                 spawn: Spawn) -> None:
+        self.connector = connector
+        self._worker = worker
+        self._offsets = offsets
+        self._data = data
+        self._spawn = spawn
+        self._spark_generation = 0
+
+    def runner(self, n: int, task_cls: type[Task], config: dict[str, str], connector_config: Mapping[str, str],
+               target: TargetState, report: ReportSink) -> TaskRunner:
+        return TaskRunner(self.connector, n, task_cls, config, target,
+                          self._context(task_cls, n, connector_config), report,
+                          self._loop(n, task_cls, connector_config), self._spark_canceller(n))
+
+    def _context(self, task_cls: type[Task], n: int,
+                 connector_config: Mapping[str, str]) -> Callable[[dict[str, str]], TaskContext]:
+        offsets, connector = self._offsets, self.connector
+
+        def make(config: dict[str, str]) -> TaskContext:
+            context: TaskContext
+            if issubclass(task_cls, SinkTask):
+                context = SinkTaskContext(config)
+            else:
+                context = SourceTaskContext(config, offset_reader=offsets.reader(connector))
+            context.spark = self._task_spark(n, connector_config)
+            return context
+
+        return make
+
+    def _task_spark(self, n: int, connector_config: Mapping[str, str]) -> TaskSpark | None:
+        """This task generation's handle on the worker's Spark (``context.spark``); None without a data plane."""
+        plane = self._data
+        if plane is None or plane.spark is None:
+            return None
+        self._spark_generation += 1
+        return TaskSpark(plane.spark, JobOwner(self.connector, n, self._spark_generation),
+                         retry_timeout_ms=_int_or(connector_config.get("errors.retry.timeout"), 0),
+                         retry_delay_max_ms=_int_or(connector_config.get("errors.retry.delay.max.ms"), 60000))
+
+    def _spark_canceller(self, n: int) -> Callable[[], None] | None:
+        """Cancel the task's running Spark jobs (all generations) at once, off the caller's path."""
+        plane = self._data
+        if plane is None or plane.spark is None:
+            return None
+        supervisor, name, spawn = plane.spark, self.connector, self._spawn
+
+        async def cancel() -> None:
+            try:
+                await supervisor.cancel((name, n))
+            except Exception as exc:  # best effort: the task's stop still proceeds
+                log.warning("task.spark_cancel_failed", task=n, error=repr(exc))
+
+        def interrupt() -> None:
+            if supervisor.running(name):
+                spawn(cancel(), f"spark-cancel:{name}-{n}")
+
+        return interrupt
+
+    def _loop(self, n: int, task_cls: type[Task], connector_config: Mapping[str, str]) -> MakeLoop | None:
+        """The data loop for a task, or None in an engine without a data plane (lifecycle only)."""
+        plane = self._data
+        if plane is None:
+            return None
+        loop_cls: type[TaskLoop]
+        if issubclass(task_cls, SinkTask):
+            loop_cls = SinkLoop
+        elif issubclass(task_cls, SourceTask):
+            loop_cls = ExactlyOnceSourceLoop if plane.settings.exactly_once else SourceLoop
+        else:
+            return None
+        name, raw_config, transformer = self.connector, dict(connector_config), self._worker.transformer
+
+        def make(task: Task, context: TaskContext, control: TaskControl) -> TaskLoop:
+            return loop_cls(name, n, task, context, transformer.resolve(raw_config), plane, control)
+
+        return make
