@@ -103,7 +103,7 @@ class Engine:
                  offset_store: OffsetStore | None = None, topics: Topics | None = None) -> None:
         """``config_log``/``offset_store``/``topics`` hand in stores that outlive this engine (tests, replays)."""
         self.worker = WorkerConfig.parse(worker_config)
-        # group.id makes this engine a member of a distributed cluster (spec §1.8)
+        # group.id makes this engine a member of a distributed cluster (Kafka's DistributedHerder)
         self.cluster: Cluster | None = None
         if self.worker.get("group.id"):
             from engine.distributed.cluster import Cluster
@@ -286,7 +286,8 @@ class Engine:
         await herder.wait_applied(name, offset)
 
     def _leader_only(self) -> None:
-        """Distributed: leader-only writes (spec §1.8) fail fast on a follower or while a rebalance is due."""
+        """Distributed: leader-only writes fail fast on a follower or while a rebalance is due (Kafka's
+        ``DistributedHerder``: ``NotLeaderException``, ``RebalanceNeededException``)."""
         cluster = self.cluster
         if cluster is None:
             return

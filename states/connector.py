@@ -1,4 +1,5 @@
-"""The connector's observed lifecycle and its transition table (spec §1.5)."""
+"""The connector's observed lifecycle (Kafka's ``AbstractStatus.State`` as ``WorkerConnector`` reports
+it) and its transition table."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The task's observed lifecycle and its transition table (spec §1.6). Tasks never STOP."""
+"""The task's observed lifecycle (Kafka's ``AbstractStatus.State`` as ``WorkerTask`` reports it) and its
+transition table. Tasks never STOP."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Connectors: the unit a user configures, which splits work into tasks (spec §5.1-5.3)."""
+"""Connectors: the unit a user configures, which splits work into tasks (Kafka's ``Connector``,
+``SourceConnector``, ``SinkConnector``)."""
 
 from __future__ import annotations
 

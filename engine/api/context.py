@@ -1,4 +1,5 @@
-"""What the runtime hands connectors and tasks so they can talk back to it (spec §5.5).
+"""What the runtime hands connectors and tasks so they can talk back to it (Kafka's
+``ConnectorContext``, ``SourceTaskContext``, ``SinkTaskContext`` and their kin).
 
 Contexts are safe to call from any thread: a sync connector runs in a worker thread, and its
 calls are passed to the event loop rather than touching engine state directly.

@@ -1,4 +1,5 @@
-"""The records connectors produce and consume (spec §5.6)."""
+"""The records connectors produce and consume (Kafka's ``ConnectRecord``, ``SourceRecord``,
+``SinkRecord``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Single message transforms and predicates (``org.apache.kafka.connect.transforms``), spec §6.2.
+"""Single message transforms and predicates (``org.apache.kafka.connect.transforms``, KIP-66, KIP-585).
 
 A transformation is configured once per task from ``transforms.<alias>.*`` (with ``type``,
 ``predicate`` and ``negate`` removed) and then applied to every record, on the event loop:

@@ -1,4 +1,4 @@
-"""Config providers (Kafka's ``ConfigProvider`` / ``ConfigTransformer``, spec §1.12).
+"""Config providers (Kafka's ``ConfigProvider`` / ``ConfigTransformer``, KIP-297).
 
 Connector configs may hold ``${provider:[path:]key}`` references. They are stored raw and
 resolved only when a connector or task starts, so secrets never reach the config log.
@@ -230,7 +230,7 @@ def has_references(value: str | None) -> bool:
 
 def reverse_transform(raw_connector_config: Mapping[str, str],
                       task_configs: list[dict[str, str]]) -> list[dict[str, str]]:
-    """Kafka's ``reverseTransform`` (spec §1.7): a task config key that is also a connector-config
+    """Kafka's ``AbstractHerder.reverseTransform``: a task config key that is also a connector-config
     key whose raw value holds a reference gets that raw value back, so no secret is written."""
     raw_keys = {k: v for k, v in raw_connector_config.items() if has_references(v)}
     return [{k: raw_keys.get(k, v) for k, v in config.items()} for config in task_configs]

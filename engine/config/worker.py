@@ -60,7 +60,7 @@ class WorkerConfig:
     connector_shutdown_timeout: float
     deleted_timeout: float
     callback_timeout: float
-    # config.providers: resolves ${provider:path:key} when connectors and tasks start (spec §1.12)
+    # config.providers: resolves ${provider:path:key} when connectors and tasks start (KIP-297)
     transformer: ConfigTransformer
 
     @classmethod

@@ -20,7 +20,7 @@ RawRecord = tuple[str, bytes | None]
 
 
 class ConfigLog(Protocol):
-    """Where every intent is written and read back (DESIGN decision 1).
+    """Where every intent is written and read back (``docs/ARCHITECTURE.md``, "Config log").
 
     ``open`` connects (creating the topic or file if missing); ``entries`` yields every entry
     from the beginning, in order, and then waits for new ones until ``close``; ``end_offset``

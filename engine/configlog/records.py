@@ -1,4 +1,4 @@
-"""Typed forms of the config topic's records (spec §3.1), plus our own additions.
+"""Typed forms of the config topic's records (Kafka's ``KafkaConfigBackingStore``), plus our own additions.
 
 Connect's keys: ``connector-``, ``task-``, ``commit-``, ``target-state-``, ``restart-connector-``.
 Ours, under prefixes Connect discards: ``restart-task-<c>-<n>`` (restart one task) and

@@ -1,4 +1,5 @@
-"""What the config log says right now, and the change each new record makes (spec §3.1).
+"""What the config log says right now, and the change each new record makes (Kafka's
+``KafkaConfigBackingStore`` and ``ClusterConfigState``).
 
 Task configs are buffered per connector until their ``commit-<c>`` record, so a reader never
 sees a partial set; a commit missing some of ``task-<c>-0..n-1`` marks the connector

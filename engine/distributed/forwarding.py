@@ -1,4 +1,4 @@
-"""Requests one worker sends another: REST calls forwarded to the leader (spec §4.1)."""
+"""Requests one worker sends another: REST calls forwarded to the leader (Kafka's ``RestClient``)."""
 
 from __future__ import annotations
 

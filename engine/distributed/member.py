@@ -2,7 +2,8 @@
 
 aiokafka's consumer group is the membership protocol: the worker subscribes to the config topic
 (the protocol needs a topic; no partition is ever assigned or fetched), and a custom assignor
-carries join metadata and assignments in ``user_data`` (``shared/ENVIRONMENT.md``). aiokafka
+carries join metadata and assignments in ``user_data`` (aiokafka's ``AbstractPartitionAssignor``:
+the leader's ``assign`` sees every member's metadata, ``on_assignment`` hands each member its own). aiokafka
 rebalances eagerly; the cooperative part lives in the planner and in ``Cluster``.
 """
 

@@ -1,4 +1,4 @@
-"""The worker properties distributed mode acts on (spec §6.5), checked once at start."""
+"""The worker properties distributed mode acts on (Kafka's ``DistributedConfig``), checked once at start."""
 
 from __future__ import annotations
 

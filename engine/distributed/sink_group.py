@@ -1,4 +1,5 @@
-"""A sink connector must not consume in the cluster's own group (spec §6.6, distributed only):
+"""A sink connector must not consume in the cluster's own group (Kafka's
+``DistributedHerder.validateSinkConnectorConfig``, distributed only):
 the workers' membership protocol and the sink's partition assignment would fight over it."""
 
 from __future__ import annotations

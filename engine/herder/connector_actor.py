@@ -2,7 +2,7 @@
 
 Every change to a connector (config-log records, runner reports, context requests) arrives in
 its mailbox, so the connector's lifecycles are only ever moved by this one coroutine
-(DESIGN decision 4). Different connectors' actors run concurrently.
+(``docs/ARCHITECTURE.md``, "Single writer"). Different connectors' actors run concurrently.
 """
 
 from __future__ import annotations
@@ -323,7 +323,8 @@ class ConnectorActor:
     # ---- task configs ---------------------------------------------------------------------
 
     async def _reconfigure(self) -> None:
-        """Ask the running connector for task configs; write them if anything changed (spec §1.7)."""
+        """Ask the running connector for task configs; write them if anything changed
+        (Kafka's ``AbstractHerder.taskConfigsChanged``)."""
         runner = self.runner
         if runner is None or runner.state is not InstanceState.STARTED or self.target is not TargetState.STARTED:
             return
@@ -486,7 +487,7 @@ class ConnectorActor:
         self.finished = True
 
     async def _on_destroyed(self) -> None:
-        """The deletion contract (DESIGN decision 5), run on entering DESTROYED.
+        """The deletion contract (``docs/ARCHITECTURE.md``, "Deletion contract"), run on entering DESTROYED.
 
         Tasks ``stop(connector_deleted=True)`` in parallel, then the connector's ``stop()``,
         then ``deleted()``, then statuses go; every step bounded, none able to block the rest.

@@ -1,7 +1,7 @@
 """The herder: reads the config log, keeps its snapshot, and routes each change to its connector.
 
-It is the only place that turns log records into lifecycle work (DESIGN decision 1): API calls
-append records and then wait until the herder has applied them.
+It is the only place that turns log records into lifecycle work (``docs/ARCHITECTURE.md``,
+"Config log"): API calls append records and then wait until the herder has applied them.
 """
 
 from __future__ import annotations
@@ -96,7 +96,8 @@ class Herder:
         return await self.log.append([encode(r) for r in records])
 
     async def submit_task_configs(self, connector: str, configs: list[dict[str, str]]) -> None:
-        """Task configs and their commit; in a cluster only the leader writes them (spec §1.8)."""
+        """Task configs and their commit (Kafka's ``KafkaConfigBackingStore.putTaskConfigs``); in a cluster
+        only the leader writes them."""
         if not self.ownership.is_leader and await self.ownership.forward_task_configs(connector, configs):
             return
         records: list[ConfigRecord] = [TaskConfigRecord(connector, n, c) for n, c in enumerate(configs)]

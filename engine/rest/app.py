@@ -33,7 +33,7 @@ async def connect_errors(request: web.Request, handler: Any) -> web.StreamRespon
         async with asyncio.timeout(timeout):
             try:
                 response: web.StreamResponse = await handler(request)
-            except NotLeader as exc:  # distributed: the leader serves it (spec §4.1)
+            except NotLeader as exc:  # distributed: the leader serves it (Connect's HerderRequestHandler)
                 response = await forward(request, exc, timeout)
     except EngineError as exc:  # first: StateTimeout and friends are TimeoutErrors with their own message
         response = error_response(status_of(exc), str(exc))

@@ -1,4 +1,5 @@
-"""``/connectors`` resources (spec §4.3): Connect's codes, shapes and messages over the embedded Engine."""
+"""``/connectors`` resources (Connect's ``ConnectorsResource``): its codes, shapes and messages over the
+embedded Engine."""
 
 from __future__ import annotations
 
@@ -198,7 +199,8 @@ async def reset_offsets(request: web.Request) -> web.Response:
 # ---- internal, distributed-mode endpoints ------------------------------------------------------
 
 async def put_task_configs(request: web.Request) -> web.Response:
-    """Internal: a follower owning the connector hands its task configs to the leader (spec §1.9)."""
+    """Internal: a follower owning the connector hands its task configs to the leader
+    (Connect's ``ConnectorsResource.putTaskConfigs``, ``POST /connectors/{c}/tasks``)."""
     engine, name = _engine(request), _name(request)
     if engine.cluster is None:
         return await distributed_only(request)

@@ -1,4 +1,5 @@
-"""``/connector-plugins`` resources (spec §4.3): what the worker can run, and what each plugin accepts.
+"""``/connector-plugins`` resources (Connect's ``ConnectorPluginsResource``): what the worker can run,
+and what each plugin accepts.
 
 Answered locally from the worker's plugin registry, never through the herder, as in Connect.
 """

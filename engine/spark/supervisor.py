@@ -1,4 +1,5 @@
-"""Runs Spark work as supervised jobs owned by a connector task (DESIGN decision 8).
+"""Runs Spark work as supervised jobs owned by a connector task (``docs/ARCHITECTURE.md``,
+"Spark supervision").
 
 One SparkSession per worker process, built on first use off the event loop. Each job runs
 in a thread of the supervisor's own pool (so long Spark actions never starve the loop's

@@ -1,4 +1,4 @@
-"""Which status and offset stores a worker uses, from its properties (spec §1.10).
+"""Which status and offset stores a worker uses, from its properties.
 
 Kafka topics in a cluster (``group.id``) or when a topic is named explicitly with
 ``bootstrap.servers``; else files when a filename is given; else memory.

@@ -1,4 +1,5 @@
-"""Source offsets on the offsets topic (``offset.storage.topic``, spec §3.3), shared by every worker.
+"""Source offsets on the offsets topic (``offset.storage.topic``; Kafka's ``KafkaOffsetBackingStore``),
+shared by every worker.
 
 A task that moves to another worker resumes from what its previous owner committed.
 """

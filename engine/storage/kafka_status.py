@@ -1,4 +1,5 @@
-"""Statuses on the status topic (``status.storage.topic``, spec §3.2), shared by every worker.
+"""Statuses on the status topic (``status.storage.topic``; Kafka's ``KafkaStatusBackingStore``), shared
+by every worker.
 
 Each worker writes its own units' statuses and reads everyone's, so ``GET .../status`` answers
 alike on any worker. Local writes update the cache at once; the topic brings the others'.

@@ -1,7 +1,7 @@
 """Creating and checking Connect's internal topics: compacted, and the config topic one partition.
 
 Shared by the config log and the Kafka status and offset stores, which Connect checks the same
-way (``TopicAdmin.verifyTopicCleanupPolicyOnlyCompact``, spec §3).
+way (``TopicAdmin.verifyTopicCleanupPolicyOnlyCompact``).
 """
 
 from __future__ import annotations

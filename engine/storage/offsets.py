@@ -1,4 +1,5 @@
-"""Source offsets keyed ``["<connector>", {partition}]`` (spec §3.3), in memory or a journal file."""
+"""Source offsets keyed ``["<connector>", {partition}]`` as on ``offset.storage.topic``, in memory or a
+journal file (Kafka's ``MemoryOffsetBackingStore`` / ``FileOffsetBackingStore``)."""
 
 from __future__ import annotations
 

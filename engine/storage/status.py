@@ -1,4 +1,5 @@
-"""Observed statuses of connectors and tasks (spec §3.2), in memory or in a journal file."""
+"""Observed statuses of connectors and tasks (Kafka's ``StatusBackingStore``), in memory or in a
+journal file."""
 
 from __future__ import annotations
 

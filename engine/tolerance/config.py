@@ -1,4 +1,4 @@
-"""The ``errors.*`` connector settings that drive retries, tolerance and reporting (spec §6.1)."""
+"""The ``errors.*`` connector settings that drive retries, tolerance and reporting (KIP-298)."""
 
 from __future__ import annotations
 

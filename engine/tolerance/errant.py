@@ -1,4 +1,4 @@
-"""The sink task's ``ErrantRecordReporter`` (spec §5.5; Kafka's ``WorkerErrantRecordReporter``).
+"""The sink task's ``ErrantRecordReporter`` (KIP-610; Kafka's ``WorkerErrantRecordReporter``).
 
 A task hands over records its ``put`` cannot handle; each runs through the operator's reporters
 (log, dead letter queue) at stage ``TASK_PUT`` without retry. The call returns at once with a

@@ -1,4 +1,5 @@
-"""The data plane: topics that source tasks write and sink tasks read (DESIGN decision 6)."""
+"""The data plane: topics that source tasks write and sink tasks read (``docs/ARCHITECTURE.md``,
+"Data plane")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The Topics protocol: the data plane every source and sink task loop talks to (DESIGN decision 6).
+"""The Topics protocol: the data plane every source and sink task loop talks to
+(``docs/ARCHITECTURE.md``, "Data plane").
 
 Shapes follow Kafka's clients so a task loop is written once for the in-process log and for Kafka:
 

@@ -1,4 +1,4 @@
-"""The per-task SMT chain built from a connector's config (spec §6.2; Connect's ``TransformationChain``,
+"""The per-task SMT chain built from a connector's config (Connect's ``TransformationChain``,
 ``TransformationStage`` and ``ConnectorConfig.transformationStages``).
 
 ``transforms=a,b`` lists stages in order; ``transforms.<a>.type`` names the class (see

@@ -1,4 +1,5 @@
-"""Connector config validation before anything is written (spec §6.6), with Connect's messages."""
+"""Connector config validation before anything is written, with Connect's messages (Kafka's
+``AbstractHerder.validateConnectorConfig``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The framework's own connector settings (Connect's ``ConnectorConfig`` / ``SinkConnectorConfig``) and
-the ``ConfigInfos`` answer of ``PUT /connector-plugins/{p}/config/validate`` (spec §4.2, §6.6).
+the ``ConfigInfos`` answer of ``PUT /connector-plugins/{p}/config/validate``.
 
 Every connector accepts these keys whatever its own ``config()`` says; REST shows them next to
 the connector's keys so UIs can render one form.

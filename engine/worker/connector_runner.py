@@ -1,4 +1,4 @@
-"""Runs one connector instance through its target states (Connect's WorkerConnector, spec §1.3)."""
+"""Runs one connector instance through its target states (Connect's ``WorkerConnector``)."""
 
 from __future__ import annotations
 

@@ -44,7 +44,8 @@ def _positive_int(raw: Mapping[str, str], key: str) -> int:
 
 @dataclass(frozen=True, slots=True)
 class DataSettings:
-    """The worker keys the loops read (spec §6.5)."""
+    """The worker keys the loops read: ``offset.flush.*``, ``topic.tracking.*``, ``consumer.max.poll.records``
+    and ``exactly.once.source.support``."""
 
     offset_flush_interval_s: float
     offset_flush_timeout_s: float

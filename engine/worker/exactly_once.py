@@ -1,4 +1,4 @@
-"""Exactly-once source support (KIP-618, spec §1.11): the worker switch and a connector's settings.
+"""Exactly-once source support (KIP-618): the worker switch and a connector's settings.
 
 Connect allows it only in distributed mode; here any engine whose source offsets live on Kafka
 (``group.id``, or ``offset.storage.topic`` with ``bootstrap.servers``) may enable it.

@@ -1,4 +1,4 @@
-"""The sink task loop (Connect's ``WorkerSinkTask``, spec §1.4).
+"""The sink task loop (Connect's ``WorkerSinkTask``).
 
 Each iteration: commit if due or requested, apply the task's rewinds, read a batch (waiting at
 most until the next commit), convert and transform it, and ``put`` it, even when empty, as

@@ -1,4 +1,4 @@
-"""The source task loop (Connect's ``AbstractWorkerSourceTask``/``WorkerSourceTask``, spec §1.4).
+"""The source task loop (Connect's ``AbstractWorkerSourceTask``/``WorkerSourceTask``).
 
 poll -> transformation chain -> converters -> producer; ``commit_record`` once the record is
 acknowledged (or with ``None`` when it was dropped); source offsets of acknowledged records are

@@ -1,4 +1,4 @@
-"""A task's key, value and header converters: the connector's overrides, else the worker's (spec §6.3).
+"""A task's key, value and header converters: the connector's overrides, else the worker's.
 
 ``key.converter=...`` with ``key.converter.<x>=...`` sub-configs, on the connector or the worker;
 the connector's setting wins whole (its class *and* its sub-configs), as ``Worker.startTask``

@@ -1,4 +1,4 @@
-"""Runs one task instance (Connect's WorkerTask, spec §1.4): start, pause/resume, stop."""
+"""Runs one task instance (Connect's ``WorkerTask``): start, pause/resume, stop."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The connector and task transition tables as the running engine walks them (spec §1.5/§1.6)."""
+"""The connector and task transition tables (``states/``) as the running engine walks them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The deletion contract (DESIGN decision 5): order, flag, always-runs, bounded, exactly once."""
+"""The deletion contract (``docs/ARCHITECTURE.md``, "Deletion contract"): order, flag, always-runs,
+bounded, exactly once."""
 
 from __future__ import annotations
 

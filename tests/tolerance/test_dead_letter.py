@@ -1,4 +1,5 @@
-"""The dead letter queue, read back through a real MemoryTopics consumer (spec §6.1 header names)."""
+"""The dead letter queue, read back through a real MemoryTopics consumer (Kafka's
+``DeadLetterQueueReporter`` header names)."""
 
 from __future__ import annotations
 

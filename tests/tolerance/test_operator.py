@@ -1,4 +1,5 @@
-"""The retry/tolerance algorithm (spec §6.1), driven with a fake clock and a fake sleep."""
+"""The retry/tolerance algorithm (Kafka's ``RetryWithToleranceOperator``), driven with a fake clock and
+a fake sleep."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Every row of the connector and task transition tables (spec §1.5/§1.6), and every non-row."""
+"""Every row of the connector and task transition tables (``states.connector``, ``states.task``), and
+every non-row."""
 
 from __future__ import annotations
 
