@@ -42,8 +42,7 @@ from engine.converters.base import CONVERTER_TYPE_CONFIG, RawHeaders, converter_
 from engine.data.builder import SchemaBuilder
 from engine.data.logical import Date, Decimal, Time, Timestamp
 from engine.data.schema import Schema, SchemaAndValue, Type
-from engine.data.struct import Struct
-from engine.data.values import INT_RANGES, class_name, infer_type
+from engine.data.values import INT_RANGES, Struct, class_name, infer_type
 
 __all__ = ["JsonConverter"]
 

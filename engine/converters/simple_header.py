@@ -29,8 +29,7 @@ from engine.converters.base import converter_config_def
 from engine.data.builder import SchemaBuilder
 from engine.data.logical import Date, Time, Timestamp
 from engine.data.schema import Schema, SchemaAndValue, Type
-from engine.data.struct import Struct
-from engine.data.values import INT_RANGES
+from engine.data.values import INT_RANGES, Struct
 
 __all__ = ["SimpleHeaderConverter"]
 

@@ -33,8 +33,7 @@ from engine.api.records import ConnectRecord
 from engine.data.builder import SchemaBuilder
 from engine.data.logical import Date, Time, Timestamp
 from engine.data.schema import Schema, Type
-from engine.data.struct import Struct
-from engine.data.values import LOGICAL_TYPES, class_name, infer_type
+from engine.data.values import LOGICAL_TYPES, Struct, class_name, infer_type
 from engine.transforms.key_or_value import KeyOrValue, key_and_value_variants
 from engine.transforms.schema_util import (
     SchemaCache,

@@ -14,8 +14,7 @@ from engine.api.errors import DataException
 from engine.api.records import ConnectRecord
 from engine.data.builder import SchemaBuilder
 from engine.data.schema import Schema, Type
-from engine.data.struct import Struct
-from engine.data.values import class_name, infer_type
+from engine.data.values import Struct, class_name, infer_type
 from engine.transforms.key_or_value import KeyOrValue, key_and_value_variants
 from engine.transforms.schema_util import SchemaCache, copy_schema_basics, require_map, require_struct
 

@@ -19,7 +19,7 @@ from engine.api.records import ConnectRecord
 from engine.data.builder import SchemaBuilder
 from engine.data.logical import Timestamp
 from engine.data.schema import Schema
-from engine.data.struct import Struct
+from engine.data.values import Struct
 from engine.transforms.key_or_value import KeyOrValue, key_and_value_variants
 from engine.transforms.schema_util import (
     SchemaCache,

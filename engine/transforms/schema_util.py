@@ -16,7 +16,7 @@ from engine.api.errors import DataException
 from engine.api.records import ConnectRecord, SinkRecord
 from engine.data.builder import SchemaBuilder
 from engine.data.schema import Schema, Type
-from engine.data.struct import Struct
+from engine.data.values import Struct
 
 __all__ = [
     "NonEmptyListValidator", "SchemaCache", "copy_schema_basics", "java_split", "require_map",

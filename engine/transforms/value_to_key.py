@@ -16,7 +16,7 @@ from engine.api.records import ConnectRecord
 from engine.api.transforms import Transformation
 from engine.data.builder import SchemaBuilder
 from engine.data.schema import Schema
-from engine.data.struct import Struct
+from engine.data.values import Struct
 from engine.transforms.schema_util import NonEmptyListValidator, SchemaCache, require_map, require_struct
 
 __all__ = ["ValueToKey"]
