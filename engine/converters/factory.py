@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as dist_version
 from typing import Any, Final
 
 from engine.api.errors import ConfigException
@@ -21,7 +19,7 @@ from engine.converters.json import JsonConverter
 from engine.converters.simple_header import SimpleHeaderConverter
 from engine.converters.string import StringConverter
 
-__all__ = ["BUILTIN_CONVERTERS", "converter_class", "converter_for", "converter_version", "header_converter_for"]
+__all__ = ["BUILTIN_CONVERTERS", "converter_class", "converter_for", "header_converter_for"]
 
 _KAFKA_NAMES: Final[dict[type, str]] = {
     JsonConverter: "org.apache.kafka.connect.json.JsonConverter",
@@ -40,14 +38,6 @@ def _aliases(cls: type) -> list[str]:
 
 
 BUILTIN_CONVERTERS: Final[dict[str, type]] = {name: cls for cls in _KAFKA_NAMES for name in _aliases(cls)}
-
-
-def converter_version() -> str:
-    """What the built-in converters report as ``version()``: the engine distribution's version."""
-    try:
-        return dist_version("connect-engine")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def converter_class(name: str) -> type:

@@ -32,13 +32,18 @@ from typing import Any, Final, Generic, TypeVar
 from engine.api.config_def import (
     CaseInsensitiveValidString,
     ConfigDef,
-    ConfigDefError,
     ConfigType,
     Importance,
 )
-from engine.api.errors import ConfigException, DataException
+from engine.api.errors import DataException
 from engine.converters import jackson
-from engine.converters.base import CONVERTER_TYPE_CONFIG, RawHeaders, converter_config_def, converter_type
+from engine.converters.base import (
+    CONVERTER_TYPE_CONFIG,
+    BuiltinConverter,
+    RawHeaders,
+    converter_config_def,
+    parse_converter_config,
+)
 from engine.data.builder import SchemaBuilder
 from engine.data.logical import Date, Decimal, Time, Timestamp
 from engine.data.schema import Schema, SchemaAndValue, Type
@@ -118,7 +123,7 @@ def _node_kind(node: Any) -> str:
     return "ARRAY" if isinstance(node, list) else "OBJECT"
 
 
-class JsonConverter:
+class JsonConverter(BuiltinConverter):
     """Converter and header converter; see the module docstring for the format."""
 
     def __init__(self) -> None:
@@ -129,20 +134,11 @@ class JsonConverter:
         self._to_json_cache: _Cache[Schema, bytes] = _Cache(1000)
         self._to_connect_cache: _Cache[bytes, Schema] = _Cache(1000)
 
-    def version(self) -> str:
-        from engine.converters.factory import converter_version  # late: factory imports this module
-
-        return converter_version()
-
     def config(self) -> ConfigDef:
         return json_converter_config_def()
 
     def configure(self, configs: Mapping[str, Any], is_key: bool | None = None) -> None:
-        props = {**configs, CONVERTER_TYPE_CONFIG: converter_type(configs, is_key)}
-        try:
-            parsed = json_converter_config_def().parse(props)
-        except ConfigDefError as exc:
-            raise ConfigException(str(exc)) from exc
+        parsed = parse_converter_config(json_converter_config_def(), configs, is_key)
         self.converter_type = parsed[CONVERTER_TYPE_CONFIG]
         self.schemas_enabled = parsed[SCHEMAS_ENABLE_CONFIG]
         self.decimal_numeric = parsed[DECIMAL_FORMAT_CONFIG].upper() == "NUMERIC"
@@ -150,9 +146,6 @@ class JsonConverter:
         size = parsed[SCHEMAS_CACHE_SIZE_CONFIG]
         self._to_json_cache = _Cache(size)
         self._to_connect_cache = _Cache(size)
-
-    def close(self) -> None:
-        """Nothing to release."""
 
     # -- Connect -> bytes ---------------------------------------------------------------------
 
