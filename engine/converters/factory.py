@@ -8,7 +8,6 @@ wrong kind raise ``ConfigException``.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -18,6 +17,7 @@ from engine.converters.bytearray import ByteArrayConverter
 from engine.converters.json import JsonConverter
 from engine.converters.simple_header import SimpleHeaderConverter
 from engine.converters.string import StringConverter
+from engine.plugins.classes import ClassNotFound, import_class
 
 __all__ = ["BUILTIN_CONVERTERS", "converter_class", "converter_for", "header_converter_for"]
 
@@ -46,16 +46,12 @@ def converter_class(name: str) -> type:
     found = BUILTIN_CONVERTERS.get(name)
     if found is not None:
         return found
-    module_name, sep, attr = name.replace(":", ".").rpartition(".")
-    if not sep or not module_name:
-        raise ConfigException(f"Class {name} could not be found.")
     try:
-        cls = getattr(importlib.import_module(module_name), attr, None)
-    except ImportError:
-        cls = None
-    if not isinstance(cls, type):
-        raise ConfigException(f"Class {name} could not be found.")
-    return cls
+        return import_class(name, strict=True)
+    except ClassNotFound as exc:
+        if exc.error is not None and not isinstance(exc.error, ImportError):
+            raise exc.error from None  # a converter module that crashes on import is a bug, not an unknown name
+        raise ConfigException(f"Class {name} could not be found.") from None
 
 
 def converter_for(name: str, configs: Mapping[str, Any], is_key: bool) -> Converter:

@@ -23,7 +23,8 @@ from typing import Final, Literal
 from engine.api.config_def import java_str
 from engine.api.errors import ConfigException
 from engine.api.transforms import Predicate, Transformation
-from engine.plugins.discovery import PluginType, import_class, process_registry
+from engine.plugins.classes import import_class
+from engine.plugins.discovery import PluginType, process_registry
 
 Kind = Literal["transformation", "predicate"]
 
