@@ -59,10 +59,6 @@ _GROUPS: Final[dict[Kind, str]] = {"transformation": "connect_engine.transforms"
 _BASES: Final[dict[Kind, type]] = {"transformation": Transformation, "predicate": Predicate}
 
 
-def base_class(kind: Kind) -> type:
-    return _BASES[kind]
-
-
 def _builtin_path(name: str, kind: Kind) -> str | None:
     table = BUILTIN_TRANSFORMS if kind == "transformation" else BUILTIN_PREDICATES
     short = name
