@@ -4,12 +4,23 @@ from __future__ import annotations
 
 from engine.api.config_def import (
     NO_DEFAULT,
+    CaseInsensitiveValidString,
+    CompositeValidator,
     ConfigDef,
+    ConfigDefError,
     ConfigKey,
     ConfigType,
     ConfigValue,
     Importance,
+    LambdaValidator,
+    NonEmptyString,
+    NonNullValidator,
     Password,
+    Range,
+    Recommender,
+    Validator,
+    ValidList,
+    ValidString,
     Width,
 )
 from engine.api.connector import Config, Connector, SinkConnector, SourceConnector
@@ -29,16 +40,21 @@ from engine.api.errors import (
     IllegalWorkerStateException,
     NotFoundException,
     RetriableException,
+    SchemaBuilderException,
 )
 from engine.api.exactly_once import ConnectorTransactionBoundaries, ExactlyOnceSupport, TransactionContext
 from engine.api.records import ConnectRecord, Header, RecordMetadata, SinkRecord, SourceRecord, TopicPartition
 from engine.api.task import SinkTask, SourceTask, Task
+from engine.api.transforms import Predicate, Transformation
 
 __all__ = [
     "NO_DEFAULT",
     "AlreadyExistsException",
+    "CaseInsensitiveValidString",
+    "CompositeValidator",
     "Config",
     "ConfigDef",
+    "ConfigDefError",
     "ConfigException",
     "ConfigKey",
     "ConfigType",
@@ -53,11 +69,18 @@ __all__ = [
     "Header",
     "IllegalWorkerStateException",
     "Importance",
+    "LambdaValidator",
+    "NonEmptyString",
+    "NonNullValidator",
     "NotFoundException",
     "OffsetStorageReader",
     "Password",
+    "Predicate",
+    "Range",
+    "Recommender",
     "RecordMetadata",
     "RetriableException",
+    "SchemaBuilderException",
     "SinkConnector",
     "SinkConnectorContext",
     "SinkRecord",
@@ -71,5 +94,9 @@ __all__ = [
     "Task",
     "TopicPartition",
     "TransactionContext",
+    "Transformation",
+    "ValidList",
+    "ValidString",
+    "Validator",
     "Width",
 ]

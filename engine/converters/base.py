@@ -10,18 +10,24 @@ takes ``is_key=None`` for header use (``converter.type`` then comes from the con
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as dist_version
 from typing import Any, Final, Protocol, runtime_checkable
 
-from engine.api.config_def import NO_DEFAULT, ConfigDef, ConfigType, Importance, ValidString
+from engine.api.config_def import NO_DEFAULT, ConfigDef, ConfigDefError, ConfigType, Importance, ValidString
+from engine.api.errors import ConfigException
 from engine.data.schema import Schema, SchemaAndValue
 
 __all__ = [
     "CONVERTER_TYPE_CONFIG",
+    "BuiltinConverter",
     "Converter",
     "HeaderConverter",
     "RawHeaders",
     "converter_config_def",
     "converter_type",
+    "converter_version",
+    "parse_converter_config",
 ]
 
 RawHeaders = Sequence[tuple[str, bytes | None]]
@@ -43,6 +49,47 @@ def converter_type(configs: Mapping[str, Any], is_key: bool | None) -> str:
     if is_key is None:
         return str(configs.get(CONVERTER_TYPE_CONFIG) or "header")
     return "key" if is_key else "value"
+
+
+def parse_converter_config(definition: ConfigDef, configs: Mapping[str, Any], is_key: bool | None) -> dict[str, Any]:
+    """``definition`` parsed with ``converter.type`` set from ``is_key``; bad values raise ``ConfigException``.
+
+    Converters are configured outside any connector validation, so Kafka reports a bad setting as
+    ``ConfigException`` rather than the ConfigDef's own error.
+    """
+    props = {**configs, CONVERTER_TYPE_CONFIG: converter_type(configs, is_key)}
+    try:
+        return definition.parse(props)
+    except ConfigDefError as exc:
+        raise ConfigException(str(exc)) from exc
+
+
+def converter_version() -> str:
+    """What the built-in converters report as ``version()``: the engine distribution's version."""
+    try:
+        return dist_version("connect-engine")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class BuiltinConverter:
+    """The ``version``/``config``/``configure``/``close`` every built-in converter shares.
+
+    Those with settings of their own override ``config`` and ``configure``; the rest have only
+    ``converter.type``, which the call itself implies, and hold nothing to release.
+    """
+
+    def version(self) -> str:
+        return converter_version()
+
+    def config(self) -> ConfigDef:
+        return converter_config_def()
+
+    def configure(self, configs: Mapping[str, Any], is_key: bool | None = None) -> None:
+        """Nothing to configure (``converter.type`` is implied by the call)."""
+
+    def close(self) -> None:
+        """Nothing to release."""
 
 
 @runtime_checkable

@@ -6,34 +6,18 @@ none) and ``bytes``-like values are accepted; reading always gives ``OPTIONAL_BY
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from engine.api.config_def import ConfigDef
 from engine.api.errors import DataException
-from engine.converters.base import RawHeaders, converter_config_def
+from engine.converters.base import BuiltinConverter, RawHeaders
 from engine.data.schema import Schema, SchemaAndValue, Type
 from engine.data.values import class_name
 
 __all__ = ["ByteArrayConverter"]
 
 
-class ByteArrayConverter:
+class ByteArrayConverter(BuiltinConverter):
     """Converter and header converter."""
-
-    def version(self) -> str:
-        from engine.converters.factory import converter_version  # late: factory imports this module
-
-        return converter_version()
-
-    def config(self) -> ConfigDef:
-        return converter_config_def()
-
-    def configure(self, configs: Mapping[str, Any], is_key: bool | None = None) -> None:
-        """Nothing to configure (``converter.type`` is implied by the call)."""
-
-    def close(self) -> None:
-        """Nothing to release."""
 
     def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
                           headers: RawHeaders | None = None) -> bytes | None:

@@ -8,10 +8,7 @@ wrong kind raise ``ConfigException``.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as dist_version
 from typing import Any, Final
 
 from engine.api.errors import ConfigException
@@ -20,8 +17,9 @@ from engine.converters.bytearray import ByteArrayConverter
 from engine.converters.json import JsonConverter
 from engine.converters.simple_header import SimpleHeaderConverter
 from engine.converters.string import StringConverter
+from engine.plugins.classes import ClassNotFound, import_class
 
-__all__ = ["BUILTIN_CONVERTERS", "converter_class", "converter_for", "converter_version", "header_converter_for"]
+__all__ = ["BUILTIN_CONVERTERS", "converter_class", "converter_for", "header_converter_for"]
 
 _KAFKA_NAMES: Final[dict[type, str]] = {
     JsonConverter: "org.apache.kafka.connect.json.JsonConverter",
@@ -42,30 +40,18 @@ def _aliases(cls: type) -> list[str]:
 BUILTIN_CONVERTERS: Final[dict[str, type]] = {name: cls for cls in _KAFKA_NAMES for name in _aliases(cls)}
 
 
-def converter_version() -> str:
-    """What the built-in converters report as ``version()``: the engine distribution's version."""
-    try:
-        return dist_version("connect-engine")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 def converter_class(name: str) -> type:
     """The class a converter setting names (built-in alias, or an importable dotted path)."""
     name = name.strip()
     found = BUILTIN_CONVERTERS.get(name)
     if found is not None:
         return found
-    module_name, sep, attr = name.replace(":", ".").rpartition(".")
-    if not sep or not module_name:
-        raise ConfigException(f"Class {name} could not be found.")
     try:
-        cls = getattr(importlib.import_module(module_name), attr, None)
-    except ImportError:
-        cls = None
-    if not isinstance(cls, type):
-        raise ConfigException(f"Class {name} could not be found.")
-    return cls
+        return import_class(name, strict=True)
+    except ClassNotFound as exc:
+        if exc.error is not None and not isinstance(exc.error, ImportError):
+            raise exc.error from None  # a converter module that crashes on import is a bug, not an unknown name
+        raise ConfigException(f"Class {name} could not be found.") from None
 
 
 def converter_for(name: str, configs: Mapping[str, Any], is_key: bool) -> Converter:

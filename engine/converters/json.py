@@ -25,25 +25,29 @@ import base64
 import binascii
 import datetime as dt
 import decimal
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final
 
 from engine.api.config_def import (
     CaseInsensitiveValidString,
     ConfigDef,
-    ConfigDefError,
     ConfigType,
     Importance,
 )
-from engine.api.errors import ConfigException, DataException
+from engine.api.errors import DataException
 from engine.converters import jackson
-from engine.converters.base import CONVERTER_TYPE_CONFIG, RawHeaders, converter_config_def, converter_type
+from engine.converters.base import (
+    CONVERTER_TYPE_CONFIG,
+    BuiltinConverter,
+    RawHeaders,
+    converter_config_def,
+    parse_converter_config,
+)
 from engine.data.builder import SchemaBuilder
+from engine.data.cache import LRUCache
 from engine.data.logical import Date, Decimal, Time, Timestamp
 from engine.data.schema import Schema, SchemaAndValue, Type
-from engine.data.struct import Struct
-from engine.data.values import INT_RANGES, class_name, infer_type
+from engine.data.values import INT_RANGES, Struct, class_name, infer_type
 
 __all__ = ["JsonConverter"]
 
@@ -82,30 +86,6 @@ def json_converter_config_def() -> ConfigDef:
     )
 
 
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class _Cache(Generic[K, V]):
-    """A small LRU (Kafka's ``SynchronizedCache(LRUCache)``)."""
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._items: OrderedDict[K, V] = OrderedDict()
-
-    def get(self, key: K) -> V | None:
-        found = self._items.get(key)
-        if found is not None:
-            self._items.move_to_end(key)
-        return found
-
-    def put(self, key: K, value: V) -> None:
-        self._items[key] = value
-        self._items.move_to_end(key)
-        while len(self._items) > self._size:
-            self._items.popitem(last=False)
-
-
 def _node_kind(node: Any) -> str:
     """Jackson's ``JsonNodeType`` name of a parsed node, for messages."""
     if node is None:
@@ -119,7 +99,7 @@ def _node_kind(node: Any) -> str:
     return "ARRAY" if isinstance(node, list) else "OBJECT"
 
 
-class JsonConverter:
+class JsonConverter(BuiltinConverter):
     """Converter and header converter; see the module docstring for the format."""
 
     def __init__(self) -> None:
@@ -127,33 +107,21 @@ class JsonConverter:
         self.decimal_numeric = False
         self.replace_null_with_default = True
         self.converter_type = "value"
-        self._to_json_cache: _Cache[Schema, bytes] = _Cache(1000)
-        self._to_connect_cache: _Cache[bytes, Schema] = _Cache(1000)
-
-    def version(self) -> str:
-        from engine.converters.factory import converter_version  # late: factory imports this module
-
-        return converter_version()
+        self._to_json_cache: LRUCache[Schema, bytes] = LRUCache(1000)
+        self._to_connect_cache: LRUCache[bytes, Schema] = LRUCache(1000)
 
     def config(self) -> ConfigDef:
         return json_converter_config_def()
 
     def configure(self, configs: Mapping[str, Any], is_key: bool | None = None) -> None:
-        props = {**configs, CONVERTER_TYPE_CONFIG: converter_type(configs, is_key)}
-        try:
-            parsed = json_converter_config_def().parse(props)
-        except ConfigDefError as exc:
-            raise ConfigException(str(exc)) from exc
+        parsed = parse_converter_config(json_converter_config_def(), configs, is_key)
         self.converter_type = parsed[CONVERTER_TYPE_CONFIG]
         self.schemas_enabled = parsed[SCHEMAS_ENABLE_CONFIG]
         self.decimal_numeric = parsed[DECIMAL_FORMAT_CONFIG].upper() == "NUMERIC"
         self.replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
         size = parsed[SCHEMAS_CACHE_SIZE_CONFIG]
-        self._to_json_cache = _Cache(size)
-        self._to_connect_cache = _Cache(size)
-
-    def close(self) -> None:
-        """Nothing to release."""
+        self._to_json_cache = LRUCache(size)
+        self._to_connect_cache = LRUCache(size)
 
     # -- Connect -> bytes ---------------------------------------------------------------------
 

@@ -23,14 +23,12 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from engine.api.config_def import ConfigDef
 from engine.converters import jackson
-from engine.converters.base import converter_config_def
+from engine.converters.base import BuiltinConverter
 from engine.data.builder import SchemaBuilder
 from engine.data.logical import Date, Time, Timestamp
 from engine.data.schema import Schema, SchemaAndValue, Type
-from engine.data.struct import Struct
-from engine.data.values import INT_RANGES
+from engine.data.values import INT_RANGES, Struct
 
 __all__ = ["SimpleHeaderConverter"]
 
@@ -157,22 +155,8 @@ def _parse(text: str) -> SchemaAndValue:
     return SchemaAndValue(Schema.STRING_SCHEMA, text)
 
 
-class SimpleHeaderConverter:
+class SimpleHeaderConverter(BuiltinConverter):
     """Header converter only (as in Kafka); see the module docstring for the text forms."""
-
-    def version(self) -> str:
-        from engine.converters.factory import converter_version  # late: factory imports this module
-
-        return converter_version()
-
-    def config(self) -> ConfigDef:
-        return converter_config_def()
-
-    def configure(self, configs: Mapping[str, Any], is_key: bool | None = None) -> None:
-        """Nothing to configure."""
-
-    def close(self) -> None:
-        """Nothing to release."""
 
     def from_connect_header(self, topic: str, header_key: str, schema: Schema | None, value: Any) -> bytes | None:
         return None if value is None else _text(value).encode("utf-8")

@@ -14,9 +14,9 @@ import codecs
 from collections.abc import Mapping
 from typing import Any, Final
 
-from engine.api.config_def import ConfigDef, ConfigDefError, ConfigType, Importance, java_str
+from engine.api.config_def import ConfigDef, ConfigType, Importance, java_str
 from engine.api.errors import ConfigException
-from engine.converters.base import CONVERTER_TYPE_CONFIG, RawHeaders, converter_config_def, converter_type
+from engine.converters.base import BuiltinConverter, RawHeaders, converter_config_def, parse_converter_config
 from engine.data.schema import Schema, SchemaAndValue
 
 __all__ = ["ENCODING_CONFIG", "StringConverter"]
@@ -34,33 +34,21 @@ def string_converter_config_def() -> ConfigDef:
     )
 
 
-class StringConverter:
+class StringConverter(BuiltinConverter):
     """Converter and header converter."""
 
     def __init__(self) -> None:
         self.encoding = "utf-8"
 
-    def version(self) -> str:
-        from engine.converters.factory import converter_version  # late: factory imports this module
-
-        return converter_version()
-
     def config(self) -> ConfigDef:
         return string_converter_config_def()
 
     def configure(self, configs: Mapping[str, Any], is_key: bool | None = None) -> None:
-        props = {**configs, CONVERTER_TYPE_CONFIG: converter_type(configs, is_key)}
-        try:
-            name = string_converter_config_def().parse(props)[ENCODING_CONFIG]
-        except ConfigDefError as exc:
-            raise ConfigException(str(exc)) from exc
+        name = parse_converter_config(string_converter_config_def(), configs, is_key)[ENCODING_CONFIG]
         try:
             self.encoding = codecs.lookup(name).name
         except LookupError:
             raise ConfigException(ENCODING_CONFIG, name, "Unsupported character set") from None
-
-    def close(self) -> None:
-        """Nothing to release."""
 
     def _encode(self, text: str) -> bytes:
         if self.encoding == "utf-16":  # Java's UTF-16 writes a big-endian BOM; Python's is native

@@ -9,8 +9,7 @@ from __future__ import annotations
 from engine.data.builder import SchemaBuilder
 from engine.data.logical import Date, Decimal, Time, Timestamp
 from engine.data.schema import Field, Schema, SchemaAndValue, Type
-from engine.data.struct import Struct
-from engine.data.values import validate_value
+from engine.data.values import Struct, validate_value
 
 __all__ = [
     "Date",

@@ -1,4 +1,9 @@
-"""Checking a value against a schema (``ConnectSchema.validateValue``), with Kafka's messages.
+"""Values checked against a schema (``ConnectSchema.validateValue``, Kafka's messages) and ``Struct``.
+
+They share a module because each needs the other (``Struct.put`` validates, validation recognises
+a ``Struct``); split in two they made an import cycle. ``put`` validates each value as it is stored,
+``Struct.validate`` checks the whole struct (required fields set) before it is serialized, and unset
+fields read as the field schema's default.
 
 Python has one ``int``; where Kafka tells INT8..INT64 apart by Java class we check the range
 instead. ``bool`` is never an integer here, and FLOAT32/FLOAT64 take ``float`` only (as Kafka
@@ -16,9 +21,9 @@ from typing import Any, Final
 
 from engine.api.config_def import java_str
 from engine.api.errors import DataException
-from engine.data.schema import Schema, Type
+from engine.data.schema import Field, Schema, Type
 
-__all__ = ["INT_RANGES", "LOGICAL_TYPES", "class_name", "infer_type", "validate_value"]
+__all__ = ["INT_RANGES", "LOGICAL_TYPES", "Struct", "class_name", "infer_type", "validate_value"]
 
 INT_RANGES: Final[dict[Type, tuple[int, int]]] = {
     Type.INT8: (-(2**7), 2**7 - 1),
@@ -49,8 +54,6 @@ def class_name(value: Any) -> str:
 
 def infer_type(value: Any) -> Type | None:
     """``ConnectSchema.schemaType(Class)``: the type schemaless data of this class has."""
-    from engine.data.struct import Struct  # late: struct imports this module
-
     if isinstance(value, bool):
         return Type.BOOLEAN
     if isinstance(value, int):
@@ -79,8 +82,6 @@ def validate_value(schema: Schema, value: Any, field: str | None = None) -> None
 
 
 def _matches(schema: Schema, value: Any) -> bool:
-    from engine.data.struct import Struct  # late: struct imports this module
-
     logical = LOGICAL_TYPES.get(schema.name) if schema.name is not None else None
     if logical is not None:
         if logical is dt.date and isinstance(value, dt.datetime):
@@ -121,3 +122,63 @@ def _validate(schema: Schema, value: Any, location: str) -> None:
         for k, v in value.items():
             _validate(schema.key_schema, k, key_location)
             _validate(schema.value_schema, v, value_location)
+
+
+class Struct:
+    """Mutable, so unhashable; equal when schema and stored values are equal."""
+
+    __slots__ = ("_values", "schema")
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, schema: Schema) -> None:
+        if schema.type is not Type.STRUCT:
+            raise DataException(f"Not a struct schema: {schema}")
+        self.schema = schema
+        self._values: list[Any] = [None] * len(schema.fields)
+
+    def _lookup(self, name: str) -> Field:
+        found = self.schema.field(name)
+        if found is None:
+            raise DataException(f"{name} is not a valid field name")
+        return found
+
+    def _as_field(self, field: str | Field) -> Field:
+        if isinstance(field, Field):
+            if self.schema.field(field.name) != field:
+                raise DataException(f"{field.name} is not a valid field name")
+            return field
+        return self._lookup(field)
+
+    def put(self, field: str | Field, value: Any) -> Struct:
+        """Store a validated value; returns ``self`` so puts chain as in Kafka."""
+        f = self._as_field(field)
+        validate_value(f.schema, value, f.name)
+        self._values[f.index] = value
+        return self
+
+    def get(self, field: str | Field) -> Any:
+        """The stored value, or the field's default when unset."""
+        f = self._as_field(field)
+        value = self._values[f.index]
+        return f.schema.default_value if value is None else value
+
+    def get_without_default(self, field: str | Field) -> Any:
+        return self._values[self._as_field(field).index]
+
+    def validate(self) -> None:
+        """Raise ``DataException`` if a required field without a default is unset."""
+        for f in self.schema.fields:
+            value = self._values[f.index]
+            if value is None and (f.schema.optional or f.schema.default_value is not None):
+                continue
+            validate_value(f.schema, value, f.name)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Struct):
+            return NotImplemented
+        return self.schema == other.schema and self._values == other._values
+
+    def __repr__(self) -> str:
+        parts = [f"{f.name}={v}" for f, v in zip(self.schema.fields, self._values, strict=True) if v is not None]
+        return "Struct{" + ",".join(parts) + "}"

@@ -42,6 +42,7 @@ from typing import Any
 import structlog
 
 from engine.api.connector import Connector, SinkConnector, SourceConnector
+from engine.plugins.classes import qualified_name
 
 log = structlog.get_logger(component="plugins")
 
@@ -77,10 +78,6 @@ ENTRY_POINT_GROUPS: dict[str, PluginType | None] = {
 }
 
 
-def class_name(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
 def connector_plugin_type(cls: type) -> PluginType | None:
     if issubclass(cls, SinkConnector):
         return PluginType.SINK
@@ -95,7 +92,7 @@ def plugin_version(cls: type) -> str | None:
     try:
         result: Any = cls().version()
     except Exception as exc:
-        log.warning("plugins.version_failed", plugin=class_name(cls), error=repr(exc))
+        log.warning("plugins.version_failed", plugin=qualified_name(cls), error=repr(exc))
         return None
     if inspect.iscoroutine(result):
         result.close()  # listing is synchronous; an async version() leaves the version undefined
@@ -112,7 +109,7 @@ class PluginDesc:
 
     @property
     def name(self) -> str:
-        return class_name(self.cls)
+        return qualified_name(self.cls)
 
     @property
     def simple_name(self) -> str:
@@ -175,39 +172,6 @@ class PluginRegistry:
         if desc is None and name in self._aliases:
             desc = self._plugins[self._aliases[name]]
         return desc
-
-
-def import_class(name: str) -> type | None:
-    """``package.module.Class`` (or ``module:Class``) imported, or None: Connect's ``Class.forName`` fallback.
-
-    Nested classes work as their ``__qualname__`` reads (``engine.transforms.cast.Cast.Value`` or
-    ``engine.transforms.cast:Cast.Value``), and Java's binary form ``Cast$Value`` is accepted too:
-    the longest importable module prefix is taken and the rest walked as attributes.
-    """
-    if ":" in name:
-        module_name, _, qualname = name.partition(":")
-        candidates = [(module_name, qualname.replace("$", "."))]
-    else:
-        parts = name.replace("$", ".").split(".")
-        candidates = [(".".join(parts[:i]), ".".join(parts[i:])) for i in range(len(parts) - 1, 0, -1)]
-    for module_name, qualname in candidates:
-        if not module_name or not qualname:
-            continue
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name is not None and module_name != exc.name and not module_name.startswith(exc.name + "."):
-                return None  # the module exists but imports something missing: no plugin
-            continue  # no such module: try a shorter prefix (the class may be nested)
-        except (Exception, SystemExit):  # a module that fails (or exits) on import is no plugin: 404, not a crash
-            return None
-        found: Any = module
-        for attr in qualname.split("."):
-            found = getattr(found, attr, None)
-            if found is None:
-                break
-        return found if isinstance(found, type) else None
-    return None
 
 
 # ---- entry points -----------------------------------------------------------------------------

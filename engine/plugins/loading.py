@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import importlib
 from functools import cache
 
 from engine.api.connector import Connector, SinkConnector, SourceConnector
 from engine.errors import ConfigError
+from engine.plugins.classes import ClassNotFound, import_class, qualified_name
 from engine.plugins.discovery import process_registry
+
+# qualified_name: re-exported for engine.herder until it imports engine.plugins.classes
+__all__ = ["connector_type", "load_connector_class", "qualified_name"]
 
 
 @cache
@@ -29,15 +32,17 @@ def load_connector_class(name: str) -> type[Connector]:
 
 
 def _import_connector_class(name: str) -> type[Connector]:
-    module_name, sep, attr = name.replace(":", ".").rpartition(".")
-    if not sep or not module_name or not attr:
-        raise _class_error(name, "it is not a dotted import path such as 'package.module.ClassName'")
     try:
-        module = importlib.import_module(module_name)
-    except (Exception, SystemExit) as exc:  # any import failure is a bad connector.class (400), never a crash
-        raise _class_error(name, f"module {module_name!r} cannot be imported ({exc!r})") from exc
-    cls = getattr(module, attr, None)
-    if not isinstance(cls, type) or not issubclass(cls, Connector):
+        cls = import_class(name, strict=True)
+    except ClassNotFound as exc:  # any import failure is a bad connector.class (400), never a crash
+        if exc.module is None:
+            why = "it is not a dotted import path such as 'package.module.ClassName'"
+        elif exc.error is not None:
+            why = f"module {exc.module!r} cannot be imported ({exc.error!r})"
+        else:
+            why = "it is not a Connector subclass"
+        raise _class_error(name, why) from exc.error
+    if not issubclass(cls, Connector):
         raise _class_error(name, "it is not a Connector subclass")
     if not issubclass(cls, (SourceConnector, SinkConnector)):
         raise _class_error(name, "connectors must extend SourceConnector or SinkConnector")
@@ -50,10 +55,6 @@ def connector_type(cls: type[Connector] | None) -> str:
     if cls is not None and issubclass(cls, SinkConnector):
         return "sink"
     return "unknown"
-
-
-def qualified_name(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _class_error(name: str, why: str) -> ConfigError:

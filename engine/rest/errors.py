@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from aiohttp import web
 
@@ -38,7 +37,3 @@ def status_of(exc: BaseException) -> int:
 def json_error_message(exc: json.JSONDecodeError) -> str:
     """Close to what Jackson says, so clients matching on the start of the message still work."""
     return f"Unexpected character in JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-
-
-def describe_value(value: Any) -> str:
-    return type(value).__name__ if value is not None else "null"

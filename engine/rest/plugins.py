@@ -15,7 +15,8 @@ from engine.api.config_def import ConfigDef
 from engine.api.connector import Connector
 from engine.errors import ConnectorNotFound
 from engine.observability.request_stage import enter_stage
-from engine.plugins.discovery import connector_plugin_type, import_class
+from engine.plugins.classes import import_class
+from engine.plugins.discovery import connector_plugin_type
 from engine.rest.body import json_body, string_map
 from engine.rest.errors import BadRequest, RestError
 from engine.rest.keys import PLUGINS

@@ -55,10 +55,6 @@ class DumpReplay:
     seconds: float = 0.0
     statuses: dict[str, dict[str, Any]] = field(default_factory=dict)  # filled when connectors were started
 
-    @property
-    def records_per_second(self) -> float:
-        return self.records / self.seconds if self.seconds > 0 else float("inf")
-
     def as_json(self) -> dict[str, Any]:
         snap = self.snapshot
         uncommitted = snap.uncommitted()

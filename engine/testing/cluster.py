@@ -30,6 +30,8 @@ from typing import Any, TypeVar
 
 import aiohttp
 
+from engine.testing.waiting import eventually
+
 T = TypeVar("T")
 HOST = "127.0.0.1"
 START_TIMEOUT_S = 60.0
@@ -181,14 +183,7 @@ async def request(worker: WorkerProcess, method: str, path: str, body: Any = Non
                 return response.status, payload
 
 
-async def poll_until(check: Callable[[], Awaitable[T | None]], *, timeout: float = 60.0, what: str = "") -> T:
-    """Poll ``check`` until it returns something truthy; the last value is in the failure message."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        found = await check()
-        if found:
-            return found
-        last = found
-        await asyncio.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what or check.__name__}; last seen: {last!r}")
+async def poll_until(check: Callable[[], Awaitable[T | None]], *, timeout: float = 60.0, interval: float = 0.2,
+                     what: str = "") -> T:
+    """``engine.testing.eventually`` with defaults for worker processes: a rebalance takes seconds."""
+    return await eventually(check, timeout=timeout, interval=interval, what=what)

@@ -23,10 +23,17 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from engine.api.connector import Config, SinkConnector, SourceConnector
-from engine.api.errors import ConnectException
-from engine.api.records import SinkRecord, SourceRecord
-from engine.api.task import SinkTask, SourceTask, Task
+from engine.api import (
+    Config,
+    ConnectException,
+    SinkConnector,
+    SinkRecord,
+    SinkTask,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+    Task,
+)
 from engine.testing.faults import FAULTS
 
 

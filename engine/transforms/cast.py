@@ -31,13 +31,12 @@ from engine.api.config_def import (
 from engine.api.errors import DataException
 from engine.api.records import ConnectRecord
 from engine.data.builder import SchemaBuilder
+from engine.data.cache import LRUCache
 from engine.data.logical import Date, Time, Timestamp
 from engine.data.schema import Schema, Type
-from engine.data.struct import Struct
-from engine.data.values import LOGICAL_TYPES, class_name, infer_type
+from engine.data.values import LOGICAL_TYPES, Struct, class_name, infer_type
 from engine.transforms.key_or_value import KeyOrValue, key_and_value_variants
 from engine.transforms.schema_util import (
-    SchemaCache,
     copy_schema_basics,
     java_split,
     require_map,
@@ -259,7 +258,7 @@ class Cast(KeyOrValue):
     def configure(self, configs: Mapping[str, Any]) -> None:
         self.casts = parse_spec(self.CONFIG_DEF.parse(configs)[SPEC])
         self.whole: Type | None = self.casts.get(None)
-        self._schemas: SchemaCache[Schema, Schema] = SchemaCache()
+        self._schemas: LRUCache[Schema, Schema] = LRUCache(16)
 
     def config(self) -> ConfigDef:
         return self.CONFIG_DEF

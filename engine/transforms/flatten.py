@@ -13,11 +13,11 @@ from engine.api.config_def import ConfigDef, ConfigType, Importance
 from engine.api.errors import DataException
 from engine.api.records import ConnectRecord
 from engine.data.builder import SchemaBuilder
+from engine.data.cache import LRUCache
 from engine.data.schema import Schema, Type
-from engine.data.struct import Struct
-from engine.data.values import class_name, infer_type
+from engine.data.values import Struct, class_name, infer_type
 from engine.transforms.key_or_value import KeyOrValue, key_and_value_variants
-from engine.transforms.schema_util import SchemaCache, copy_schema_basics, require_map, require_struct
+from engine.transforms.schema_util import copy_schema_basics, require_map, require_struct
 
 __all__ = ["Flatten", "FlattenKey", "FlattenValue"]
 
@@ -48,7 +48,7 @@ class Flatten(KeyOrValue):
 
     def configure(self, configs: Mapping[str, Any]) -> None:
         self.delimiter: str = self.CONFIG_DEF.parse(configs)[DELIMITER]
-        self._schemas: SchemaCache[Schema, Schema] = SchemaCache()
+        self._schemas: LRUCache[Schema, Schema] = LRUCache(16)
 
     def config(self) -> ConfigDef:
         return self.CONFIG_DEF

@@ -17,7 +17,7 @@ from engine.api.records import ConnectRecord, Header
 from engine.api.transforms import Transformation
 from engine.data.builder import SchemaBuilder
 from engine.data.schema import Schema
-from engine.data.struct import Struct
+from engine.data.values import Struct
 from engine.transforms.schema_util import (
     NonEmptyListValidator,
     copy_schema_basics,

@@ -12,10 +12,10 @@ from typing import Any, ClassVar
 from engine.api.config_def import NO_DEFAULT, ConfigDef, ConfigType, Importance
 from engine.api.records import ConnectRecord
 from engine.data.builder import SchemaBuilder
+from engine.data.cache import LRUCache
 from engine.data.schema import Schema
-from engine.data.struct import Struct
+from engine.data.values import Struct
 from engine.transforms.key_or_value import KeyOrValue, key_and_value_variants
-from engine.transforms.schema_util import SchemaCache
 
 __all__ = ["HoistField", "HoistFieldKey", "HoistFieldValue"]
 
@@ -34,7 +34,7 @@ class HoistField(KeyOrValue):
 
     def configure(self, configs: Mapping[str, Any]) -> None:
         self.field_name: str = self.CONFIG_DEF.parse(configs)[FIELD]
-        self._schemas: SchemaCache[Schema, Schema] = SchemaCache()
+        self._schemas: LRUCache[Schema, Schema] = LRUCache(16)
 
     def config(self) -> ConfigDef:
         return self.CONFIG_DEF

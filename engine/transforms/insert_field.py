@@ -17,12 +17,12 @@ from typing import Any, ClassVar, Final
 from engine.api.config_def import ConfigDef, ConfigDefError, ConfigType, Importance
 from engine.api.records import ConnectRecord
 from engine.data.builder import SchemaBuilder
+from engine.data.cache import LRUCache
 from engine.data.logical import Timestamp
 from engine.data.schema import Schema
-from engine.data.struct import Struct
+from engine.data.values import Struct
 from engine.transforms.key_or_value import KeyOrValue, key_and_value_variants
 from engine.transforms.schema_util import (
-    SchemaCache,
     copy_schema_basics,
     require_map,
     require_sink_record,
@@ -90,7 +90,7 @@ class InsertField(KeyOrValue):
         if self.static is not None and self.static_value is None:
             raise ConfigDefError.invalid(STATIC_VALUE, None,
                                          f"No value specified for static field: {self.static.name}")
-        self._schemas: SchemaCache[Schema, Schema] = SchemaCache()
+        self._schemas: LRUCache[Schema, Schema] = LRUCache(16)
 
     def config(self) -> ConfigDef:
         return self.CONFIG_DEF

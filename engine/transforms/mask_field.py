@@ -19,8 +19,7 @@ from engine.api.config_def import NO_DEFAULT, ConfigDef, ConfigType, Importance,
 from engine.api.errors import DataException
 from engine.api.records import ConnectRecord
 from engine.data.schema import Schema, Type
-from engine.data.struct import Struct
-from engine.data.values import class_name
+from engine.data.values import Struct, class_name
 from engine.transforms.key_or_value import KeyOrValue, key_and_value_variants
 from engine.transforms.schema_util import NonEmptyListValidator, require_map, require_struct
 

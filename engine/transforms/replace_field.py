@@ -14,11 +14,11 @@ from typing import Any, ClassVar
 from engine.api.config_def import ConfigDef, ConfigDefError, ConfigType, Importance, LambdaValidator
 from engine.api.records import ConnectRecord
 from engine.data.builder import SchemaBuilder
+from engine.data.cache import LRUCache
 from engine.data.schema import Schema
-from engine.data.struct import Struct
+from engine.data.values import Struct
 from engine.transforms.key_or_value import KeyOrValue, key_and_value_variants
 from engine.transforms.schema_util import (
-    SchemaCache,
     copy_schema_basics,
     java_split,
     require_map,
@@ -74,7 +74,7 @@ class ReplaceField(KeyOrValue):
         self.include: frozenset[str] = frozenset(parsed[INCLUDE] or ())
         self.renames = parse_renames(parsed[RENAMES] or [])
         self.reverse_renames = {new: old for old, new in self.renames.items()}
-        self._schemas: SchemaCache[Schema, Schema] = SchemaCache()
+        self._schemas: LRUCache[Schema, Schema] = LRUCache(16)
 
     def config(self) -> ConfigDef:
         return self.CONFIG_DEF

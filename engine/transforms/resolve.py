@@ -23,7 +23,8 @@ from typing import Final, Literal
 from engine.api.config_def import java_str
 from engine.api.errors import ConfigException
 from engine.api.transforms import Predicate, Transformation
-from engine.plugins.discovery import PluginType, import_class, process_registry
+from engine.plugins.classes import import_class
+from engine.plugins.discovery import PluginType, process_registry
 
 Kind = Literal["transformation", "predicate"]
 
@@ -56,10 +57,6 @@ BUILTIN_PREDICATES: Final[dict[str, str]] = {
 _GROUPS: Final[dict[Kind, str]] = {"transformation": "connect_engine.transforms",
                                    "predicate": "connect_engine.predicates"}
 _BASES: Final[dict[Kind, type]] = {"transformation": Transformation, "predicate": Predicate}
-
-
-def base_class(kind: Kind) -> type:
-    return _BASES[kind]
 
 
 def _builtin_path(name: str, kind: Kind) -> str | None:

@@ -1,5 +1,5 @@
-"""Helpers the field transforms share: Kafka's ``Requirements`` and ``SchemaUtil``, a small schema
-cache and a few Java-compatible config checks.
+"""Helpers the field transforms share: Kafka's ``Requirements`` and ``SchemaUtil`` and a few
+Java-compatible config checks (their schema cache is ``engine.data.cache.LRUCache``).
 
 Kept here rather than borrowed from another transform so each field transform depends only on
 the data API and this module.
@@ -7,25 +7,21 @@ the data API and this module.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from engine.api.config_def import ConfigDefError
 from engine.api.errors import DataException
 from engine.api.records import ConnectRecord, SinkRecord
 from engine.data.builder import SchemaBuilder
 from engine.data.schema import Schema, Type
-from engine.data.struct import Struct
+from engine.data.values import Struct
 
 __all__ = [
-    "NonEmptyListValidator", "SchemaCache", "copy_schema_basics", "java_split", "require_map",
+    "NonEmptyListValidator", "copy_schema_basics", "java_split", "require_map",
     "require_map_or_null", "require_sink_record", "require_struct", "require_struct_or_null",
     "translate_deprecated", "type_name",
 ]
-
-K = TypeVar("K")
-V = TypeVar("V")
 
 
 def type_name(value: Any) -> str:
@@ -82,29 +78,6 @@ def copy_schema_basics(source: Schema, builder: SchemaBuilder | None = None) -> 
     if source.parameters is not None:
         builder.parameters(source.parameters)
     return builder
-
-
-class SchemaCache(Generic[K, V]):
-    """A bounded LRU map (Kafka's ``LRUCache(16)``) from input schema to the schema built for it."""
-
-    def __init__(self, size: int = 16) -> None:
-        self._size = size
-        self._items: OrderedDict[K, V] = OrderedDict()
-
-    def get(self, key: K) -> V | None:
-        found = self._items.get(key)
-        if found is not None:
-            self._items.move_to_end(key)
-        return found
-
-    def put(self, key: K, value: V) -> None:
-        self._items[key] = value
-        self._items.move_to_end(key)
-        while len(self._items) > self._size:
-            self._items.popitem(last=False)
-
-    def clear(self) -> None:
-        self._items.clear()
 
 
 class NonEmptyListValidator:

@@ -16,7 +16,7 @@ from engine.api.errors import ConfigException, DataException
 from engine.api.records import ConnectRecord
 from engine.api.transforms import Transformation
 from engine.data.schema import Schema, Type
-from engine.data.struct import Struct
+from engine.data.values import Struct
 
 __all__ = ["SetSchemaMetadata", "SetSchemaMetadataKey", "SetSchemaMetadataValue", "require_schema"]
 

@@ -23,7 +23,7 @@ from engine.api.transforms import Transformation
 from engine.data.builder import SchemaBuilder
 from engine.data.logical import Date, Time, Timestamp
 from engine.data.schema import Schema, Type
-from engine.data.struct import Struct
+from engine.data.values import Struct
 from engine.transforms.java_time_format import InvalidPatternError, SimpleDateFormat
 from engine.transforms.schema_util import copy_schema_basics, require_map, type_name
 

@@ -15,9 +15,10 @@ from engine.api.errors import DataException
 from engine.api.records import ConnectRecord
 from engine.api.transforms import Transformation
 from engine.data.builder import SchemaBuilder
+from engine.data.cache import LRUCache
 from engine.data.schema import Schema
-from engine.data.struct import Struct
-from engine.transforms.schema_util import NonEmptyListValidator, SchemaCache, require_map, require_struct
+from engine.data.values import Struct
+from engine.transforms.schema_util import NonEmptyListValidator, require_map, require_struct
 
 __all__ = ["ValueToKey"]
 
@@ -33,7 +34,7 @@ class ValueToKey(Transformation[ConnectRecord]):
 
     def configure(self, configs: Mapping[str, Any]) -> None:
         self.fields: list[str] = self.CONFIG_DEF.parse(configs)[FIELDS]
-        self._schemas: SchemaCache[Schema, Schema] = SchemaCache()
+        self._schemas: LRUCache[Schema, Schema] = LRUCache(16)
 
     def config(self) -> ConfigDef:
         return self.CONFIG_DEF

@@ -30,8 +30,8 @@ from engine.api.connector import Config, Connector, SinkConnector, SourceConnect
 from engine.api.errors import ConfigException
 from engine.errors import ConfigError
 from engine.observability.request_stage import enter_stage
+from engine.plugins.classes import qualified_name
 from engine.plugins.discovery import PluginRegistry, PluginType, process_registry
-from engine.plugins.discovery import class_name as qualified
 from engine.plugins.loading import load_connector_class
 from engine.transforms.chain import (
     NEGATE_CONFIG,
@@ -225,10 +225,10 @@ def _plugin_config_def(kind: Kind, type_key: str, cls: type) -> ConfigDef:
     try:
         own = cls().config()
     except Exception as exc:
-        raise ConfigException(type_key, qualified(cls), f"Error getting config definition from "
+        raise ConfigException(type_key, qualified_name(cls), f"Error getting config definition from "
                               f"{'Transformation' if kind == 'transformation' else 'Predicate'}: {exc}") from exc
     if not isinstance(own, ConfigDef):
-        raise ConfigException(f"{qualified(cls)}.config() must return a ConfigDef that is not null.")
+        raise ConfigException(f"{qualified_name(cls)}.config() must return a ConfigDef that is not null.")
     return own
 
 
@@ -334,11 +334,11 @@ async def validate_config_infos(config: Mapping[str, str | None], *,
     enter_stage(CONFIG_DEF_STAGE)
     own = await invoke(connector.config)
     if not isinstance(own, ConfigDef):
-        raise ConfigError(f"{qualified(cls)}.config() must return a ConfigDef that is not null.")
+        raise ConfigError(f"{qualified_name(cls)}.config() must return a ConfigDef that is not null.")
     enter_stage(VALIDATING)
     result = await invoke(connector.validate, props)
     if not isinstance(result, Config):
-        raise ConfigError(f"{qualified(cls)}.validate() must return a Config that is not null.")
+        raise ConfigError(f"{qualified_name(cls)}.validate() must return a Config that is not null.")
 
     keys = framework.config_keys
     keys.update(own.config_keys)  # the connector's definition wins, in the framework key's place

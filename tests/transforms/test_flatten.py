@@ -102,7 +102,7 @@ def test_schemaless_values_of_unknown_types_are_refused() -> None:
     with pytest.raises(DataException, match=r"passed a value of type class decimal\.Decimal which is not supported"):
         smt(Flatten.Value).apply(SourceRecord(topic="t", value={"a": decimal.Decimal(1)}))
     inner = SchemaBuilder.struct().field("a", Schema.INT32_SCHEMA).build()
-    with pytest.raises(DataException, match=r"does not support class engine\.data\.struct\.Struct for record "
+    with pytest.raises(DataException, match=r"does not support class engine\.data\.values\.Struct for record "
                                             r"without schemas \(for field s\)"):
         smt(Flatten.Value).apply(SourceRecord(topic="t", value={"s": Struct(inner).put("a", 1)}))
 

@@ -10,7 +10,9 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from engine import Engine
 from engine.api.transforms import Predicate, Transformation
-from engine.plugins.discovery import PluginRegistry, PluginType, class_name, import_class
+from engine.plugins.classes import import_class
+from engine.plugins.classes import qualified_name as class_name
+from engine.plugins.discovery import PluginRegistry, PluginType
 from engine.rest.app import make_app
 from engine.transforms.header_from import HeaderFrom
 from engine.transforms.resolve import BUILTIN_PREDICATES, BUILTIN_TRANSFORMS, find_class

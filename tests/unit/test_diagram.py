@@ -11,8 +11,9 @@ import pytest
 import structlog
 
 from engine.cli import main
-from engine.diagram import GraphvizMissing, dot, edges, mermaid, render, timeline_svg
+from engine.diagram import GraphvizMissing, dot, edges, mermaid, render
 from engine.errors import EngineError
+from engine.scenario.timeline import timeline_svg
 from engine.scenario.trace import TraceLine
 from states.connector import CONNECTOR_TRANSITIONS
 from states.task import TASK_TRANSITIONS
@@ -68,7 +69,7 @@ def test_render_with_graphviz_or_a_clear_error(tmp_path: Path, fmt: str, magic: 
 
 
 def test_render_without_graphviz_says_how_to_install_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("engine.diagram.graphviz.shutil.which", lambda _name: None)
+    monkeypatch.setattr("engine.diagram.shutil.which", lambda _name: None)
     with pytest.raises(GraphvizMissing, match="apt install graphviz") as caught:
         render("task", tmp_path / "task.svg", "svg")
     assert isinstance(caught.value, EngineError)
@@ -77,7 +78,7 @@ def test_render_without_graphviz_says_how_to_install_it(tmp_path: Path, monkeypa
 
 def test_render_checks_its_arguments_before_looking_for_graphviz(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("engine.diagram.graphviz.shutil.which", lambda _name: None)
+    monkeypatch.setattr("engine.diagram.shutil.which", lambda _name: None)
     with pytest.raises(ValueError, match="valid formats: svg, png"):
         render("task", tmp_path / "task.pdf", "pdf")
     with pytest.raises(ValueError, match="valid kinds"):

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from engine.api.config_def import ConfigDef, ConfigType, Importance, Range
+from engine.api import ConfigDef, ConfigType, Importance, Range
 from engine.connectors.audit.dialects import identifier
 
 DB_URL = "audit.db.url"

@@ -6,9 +6,7 @@ captured and streamed once the task runs again. Only ``deleted()`` (KIP-883) dro
 
 from __future__ import annotations
 
-from engine.api.config_def import ConfigDef
-from engine.api.connector import SourceConnector
-from engine.api.task import Task
+from engine.api import ConfigDef, SourceConnector, Task
 from engine.connectors.audit.config import CONFIG_DEF, AuditConfig
 from engine.connectors.audit.dialects import connect
 from engine.connectors.audit.task import AuditTableSourceTask

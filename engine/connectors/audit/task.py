@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import time
 
-from engine.api.records import SourceRecord
-from engine.api.task import SourceTask
+from engine.api import SourceRecord, SourceTask
 from engine.connectors.audit.config import AuditConfig
 from engine.connectors.audit.dialects import Dialect, connect
 

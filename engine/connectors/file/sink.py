@@ -6,10 +6,16 @@ import os
 from collections.abc import Collection, Mapping
 from typing import IO
 
-from engine.api.config_def import ConfigDef, ConfigType, Importance
-from engine.api.connector import SinkConnector
-from engine.api.records import SinkRecord, TopicPartition
-from engine.api.task import SinkTask, Task
+from engine.api import (
+    ConfigDef,
+    ConfigType,
+    Importance,
+    SinkConnector,
+    SinkRecord,
+    SinkTask,
+    Task,
+    TopicPartition,
+)
 
 FILE = "file"
 CONFIG_DEF = ConfigDef().define(FILE, ConfigType.STRING, importance=Importance.HIGH,

@@ -9,11 +9,17 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from engine.api.config_def import ConfigDef, ConfigType, Importance, Range
-from engine.api.connector import SourceConnector
-from engine.api.errors import ConnectException
-from engine.api.records import SourceRecord
-from engine.api.task import SourceTask, Task
+from engine.api import (
+    ConfigDef,
+    ConfigType,
+    ConnectException,
+    Importance,
+    Range,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+    Task,
+)
 
 FILE = "file"
 TOPIC = "topic"

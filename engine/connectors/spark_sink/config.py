@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from engine.api.config_def import ConfigDef, ConfigType, Importance, NonEmptyString, Range
+from engine.api import ConfigDef, ConfigType, Importance, NonEmptyString, Range
 
 PATH = "path"
 PARTITION_BY = "partition.by"

@@ -7,9 +7,7 @@ from pathlib import Path
 
 import structlog
 
-from engine.api.config_def import ConfigDef
-from engine.api.connector import SinkConnector
-from engine.api.task import Task
+from engine.api import ConfigDef, SinkConnector, Task
 from engine.connectors.spark_sink import commit_log
 from engine.connectors.spark_sink.config import CONFIG_DEF, TASK_ID, SparkSinkConfig
 from engine.connectors.spark_sink.task import VERSION, SparkParquetSinkTask

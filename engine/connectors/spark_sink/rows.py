@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.data.struct import Struct
+from engine.data import Struct
 
 
 def to_row(value: Any) -> dict[str, Any] | None:

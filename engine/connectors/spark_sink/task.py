@@ -18,8 +18,7 @@ from typing import Any
 
 import structlog
 
-from engine.api.records import SinkRecord, TopicPartition
-from engine.api.task import SinkTask
+from engine.api import SinkRecord, SinkTask, TopicPartition
 from engine.connectors.spark_sink import commit_log
 from engine.connectors.spark_sink.config import SparkSinkConfig
 from engine.connectors.spark_sink.rows import to_row

@@ -13,7 +13,7 @@ import pytest
 from engine.api.records import TopicPartition
 from engine.connectors.spark_sink import commit_log
 from engine.data.builder import SchemaBuilder
-from engine.data.struct import Struct
+from engine.data.values import Struct
 
 from .support import assign, committed_ids, committed_rows, orders, record, started_task
 
