@@ -23,8 +23,9 @@ unit:               ## fast tests only
 integration:
 	$(BIN)/pytest -q tests/integration
 
-lint:
+lint:               ## ruff, and the import layers (import-linter contracts in pyproject.toml)
 	$(BIN)/ruff check engine states tests bench
+	$(BIN)/lint-imports
 
 type:
 	$(BIN)/mypy

@@ -6,11 +6,10 @@ from functools import cache
 
 from engine.api.connector import Connector, SinkConnector, SourceConnector
 from engine.errors import ConfigError
-from engine.plugins.classes import ClassNotFound, import_class, qualified_name
+from engine.plugins.classes import ClassNotFound, import_class
 from engine.plugins.discovery import process_registry
 
-# qualified_name: re-exported for engine.herder until it imports engine.plugins.classes
-__all__ = ["connector_type", "load_connector_class", "qualified_name"]
+__all__ = ["connector_type", "load_connector_class"]
 
 
 @cache
