@@ -9,8 +9,8 @@ import pytest
 
 from engine import Engine
 from engine.testing import eventually
-from tests.dataplane.probes import SINK, SINKS, SOURCE, SOURCES, records
 from tests.integration.brokers import Broker
+from tests.worker.probes import SINK, SINKS, SOURCE, SOURCES, records
 
 pytestmark = pytest.mark.integration
 

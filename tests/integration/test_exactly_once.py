@@ -20,8 +20,8 @@ from engine.api import ConnectorTransactionBoundaries, ExactlyOnceSupport, Sourc
 from engine.errors import ConfigError
 from engine.testing.cluster import poll_until
 from engine.worker.exactly_once import NO_BOUNDARIES, NO_PREFLIGHT
-from tests.dataplane.probes import SOURCE, SOURCES, ProbeSourceConnector, ProbeSourceTask, records
 from tests.integration.brokers import Broker, running_broker
+from tests.worker.probes import SOURCE, SOURCES, ProbeSourceConnector, ProbeSourceTask, records
 
 pytestmark = pytest.mark.integration
 

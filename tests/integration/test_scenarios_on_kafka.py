@@ -9,7 +9,7 @@ import pytest
 from engine.scenario.model import load_scenario
 from engine.scenario.runner import LogKind, ScenarioRunner
 from tests.integration.brokers import Broker
-from tests.scenarios.conftest import SCENARIO_FILES
+from tests.scenario.conftest import SCENARIO_FILES
 
 pytestmark = pytest.mark.integration
 

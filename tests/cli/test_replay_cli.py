@@ -10,7 +10,7 @@ import pytest
 import structlog
 
 from engine.cli import main
-from tests.scenarios.conftest import SCENARIO_DIR
+from tests.scenario.conftest import SCENARIO_DIR
 
 PASSING = str(SCENARIO_DIR / "01-pause-and-resume.yaml")
 

@@ -14,7 +14,7 @@ from engine.storage.offsets import MemoryOffsetStore
 from engine.testing import eventually
 from engine.topics.base import TopicPartition
 from engine.topics.memory import MemoryTopics
-from tests.dataplane.probes import SOURCE, SOURCES, records
+from tests.worker.probes import SOURCE, SOURCES, records
 
 FAST = {"task.shutdown.graceful.timeout.ms": "1000", "offset.flush.interval.ms": "60000"}
 SCHEMALESS = {"value.converter": "org.apache.kafka.connect.json.JsonConverter",

@@ -7,7 +7,7 @@ from structlog.testing import capture_logs
 
 from engine import ConfigError, ConnectorAlreadyExists, ConnectorNotFound, Engine, TaskNotFound
 from engine.testing import CALLS, eventually
-from tests.lifecycle.conftest import SINK, source
+from tests.herder.conftest import SINK, source
 
 
 async def test_create_starts_connector_then_its_tasks(engine: Engine) -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from engine import Engine
 from engine.testing import CALLS
+from tests.herder.conftest import FAST, source
 from tests.killed_worker import calls_in, delete_in_a_worker_killed_inside_deleted
-from tests.lifecycle.conftest import FAST, source
 
 
 def durable(tmp_path: Path) -> dict[str, str]:

@@ -10,10 +10,10 @@ from structlog.testing import capture_logs
 
 from engine import Engine
 from engine.testing import eventually
-from tests.lifecycle.conftest import FAST
-from tests.lifecycle.provider_probes import STARTS
+from tests.herder.conftest import FAST
+from tests.herder.provider_probes import STARTS
 
-PROBE = "tests.lifecycle.provider_probes.PropsSourceConnector"
+PROBE = "tests.herder.provider_probes.PropsSourceConnector"
 SECRET = "hunter2-first"
 
 

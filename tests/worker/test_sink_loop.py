@@ -11,7 +11,7 @@ from engine.api import ConnectException, TopicPartition
 from engine.testing import eventually
 from engine.topics.base import TopicPartition as LogPartition
 from engine.topics.memory import MemoryTopics
-from tests.dataplane.probes import SINK, SINKS
+from tests.worker.probes import SINK, SINKS
 
 FAST = {"task.shutdown.graceful.timeout.ms": "1000"}
 STRINGS = {"value.converter": "org.apache.kafka.connect.storage.StringConverter",

@@ -11,7 +11,7 @@ import structlog
 
 from engine.cli import main
 from engine.scenario.dump import DumpError, DumpReplay, read_dump, start_dump
-from tests.scenarios.conftest import SCENARIO_DIR
+from tests.scenario.conftest import SCENARIO_DIR
 
 EXAMPLE = str(SCENARIO_DIR / "dumps" / "example-config-topic.jsonl")
 

@@ -10,7 +10,7 @@ from engine.scenario.model import load_scenario
 from engine.scenario.runner import LogKind, ScenarioRunner
 from states.connector import CONNECTOR_TRANSITIONS
 from states.task import TASK_TRANSITIONS
-from tests.scenarios.conftest import SCENARIO_FILES
+from tests.scenario.conftest import SCENARIO_FILES
 
 # Edges no scenario can reach yet: a task fails while RUNNING or PAUSED only once tasks do work
 # (poll/put raising, the data-plane issue). This set may only shrink.

@@ -10,7 +10,7 @@ import pytest
 from engine import Engine
 from engine.api import Header, SourceRecord
 from engine.testing import eventually
-from tests.dataplane.probes import SINK, SINKS, SOURCE, SOURCES
+from tests.worker.probes import SINK, SINKS, SOURCE, SOURCES
 
 STRINGS = {"value.converter": "org.apache.kafka.connect.storage.StringConverter",
            "key.converter": "org.apache.kafka.connect.storage.StringConverter"}

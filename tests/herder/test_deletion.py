@@ -10,10 +10,10 @@ from structlog.testing import capture_logs
 
 from engine import Engine
 from engine.testing import CALLS
-from tests.lifecycle.conftest import source
-from tests.lifecycle.probes import AsyncProbeConnector
+from tests.herder.conftest import source
+from tests.herder.probes import AsyncProbeConnector
 
-PROBE = "tests.lifecycle.probes.AsyncProbeConnector"
+PROBE = "tests.herder.probes.AsyncProbeConnector"
 
 
 def stops(connector: str, unit: str) -> list[dict[str, object]]:
