@@ -17,8 +17,8 @@ demo:               ## the embedded lifecycle demo (no Spark)
 test:               ## every test, real brokers included (the test session starts them)
 	$(BIN)/pytest -q
 
-unit:               ## fast tests only
-	$(BIN)/pytest -q tests/unit
+unit:               ## every test not marked integration (no brokers); covers every package
+	$(BIN)/pytest -q -m "not integration"
 
 integration:
 	$(BIN)/pytest -q tests/integration
