@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from engine.cli.standalone import StandaloneWorker
 from engine.config.properties import load_properties
-from engine.errors import ConfigError
-
-REQUIRED = ("group.id", "bootstrap.servers")
+from engine.distributed.settings import check_required
 
 
 class DistributedWorker(StandaloneWorker):
@@ -19,10 +17,7 @@ class DistributedWorker(StandaloneWorker):
     leave the group, so the others take it over."""
 
     def __init__(self, worker_properties: dict[str, str]) -> None:
-        missing = [key for key in REQUIRED if not worker_properties.get(key, "").strip()]
-        if missing:
-            raise ConfigError(f"Missing required configuration \"{missing[0]}\" which has no default value.",
-                              errors={key: ["Missing required configuration"] for key in missing})
+        check_required(worker_properties)
         super().__init__(worker_properties, [])
 
 

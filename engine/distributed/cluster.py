@@ -86,9 +86,6 @@ class Cluster:
         """A config change is not yet covered by an assignment (Connect's ``RebalanceNeededException``)."""
         return self._rebalance_wanted_at >= 0
 
-    def url_of(self, worker_id: str) -> str | None:
-        return self.urls.get(worker_id)
-
     def work_changed(self, offset: int) -> None:
         """A record changed the set of connectors, tasks or cleanups: a rebalance is due.
 

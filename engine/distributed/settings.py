@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from engine.config.worker import WorkerConfig, int_setting
 from engine.errors import ConfigError
+
+REQUIRED = ("group.id", "bootstrap.servers")
+
+
+def check_required(worker: Mapping[str, str]) -> None:
+    """Connect's ``ConfigException`` for the keys a distributed worker cannot start without."""
+    missing = [key for key in REQUIRED if not worker.get(key, "").strip()]
+    if missing:
+        raise ConfigError(f"Missing required configuration \"{missing[0]}\" which has no default value.",
+                          errors={key: ["Missing required configuration"] for key in missing})
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,10 +36,7 @@ class ClusterSettings:
     @classmethod
     def from_worker(cls, worker: WorkerConfig) -> ClusterSettings:
         raw = worker.raw
-        missing = [key for key in ("group.id", "bootstrap.servers") if not raw.get(key, "").strip()]
-        if missing:
-            raise ConfigError(f"Missing required configuration \"{missing[0]}\" which has no default value.",
-                              errors={key: ["Missing required configuration"] for key in missing})
+        check_required(raw)
         return cls(
             worker_id=worker.worker_id,
             url=raw.get("rest.advertised.listener.url", "").strip() or f"http://{worker.worker_id}",

@@ -129,12 +129,6 @@ class ErrantRecordReporter:
             if isinstance(result, BaseException):
                 raise ConnectException("Failed to report an errant record") from result
 
-    def discard_partitions(self, tps: Collection[_Partition]) -> None:
-        """Stop tracking reports for revoked partitions (Kafka's ``cancelFutures``); they still run."""
-        with self._lock:
-            for tp in tps:
-                self._outstanding.pop((tp.topic, tp.partition), None)
-
     def outstanding(self) -> int:
         """How many reports are kept for a later :meth:`await_partitions`."""
         with self._lock:

@@ -67,10 +67,6 @@ class TaskRunner(Runner):
             self._on_interrupt()
         super().request_stop()
 
-    async def shutdown_for_deletion(self, timeout: float) -> bool:
-        self.request_stop_for_deletion()
-        return await self.shutdown(timeout)
-
     def request_stop_for_deletion(self) -> None:
         """Ask for the final ``stop(connector_deleted=True)``, without waiting."""
         self._deleted = True
