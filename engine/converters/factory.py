@@ -14,9 +14,9 @@ from typing import Any, Final
 from engine.api.errors import ConfigException
 from engine.converters.base import Converter, HeaderConverter
 from engine.converters.bytearray import ByteArrayConverter
-from engine.converters.json import JsonConverter
+from engine.converters.json_converter import JsonConverter
 from engine.converters.simple_header import SimpleHeaderConverter
-from engine.converters.string import StringConverter
+from engine.converters.string_converter import StringConverter
 from engine.plugins.classes import ClassNotFound, import_class
 
 __all__ = ["BUILTIN_CONVERTERS", "converter_class", "converter_for", "header_converter_for"]

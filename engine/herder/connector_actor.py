@@ -36,7 +36,7 @@ from engine.configlog.snapshot import (
 )
 from engine.errors import ConfigError, EngineError, IllegalTransition, trace_of
 from engine.herder.deletion import DeletionOutcome, run_deleted
-from engine.herder.mailbox import Mailbox
+from engine.herder.actor_mailbox import Mailbox
 from engine.herder.messages import (
     Boot,
     FromLog,

@@ -27,7 +27,7 @@ from engine.errors import EngineError, EngineNotRunning, SettleTimeout
 from engine.herder.transition_feed import Subscription
 from engine.scenario.expect import ExpectationFailed, check_connector, check_error
 from engine.scenario.model import Scenario, Step
-from engine.scenario.trace import TraceLine, stamp
+from engine.scenario.transition_trace import TraceLine, stamp
 from engine.storage.offsets import MemoryOffsetStore
 from engine.testing.faults import FAULTS
 from engine.testing.recording import CALLS

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from xml.sax.saxutils import escape, quoteattr
 
-from engine.scenario.trace import TraceLine
+from engine.scenario.transition_trace import TraceLine
 
 COLOURS = {"RUNNING": "#2e9d4f", "PAUSED": "#f0a500", "STOPPED": "#8a8a8a", "FAILED": "#d33a2c",
            "RESTARTING": "#2f6fd6", "UNASSIGNED": "#d9d9d9", "DESTROYED": "#111111"}

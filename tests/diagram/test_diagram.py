@@ -14,7 +14,7 @@ from engine.cli import main
 from engine.diagram import GraphvizMissing, dot, edges, mermaid, render
 from engine.errors import EngineError
 from engine.scenario.timeline import timeline_svg
-from engine.scenario.trace import TraceLine
+from engine.scenario.transition_trace import TraceLine
 from states.connector import CONNECTOR_TRANSITIONS
 from states.task import TASK_TRANSITIONS
 

@@ -21,8 +21,8 @@ from engine.errors import ConfigError
 from engine.rest.app import make_app
 from engine.rest.auth import CREDENTIALS_FILE_KEY, PasswordHash, hash_password, load_credentials
 from tests.integration.brokers import free_port
-from tests.rest.conftest import FAST
 from tests.observability.test_metrics import parse, value
+from tests.rest.conftest import FAST
 
 Client = TestClient[object, object]
 ITERATIONS = 1000  # fast for tests; the CLI defaults to 600 000
