@@ -35,8 +35,8 @@ from engine.configlog.snapshot import (
     TasksCommitted,
 )
 from engine.errors import ConfigError, EngineError, IllegalTransition, trace_of
-from engine.herder.deletion import DeletionOutcome, run_deleted
 from engine.herder.actor_mailbox import Mailbox
+from engine.herder.deletion import DeletionOutcome, run_deleted
 from engine.herder.messages import (
     Boot,
     FromLog,
@@ -48,7 +48,8 @@ from engine.herder.messages import (
     RunCleanup,
     Shutdown,
 )
-from engine.plugins.loading import load_connector_class, qualified_name
+from engine.plugins.classes import qualified_name
+from engine.plugins.loading import load_connector_class
 from engine.storage.base import OffsetStore, StatusStore
 from engine.storage.status import Status
 from engine.worker.connector_runner import ConnectorRunner, InstanceState
