@@ -29,6 +29,7 @@ from engine.configlog.records import (
     TaskRestartRecord,
 )
 from engine.errors import (
+    CleanupPending,
     ConfigError,
     ConnectorAlreadyExists,
     ConnectorNotFound,
@@ -328,6 +329,7 @@ class Engine:
         async with self._lock(name):
             if name in self.herder.snapshot.connectors:
                 raise ConnectorAlreadyExists(name)
+            await self._previous_cleanup_done(name)
             records: list[ConfigRecord] = []
             if target is not None:
                 records.append(TargetStateRecord(name, target))
@@ -340,8 +342,33 @@ class Engine:
         self._leader_only()
         checked = await self._checked_config(name, config)
         async with self._lock(name):
-            await self._write(name, [ConnectorConfigRecord(name, checked)])
+            incarnation = self.herder.snapshot.incarnations.get(name)
+            if name not in self.herder.snapshot.connectors:
+                await self._previous_cleanup_done(name)
+                incarnation = None  # a creation: its record's offset becomes the incarnation
+            await self._write(name, [ConnectorConfigRecord(name, checked, incarnation)])
         return await self.connector_info(name)
+
+    async def _previous_cleanup_done(self, name: str) -> None:
+        """Creating a name whose previous incarnation is still being cleaned up waits for that cleanup,
+        at most ``connector.deleted.timeout.ms``, then fails with ``CleanupPending`` (409): an old
+        ``deleted()`` must never run beside a new ``start()``."""
+        herder = self.herder
+        if not herder.cleanup_pending(name):
+            return
+        enter_stage(f"waiting for the cleanup of a previous connector named {name}")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.worker.deleted_timeout
+        while herder.cleanup_pending(name):
+            if loop.time() >= deadline:
+                known = herder.cleanups.get(name)
+                record = herder.snapshot.pending_cleanups.get(name)
+                incarnation = known.incarnation if known is not None else record.incarnation if record else None
+                detail = f"incarnation {incarnation}"
+                if known is not None:
+                    detail += f", {known.state.value.lower()} after {known.attempts} attempt(s)"
+                raise CleanupPending(name, detail)
+            await asyncio.sleep(0.05)
 
     async def pause_connector(self, name: str) -> None:
         await self._set_target(name, TargetState.PAUSED)
@@ -405,7 +432,8 @@ class Engine:
             config = self._require(name)
             tasks = len(self.herder.snapshot.tasks.get(name, ()))
             # The pending cleanup goes first so a crash after the tombstone still runs deleted().
-            records: list[ConfigRecord] = [PendingCleanupRecord(name, config, tasks), ConnectorTombstone(name),
+            incarnation = self.herder.snapshot.incarnations.get(name)
+            records: list[ConfigRecord] = [PendingCleanupRecord(name, config, tasks, incarnation), ConnectorTombstone(name),
                                            TargetStateTombstone(name)]
             if self.cluster is not None:
                 enter_stage(f"writing a config for connector {name} to the config topic")
@@ -437,6 +465,12 @@ class Engine:
 
     async def connectors(self) -> list[str]:
         return sorted(self.herder.snapshot.connectors)
+
+    def connector_cleanups(self) -> list[dict[str, Any]]:
+        """Deleted connectors whose cleanup has not succeeded yet (state RUNNING, LINGERING, WAITING or
+        PENDING), plus those given up here (GAVE_UP): connector, incarnation, attempts, last error, next
+        attempt (epoch ms)."""
+        return self.herder.cleanup_listing()
 
     async def connector_config(self, name: str) -> dict[str, str]:
         return dict(self._require(name))

@@ -6,6 +6,7 @@
   x ConnectorNotFound           (404)
   x TaskNotFound                (404)
   x ConnectorAlreadyExists      (409)
+  x CleanupPending              a previous incarnation of the name is still being cleaned up (409)
   x IllegalTransition           a trigger the lifecycle table forbids (409); also a
                                 ``states.IllegalTransition``
   x EngineNotRunning            the engine was used before ``__aenter__`` or after shutdown
@@ -77,6 +78,18 @@ class ConnectorAlreadyExists(EngineError):
 
     def __init__(self, connector: str) -> None:
         super().__init__(f"Connector {connector} already exists")
+        self.connector = connector
+
+
+class CleanupPending(EngineError):
+    """Creating a name whose previous incarnation's ``deleted()`` has not finished (or is retried)."""
+
+    http_status = 409
+
+    def __init__(self, connector: str, detail: str) -> None:
+        super().__init__(f"Connector {connector} cannot be created yet: a previous connector of that name is "
+                         f"still being cleaned up ({detail}). Try again once GET /connector-cleanups no longer "
+                         f"lists it.")
         self.connector = connector
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 from collections.abc import Callable
+from contextlib import suppress
 from contextvars import ContextVar
-from functools import cache
+from functools import cache, partial
 from time import perf_counter
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from engine.api._inline import INLINE_ATTRIBUTE
 
@@ -32,13 +35,63 @@ async def invoke(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         if getattr(fn, INLINE_ATTRIBUTE, False):
             result = fn(*args, **kwargs)
         else:
-            result = await asyncio.to_thread(fn, *args, **kwargs)
+            result = await _in_thread(fn, *args, **kwargs)
         if inspect.isawaitable(result):
             return await result
         return result
     finally:
         if timer is not None:
             timer(getattr(fn, "__name__", "callable"), perf_counter() - started)
+
+
+# A task cancelled while its sync callback still ran in a thread -> a future that is done, with the
+# callback's exception or None, when that thread really returns (a thread cannot be cancelled).
+_LEFT_RUNNING: WeakKeyDictionary[asyncio.Task[Any], asyncio.Future[BaseException | None]] = WeakKeyDictionary()
+
+
+def left_running(task: asyncio.Task[Any]) -> asyncio.Future[BaseException | None] | None:
+    """The callback thread ``task`` was cancelled out of, until it returns; None if it left none."""
+    return _LEFT_RUNNING.get(task)
+
+
+async def _in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``asyncio.to_thread``, except that a caller cancelled mid-call can still learn when the thread
+    returns (``left_running``). The common path adds no loop callback: the thread only reports back
+    once somebody is watching."""
+    loop = asyncio.get_running_loop()
+    call = partial(contextvars.copy_context().run, fn, *args, **kwargs)
+    watchers: list[asyncio.Future[BaseException | None]] = []
+    outcome: list[BaseException | None] = []  # set once the call returned (GIL: append is atomic)
+
+    def run() -> Any:
+        error: BaseException | None = None
+        try:
+            return call()
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            outcome.append(error)
+            if watchers:
+                with suppress(RuntimeError):  # the loop closed meanwhile: nobody is left to tell
+                    loop.call_soon_threadsafe(_settle, watchers[0], error)
+
+    try:
+        return await loop.run_in_executor(None, run)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None:
+            ended: asyncio.Future[BaseException | None] = loop.create_future()
+            watchers.append(ended)
+            if outcome:  # the thread finished before it could see the watcher
+                _settle(ended, outcome[0])
+            _LEFT_RUNNING[task] = ended
+        raise
+
+
+def _settle(future: asyncio.Future[BaseException | None], error: BaseException | None) -> None:
+    if not future.done():
+        future.set_result(error)
 
 
 def _is_coroutine_function(fn: Callable[..., Any]) -> bool:

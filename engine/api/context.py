@@ -32,15 +32,25 @@ class ConnectorContext:
         *,
         request_reconfiguration: Callable[[], None],
         raise_error: Callable[[BaseException], None],
+        incarnation: str | None = None,
     ) -> None:
         self._config = dict(config)
         self._request_reconfiguration = request_reconfiguration
         self._raise_error = raise_error
+        self._incarnation = incarnation
         self._closed = False
 
     def configs(self) -> dict[str, str]:
         """The connector's raw configuration, available even before ``start`` (e.g. in ``deleted``)."""
         return dict(self._config)
+
+    def incarnation(self) -> str:
+        """Which creation of this connector name this is: stable across restarts, rebalances and
+        workers, new each time the name is deleted and created again. Name what you provision by it,
+        so one incarnation's ``deleted()`` can never touch the next one's resources."""
+        if self._incarnation is None:
+            raise ConnectException("This context has no incarnation (the connector was not created through a log)")
+        return self._incarnation
 
     def request_task_reconfiguration(self) -> None:
         if self._closed:
@@ -71,8 +81,9 @@ class SinkConnectorContext(ConnectorContext):
 
 
 class TaskContext:
-    def __init__(self, config: Mapping[str, str]) -> None:
+    def __init__(self, config: Mapping[str, str], *, incarnation: str | None = None) -> None:
         self._config = dict(config)
+        self._incarnation = incarnation
         self.spark: Any = None
         """``await context.spark.run(fn, *args)`` runs ``fn(spark_session, *args)`` as a Spark job tied to
         this task (``engine.spark.TaskSpark``): cancelled on pause, stop, restart and delete."""
@@ -80,10 +91,17 @@ class TaskContext:
     def configs(self) -> dict[str, str]:
         return dict(self._config)
 
+    def incarnation(self) -> str:
+        """The incarnation of the connector this task belongs to (``ConnectorContext.incarnation``)."""
+        if self._incarnation is None:
+            raise ConnectException("This context has no incarnation (the connector was not created through a log)")
+        return self._incarnation
+
 
 class SourceTaskContext(TaskContext):
-    def __init__(self, config: Mapping[str, str], *, offset_reader: OffsetStorageReader) -> None:
-        super().__init__(config)
+    def __init__(self, config: Mapping[str, str], *, offset_reader: OffsetStorageReader,
+                 incarnation: str | None = None) -> None:
+        super().__init__(config, incarnation=incarnation)
         self._offset_reader = offset_reader
         self.transactions: TransactionContext | None = None  # set by an exactly-once loop (connector boundary)
 
@@ -99,8 +117,8 @@ class SourceTaskContext(TaskContext):
 class SinkTaskContext(TaskContext):
     """Rewinds, pauses and commit requests a sink task makes; the sink loop applies them."""
 
-    def __init__(self, config: Mapping[str, str]) -> None:
-        super().__init__(config)
+    def __init__(self, config: Mapping[str, str], *, incarnation: str | None = None) -> None:
+        super().__init__(config, incarnation=incarnation)
         self.assigned: set[TopicPartition] = set()
         self.paused: set[TopicPartition] = set()
         self.rewinds: dict[TopicPartition, int] = {}

@@ -18,6 +18,8 @@ _DEFAULTS: dict[str, str] = {
     "connector.deleted.timeout.ms": "30000",
     # Bounds task_class()/task_configs()/validate(), which run on the herder's behalf.
     "connector.callback.timeout.ms": "30000",
+    "connector.deleted.retry.backoff.ms": "10000",
+    "connector.deleted.max.retries": "10",
     "config.storage.topic": "connect-configs",
     "config.storage.replication.factor": "1",
 }
@@ -60,6 +62,9 @@ class WorkerConfig:
     connector_shutdown_timeout: float
     deleted_timeout: float
     callback_timeout: float
+    # a failed or timed-out deleted() is retried this often, this many times, then given up
+    deleted_retry_backoff: float
+    deleted_max_retries: int
     # config.providers: resolves ${provider:path:key} when connectors and tasks start (KIP-297)
     transformer: ConfigTransformer
 
@@ -73,6 +78,8 @@ class WorkerConfig:
             connector_shutdown_timeout=_millis(raw, "connector.shutdown.graceful.timeout.ms"),
             deleted_timeout=_millis(raw, "connector.deleted.timeout.ms"),
             callback_timeout=_millis(raw, "connector.callback.timeout.ms"),
+            deleted_retry_backoff=_millis(raw, "connector.deleted.retry.backoff.ms"),
+            deleted_max_retries=int_setting(raw, "connector.deleted.max.retries", 10),
             transformer=ConfigTransformer.from_worker(raw),
         )
 

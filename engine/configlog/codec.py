@@ -46,8 +46,10 @@ def _dumps(value: dict[str, Any]) -> bytes:
 def encode(record: ConfigRecord) -> tuple[str, bytes | None]:
     """The key and value bytes a record is written as."""
     match record:
-        case ConnectorConfigRecord(c, props):
-            return CONNECTOR + c, _dumps({"properties": props})
+        case ConnectorConfigRecord(c, props, incarnation):
+            if incarnation is None:
+                return CONNECTOR + c, _dumps({"properties": props})
+            return CONNECTOR + c, _dumps({"properties": props, "incarnation": incarnation})
         case ConnectorTombstone(c):
             return CONNECTOR + c, None
         case TaskConfigRecord(c, n, props):
@@ -64,8 +66,10 @@ def encode(record: ConfigRecord) -> tuple[str, bytes | None]:
             return RESTART_CONNECTOR + c, _dumps({"include-tasks": include_tasks, "only-failed": only_failed})
         case TaskRestartRecord(c, n):
             return f"{RESTART_TASK}{c}-{n}", _dumps({})
-        case PendingCleanupRecord(c, props, n):
-            return PENDING_CLEANUP + c, _dumps({"properties": props, "tasks": n})
+        case PendingCleanupRecord(c, props, n, incarnation):
+            if incarnation is None:
+                return PENDING_CLEANUP + c, _dumps({"properties": props, "tasks": n})
+            return PENDING_CLEANUP + c, _dumps({"properties": props, "tasks": n, "incarnation": incarnation})
         case PendingCleanupCleared(c):
             return PENDING_CLEANUP + c, None
         case IgnoredRecord(key, value):
@@ -93,6 +97,12 @@ def _properties(key: str, value: dict[str, Any]) -> dict[str, str]:
     if bad:
         raise CorruptRecord(key, f"properties {sorted(bad)} are not strings")
     return {k: v for k, v in props.items() if v is not None}
+
+
+def _incarnation(value: dict[str, Any]) -> str | None:
+    """Our own field: absent on Connect's records and on a creating record; never fatal when odd."""
+    incarnation = value.get("incarnation")
+    return incarnation if isinstance(incarnation, str) and incarnation else None
 
 
 def _split_task_key(key: str, prefix: str) -> tuple[str, int]:
@@ -134,7 +144,7 @@ def decode_object(key: str, value: dict[str, Any] | None) -> ConfigRecord:
         name = _name(key, CONNECTOR)
         if value is None:
             return ConnectorTombstone(name)
-        return ConnectorConfigRecord(name, _properties(key, value))
+        return ConnectorConfigRecord(name, _properties(key, value), _incarnation(value))
     if key.startswith(TASK) and not key.startswith("tasks-fencing-"):
         connector, n = _split_task_key(key, TASK)
         if value is None:
@@ -163,7 +173,8 @@ def decode_object(key: str, value: dict[str, Any] | None) -> ConfigRecord:
         if value is None:
             return PendingCleanupCleared(name)
         tasks = value.get("tasks", 0)
-        return PendingCleanupRecord(name, _properties(key, value), tasks if isinstance(tasks, int) else 0)
+        return PendingCleanupRecord(name, _properties(key, value), tasks if isinstance(tasks, int) else 0,
+                                    _incarnation(value))
     if key in _IGNORED_KEYS or key.startswith(_IGNORED_PREFIXES):
         return IgnoredRecord(key, value)
     raise CorruptRecord(key, "invalid key")

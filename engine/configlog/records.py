@@ -3,6 +3,10 @@
 Connect's keys: ``connector-``, ``task-``, ``commit-``, ``target-state-``, ``restart-connector-``.
 Ours, under prefixes Connect discards: ``restart-task-<c>-<n>`` (restart one task) and
 ``pending-cleanup-<c>`` (a deletion whose ``deleted()`` has not yet succeeded).
+
+An *incarnation* is one creation of a connector name: its id is the log offset of the record that
+created it, so every worker and every replay agrees on it. Config updates carry it in their value
+(``"incarnation"``, a field Connect ignores), so it survives compaction of the creating record.
 """
 
 from __future__ import annotations
@@ -14,8 +18,11 @@ from states import TargetState
 
 @dataclass(frozen=True, slots=True)
 class ConnectorConfigRecord:
+    """``connector-<c>``; ``incarnation`` is None on the record that creates the connector."""
+
     connector: str
     properties: dict[str, str]
+    incarnation: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +77,16 @@ class TaskRestartRecord:
 
 @dataclass(frozen=True, slots=True)
 class PendingCleanupRecord:
-    """Written before a connector's tombstone; cleared once its ``deleted()`` succeeded."""
+    """Written before a connector's tombstone; cleared once its ``deleted()`` succeeded (or gave up).
+
+    While it stands, the name cannot be created again: an old incarnation's ``deleted()`` never
+    runs beside a new incarnation's ``start()``.
+    """
 
     connector: str
     properties: dict[str, str]
     tasks: int = 0
+    incarnation: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

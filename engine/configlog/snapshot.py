@@ -32,6 +32,7 @@ class ConnectorConfigured:
     connector: str
     config: dict[str, str]
     target: TargetState
+    incarnation: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +79,8 @@ class ConfigSnapshot:
     tasks: dict[str, tuple[dict[str, str], ...]] = field(default_factory=dict)
     inconsistent: set[str] = field(default_factory=set)
     pending_cleanups: dict[str, PendingCleanupRecord] = field(default_factory=dict)
+    # each live connector's incarnation: the offset of the record that created it
+    incarnations: dict[str, str] = field(default_factory=dict)
     # connector config at the time its task configs were committed (Connect's KAFKA-9228 rule)
     applied: dict[str, dict[str, str]] = field(default_factory=dict)
     _deferred: dict[str, dict[int, dict[str, str]]] = field(default_factory=dict)
@@ -89,14 +92,20 @@ class ConfigSnapshot:
     def target(self, connector: str) -> TargetState:
         return self.targets.get(connector, TargetState.STARTED)
 
-    def apply(self, record: ConfigRecord) -> LogEvent | None:
+    def apply(self, record: ConfigRecord, offset: int = 0) -> LogEvent | None:
+        """Apply a record read at ``offset`` (the offset names the incarnation a creating record starts)."""
         match record:
-            case ConnectorConfigRecord(c, props):
+            case ConnectorConfigRecord(c, props, incarnation):
+                if incarnation is not None:
+                    self.incarnations[c] = incarnation
+                elif c not in self.connectors or c not in self.incarnations:
+                    self.incarnations[c] = str(offset)
                 self.connectors[c] = props
-                return ConnectorConfigured(c, props, self.target(c))
+                return ConnectorConfigured(c, props, self.target(c), self.incarnations[c])
             case ConnectorTombstone(c):
                 if self.connectors.pop(c, None) is None:
                     return None
+                self.incarnations.pop(c, None)
                 self.tasks.pop(c, None)
                 self.applied.pop(c, None)
                 self._deferred.pop(c, None)

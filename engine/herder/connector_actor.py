@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
@@ -36,7 +36,7 @@ from engine.configlog.snapshot import (
 )
 from engine.errors import ConfigError, EngineError, IllegalTransition, trace_of
 from engine.herder.actor_mailbox import Mailbox
-from engine.herder.deletion import DeletionOutcome, run_deleted
+from engine.herder.deletion import DeletionOutcome, run_deleted, until_returned
 from engine.herder.messages import (
     Boot,
     FromLog,
@@ -92,7 +92,7 @@ class ActorServices(Protocol):
 
     def pending_cleanup(self, connector: str) -> PendingCleanupRecord | None: ...
 
-    def deletion_started(self, connector: str) -> None: ...
+    def deletion_started(self, connector: str, incarnation: str | None) -> int: ...
 
     def post(self, connector: str, message: Message) -> None: ...
 
@@ -126,6 +126,7 @@ class ConnectorActor:
         self.runner: ConnectorRunner | None = None
         self.task_configs: tuple[dict[str, str], ...] = ()
         self.applied_config: dict[str, str] | None = None
+        self.incarnation: str | None = None  # which creation of the name this actor runs (from the log)
         self.tasks: dict[int, TaskSlot] = {}
         self.waiting = False  # parked on an empty mailbox
         self._task_factory = TaskFactory(name, worker=services.worker, offsets=services.offsets,
@@ -167,7 +168,8 @@ class ConnectorActor:
 
     async def _handle(self, message: Message) -> None:
         match message:
-            case FromLog(event=ConnectorConfigured(config=config, target=target)):
+            case FromLog(event=ConnectorConfigured(config=config, target=target, incarnation=incarnation)):
+                self._incarnate(incarnation)
                 await self._configure(config, target)
             case FromLog(event=TargetStateChanged(target=target)):
                 self._retarget(target)
@@ -188,7 +190,7 @@ class ConnectorActor:
             case Boot():
                 await self._boot(message)
             case RunCleanup(record=record):
-                await self._cleanup_only(record.properties)
+                await self._cleanup_only(record)
             case Shutdown():
                 await self._shutdown()
             case Reconcile(done=done):
@@ -238,6 +240,12 @@ class ConnectorActor:
 
     # ---- connector instance ---------------------------------------------------------------
 
+    def _incarnate(self, incarnation: str) -> None:
+        """Every log line of this actor and of the runners it starts names the incarnation."""
+        if incarnation and incarnation != self.incarnation:
+            self.incarnation = incarnation
+            structlog.contextvars.bind_contextvars(incarnation=incarnation)
+
     async def _configure(self, config: dict[str, str], target: TargetState) -> None:
         self.target = target
         if self.lifecycle is not None:
@@ -249,6 +257,8 @@ class ConnectorActor:
 
     def _ensure_lifecycle(self) -> None:
         if self.lifecycle is None:
+            # the state machine calls _on_destroyed on entering DESTROYED: the deletion contract
+            # runs as part of the destroy transition, never beside it
             self.lifecycle = ConnectorLifecycle(self.name, self._on_destroyed)
 
     async def _start_connector(self) -> None:
@@ -284,9 +294,11 @@ class ConnectorActor:
             self._s.post_threadsafe(self.name, RaisedError(runner, exc))
 
         if issubclass(runner.cls, SinkConnector):
-            return SinkConnectorContext(runner.config, request_reconfiguration=reconfigure, raise_error=raise_error)
+            return SinkConnectorContext(runner.config, request_reconfiguration=reconfigure, raise_error=raise_error,
+                                        incarnation=self.incarnation)
         return SourceConnectorContext(runner.config, offset_reader=self._s.offsets.reader(self.name),
-                                      request_reconfiguration=reconfigure, raise_error=raise_error)
+                                      request_reconfiguration=reconfigure, raise_error=raise_error,
+                                      incarnation=self.incarnation)
 
     def _report(self, report: Report) -> None:
         self._s.post(self.name, report)
@@ -390,11 +402,15 @@ class ConnectorActor:
             slot.runner = None
             await self._fire(slot.lifecycle, "fail", trace_of(exc))
             return
-        slot.runner = self._task_factory.runner(n, task_cls, config, self.config, self.target, self._report_sink)
+        slot.runner = self._task_factory.runner(n, task_cls, config, self.config, self.target, self._report_sink,
+                                                incarnation=self.incarnation)
         slot.runner.launch(self._s.spawn)
 
-    async def _stop_tasks(self, ids: list[int], *, deleted: bool = False) -> None:
-        """Stop tasks in parallel within one shared graceful window; abandon the stragglers."""
+    async def _stop_tasks(self, ids: list[int], *, deleted: bool = False) -> list[asyncio.Task[None]]:
+        """Stop tasks in parallel within one shared graceful window; abandon the stragglers.
+
+        Returns the abandoned runners' tasks: a deletion tracks them until their ``stop`` returns.
+        """
         runners = [(n, self.tasks[n].runner) for n in ids if n in self.tasks]
         live = [(n, r) for n, r in runners if r is not None]
         # Signal every task first, so they all stop concurrently, then wait for each against
@@ -406,15 +422,19 @@ class ConnectorActor:
                 r.request_stop()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._s.worker.task_shutdown_timeout
+        abandoned: list[asyncio.Task[None]] = []
         for n, r in live:
             if not await r.shutdown(max(0.0, deadline - loop.time())):
                 log.error("task.shutdown_timed_out", task=n,
                           reason="Graceful stop of task failed: the task is abandoned")
+                if r.body is not None:
+                    abandoned.append(r.body)
         for n, _ in runners:
             slot = self.tasks[n]
             slot.runner = None
             if not deleted:
                 await self._fire_if(slot.lifecycle, "unassign", unless=ConnectorState.UNASSIGNED)
+        return abandoned
 
     # ---- restarts -------------------------------------------------------------------------
 
@@ -463,6 +483,7 @@ class ConnectorActor:
 
     async def _boot(self, boot: Boot) -> None:
         self.config, self.target = boot.config, boot.target
+        self._incarnate(boot.incarnation)
         self.task_configs = boot.tasks if boot.target is not TargetState.STOPPED else ()
         self.applied_config = boot.applied
         if self._s.owns_connector(self.name):
@@ -494,8 +515,8 @@ class ConnectorActor:
         then ``deleted()``, then statuses go; every step bounded, none able to block the rest.
         """
         started = time.monotonic()
-        self._s.deletion_started(self.name)
-        await self._stop_tasks(list(self.tasks), deleted=True)
+        attempt = self._s.deletion_started(self.name, self.incarnation)
+        abandoned = await self._stop_tasks(list(self.tasks), deleted=True)
         for slot in self.tasks.values():
             await self._fire(slot.lifecycle, "destroy", write_status=False)
         self.tasks.clear()
@@ -506,8 +527,14 @@ class ConnectorActor:
             finished = await runner.shutdown(self._s.worker.connector_shutdown_timeout)
             if finished and runner.initialized:
                 instance = runner.instance
+            elif not finished and runner.body is not None:
+                abandoned.append(runner.body)
         outcome = await run_deleted(self.name, self.cls, config, instance, self._s.offsets,
-                                    timeout=self._s.worker.deleted_timeout)
+                                    timeout=self._s.worker.deleted_timeout, incarnation=self.incarnation,
+                                    attempt=attempt)
+        if abandoned:  # stops that passed their timeout keep the deletion open until they return
+            watched: list[asyncio.Future[Any]] = [outcome.lingering] if outcome.lingering is not None else []
+            outcome = replace(outcome, lingering=until_returned([*watched, *abandoned]))
         if self.config.get("offsets.reset.on.delete", "false").strip().lower() == "true":
             removed = self._s.offsets.reset(self.name)
             log.info("connector.offsets_reset", partitions=removed)
@@ -516,20 +543,23 @@ class ConnectorActor:
             await self._s.append([PendingCleanupCleared(self.name)])
         self._s.deletion_finished(outcome.with_duration(time.monotonic() - started))
 
-    async def _cleanup_only(self, config: dict[str, str]) -> None:
-        """Run a pending ``deleted()`` left by a deletion that never completed."""
-        self._s.deletion_started(self.name)
+    async def _cleanup_only(self, record: PendingCleanupRecord) -> None:
+        """Run a pending ``deleted()`` left by a deletion that never completed (crash, failure, retry)."""
+        config = record.properties
+        self._incarnate(record.incarnation or "")
+        attempt = self._s.deletion_started(self.name, record.incarnation)
         try:
             cls: type[Connector] | None = load_connector_class(config.get("connector.class", ""))
         except ConfigError:
             cls = None
-        outcome = await run_deleted(self.name, cls, self._resolved_or_raw(config), None, self._s.offsets, timeout=self._s.worker.deleted_timeout)
+        outcome = await run_deleted(self.name, cls, self._resolved_or_raw(config), None, self._s.offsets,
+                                    timeout=self._s.worker.deleted_timeout, incarnation=record.incarnation,
+                                    attempt=attempt)
         self._s.status.remove_connector(self.name)  # what a crashed owner left behind
         if outcome.succeeded:
             await self._s.append([PendingCleanupCleared(self.name)])
         self._s.deletion_finished(outcome)
         self.finished = True
-
 
     async def _destroy_tasks(self) -> None:
         if not self.tasks:
@@ -547,7 +577,7 @@ class ConnectorActor:
         if not self.config:  # no such connector (any more): its slot may carry a pending cleanup
             record = self._s.pending_cleanup(self.name)
             if owns and record is not None:
-                await self._cleanup_only(record.properties)
+                await self._cleanup_only(record)
             self.finished = not self.tasks and self.lifecycle is None
             return
         if not owns and self.lifecycle is not None:

@@ -1,13 +1,20 @@
-"""Running ``Connector.deleted()``: bounded, never raising, on a fresh instance when needed."""
+"""Running ``Connector.deleted()``: bounded, never raising, on a fresh instance when needed.
+
+Bounded means the caller stops waiting, not that the call stops: an async ``deleted()`` is
+cancelled, a sync one keeps its thread until it returns. The outcome then carries ``lingering``,
+done when the call really ended, so the herder keeps the name blocked until then.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import structlog
 
-from engine.api._invoke import invoke
+from engine.api._invoke import invoke, left_running
 from engine.api.connector import Connector, SinkConnector
 from engine.api.context import ConnectorContext, SinkConnectorContext, SourceConnectorContext
 from engine.errors import trace_of
@@ -22,7 +29,9 @@ class DeletionOutcome:
 
     ``deferred`` (distributed mode): the deletion is written, and ``deleted()`` runs on the
     worker that owns the connector when it reads the tombstone; ``succeeded`` is then unknown
-    (False) here.
+    (False) here. ``timed_out``: ``deleted()`` (or a flagged task ``stop``) passed its timeout.
+    ``will_retry``: the cleanup stays pending and is attempted again (``GET /connector-cleanups``).
+    ``incarnation``: which creation of the name this deletion cleaned up; ``attempt`` counts from 1.
     """
 
     connector: str
@@ -31,13 +40,19 @@ class DeletionOutcome:
     fresh_instance: bool = False
     seconds: float = 0.0
     deferred: bool = False
+    timed_out: bool = False
+    will_retry: bool = False
+    incarnation: str | None = None
+    attempt: int = 1
+    # done (with the late call's exception, or None) once every callback that passed its timeout returned
+    lingering: asyncio.Future[BaseException | None] | None = field(default=None, repr=False, compare=False)
 
     def with_duration(self, seconds: float) -> DeletionOutcome:
         return replace(self, seconds=seconds)
 
 
 def _closed_context(cls: type[Connector], config: dict[str, str], offsets: OffsetStore,
-                    name: str) -> ConnectorContext:
+                    name: str, incarnation: str | None) -> ConnectorContext:
     def refuse() -> None:
         raise RuntimeError("the connector is being deleted")
 
@@ -45,8 +60,9 @@ def _closed_context(cls: type[Connector], config: dict[str, str], offsets: Offse
         raise RuntimeError("the connector is being deleted") from exc
 
     if issubclass(cls, SinkConnector):
-        return SinkConnectorContext(config, request_reconfiguration=refuse, raise_error=refuse_error)
-    return SourceConnectorContext(config, offset_reader=offsets.reader(name),
+        return SinkConnectorContext(config, request_reconfiguration=refuse, raise_error=refuse_error,
+                                    incarnation=incarnation)
+    return SourceConnectorContext(config, offset_reader=offsets.reader(name), incarnation=incarnation,
                                   request_reconfiguration=refuse, raise_error=refuse_error)
 
 
@@ -58,6 +74,8 @@ async def run_deleted(
     offsets: OffsetStore,
     *,
     timeout: float,
+    incarnation: str | None = None,
+    attempt: int = 1,
 ) -> DeletionOutcome:
     """Call ``deleted()`` on ``instance``, or on a fresh one (``initialize`` first) if it has none.
 
@@ -65,24 +83,56 @@ async def run_deleted(
     context's ``configs()`` tells it what it had been configured to provision.
     """
     fresh = instance is None
+    outcome = DeletionOutcome(name, False, None, fresh, incarnation=incarnation, attempt=attempt)
     if instance is None and cls is None:
         error = f"connector class {config.get('connector.class')!r} cannot be loaded"
-        log.error("connector.deletion_failed", reason=error, fresh_instance=fresh)
-        return DeletionOutcome(name, False, error, fresh)
-    try:
-        async with asyncio.timeout(timeout):
-            if instance is None:
-                assert cls is not None
-                instance = cls()
-                await invoke(instance.initialize, _closed_context(cls, config, offsets, name))
-            await invoke(instance.deleted)
-    except TimeoutError:
+        log.error("connector.deletion_failed", reason=error, fresh_instance=fresh, attempt=attempt)
+        return replace(outcome, error=error)
+
+    async def call() -> None:
+        target = instance
+        if target is None:
+            assert cls is not None
+            target = cls()
+            await invoke(target.initialize, _closed_context(cls, config, offsets, name, incarnation))
+        await invoke(target.deleted)
+
+    running = asyncio.ensure_future(call())
+    done, _ = await asyncio.wait({running}, timeout=timeout)
+    if not done:
+        running.cancel()
         error = f"Connector.deleted() did not return within {timeout:g} s"
-        log.error("connector.deletion_failed", reason=error, fresh_instance=fresh)
-        return DeletionOutcome(name, False, error, fresh)
-    except Exception as exc:  # user code: reported, deletion still completes
-        error = trace_of(exc)
-        log.error("connector.deletion_failed", reason=str(exc), trace=error, fresh_instance=fresh)
-        return DeletionOutcome(name, False, error, fresh)
-    log.info("connector.deleted_ran", fresh_instance=fresh)
-    return DeletionOutcome(name, True, None, fresh)
+        log.error("connector.deletion_timed_out", reason=error, fresh_instance=fresh, attempt=attempt)
+        return replace(outcome, error=error, timed_out=True, lingering=until_returned([running]))
+    failure = running.exception()
+    if failure is not None:  # user code: reported, deletion still completes
+        error = trace_of(failure)
+        log.error("connector.deletion_failed", reason=str(failure), trace=error, fresh_instance=fresh,
+                  attempt=attempt)
+        return replace(outcome, error=error)
+    log.info("connector.deleted_ran", fresh_instance=fresh, attempt=attempt)
+    return replace(outcome, succeeded=True)
+
+
+def until_returned(tasks: Iterable[asyncio.Future[Any]]) -> asyncio.Future[BaseException | None]:
+    """Done once every task and any callback thread it was cancelled out of has really returned.
+
+    The result is the first task's late outcome: None when its call (say ``deleted()`` in its
+    thread) returned normally after all, else what it raised (a cancelled coroutine: CancelledError).
+    """
+    watched = list(tasks)
+
+    async def wait() -> BaseException | None:
+        outcomes: list[BaseException | None] = []
+        for task in watched:
+            await asyncio.wait({task})
+            thread = left_running(task) if isinstance(task, asyncio.Task) else None
+            if thread is not None:
+                outcomes.append(await thread)
+            elif task.cancelled():
+                outcomes.append(asyncio.CancelledError())
+            else:
+                outcomes.append(task.exception())
+        return outcomes[0] if outcomes else None
+
+    return asyncio.ensure_future(wait())

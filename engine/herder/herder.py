@@ -28,6 +28,7 @@ from engine.configlog.records import (
 )
 from engine.configlog.snapshot import ConfigSnapshot
 from engine.errors import CorruptRecord, EngineNotRunning
+from engine.herder.cleanups import CleanupState, CleanupTracker
 from engine.herder.connector_actor import ConnectorActor
 from engine.herder.deletion import DeletionOutcome
 from engine.herder.messages import Boot, FromLog, Marker, Message, Reconcile, RunCleanup, Shutdown
@@ -77,8 +78,13 @@ class Herder:
         self._booted = False
         self._closing = False
         self._spawned: set[asyncio.Task[None]] = set()
+        self._clearing: set[asyncio.Task[None]] = set()  # pending-cleanup clears not read back yet
         self._forget_spawned = self._spawned.discard
         self._plain_context = contextvars.Context()
+        self.cleanups = CleanupTracker(backoff=worker.deleted_retry_backoff, max_retries=worker.deleted_max_retries,
+                                       metrics=self.metrics, retry=self._retry_cleanup, clear=self._clear_cleanup,
+                                       ended=self.deleting.discard)
+        self.metrics.pending_cleanups = lambda: len(self.snapshot.pending_cleanups)
         # Bound once (structlog's cache-on-first-use, per engine): the lazy module logger would
         # assemble a new bound logger for every transition, even when INFO is filtered out.
         self._transition_log = log.bind()
@@ -124,8 +130,10 @@ class Herder:
             return None
         return self.snapshot.pending_cleanups.get(connector)
 
-    def deletion_started(self, connector: str) -> None:
+    def deletion_started(self, connector: str, incarnation: str | None) -> int:
+        """An attempt at the connector's cleanup begins here; returns its number (1 = the deletion)."""
         self.deleting.add(connector)
+        return self.cleanups.started(connector, incarnation)
 
     def post(self, connector: str, message: Message) -> None:
         if self._closing and connector not in self._actors:
@@ -165,11 +173,55 @@ class Herder:
             del self._waiters[connector]
 
     def deletion_finished(self, outcome: DeletionOutcome) -> None:
-        self.deleting.discard(outcome.connector)
+        outcome = self.cleanups.finished(outcome)
+        name = outcome.connector
+        lingering = outcome.lingering
+        if lingering is not None and not lingering.done():
+            # a callback passed its timeout: the name stays taken until it has really returned
+            lingering.add_done_callback(lambda _: self.deleting.discard(name))
+        else:
+            self.deleting.discard(name)
         if outcome.succeeded:
-            self._cleaned.add(outcome.connector)
+            self._cleaned.add(name)
         self.metrics.deletion(outcome.succeeded)
-        self._deletions[outcome.connector] = outcome
+        self._deletions[name] = outcome
+
+    def cleanup_pending(self, connector: str) -> bool:
+        """A previous incarnation's cleanup is unfinished: its record stands, or a callback still runs here."""
+        return connector in self.snapshot.pending_cleanups or connector in self.deleting
+
+    def cleanup_listing(self) -> list[dict[str, Any]]:
+        """``GET /connector-cleanups``: every unfinished cleanup, and the ones given up on this worker."""
+        worker = self.worker.worker_id
+        known = {c.connector: c for c in self.cleanups.known()}
+        listed = [c.to_json(worker) for c in known.values()]
+        for name, record in self.snapshot.pending_cleanups.items():
+            if name not in known:
+                listed.append({"connector": name, "incarnation": record.incarnation,
+                               "state": CleanupState.PENDING.value, "attempts": 0, "last_error": None,
+                               "next_attempt": None, "worker_id": None})
+        return sorted(listed, key=lambda entry: entry["connector"])
+
+    def _retry_cleanup(self, connector: str, incarnation: str | None, attempt: int) -> None:
+        record = self.snapshot.pending_cleanups.get(connector)
+        if record is None or record.incarnation != incarnation or self._closing:
+            self.cleanups.forget(connector)
+            return
+        if not self.owns_connector(connector):
+            return  # the group moved it: its new owner runs it
+        log.info("connector.cleanup_retrying", connector=connector, incarnation=incarnation, attempt=attempt)
+        self.post(connector, RunCleanup(record))
+
+    def _clear_cleanup(self, connector: str) -> None:
+        """End a pending cleanup in the log (it succeeded late, or was given up)."""
+        if not self._closing:
+            task = self.spawn(self._append_clear(connector), f"cleanup-clear:{connector}")
+            self._clearing.add(task)
+            task.add_done_callback(self._clearing.discard)
+
+    async def _append_clear(self, connector: str) -> None:
+        offset = await self.append([PendingCleanupCleared(connector)])
+        await self.wait_read(offset + 1, self.worker.callback_timeout)
 
     # ---- actors ---------------------------------------------------------------------------
 
@@ -230,7 +282,7 @@ class Herder:
                     record = None
                 if not self._booted:
                     if record is not None:
-                        self.snapshot.apply(record)
+                        self.snapshot.apply(record, entry.offset)
                     self._maybe_boot(probe, ready)
                     continue
                 if record is not None:
@@ -259,7 +311,9 @@ class Herder:
                 self._cleaned.discard(record.connector)
             if self._changes_work(record):
                 self.ownership.work_changed(offset)
-        event = self.snapshot.apply(record)
+        event = self.snapshot.apply(record, offset)
+        if isinstance(record, PendingCleanupCleared):
+            self.cleanups.forget(record.connector)
         name = getattr(record, "connector", None)
         if event is not None:
             self.post(event.connector, FromLog(event, offset))
@@ -289,7 +343,8 @@ class Herder:
         log.info("configlog.caught_up", connectors=len(snap.connectors), pending_cleanups=len(snap.pending_cleanups),
                  skipped=self.skipped_records)
         for name, config in snap.connectors.items():
-            self.post(name, Boot(config, snap.target(name), snap.tasks.get(name, ()), snap.applied.get(name)))
+            self.post(name, Boot(config, snap.target(name), snap.tasks.get(name, ()), snap.applied.get(name),
+                                 snap.incarnations.get(name, "")))
         if self.ownership.distributed:
             return  # a cleanup runs where the group assigns it, once assignments come
         for name, record in snap.pending_cleanups.items():
@@ -299,10 +354,14 @@ class Herder:
     # ---- quiescence ------------------------------------------------------------------------
 
     def busy_count(self, parked: Callable[[str, str], bool]) -> int:
-        """Units handling a message plus runners in flight: 0 means nothing will change by itself."""
+        """Actors handling a message, runners in flight, cleanups still to come or to be written back:
+        0 means nothing will change by itself."""
         actors = list(self._actors.values())
         handling = sum(1 for actor in actors if not actor.waiting or len(actor.mailbox))
-        return handling + sum(actor.busy_runners(parked) for actor in actors)
+        cleanups = sum(1 for c in self.cleanups.known()
+                       if c.state is CleanupState.WAITING
+                       or (c.state is CleanupState.LINGERING and not parked(c.connector, "connector")))
+        return handling + sum(actor.busy_runners(parked) for actor in actors) + cleanups + len(self._clearing)
 
     # ---- what API calls wait on -----------------------------------------------------------
 
@@ -349,6 +408,7 @@ class Herder:
     def abort(self) -> None:
         """A crash: abandon every runner so nothing they do later is written anywhere."""
         self._closing = True
+        self.cleanups.close()
         self._fail_waiters(EngineNotRunning("The engine was aborted"))
         for actor in self._actors.values():
             actor.abandon_runners()
@@ -357,6 +417,7 @@ class Herder:
     async def shutdown(self) -> None:
         """Stop every connector and task with plain ``stop()`` (statuses UNASSIGNED)."""
         self._closing = True
+        self.cleanups.close()
         for name in list(self._actors):
             self.post(name, Shutdown())
         tasks = list(self._actor_tasks.values())

@@ -34,6 +34,7 @@ class Boot:
     target: TargetState
     tasks: tuple[dict[str, str], ...]
     applied: dict[str, str] | None
+    incarnation: str = ""
 
 
 @dataclass(frozen=True, slots=True)

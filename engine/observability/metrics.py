@@ -88,6 +88,12 @@ class EngineMetrics:
                                      "Connector.deleted() runs, fresh instances included.", ())
         self.deletions_failed = Counter("deletion_callbacks_failed_total",
                                         "Connector.deleted() runs that raised, timed out or could not load.", ())
+        self.cleanup_attempts = Counter("connector_cleanup_attempts_total",
+                                        "Attempts at a deleted connector's cleanup, by outcome "
+                                        "(succeeded, failed, timed_out, succeeded_late).", ("outcome",))
+        self.cleanups_given_up = Counter("connector_cleanups_given_up_total",
+                                         "Cleanups abandoned after connector.deleted.max.retries.", ())
+        self.pending_cleanups: Callable[[], int] = lambda: 0  # set by the herder: read at scrape time
         self.callbacks = Histogram("callback_duration_seconds", "Duration of user callbacks, by method name.",
                                    ("callback",), CALLBACK_BUCKETS)
         self._callback_series: dict[str, list[float]] = {}
@@ -102,6 +108,9 @@ class EngineMetrics:
         self.deletions_run.inc(())
         if not succeeded:
             self.deletions_failed.inc(())
+
+    def cleanup_attempt(self, outcome: str) -> None:
+        self.cleanup_attempts.inc((outcome,))
 
     def callback(self, name: str, seconds: float) -> None:
         """``Histogram.observe`` inlined, by name: ``invoke`` calls this for every user callback."""
@@ -130,8 +139,12 @@ class EngineMetrics:
     def render(self) -> str:
         connectors, tasks = self.state_counts()
         lines = [*_gauge("connectors", "Connectors by observed state.", connectors),
-                 *_gauge("tasks", "Tasks by observed state.", tasks)]
-        for metric in (self.transitions, self.deletions_run, self.deletions_failed, self.callbacks,
+                 *_gauge("tasks", "Tasks by observed state.", tasks),
+                 *_header(PREFIX + "connector_cleanups_pending",
+                          "Deleted connectors whose cleanup has not succeeded yet (GET /connector-cleanups).", "gauge"),
+                 f"{PREFIX}connector_cleanups_pending {self.pending_cleanups()}"]
+        for metric in (self.transitions, self.deletions_run, self.deletions_failed, self.cleanup_attempts,
+                       self.cleanups_given_up, self.callbacks,
                        self.requests, self.request_seconds):
             lines.extend(metric.render())
         for extra in self.extra:

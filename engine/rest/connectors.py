@@ -109,8 +109,22 @@ async def patch_config(request: web.Request) -> web.Response:
 
 
 async def delete_connector(request: web.Request) -> web.Response:
-    await _engine(request).delete_connector(_name(request))
-    return web.Response(status=204)
+    """204 only once the cleanup ran (or, in a cluster, once the deletion is written for its owner)."""
+    name = _name(request)
+    outcome = await _engine(request).delete_connector(name)
+    if outcome.succeeded or outcome.deferred:
+        return web.Response(status=204)
+    what = "timed out" if outcome.timed_out else "failed"
+    then = ("it will be retried (GET /connector-cleanups)" if outcome.will_retry
+            else "it will not be retried (connector.deleted.max.retries)")
+    reason = (outcome.error or "").strip().splitlines()
+    raise RestError(500, f"Connector {name} was deleted, but its cleanup {what}: {reason[-1] if reason else what}; "
+                         f"{then}")
+
+
+async def list_cleanups(request: web.Request) -> web.Response:
+    """Our own endpoint: deleted connectors whose ``deleted()`` has not succeeded yet."""
+    return web.json_response(_engine(request).connector_cleanups())
 
 
 async def get_status(request: web.Request) -> web.Response:
@@ -222,6 +236,7 @@ ROUTES: list[tuple[str, str, Handler]] = [
     ("POST", "/connectors", create_connector),
     ("GET", "/connectors/{connector}", get_connector),
     ("DELETE", "/connectors/{connector}", delete_connector),
+    ("GET", "/connector-cleanups", list_cleanups),
     ("GET", "/connectors/{connector}/config", get_config),
     ("PUT", "/connectors/{connector}/config", put_config),
     ("PATCH", "/connectors/{connector}/config", patch_config),

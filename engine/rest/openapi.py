@@ -88,6 +88,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "LoggerLevel": {"type": "object", "required": ["level", "last_modified"],
                     "properties": {"level": {"type": "string"}, "last_modified": {"type": ["integer", "null"]}}},
     "LoggerLevelRequest": {"type": "object", "properties": {"level": {"type": "string"}}},
+    "ConnectorCleanup": {"type": "object",
+                         "required": ["connector", "incarnation", "state", "attempts", "last_error", "next_attempt"],
+                         "properties": {"connector": {"type": "string"}, "incarnation": {"type": ["string", "null"]},
+                                        "state": {"type": "string",
+                                                  "enum": ["RUNNING", "LINGERING", "WAITING", "GAVE_UP", "PENDING"]},
+                                        "attempts": {"type": "integer"}, "last_error": {"type": ["string", "null"]},
+                                        "next_attempt": {"type": ["integer", "null"]},
+                                        "worker_id": {"type": ["string", "null"]}}},
 }
 
 
@@ -144,7 +152,7 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("GET", "/connectors/{connector}"): {
         "summary": "Connector info", "responses": {"200": _json(_ref("ConnectorInfo"), "Info"), **_errors(404)}},
     ("DELETE", "/connectors/{connector}"): {
-        "summary": "Delete a connector (after deleted() ran)",
+        "summary": "Delete a connector: 204 once deleted() ran; 500 when it failed or timed out (retried)",
         "responses": {"204": _empty("Deleted"), **_errors(404)}},
     ("GET", "/connectors/{connector}/config"): {
         "summary": "Connector config", "responses": {"200": _json(_ref("ConnectorConfig"), "Config"), **_errors(404)}},
@@ -197,6 +205,9 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("PUT", "/connectors/{connector}/fence"): {
         "summary": "Internal (distributed mode): zombie fencing; 500 on a standalone worker",
         "responses": {"204": _empty("Fenced"), **_errors(400, 403)}},
+    ("GET", "/connector-cleanups"): {
+        "summary": "Deleted connectors whose cleanup (deleted()) has not succeeded yet, and given-up ones",
+        "responses": {"200": _json(_array(_ref("ConnectorCleanup")), "Cleanups")}},
     ("GET", "/connector-plugins"): {
         "summary": "Installed plugins", "parameters": [
             {"name": "connectorsOnly", "in": "query", "required": False, "schema": {"type": "boolean", "default": True}}],

@@ -116,7 +116,8 @@ def read_dump(path: str, progress: Progress | None = None) -> DumpReplay:
         key, value = parsed
         replay.records += 1
         try:
-            snapshot.apply(decode_object(key, _object(key, value)))
+            # the record's position in the dump is its offset: the same dump always gives the same incarnations
+            snapshot.apply(decode_object(key, _object(key, value)), replay.records - 1)
         except CorruptRecord as exc:
             replay.skipped.append(SkippedRecord(number, exc.key, exc.reason))
     replay.seconds = time.perf_counter() - began
@@ -157,7 +158,7 @@ def _compacted(snapshot: ConfigSnapshot) -> list[tuple[str, bytes | None]]:
     records: list[tuple[str, bytes | None]] = []
     for name, config in snapshot.connectors.items():
         records.append(encode(TargetStateRecord(name, snapshot.target(name))))
-        records.append(encode(ConnectorConfigRecord(name, config)))
+        records.append(encode(ConnectorConfigRecord(name, config, snapshot.incarnations.get(name))))
         tasks = snapshot.tasks.get(name)
         if tasks is not None and name not in snapshot.inconsistent:
             records += [encode(TaskConfigRecord(name, n, t)) for n, t in enumerate(tasks)]

@@ -44,6 +44,8 @@ async def _observe(engine: Engine, name: str) -> dict[str, Any]:
     seen["tasks"] = [] if status is None else [t["state"] for t in status["tasks"]]
     seen["task_count"] = len(await engine.task_configs(name)) if seen["exists"] else 0
     seen["offsets"] = (await engine.connector_offsets(name))["offsets"] if seen["exists"] else []
+    seen["cleanup"] = next((c for c in engine.connector_cleanups() if c["connector"] == name), None)
+    seen["incarnation"] = engine.herder.snapshot.incarnations.get(name)
     return seen
 
 
@@ -72,6 +74,12 @@ def _mismatches(args: dict[str, Any], seen: dict[str, Any], name: str) -> list[s
         calls = CALLS.of(name, f"task-{task}")
         if not _calls_match(expected, calls):
             wrong.append(f"task-{task} calls were {[render_call(c) for c in calls]}, expected {expected}")
+    if "cleanup" in args:
+        want, got = args["cleanup"], seen["cleanup"]
+        if (want is None) != (got is None) or (want and any(got[k] != v for k, v in want.items())):
+            wrong.append(f"cleanup is {got}, expected {want}")
+    if "incarnation" in args and seen["incarnation"] != args["incarnation"]:
+        wrong.append(f"incarnation is {seen['incarnation']}, expected {args['incarnation']}")
     return wrong
 
 

@@ -145,6 +145,23 @@ def _record_value(value: object) -> object:
     return value
 
 
+CLEANUP_STATES = ("RUNNING", "LINGERING", "WAITING", "GAVE_UP", "PENDING")
+
+
+def _cleanup(value: object) -> dict[str, Any] | None:
+    """``null`` (no unfinished cleanup) or ``{state: WAITING, attempts: 1}`` (either key optional)."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not set(value) <= {"state", "attempts"}:
+        raise ValueError(f"expected null or {{state: ..., attempts: ...}}, got {value!r}")
+    checked: dict[str, Any] = {}
+    if "state" in value:
+        checked["state"] = _one_of(CLEANUP_STATES)(value["state"])
+    if "attempts" in value:
+        checked["attempts"] = _int(value["attempts"])
+    return checked
+
+
 def _anything(value: object) -> object:
     return value
 
@@ -189,9 +206,11 @@ VERBS: dict[str, Verb] = {
         "connector": _name, "state": _one_of(CONNECTOR_STATES), "tasks": _states(TASK_STATES),
         "task_count": _int, "absent": _bool, "calls": _calls, "task_calls": _task_calls,
         "offsets": _offsets, "error": _error_name, "message": _anything, "timeout": parse_duration,
+        "cleanup": _cleanup, "incarnation": lambda v: _text(v),
     }),
 }
-_NEEDS_CONNECTOR = ("state", "tasks", "task_count", "absent", "calls", "task_calls", "offsets")
+_NEEDS_CONNECTOR = ("state", "tasks", "task_count", "absent", "calls", "task_calls", "offsets", "cleanup",
+                    "incarnation")
 _TOP_LEVEL = ("name", "worker", "steps")
 
 

@@ -33,6 +33,11 @@ class Runner:
         self.abandoned = False
         self._task: asyncio.Task[None] | None = None
 
+    @property
+    def body(self) -> asyncio.Task[None] | None:
+        """The body's task (still running after an abandoning ``shutdown`` until it is cancelled out)."""
+        return self._task
+
     def stopping(self) -> bool:
         """A call, not the attribute: another coroutine sets it while this one awaits."""
         return self._stopping

@@ -7,7 +7,6 @@ Kafka's ``Worker.startTask`` makes this choice (``WorkerSinkTask``, ``WorkerSour
 from __future__ import annotations
 
 import asyncio
-import importlib
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
@@ -17,6 +16,7 @@ from engine.api.context import SinkTaskContext, SourceTaskContext, TaskContext
 from engine.api.task import SinkTask, SourceTask, Task
 from engine.config.worker import WorkerConfig
 from engine.errors import ConfigError
+from engine.plugins.classes import ClassNotFound, import_class
 from engine.spark import JobOwner, TaskSpark
 from engine.storage.base import OffsetStore
 from engine.worker.data_plane import DataPlane
@@ -42,12 +42,11 @@ def _int_or(raw: str | None, default: int) -> int:
 
 def load_task_class(name: str) -> type[Task]:
     """The class a task config's ``task.class`` names; a ``ConfigError`` (task FAILED) otherwise."""
-    module_name, _, attr = name.rpartition(".")
     try:
-        cls = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(f"Couldn't instantiate task class {name}: {exc}") from exc
-    if not isinstance(cls, type) or not issubclass(cls, Task):
+        cls = import_class(name, strict=True)
+    except ClassNotFound as exc:
+        raise ConfigError(f"Couldn't instantiate task class {name}: {exc.error if exc.error is not None else exc}") from exc
+    if not issubclass(cls, Task):
         raise ConfigError(f"Couldn't instantiate task class {name}: it is not a Task subclass")
     return cls
 
@@ -65,21 +64,21 @@ class TaskFactory:
         self._spark_generation = 0
 
     def runner(self, n: int, task_cls: type[Task], config: dict[str, str], connector_config: Mapping[str, str],
-               target: TargetState, report: ReportSink) -> TaskRunner:
+               target: TargetState, report: ReportSink, *, incarnation: str | None = None) -> TaskRunner:
         return TaskRunner(self.connector, n, task_cls, config, target,
-                          self._context(task_cls, n, connector_config), report,
+                          self._context(task_cls, n, connector_config, incarnation), report,
                           self._loop(n, task_cls, connector_config), self._spark_canceller(n))
 
-    def _context(self, task_cls: type[Task], n: int,
-                 connector_config: Mapping[str, str]) -> Callable[[dict[str, str]], TaskContext]:
+    def _context(self, task_cls: type[Task], n: int, connector_config: Mapping[str, str],
+                 incarnation: str | None) -> Callable[[dict[str, str]], TaskContext]:
         offsets, connector = self._offsets, self.connector
 
         def make(config: dict[str, str]) -> TaskContext:
             context: TaskContext
             if issubclass(task_cls, SinkTask):
-                context = SinkTaskContext(config)
+                context = SinkTaskContext(config, incarnation=incarnation)
             else:
-                context = SourceTaskContext(config, offset_reader=offsets.reader(connector))
+                context = SourceTaskContext(config, offset_reader=offsets.reader(connector), incarnation=incarnation)
             context.spark = self._task_spark(n, connector_config)
             return context
 

@@ -121,7 +121,7 @@ def start_task(db: Database, offsets: MemoryOffsetStore) -> AuditTableSourceTask
 def test_rows_stream_in_order_with_offsets_and_resume(database: Database) -> None:
     dialect = database.dialect()
     try:
-        dialect.provision(database.audit, [database.table])
+        dialect.provision(database.audit, [database.table], {"connector": "t", "incarnation": "0"})
     finally:
         dialect.close()
     database.execute(f"INSERT INTO {database.table} (id, item) VALUES (1, 'apple')")
@@ -152,7 +152,7 @@ def test_awkward_column_names_are_captured(tmp_path: Path) -> None:
         db.execute('CREATE TABLE things (id INTEGER PRIMARY KEY, "order" TEXT, "it\'s" TEXT, "a ""b""" TEXT)')
     dialect = connect(url)
     try:
-        dialect.provision("audit_odd", ["things"])
+        dialect.provision("audit_odd", ["things"], {"connector": "t", "incarnation": "0"})
         with sqlite3.connect(tmp_path / "odd.db", isolation_level=None) as db:
             db.execute("""INSERT INTO things VALUES (1, 'x', 'y', 'z')""")
         (row,) = dialect.read("audit_odd", 0, 10)

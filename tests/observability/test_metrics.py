@@ -88,10 +88,21 @@ async def test_a_failed_deleted_is_counted(client: Client, engine: Engine) -> No
     await client.post("/connectors", json={"name": "leaky", "config": SOURCE})
     await engine.wait_for_state("leaky", "RUNNING", tasks=2)
     FAULTS.inject("leaky", "deleted", "raise")
-    assert (await client.delete("/connectors/leaky")).status == 204  # deletion completes regardless
+    answer = await client.delete("/connectors/leaky")
+    assert answer.status == 500  # the connector is gone, but DELETE does not claim its cleanup ran
+    body = await answer.json()
+    assert body["message"].startswith("Connector leaky was deleted, but its cleanup failed: ")
+    assert body["message"].endswith("it will be retried (GET /connector-cleanups)")
+    assert (await client.get("/connectors/leaky")).status == 404
+    listed = await (await client.get("/connector-cleanups")).json()
+    assert [(c["connector"], c["state"], c["attempts"]) for c in listed] == [("leaky", "WAITING", 1)]
+    assert "injected failure" in listed[0]["last_error"]
+    assert listed[0]["next_attempt"] is not None
     samples = await scrape(client)
     assert value(samples, "deletion_callbacks_run_total") == 1
     assert value(samples, "deletion_callbacks_failed_total") == 1
+    assert value(samples, "connector_cleanup_attempts_total", outcome="failed") == 1
+    assert value(samples, "connector_cleanups_pending") == 1
 
 
 async def test_requests_are_counted_by_route_template_and_status(client: Client, engine: Engine) -> None:

@@ -1,11 +1,16 @@
 """What differs between SQLite and PostgreSQL: connecting, the audit table, the triggers.
 
 Everything is idempotent (``IF NOT EXISTS``, ``DROP ... IF EXISTS``), because ``start()`` runs
-on every (re)start and ``deleted()`` may run again after a crash.
+on every (re)start and ``deleted()`` may run again after a crash. The audit table carries its
+owner (connector name and incarnation: ``COMMENT ON TABLE`` in PostgreSQL, a comment in the
+table's SQL in SQLite); provisioning refuses a table someone else owns, and dropping leaves it
+alone. DDL is bounded in the database (``lock_timeout``/``statement_timeout``, SQLite's busy
+timeout), so a cleanup the worker stopped waiting for does not wait on in the server.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sqlite3
@@ -33,9 +38,49 @@ class AuditRow:
     row: dict[str, Any]
 
 
+Owner = dict[str, str | None]
+_OWNER_MARK = "connect-engine owner: "
+PG_MAX_NAME = 63
+
+
+class ForeignAuditTable(ConnectException):
+    """The audit table exists but belongs to another connector, another incarnation, or nobody we know."""
+
+    def __init__(self, audit: str, owner: Owner | None, mine: Owner) -> None:
+        whose = (f"connector {owner.get('connector')!r} (incarnation {owner.get('incarnation')})" if owner
+                 else "no connect-engine connector (it has no owner mark)")
+        super().__init__(f"Audit table {audit} already exists and belongs to {whose}, not to connector "
+                         f"{mine.get('connector')!r} (incarnation {mine.get('incarnation')}): refusing to adopt it. "
+                         "Drop it, or set audit.table to another name.")
+
+
+def bounded(name: str) -> str:
+    """``name`` if it fits PostgreSQL's 63 bytes, else cut and suffixed with a hash of the whole (injective)."""
+    if len(name.encode()) <= PG_MAX_NAME:
+        return name
+    return f"{name[:PG_MAX_NAME - 9]}_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+
+
+def _mark(owner: Owner) -> str:
+    # "*/" must not end the SQL comment that carries it in SQLite: JSON may escape "/" as "\/"
+    return _OWNER_MARK + json.dumps(owner, sort_keys=True).replace("/", "\\/")
+
+
+def _owner_in(text: str | None) -> Owner | None:
+    if not text or _OWNER_MARK not in text:
+        return None
+    raw = text.split(_OWNER_MARK, 1)[1]
+    try:
+        owner, _ = json.JSONDecoder().raw_decode(raw)
+    except ValueError:
+        return None
+    return owner if isinstance(owner, dict) else None
+
+
 class Dialect(Protocol):
-    def provision(self, audit: str, tables: list[str]) -> None: ...
-    def drop(self, audit: str, tables: list[str]) -> None: ...
+    def provision(self, audit: str, tables: list[str], owner: Owner) -> None: ...
+    def drop(self, audit: str, tables: list[str], owner: Owner | None = None) -> bool: ...
+    def owner(self, audit: str) -> Owner | None: ...
     def read(self, audit: str, after: int, limit: int) -> list[AuditRow]: ...
     def triggers(self, audit: str) -> list[str]: ...
     def audit_table_exists(self, audit: str) -> bool: ...
@@ -51,19 +96,29 @@ def _quoted(name: str) -> str:
 
 
 def _trigger(audit: str, table: str, op: str) -> str:
-    return f"{audit}_{table}_{op.lower()}"
+    return bounded(f"{audit}_{table}_{op.lower()}")
 
 
 class SQLiteDialect:
     """Triggers write ``json_object`` of the row (SQLite's JSON1, built in since 3.38)."""
 
-    def __init__(self, path: str) -> None:
-        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    def __init__(self, path: str, timeout_ms: int = 10000) -> None:
+        # the busy timeout bounds how long DDL waits for another writer's lock
+        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=timeout_ms / 1000)
 
-    def provision(self, audit: str, tables: list[str]) -> None:
-        self._db.execute(f"CREATE TABLE IF NOT EXISTS {audit} (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+    def owner(self, audit: str) -> Owner | None:
+        row = self._db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (audit,)).fetchone()
+        return None if row is None else _owner_in(row[0])
+
+    def provision(self, audit: str, tables: list[str], owner: Owner) -> None:
+        if self.audit_table_exists(audit) and self.owner(audit) != owner:
+            raise ForeignAuditTable(audit, self.owner(audit), owner)
+        self._db.execute(f"CREATE TABLE IF NOT EXISTS {audit} (id INTEGER PRIMARY KEY AUTOINCREMENT "
+                         f"/* {_mark(owner)} */, "
                          "table_name TEXT NOT NULL, op TEXT NOT NULL, row_data TEXT NOT NULL, "
                          "changed_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)")
+        if self.owner(audit) != owner:  # lost a race with another creator
+            raise ForeignAuditTable(audit, self.owner(audit), owner)
         for table in tables:
             columns = [row[1] for row in self._db.execute(f"PRAGMA table_info({table})")]
             if not columns:
@@ -76,11 +131,15 @@ class SQLiteDialect:
                     f"INSERT INTO {audit} (table_name, op, row_data) VALUES ('{table}', '{op}', json_object({row})); "
                     "END")
 
-    def drop(self, audit: str, tables: list[str]) -> None:
+    def drop(self, audit: str, tables: list[str], owner: Owner | None = None) -> bool:
+        """Drop the triggers and the audit table, unless ``owner`` is given and the table is someone else's."""
+        if owner is not None and self.audit_table_exists(audit) and self.owner(audit) != owner:
+            return False
         for table in tables:
             for op in ("INSERT", "UPDATE", "DELETE"):
                 self._db.execute(f"DROP TRIGGER IF EXISTS {_trigger(audit, table, op)}")
         self._db.execute(f"DROP TABLE IF EXISTS {audit}")
+        return True
 
     def read(self, audit: str, after: int, limit: int) -> list[AuditRow]:
         rows = self._db.execute(f"SELECT id, table_name, op, row_data FROM {audit} WHERE id > ? ORDER BY id LIMIT ?",
@@ -102,14 +161,30 @@ class SQLiteDialect:
 class PostgresDialect:
     """One trigger function per audit table, ``to_jsonb`` of the row; the triggers call it."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, timeout_ms: int = 10000) -> None:
         import psycopg  # optional dependency: only PostgreSQL users need it
 
         self._db = psycopg.connect(url, autocommit=True)
+        # bounded in the server: a DROP waiting for an application's lock gives up there too, even
+        # when this process is long gone (killed mid-cleanup)
+        self._db.execute(f"SET lock_timeout = {int(timeout_ms)}")
+        self._db.execute(f"SET statement_timeout = {int(timeout_ms)}")
 
-    def provision(self, audit: str, tables: list[str]) -> None:
-        self._db.execute(f"CREATE TABLE IF NOT EXISTS {audit} (id BIGSERIAL PRIMARY KEY, table_name TEXT NOT NULL, "
-                         "op TEXT NOT NULL, row_data JSONB NOT NULL, changed_at TIMESTAMPTZ NOT NULL DEFAULT now())")
+    def owner(self, audit: str) -> Owner | None:
+        row = self._db.execute("SELECT obj_description(to_regclass(%s), 'pg_class')", (audit,)).fetchone()
+        return None if row is None else _owner_in(row[0])
+
+    def provision(self, audit: str, tables: list[str], owner: Owner) -> None:
+        if self.audit_table_exists(audit) and self.owner(audit) != owner:
+            raise ForeignAuditTable(audit, self.owner(audit), owner)
+        with self._db.transaction():  # created and marked at once: nobody sees an unmarked table
+            self._db.execute(f"CREATE TABLE IF NOT EXISTS {audit} (id BIGSERIAL PRIMARY KEY, "
+                             "table_name TEXT NOT NULL, op TEXT NOT NULL, row_data JSONB NOT NULL, "
+                             "changed_at TIMESTAMPTZ NOT NULL DEFAULT now())")
+            if self.owner(audit) is None:
+                self._db.execute(f"COMMENT ON TABLE {audit} IS {_literal(_mark(owner))}")
+        if self.owner(audit) != owner:  # lost a race with another creator
+            raise ForeignAuditTable(audit, self.owner(audit), owner)
         self._db.execute(
             f"CREATE OR REPLACE FUNCTION {audit}_capture() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
             f"IF TG_OP = 'DELETE' THEN INSERT INTO {audit} (table_name, op, row_data) "
@@ -120,15 +195,19 @@ class PostgresDialect:
             exists = self._db.execute("SELECT to_regclass(%s)", (table,)).fetchone()
             if exists is None or exists[0] is None:
                 raise ConnectException(f"Table {table} does not exist")
-            self._db.execute(f"CREATE OR REPLACE TRIGGER {audit}_{table} AFTER INSERT OR UPDATE OR DELETE ON {table} "
-                             f"FOR EACH ROW EXECUTE FUNCTION {audit}_capture()")
+            self._db.execute(f"CREATE OR REPLACE TRIGGER {bounded(f'{audit}_{table}')} AFTER INSERT OR UPDATE OR "
+                             f"DELETE ON {table} FOR EACH ROW EXECUTE FUNCTION {audit}_capture()")
 
-    def drop(self, audit: str, tables: list[str]) -> None:
+    def drop(self, audit: str, tables: list[str], owner: Owner | None = None) -> bool:
+        """Drop the triggers, function and audit table, unless ``owner`` is given and the table is someone else's."""
+        if owner is not None and self.audit_table_exists(audit) and self.owner(audit) != owner:
+            return False
         for table in tables:
             if self._db.execute("SELECT to_regclass(%s)", (table,)).fetchone() != (None,):
-                self._db.execute(f"DROP TRIGGER IF EXISTS {audit}_{table} ON {table}")
+                self._db.execute(f"DROP TRIGGER IF EXISTS {bounded(f'{audit}_{table}')} ON {table}")
         self._db.execute(f"DROP FUNCTION IF EXISTS {audit}_capture() CASCADE")
         self._db.execute(f"DROP TABLE IF EXISTS {audit}")
+        return True
 
     def read(self, audit: str, after: int, limit: int) -> list[AuditRow]:
         rows = self._db.execute(f"SELECT id, table_name, op, row_data FROM {audit} WHERE id > %s ORDER BY id LIMIT %s",
@@ -146,13 +225,14 @@ class PostgresDialect:
         self._db.close()
 
 
-def connect(url: str) -> Dialect:
-    """``sqlite:///path/to.db`` (or a bare path) or ``postgresql://user@host:port/db``."""
+def connect(url: str, timeout_ms: int = 10000) -> Dialect:
+    """``sqlite:///path/to.db`` (or a bare path) or ``postgresql://user@host:port/db``; DDL waits at most
+    ``timeout_ms`` for a lock."""
     scheme = urlsplit(url).scheme
     if scheme in ("postgresql", "postgres"):
-        return PostgresDialect(url)
+        return PostgresDialect(url, timeout_ms)
     if scheme == "sqlite" and url.startswith("sqlite:///"):
-        return SQLiteDialect(url.removeprefix("sqlite:///"))  # sqlite:////abs/path keeps its leading /
+        return SQLiteDialect(url.removeprefix("sqlite:///"), timeout_ms)  # sqlite:////abs/path keeps its leading /
     if scheme == "":
-        return SQLiteDialect(url)
+        return SQLiteDialect(url, timeout_ms)
     raise ConnectException(f"Unsupported database URL {url!r}: use sqlite:///path or postgresql://...")

@@ -14,7 +14,7 @@ _NAP_S = 0.05  # how often an idle poll looks again (poll runs in a worker threa
 class AuditTableSourceTask(SourceTask):
     def start(self, props: dict[str, str]) -> None:
         self._config = AuditConfig.parse(props)
-        self._db: Dialect | None = connect(self._config.db_url)
+        self._db: Dialect | None = connect(self._config.db_url, self._config.ddl_timeout_ms)
         offset = self.context.offset_storage_reader().offset(self._config.partition())
         self._last_id = int(offset["id"]) if offset else 0
 
