@@ -54,12 +54,14 @@ class DumpReplay:
     skipped: list[SkippedRecord] = field(default_factory=list)
     seconds: float = 0.0
     statuses: dict[str, dict[str, Any]] = field(default_factory=dict)  # filled when connectors were started
+    started_incarnations: dict[str, str] = field(default_factory=dict)  # what the started engine read back
 
     def as_json(self) -> dict[str, Any]:
         snap = self.snapshot
         uncommitted = snap.uncommitted()
         connectors = {
             name: {"config": config, "target_state": snap.target(name).value,
+                   "incarnation": snap.incarnations.get(name),
                    "tasks": [dict(t) for t in snap.tasks.get(name, ())],
                    "inconsistent": name in snap.inconsistent, "uncommitted_task_configs": uncommitted.get(name, 0),
                    **({"status": self.statuses[name]} if name in self.statuses else {})}
@@ -147,6 +149,7 @@ async def start_dump(replay: DumpReplay, worker: dict[str, str] | None = None) -
     await log.append(_compacted(replay.snapshot))
     async with Engine(worker, config_log=log) as engine:
         await engine.settled()
+        replay.started_incarnations = dict(engine.herder.snapshot.incarnations)
         for name in await engine.connectors():
             try:
                 replay.statuses[name] = await engine.connector_status(name)

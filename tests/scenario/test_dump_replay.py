@@ -66,6 +66,16 @@ async def test_starting_the_dump_runs_what_can_run_and_fails_what_cannot(replay:
     assert len(replay.statuses["halfway"]["tasks"]) == 3
 
 
+async def test_a_dump_gives_the_same_incarnations_on_every_replay_and_to_the_engine_it_starts(
+        replay: DumpReplay) -> None:
+    again = read_dump(EXAMPLE)
+    assert replay.snapshot.incarnations == again.snapshot.incarnations
+    assert set(replay.snapshot.incarnations) == set(replay.snapshot.connectors)
+    await start_dump(replay)
+    assert replay.started_incarnations == replay.snapshot.incarnations
+    assert replay.as_json()["connectors"]["orders"]["incarnation"] == replay.snapshot.incarnations["orders"]
+
+
 def test_cli_dry_run_prints_connectors_and_problems(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", "--config-topic-dump", EXAMPLE, "--dry-run"]) == 0
     out = capsys.readouterr().out
