@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from engine.testing.cluster import WorkerCluster, poll_until, request
+from engine.testing.cluster import WorkerCluster, poll_until, request, worker_cluster
 from tests.distributed.test_cluster import no_overlap, running, source_config, task_owners
+from tests.integration.brokers import Broker
 
 pytestmark = pytest.mark.timeout(240)  # separate worker processes and real rebalances
 
@@ -96,3 +99,50 @@ async def test_cleanup_survives_the_owner_dying_inside_deleted(killable_cluster:
 
 async def _exited(worker: object) -> bool:
     return not worker.alive  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def retrying_cluster(noida: Broker, tmp_path: Path) -> Iterator[WorkerCluster]:
+    """Cleanups that fail are retried every 1.5 s, five times; creation waits 1 s for them."""
+    extra = {"connector.deleted.timeout.ms": "1000", "connector.deleted.retry.backoff.ms": "1500",
+             "connector.deleted.max.retries": "5"}
+    with worker_cluster(noida.bootstrap, tmp_path, extra=extra) as made:
+        yield made
+
+
+async def test_the_leader_refuses_a_name_whose_cleanup_is_pending_on_another_worker(
+        retrying_cluster: WorkerCluster) -> None:
+    cluster = retrying_cluster
+    first, second = cluster.start_worker(), cluster.start_worker()
+    await cluster.started(first, second)
+    config = source_config(cluster, 1, **{"test.fail.deleted": "true"})  # every attempt fails
+    code, _ = await request(first, "POST", "/connectors", {"name": "leaky", "config": config})
+    assert code == 201
+    await poll_until(lambda: running(first, "leaky", 1))
+    code, _ = await request(second, "DELETE", "/connectors/leaky")
+    assert code == 204  # in a cluster DELETE answers once the deletion is written (the owner runs it)
+
+    async def listed_everywhere() -> bool:
+        answers = [await request(w, "GET", "/connector-cleanups") for w in (first, second)]
+        return all(any(c["connector"] == "leaky" for c in body) for _, body in answers)
+
+    await poll_until(listed_everywhere, what="the pending cleanup listed on both workers")
+
+    async def refused() -> str | None:
+        code, body = await request(second, "POST", "/connectors", {"name": "leaky", "config": source_config(cluster, 1)},
+                                   retry_conflicts=False)
+        assert code in (409, 500), body  # 409: refused, or a rebalance still settling
+        return body["message"] if code == 409 and "still being cleaned up" in body["message"] else None
+
+    message = await poll_until(refused, what="creation refused while the cleanup is pending")
+    assert message.startswith("Connector leaky cannot be created yet")
+
+    # after the last retry the cleanup is given up, the name is free again
+    async def created() -> bool:
+        code, _ = await request(second, "POST", "/connectors", {"name": "leaky", "config": source_config(cluster, 1)})
+        return code == 201
+
+    await poll_until(created, timeout=60, what="the name usable once the cleanup gave up")
+    deleted_pids = deletion_calls(cluster, "leaky")[0]
+    assert len(deleted_pids) == 6  # the deletion and its five retries, all on the cleanup's owner
+    assert len(set(deleted_pids)) == 1
