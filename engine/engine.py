@@ -37,6 +37,7 @@ from engine.errors import (
     Forbidden,
     InvalidRequest,
     NotLeader,
+    OperationTimeout,
     RebalanceNeeded,
     SettleTimeout,
     StateTimeout,
@@ -321,8 +322,11 @@ class Engine:
         return {k: str(v) for k, v in full.items()}
 
     async def create_connector(self, name: str, config: Mapping[str, str],
-                               initial_state: str | TargetState | None = None) -> dict[str, Any]:
-        """Create a connector (RUNNING, or ``initial_state`` RUNNING/PAUSED/STOPPED); returns its info."""
+                               initial_state: str | TargetState | None = None, *,
+                               wait_started: bool = True) -> dict[str, Any]:
+        """Create a connector (RUNNING, or ``initial_state`` RUNNING/PAUSED/STOPPED); returns its info once
+        it started (or failed) and its tasks are configured, so its status is there to read.
+        ``wait_started=False`` returns once the config is written (scenarios settle instead)."""
         target = _target(initial_state)
         self._leader_only()
         checked = await self._checked_config(name, config)
@@ -335,10 +339,14 @@ class Engine:
                 records.append(TargetStateRecord(name, target))
             records.append(ConnectorConfigRecord(name, checked))
             await self._write(name, records)
+        if wait_started:
+            await self._started(name)  # outside the lock: a delete may come in while it starts, as in Connect
         return await self.connector_info(name)
 
-    async def put_connector_config(self, name: str, config: Mapping[str, str]) -> dict[str, Any]:
-        """Create or replace a connector's config; the target state is left as it is."""
+    async def put_connector_config(self, name: str, config: Mapping[str, str], *,
+                                   wait_started: bool = True) -> dict[str, Any]:
+        """Create or replace a connector's config; the target state is left as it is. Returns once the
+        connector (re)started and its tasks are configured, unless ``wait_started=False``."""
         self._leader_only()
         checked = await self._checked_config(name, config)
         async with self._lock(name):
@@ -347,7 +355,22 @@ class Engine:
                 await self._previous_cleanup_done(name)
                 incarnation = None  # a creation: its record's offset becomes the incarnation
             await self._write(name, [ConnectorConfigRecord(name, checked, incarnation)])
+        if wait_started:
+            await self._started(name)
         return await self.connector_info(name)
+
+    async def _started(self, name: str) -> None:
+        """Read-your-writes, as Kafka's standalone herder answers: once the connector started (or
+        failed) and its tasks are configured, so a status read right after never misses. In a
+        cluster the owner may be another worker: the write is the answer, as in Connect."""
+        if self.cluster is not None:
+            return
+        enter_stage(f"starting connector {name}")
+        try:
+            await self.herder.wait_started(name, self.worker.callback_timeout)
+        except TimeoutError:
+            if self.herder.status.connector(name) is None:  # a task slow to start is no reason to fail
+                raise OperationTimeout(f"starting connector {name}") from None
 
     async def _previous_cleanup_done(self, name: str) -> None:
         """Creating a name whose previous incarnation is still being cleaned up waits for that cleanup,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from engine.api._inline import inline
 from engine.api.config_def import ConfigDef, ConfigValue
@@ -75,6 +75,11 @@ class Connector(ABC):
 
 class SourceConnector(Connector):
     context: SourceConnectorContext
+
+    offsets_removed_on_delete: ClassVar[bool] = False
+    """Our addition to Connect: True removes this connector's source offsets once its ``deleted()``
+    succeeded, so a connector that drops what it read from (a table, a slot) never leaves offsets
+    that point past a re-created one. The connector config ``offsets.reset.on.delete`` overrides it."""
 
     @inline
     def alter_offsets(self, connector_config: Mapping[str, str], offsets: Mapping[Any, Any]) -> bool:

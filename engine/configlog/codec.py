@@ -133,7 +133,9 @@ def decode_object(key: str, value: dict[str, Any] | None) -> ConfigRecord:
         name = _name(key, TARGET_STATE)
         if value is None:
             return TargetStateTombstone(name)
-        raw = value.get("state.v2", value.get("state"))
+        raw = value.get("state.v2")
+        if not isinstance(raw, str):  # a v2 field Connect cannot read falls back to v1, as Connect does
+            raw = value.get("state")
         if not isinstance(raw, str):
             raise CorruptRecord(key, f"unknown target state {raw!r}")
         try:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import structlog
 
 from engine.api._invoke import invoke
-from engine.api.connector import Connector, SinkConnector
+from engine.api.connector import Connector, SinkConnector, SourceConnector
 from engine.api.context import (
     ConnectorContext,
     SinkConnectorContext,
@@ -38,6 +38,7 @@ from engine.errors import ConfigError, EngineError, IllegalTransition, trace_of
 from engine.herder.actor_mailbox import Mailbox
 from engine.herder.deletion import DeletionOutcome, run_deleted, until_returned
 from engine.herder.messages import (
+    AwaitStarted,
     Boot,
     FromLog,
     Marker,
@@ -127,6 +128,10 @@ class ConnectorActor:
         self.task_configs: tuple[dict[str, str], ...] = ()
         self.applied_config: dict[str, str] | None = None
         self.incarnation: str | None = None  # which creation of the name this actor runs (from the log)
+        # callers waiting until the connector started and its tasks are configured (Kafka's standalone
+        # herder answers a create only then); None while no such round is open
+        self._round: list[asyncio.Future[None]] | None = None
+        self._round_tasks: set[int] = set()  # tasks the open round waits to hear from (their first report)
         self.tasks: dict[int, TaskSlot] = {}
         self.waiting = False  # parked on an empty mailbox
         self._task_factory = TaskFactory(name, worker=services.worker, offsets=services.offsets,
@@ -199,6 +204,11 @@ class ConnectorActor:
                 finally:
                     if not done.done():
                         done.set_result(None)
+            case AwaitStarted(done=done):
+                if self._round is None:
+                    done.set_result(None)
+                else:
+                    self._round.append(done)
 
     # ---- transitions ----------------------------------------------------------------------
 
@@ -252,8 +262,17 @@ class ConnectorActor:
             await self._stop_connector()
         self.config = config
         if self._s.owns_connector(self.name):
+            self._round = self._round or []
             self._ensure_lifecycle()
             await self._start_connector()
+
+    def _close_round(self) -> None:
+        """The connector started (or failed, or settled paused/stopped) and its tasks are configured."""
+        self._round_tasks.clear()
+        waiters, self._round = self._round, None
+        for done in waiters or ():
+            if not done.done():
+                done.set_result(None)
 
     def _ensure_lifecycle(self) -> None:
         if self.lifecycle is None:
@@ -269,11 +288,13 @@ class ConnectorActor:
             # e.g. the class was uninstalled since the config was written: FAILED, no instance
             self.cls = None
             await self._fire(self.lifecycle, "fail", trace_of(exc))
+            self._close_round()
             return
         try:
             resolved = self._s.worker.transformer.resolve(self.config)  # re-read at every (re)start
         except ConfigError as exc:
             await self._fire(self.lifecycle, "fail", trace_of(exc))
+            self._close_round()
             return
         self.runner = ConnectorRunner(self.name, self.cls, resolved, self.target, self._connector_context,
                                       self._report_sink, raw_config=self.config)
@@ -325,22 +346,26 @@ class ConnectorActor:
         if report.runner is self.runner and self.lifecycle is not None:
             await self._fire(self.lifecycle, report.trigger, report.trace)
             if report.trigger in ("start", "resume"):
-                await self._reconfigure()
+                if not await self._reconfigure():
+                    self._close_round()  # nothing new to write: the tasks it has are its tasks
+            elif report.trigger in ("fail", "pause", "stop"):
+                self._close_round()
             return
-        for slot in self.tasks.values():
+        for n, slot in self.tasks.items():
             if slot.runner is report.runner:
                 await self._fire(slot.lifecycle, report.trigger, report.trace)
+                self._task_reported(n)
                 return
         # a report from a runner that was replaced or abandoned: its news is stale
 
     # ---- task configs ---------------------------------------------------------------------
 
-    async def _reconfigure(self) -> None:
+    async def _reconfigure(self) -> bool:
         """Ask the running connector for task configs; write them if anything changed
-        (Kafka's ``AbstractHerder.taskConfigsChanged``)."""
+        (Kafka's ``AbstractHerder.taskConfigsChanged``). True when new task configs were written."""
         runner = self.runner
         if runner is None or runner.state is not InstanceState.STARTED or self.target is not TargetState.STARTED:
-            return
+            return False
         assert runner.instance is not None
         try:
             max_tasks = int(runner.config.get("tasks.max", "1"))
@@ -350,7 +375,7 @@ class ConnectorActor:
             configs = _check_task_configs(configs)
         except Exception as exc:  # user code: the connector fails
             runner.fail(exc)
-            return
+            return False
         if len(configs) > max_tasks:
             message = (f"The connector {self.name} has generated {len(configs)} tasks, which is greater than "
                        f"{max_tasks}, the maximum number of tasks it is configured to create. ")
@@ -359,13 +384,14 @@ class ConnectorActor:
                                              "disallowed. If necessary, it can be permitted by reconfiguring "
                                              "the connector with 'tasks.max.enforce' set to false; however, "
                                              "this option will be removed in a future release of Kafka Connect."))
-                return
+                return False
             log.warning("connector.too_many_tasks", reason=message)
         # written raw: values of keys whose raw connector value is a ${...} reference are put back
         augmented = reverse_transform(self.config, [self._augment(c, task_class) for c in configs])
         if augmented == list(self.task_configs) and self.applied_config == self.config:
-            return
+            return False
         await self._s.submit_task_configs(self.name, augmented)
+        return True
 
     def _augment(self, config: dict[str, str], task_class: type[Task]) -> dict[str, str]:
         augmented = {**config, "task.class": qualified_name(task_class)}
@@ -380,6 +406,7 @@ class ConnectorActor:
             # a reconfiguration that raced with stop: Connect refuses non-empty sets for STOPPED
             log.warning("connector.task_configs_ignored",
                         reason=f"Cannot submit non-empty set of task configs for stopped connector {self.name}")
+            self._close_round()
             return
         self.task_configs = configs
         self.applied_config = dict(self.config)
@@ -387,9 +414,20 @@ class ConnectorActor:
         for n in [n for n in self.tasks if n >= len(configs)]:
             slot = self.tasks.pop(n)
             await self._fire(slot.lifecycle, "destroy")
-        for n in range(len(configs)):
-            if self._s.owns_task(self.name, n):
-                await self._start_task(n)
+        started = [n for n in range(len(configs)) if self._s.owns_task(self.name, n)]
+        if self._round is not None:
+            self._round_tasks = set(started)
+        for n in started:
+            await self._start_task(n)
+        if not self._round_tasks:
+            self._close_round()
+
+    def _task_reported(self, n: int) -> None:
+        """A task's first news (running, paused or failed) after the round started it."""
+        if n in self._round_tasks:
+            self._round_tasks.discard(n)
+            if not self._round_tasks:
+                self._close_round()
 
     async def _start_task(self, n: int) -> None:
         slot = self.tasks.get(n)
@@ -401,6 +439,7 @@ class ConnectorActor:
         except ConfigError as exc:
             slot.runner = None
             await self._fire(slot.lifecycle, "fail", trace_of(exc))
+            self._task_reported(n)
             return
         slot.runner = self._task_factory.runner(n, task_cls, config, self.config, self.target, self._report_sink,
                                                 incarnation=self.incarnation)
@@ -494,11 +533,13 @@ class ConnectorActor:
                 await self._start_task(n)
 
     async def _shutdown(self) -> None:
+        self._close_round()
         await self._stop_tasks(list(self.tasks))
         await self._stop_connector()
         self.finished = True
 
     async def _destroy(self) -> None:
+        self._close_round()
         if self.lifecycle is None:
             # the connector runs elsewhere (or nowhere): tasks here learn the deletion (KIP-901),
             # and deleted() is its owner's to run
@@ -535,13 +576,20 @@ class ConnectorActor:
         if abandoned:  # stops that passed their timeout keep the deletion open until they return
             watched: list[asyncio.Future[Any]] = [outcome.lingering] if outcome.lingering is not None else []
             outcome = replace(outcome, lingering=until_returned([*watched, *abandoned]))
-        if self.config.get("offsets.reset.on.delete", "false").strip().lower() == "true":
-            removed = self._s.offsets.reset(self.name)
-            log.info("connector.offsets_reset", partitions=removed)
         self._s.status.remove_connector(self.name)
         if outcome.succeeded:
+            self._remove_offsets(self.cls, self.config)
             await self._s.append([PendingCleanupCleared(self.name)])
         self._s.deletion_finished(outcome.with_duration(time.monotonic() - started))
+
+    def _remove_offsets(self, cls: type[Connector] | None, config: dict[str, str]) -> None:
+        """Source offsets go with a successful cleanup when the config (``offsets.reset.on.delete``) or
+        else the connector class (``SourceConnector.offsets_removed_on_delete``) asks for it."""
+        asked = config.get("offsets.reset.on.delete", "").strip().lower()
+        if asked == "true" or (not asked and cls is not None and issubclass(cls, SourceConnector)
+                               and cls.offsets_removed_on_delete):
+            removed = self._s.offsets.reset(self.name)
+            log.info("connector.offsets_reset", partitions=removed)
 
     async def _cleanup_only(self, record: PendingCleanupRecord) -> None:
         """Run a pending ``deleted()`` left by a deletion that never completed (crash, failure, retry)."""
@@ -557,6 +605,7 @@ class ConnectorActor:
                                     attempt=attempt)
         self._s.status.remove_connector(self.name)  # what a crashed owner left behind
         if outcome.succeeded:
+            self._remove_offsets(cls, config)
             await self._s.append([PendingCleanupCleared(self.name)])
         self._s.deletion_finished(outcome)
         self.finished = True

@@ -31,7 +31,16 @@ from engine.errors import CorruptRecord, EngineNotRunning
 from engine.herder.cleanups import CleanupState, CleanupTracker
 from engine.herder.connector_actor import ConnectorActor
 from engine.herder.deletion import DeletionOutcome
-from engine.herder.messages import Boot, FromLog, Marker, Message, Reconcile, RunCleanup, Shutdown
+from engine.herder.messages import (
+    AwaitStarted,
+    Boot,
+    FromLog,
+    Marker,
+    Message,
+    Reconcile,
+    RunCleanup,
+    Shutdown,
+)
 from engine.herder.ownership import Ownership, StandaloneOwnership
 from engine.herder.transition_feed import TransitionEvent, TransitionFeed
 from engine.observability.metrics import EngineMetrics
@@ -261,6 +270,8 @@ class Herder:
         for message in left:
             if isinstance(message, Marker):
                 self.applied(name, message.offset)
+            elif isinstance(message, AwaitStarted) and not message.done.done():
+                message.done.set_result(None)  # the connector is gone: nothing more will start
 
     # ---- reading the log ------------------------------------------------------------------
 
@@ -354,13 +365,13 @@ class Herder:
     # ---- quiescence ------------------------------------------------------------------------
 
     def busy_count(self, parked: Callable[[str, str], bool]) -> int:
-        """Actors handling a message, runners in flight, cleanups still to come or to be written back:
-        0 means nothing will change by itself."""
+        """Actors handling a message, runners in flight, late cleanups not parked on purpose, clears not
+        written back yet: 0 means nothing will change by itself (scheduled retries aside)."""
         actors = list(self._actors.values())
         handling = sum(1 for actor in actors if not actor.waiting or len(actor.mailbox))
+        # a retry waiting for its backoff is a timer, like a poll interval: not in flight
         cleanups = sum(1 for c in self.cleanups.known()
-                       if c.state is CleanupState.WAITING
-                       or (c.state is CleanupState.LINGERING and not parked(c.connector, "connector")))
+                       if c.state is CleanupState.LINGERING and not parked(c.connector, "connector"))
         return handling + sum(actor.busy_runners(parked) for actor in actors) + cleanups + len(self._clearing)
 
     # ---- what API calls wait on -----------------------------------------------------------
@@ -373,6 +384,14 @@ class Herder:
         future: asyncio.Future[None] = self._loop.create_future()
         self._waiters.setdefault(connector, []).append((offset, future))
         await future
+
+    async def wait_started(self, connector: str, timeout: float) -> None:
+        """Until the connector's latest configuration started it (or failed, or settled paused or
+        stopped) and its task configs are applied; ``TimeoutError`` after ``timeout``."""
+        done: asyncio.Future[None] = self._loop.create_future()
+        self.post(connector, AwaitStarted(done))
+        async with asyncio.timeout(timeout):
+            await done
 
     async def wait_read(self, offset: int, timeout: float) -> None:
         """Return once every config record before ``offset`` has been read (a leader's assignment offset)."""

@@ -71,6 +71,16 @@ class Reconcile:
     done: asyncio.Future[None] = field(compare=False)
 
 
-Message = FromLog | Marker | Boot | RunCleanup | Reconfigure | Shutdown | RaisedError | Report | Reconcile
+@dataclass(frozen=True, slots=True)
+class AwaitStarted:
+    """Done once the connector's latest (re)configuration has started it, or failed, or settled
+    paused/stopped, and its task configs are written and applied (Kafka's standalone create/update)."""
 
-__all__ = ["Boot", "FromLog", "Marker", "Message", "RaisedError", "Reconcile", "Reconfigure", "RunCleanup", "Shutdown"]
+    done: asyncio.Future[None] = field(compare=False)
+
+
+Message = (FromLog | Marker | Boot | RunCleanup | Reconfigure | Shutdown | RaisedError | Report | Reconcile
+           | AwaitStarted)
+
+__all__ = ["AwaitStarted", "Boot", "FromLog", "Marker", "Message", "RaisedError", "Reconcile", "Reconfigure",
+           "RunCleanup", "Shutdown"]

@@ -72,8 +72,21 @@ async def create_connector(request: web.Request) -> web.Response:
     raw_name = body.get("name")
     name = "" if raw_name is None else json_text(raw_name).strip()
     config = string_map(body.get("config") if body.get("config") is not None else {})
-    info = await _engine(request).create_connector(name, config, body.get("initial_state"))
+    engine = _engine(request)
+    info = await engine.create_connector(name, config, body.get("initial_state"))
+    await _started(engine, name)
     return web.json_response(info, status=201, headers={"Location": f"/connectors/{quote(name, safe='')}"})
+
+
+async def _started(engine: Engine, name: str) -> None:
+    """Kafka's standalone herder answers 500 when the connector's start failed (the config stays
+    written and the connector FAILED): ``WorkerConnector.doTransitionTo``'s message."""
+    if engine.cluster is not None:
+        return  # the owner may be another worker: the write is the answer
+    status = await engine.connector_status(name)
+    if status["connector"]["state"] == "FAILED":
+        target = engine.herder.snapshot.target(name).value
+        raise RestError(500, f"Failed to transition connector {name} to state {target}")
 
 
 # ---- one connector ---------------------------------------------------------------------------
@@ -91,6 +104,7 @@ async def put_config(request: web.Request) -> web.Response:
     config = string_map(await json_body(request))
     created = name not in await engine.connectors()
     info = await engine.put_connector_config(name, config)
+    await _started(engine, name)
     if created:
         return web.json_response(info, status=201, headers={"Location": f"/connectors/{quote(name, safe='')}"})
     return web.json_response(info)
@@ -105,7 +119,9 @@ async def patch_config(request: web.Request) -> web.Response:
             config.pop(key, None)
         else:
             config[key] = value
-    return web.json_response(await engine.put_connector_config(name, config))
+    info = await engine.put_connector_config(name, config)
+    await _started(engine, name)
+    return web.json_response(info)
 
 
 async def delete_connector(request: web.Request) -> web.Response:

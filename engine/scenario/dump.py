@@ -55,12 +55,16 @@ class DumpReplay:
     seconds: float = 0.0
     statuses: dict[str, dict[str, Any]] = field(default_factory=dict)  # filled when connectors were started
     started_incarnations: dict[str, str] = field(default_factory=dict)  # what the started engine read back
+    # connector properties whose value is null in the dump: Kafka keeps them (string or null); the
+    # engine treats them as unset, as ConnectorConfig's parsing does, but the report shows them
+    null_properties: dict[str, list[str]] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         snap = self.snapshot
         uncommitted = snap.uncommitted()
         connectors = {
-            name: {"config": config, "target_state": snap.target(name).value,
+            name: {"config": {**config, **dict.fromkeys(self.null_properties.get(name, ()))},
+                   "target_state": snap.target(name).value,
                    "incarnation": snap.incarnations.get(name),
                    "tasks": [dict(t) for t in snap.tasks.get(name, ())],
                    "inconsistent": name in snap.inconsistent, "uncommitted_task_configs": uncommitted.get(name, 0),
@@ -117,6 +121,7 @@ def read_dump(path: str, progress: Progress | None = None) -> DumpReplay:
             continue
         key, value = parsed
         replay.records += 1
+        _note_nulls(replay, key, value)
         try:
             # the record's position in the dump is its offset: the same dump always gives the same incarnations
             snapshot.apply(decode_object(key, _object(key, value)), replay.records - 1)
@@ -124,6 +129,19 @@ def read_dump(path: str, progress: Progress | None = None) -> DumpReplay:
             replay.skipped.append(SkippedRecord(number, exc.key, exc.reason))
     replay.seconds = time.perf_counter() - began
     return replay
+
+
+def _note_nulls(replay: DumpReplay, key: str, value: Any) -> None:
+    """Remember a connector record's null properties (the latest record of a connector decides)."""
+    if not key.startswith("connector-"):
+        return
+    name = key.removeprefix("connector-")
+    props = value.get("properties") if isinstance(value, dict) else None
+    nulls = sorted(k for k, v in props.items() if v is None) if isinstance(props, dict) else []
+    if nulls:
+        replay.null_properties[name] = nulls
+    else:
+        replay.null_properties.pop(name, None)
 
 
 def _object(key: str, value: Any) -> dict[str, Any] | None:
@@ -188,6 +206,8 @@ def print_dump(replay: DumpReplay, out: TextIO) -> None:
             state = f"; started: {status['connector']['state']} with tasks [{task_states}]"
         print(f"connector {name}: target {snapshot.target(name).value}, {len(tasks)} committed task config(s), "
               f"class {config.get('connector.class', '?')}{state}", file=out)
+        if name in replay.null_properties:
+            print(f"  null properties (unset for the engine): {', '.join(replay.null_properties[name])}", file=out)
         for note in notes:
             print(f"  ! {note}", file=out)
         for n, task in enumerate(tasks):

@@ -237,10 +237,12 @@ class ScenarioRunner:
     # ---- verbs ----------------------------------------------------------------------------
 
     async def _create(self, args: dict[str, Any]) -> None:
-        await self._require().create_connector(args["name"], args["config"], args.get("initial_state"))
+        # the runner settles after every step: a start blocked on purpose must not hold the step
+        await self._require().create_connector(args["name"], args["config"], args.get("initial_state"),
+                                               wait_started=False)
 
     async def _update(self, args: dict[str, Any]) -> None:
-        await self._require().put_connector_config(args["name"], args["config"])
+        await self._require().put_connector_config(args["name"], args["config"], wait_started=False)
 
     async def _patch(self, args: dict[str, Any]) -> None:
         engine = self._require()
@@ -250,7 +252,7 @@ class ScenarioRunner:
                 config.pop(key, None)
             else:
                 config[key] = value
-        await engine.put_connector_config(args["name"], config)
+        await engine.put_connector_config(args["name"], config, wait_started=False)
 
     async def _pause(self, args: dict[str, Any]) -> None:
         await self._require().pause_connector(args["name"])

@@ -67,62 +67,52 @@ def drop_audit(db: Database, *audits: str) -> None:
         dialect.close()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    """A missing PostgreSQL server is an error, never a skip: CI runs one."""
-    kind = request.param
-    db = Database(f"sqlite:///{tmp_path / 'app.db'}" if kind == "sqlite" else POSTGRES, kind)
-    db.execute(f"CREATE TABLE {db.table} (id INTEGER PRIMARY KEY, item TEXT NOT NULL)")
-    yield db
-    db.execute(f"DROP TABLE IF EXISTS {db.table} CASCADE" if kind == "postgres" else f"DROP TABLE IF EXISTS {db.table}")
-
-
 COLLIDING = [("coll-a", "coll_a"), ("Upper", "upper"), ("n" * 49 + "-first", "n" * 49 + "-other")]
 
 
 @pytest.mark.parametrize(("one", "two"), COLLIDING, ids=["dash-underscore", "case", "long-names"])
 async def test_names_that_fold_alike_get_their_own_objects_and_deleting_one_leaves_the_other(
-        database: Database, one: str, two: str) -> None:
+        app_database: Database, one: str, two: str) -> None:
     async with Engine(FAST) as engine:
         # created at the same moment: neither trips over the other's objects
-        await asyncio.gather(engine.create_connector(one, audit_config(database)),
-                             engine.create_connector(two, audit_config(database)))
+        await asyncio.gather(engine.create_connector(one, audit_config(app_database)),
+                             engine.create_connector(two, audit_config(app_database)))
         await engine.wait_for_state(one, "RUNNING", tasks=1)
         await engine.wait_for_state(two, "RUNNING", tasks=1)
         first, second = audit_of(engine, one), audit_of(engine, two)
         try:
             assert first != second
             assert max(len(first), len(second)) <= 63
-            database.execute(f"INSERT INTO {database.table} (id, item) VALUES (1, 'a')")
-            assert (rows_in(database, first), rows_in(database, second)) == (1, 1)
+            app_database.execute(f"INSERT INTO {app_database.table} (id, item) VALUES (1, 'a')")
+            assert (rows_in(app_database, first), rows_in(app_database, second)) == (1, 1)
 
             assert (await engine.delete_connector(one)).succeeded
-            assert not exists(database, first)
-            database.execute(f"INSERT INTO {database.table} (id, item) VALUES (2, 'b')")  # still writable
-            assert rows_in(database, second) == 2  # and the other connector still captures
+            assert not exists(app_database, first)
+            app_database.execute(f"INSERT INTO {app_database.table} (id, item) VALUES (2, 'b')")  # still writable
+            assert rows_in(app_database, second) == 2  # and the other connector still captures
             status = await engine.connector_status(two)
             assert [t["state"] for t in status["tasks"]] == ["RUNNING"]
         finally:
-            drop_audit(database, first, second)
+            drop_audit(app_database, first, second)
 
 
-async def test_an_audit_table_owned_by_another_connector_is_never_adopted_nor_dropped(database: Database) -> None:
-    shared = f"shared_{database.table}"
+async def test_an_audit_table_owned_by_another_connector_is_never_adopted_nor_dropped(app_database: Database) -> None:
+    shared = f"shared_{app_database.table}"
     async with Engine(FAST) as engine:
-        await engine.create_connector("owner", audit_config(database, **{"audit.table": shared}))
+        await engine.create_connector("owner", audit_config(app_database, **{"audit.table": shared}))
         await engine.wait_for_state("owner", "RUNNING", tasks=1)
         try:
-            await engine.create_connector("intruder", audit_config(database, **{"audit.table": shared}))
+            await engine.create_connector("intruder", audit_config(app_database, **{"audit.table": shared}))
             status = await engine.wait_for_state("intruder", "FAILED")
             assert status is not None
             trace = status["connector"]["trace"]
             assert f"Audit table {shared} already exists and belongs to connector 'owner'" in trace
             assert (await engine.delete_connector("intruder")).succeeded  # its cleanup leaves the table alone
-            assert exists(database, shared)
-            database.execute(f"INSERT INTO {database.table} (id, item) VALUES (1, 'a')")
-            assert rows_in(database, shared) == 1
+            assert exists(app_database, shared)
+            app_database.execute(f"INSERT INTO {app_database.table} (id, item) VALUES (1, 'a')")
+            assert rows_in(app_database, shared) == 1
         finally:
-            drop_audit(database, shared)
+            drop_audit(app_database, shared)
 
 
 class LockHolder:

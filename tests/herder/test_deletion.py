@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from structlog.testing import capture_logs
 
-from engine import Engine
+from engine import ConnectorNotFound, Engine
 from engine.testing import CALLS
 from tests.herder.conftest import source
 from tests.herder.probes import AsyncProbeConnector
@@ -106,9 +106,12 @@ async def test_a_connector_that_failed_to_initialize_gets_a_fresh_instance_knowi
 
 
 async def test_deleting_a_still_starting_connector_runs_deleted_on_a_fresh_instance(engine: Engine) -> None:
-    await engine.create_connector("c", source(1, **{"test.block.start.ms": "1500"}))
-    await asyncio.sleep(0.05)
+    # create answers once the connector started: the delete comes in while it still starts
+    creating = asyncio.ensure_future(engine.create_connector("c", source(1, **{"test.block.start.ms": "1500"})))
+    await asyncio.sleep(0.2)
     outcome = await engine.delete_connector("c")
+    with pytest.raises(ConnectorNotFound):
+        await creating
     assert outcome.succeeded
     assert outcome.fresh_instance
     assert CALLS.methods("c")[-2:] == ["initialize", "deleted"]

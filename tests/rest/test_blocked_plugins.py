@@ -31,14 +31,18 @@ async def test_a_blocking_validate_times_out_with_the_stage_and_others_are_serve
 
 async def test_a_connector_blocking_in_start_or_stop_stalls_only_itself(client: Client, engine: Engine) -> None:
     FAULTS.inject("stuck", "start", "block")
-    created = await client.post("/connectors", json={"name": "stuck", "config": SOURCE})
-    assert created.status == 201  # create completes once the config is written, as in Connect
+    # Kafka's standalone herder answers a create once the connector started: this one waits
+    creating = asyncio.ensure_future(client.post("/connectors", json={"name": "stuck", "config": SOURCE}))
     fine = await client.post("/connectors", json={"name": "fine", "config": SOURCE})
     assert fine.status == 201
     await engine.wait_for_state("fine", "RUNNING", tasks=2)
     assert (await client.put("/connectors/fine/pause")).status == 202
     await engine.wait_for_state("fine", "PAUSED", tasks=2)
+    assert not creating.done()
     FAULTS.clear("stuck")
+    created = await creating
+    assert created.status == 201
+    assert [t["task"] for t in (await created.json())["tasks"]] == [0, 1]  # read-your-writes: tasks listed
     await engine.wait_for_state("stuck", "RUNNING", tasks=2)
     FAULTS.inject("stuck", "stop", "block")
     assert (await client.put("/connectors/stuck/pause")).status == 202

@@ -114,3 +114,17 @@ def test_cli_refuses_mixing_dump_and_scenarios(capsys: pytest.CaptureFixture[str
     with pytest.raises(SystemExit):
         main(["replay", "--config-topic-dump", EXAMPLE, "x.yaml"])
     assert "give one or the other" in capsys.readouterr().err
+
+
+def test_null_properties_are_kept_in_the_report_and_a_bad_state_v2_falls_back(tmp_path: Path) -> None:
+    dump = tmp_path / "nulls.jsonl"
+    lines = [
+        {"key": "connector-c", "value": {"properties": {"connector.class": "engine.testing.RecordingSourceConnector",
+                                                        "name": "c", "transforms": None}}},
+        {"key": "target-state-c", "value": {"state": "PAUSED", "state.v2": 5}},
+    ]
+    dump.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    replay = read_dump(str(dump))
+    assert replay.skipped == []
+    assert replay.as_json()["connectors"]["c"]["config"]["transforms"] is None  # kept, as Kafka does
+    assert replay.snapshot.target("c").value == "PAUSED"  # state.v2 unreadable: state counts

@@ -20,6 +20,9 @@ VERSION = "1.0.0"
 
 
 class AuditTableSourceConnector(SourceConnector):
+    # deleted() drops the audit table its offsets point into: they go with it
+    offsets_removed_on_delete = True
+
     def start(self, props: dict[str, str]) -> None:
         self._config = config = AuditConfig.parse(props, self._incarnation())
         if len(config.audit_table) > MAX_AUDIT_NAME:

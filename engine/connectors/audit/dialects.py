@@ -83,6 +83,7 @@ class Dialect(Protocol):
     def owner(self, audit: str) -> Owner | None: ...
     def read(self, audit: str, after: int, limit: int) -> list[AuditRow]: ...
     def triggers(self, audit: str) -> list[str]: ...
+    def last_id(self, audit: str) -> int: ...
     def audit_table_exists(self, audit: str) -> bool: ...
     def close(self) -> None: ...
 
@@ -149,6 +150,11 @@ class SQLiteDialect:
     def triggers(self, audit: str) -> list[str]:
         rows = self._db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name").fetchall()
         return [r[0] for r in rows if r[0].startswith(audit + "_")]
+
+    def last_id(self, audit: str) -> int:
+        """The highest id ever handed out (AUTOINCREMENT never reuses one, even after rows are deleted)."""
+        row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (audit,)).fetchone()
+        return int(row[0]) if row else 0
 
     def audit_table_exists(self, audit: str) -> bool:
         return self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
@@ -217,6 +223,14 @@ class PostgresDialect:
     def triggers(self, audit: str) -> list[str]:
         rows = self._db.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal ORDER BY tgname").fetchall()
         return [r[0] for r in rows if r[0].startswith(audit + "_")]
+
+    def last_id(self, audit: str) -> int:
+        """The highest id the BIGSERIAL sequence handed out (0 before the first)."""
+        row = self._db.execute("SELECT pg_get_serial_sequence(%s, 'id')", (audit,)).fetchone()
+        if row is None or row[0] is None:
+            return 0
+        value = self._db.execute(f"SELECT last_value, is_called FROM {row[0]}").fetchone()
+        return int(value[0]) if value is not None and value[1] else 0
 
     def audit_table_exists(self, audit: str) -> bool:
         return self._db.execute("SELECT to_regclass(%s)", (audit,)).fetchone() != (None,)

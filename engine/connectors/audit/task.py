@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import time
 
-from engine.api import SourceRecord, SourceTask
+import structlog
+
+from engine.api import ConnectException, SourceRecord, SourceTask
 from engine.connectors.audit.config import AuditConfig
 from engine.connectors.audit.dialects import Dialect, connect
+
+log = structlog.get_logger(component="audit")
 
 _NAP_S = 0.05  # how often an idle poll looks again (poll runs in a worker thread)
 
@@ -17,6 +21,17 @@ class AuditTableSourceTask(SourceTask):
         self._db: Dialect | None = connect(self._config.db_url, self._config.ddl_timeout_ms)
         offset = self.context.offset_storage_reader().offset(self._config.partition())
         self._last_id = int(offset["id"]) if offset else 0
+        newest = self._db.last_id(self._config.audit_table)
+        if self._last_id > newest:
+            # the audit table was dropped and created again under this name: every new row has an id
+            # below the offset, and resuming after it would skip them all without a word
+            message = (f"The committed offset (id {self._last_id}) is beyond the last id audit table "
+                       f"{self._config.audit_table} ever handed out ({newest}): the table was re-created. Reset "
+                       "this connector's offsets (stop it, then DELETE /connectors/<name>/offsets) to read it "
+                       "from the start.")
+            log.warning("audit.offset_beyond_table", audit_table=self._config.audit_table, offset=self._last_id,
+                        last_id=newest)
+            raise ConnectException(message)
 
     def poll(self) -> list[SourceRecord] | None:
         """A batch of rows, or None after ``poll.interval.ms`` without changes."""

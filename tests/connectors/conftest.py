@@ -1,0 +1,20 @@
+"""An application database with one fresh table, on SQLite and on the machine's PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.connectors.test_audit_table import POSTGRES, Database
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def app_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    """A missing PostgreSQL server is an error, never a skip: CI runs one."""
+    kind = request.param
+    db = Database(f"sqlite:///{tmp_path / 'app.db'}" if kind == "sqlite" else POSTGRES, kind)
+    db.execute(f"CREATE TABLE {db.table} (id INTEGER PRIMARY KEY, item TEXT NOT NULL)")
+    yield db
+    db.execute(f"DROP TABLE IF EXISTS {db.table} CASCADE" if kind == "postgres" else f"DROP TABLE IF EXISTS {db.table}")
