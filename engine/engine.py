@@ -59,6 +59,7 @@ from engine.topics.base import Topics
 from engine.topics.memory import MemoryTopics
 from engine.validation.connector import check_name, validate_connector_config
 from engine.worker.data_plane import DataPlane, DataSettings
+from engine.worker.sink_loop import group_id as sink_group_id
 from states import TargetState
 
 if TYPE_CHECKING:
@@ -537,10 +538,24 @@ class Engine:
         self._status.reset_topics(name)
 
     async def connector_offsets(self, name: str) -> dict[str, Any]:
-        """KIP-875's ``GET /connectors/{c}/offsets`` shape: ``{"offsets": [{"partition", "offset"}]}``."""
-        self._require(name)
+        """KIP-875's ``GET /connectors/{c}/offsets`` shape: ``{"offsets": [{"partition", "offset"}]}``.
+
+        A source's come from the offset store; a sink's are its consumer group's committed offsets
+        (``connect-<name>`` or ``consumer.override.group.id``), as Kafka's worker lists them.
+        """
+        config = self._require(name)
+        if self._is_sink(config):
+            committed = await self.topics.group_offsets(sink_group_id(name, config))
+            return {"offsets": offsets_admin.sink_offsets_json(committed)}
         store = self._offsets
         return {"offsets": [{"partition": p, "offset": store.get(name, p)} for p in store.partitions(name)]}
+
+    @staticmethod
+    def _is_sink(config: Mapping[str, str]) -> bool:
+        try:
+            return offsets_admin.is_sink(load_connector_class(config.get("connector.class", "")))
+        except ConfigError:
+            return False
 
     async def alter_connector_offsets(self, name: str, offsets: Sequence[Any]) -> str:
         """KIP-875 ``PATCH /offsets``: only for a STOPPED connector with no tasks; returns Connect's message."""
@@ -549,7 +564,7 @@ class Engine:
             if offsets_admin.is_sink(cls):
                 sink = offsets_admin.sink_offsets(offsets)
                 by_connector = await offsets_admin.call_alter_offsets(cls, name, config, sink)
-                # sink offsets live in the consumer group, which comes with the data plane
+                await offsets_admin.write_group_offsets(self.topics, name, sink_group_id(name, config), sink)
             else:
                 pairs = offsets_admin.source_offsets(offsets)
                 by_connector = await offsets_admin.call_alter_offsets(
@@ -561,11 +576,17 @@ class Engine:
         """KIP-875 ``DELETE /offsets``: every known partition's offset removed; idempotent."""
         async with self._lock(name):
             config, cls = self._stopped_for_offsets(name)
-            partitions = self._offsets.partitions(name)
-            hook_offsets: Any = ({} if offsets_admin.is_sink(cls) else
-                                 offsets_admin.source_hook_offsets([(p, None) for p in partitions]))
-            by_connector = await offsets_admin.call_alter_offsets(cls, name, config, hook_offsets)
-            self._offsets.reset(name)
+            if offsets_admin.is_sink(cls):
+                group = sink_group_id(name, config)
+                committed = await self.topics.group_offsets(group)
+                hook: Any = {offsets_admin.api_partition(tp): None for tp in committed}
+                by_connector = await offsets_admin.call_alter_offsets(cls, name, config, hook)
+                await offsets_admin.delete_group(self.topics, name, group)
+            else:
+                partitions = self._offsets.partitions(name)
+                by_connector = await offsets_admin.call_alter_offsets(
+                    cls, name, config, offsets_admin.source_hook_offsets([(p, None) for p in partitions]))
+                self._offsets.reset(name)
         return offsets_admin.result_message(by_connector, offsets_admin.RESET)
 
     def _stopped_for_offsets(self, name: str) -> tuple[dict[str, str], type[Connector]]:

@@ -6,10 +6,17 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import structlog
+
 from engine.api._invoke import invoke
 from engine.api.connector import Connector, SinkConnector
 from engine.api.records import TopicPartition
 from engine.errors import EngineError, InvalidRequest
+from engine.topics.base import TopicPartition as DataTopicPartition
+from engine.topics.base import Topics
+from engine.topics.errors import GroupNotEmpty, TopicsError
+
+log = structlog.get_logger(component="offsets")
 
 ALTERED = "altered"
 RESET = "reset"
@@ -46,6 +53,48 @@ def sink_offsets(entries: Sequence[Any]) -> dict[TopicPartition, int | None]:
             "'{}'. Offset values for sink connectors need to be integers.")
         parsed[TopicPartition(topic, number)] = value
     return parsed
+
+
+def sink_offsets_json(committed: Mapping[DataTopicPartition, int]) -> list[dict[str, Any]]:
+    """A consumer group's committed offsets in KIP-875's sink shape, sorted by topic and partition."""
+    return [{"partition": {"kafka_topic": tp.topic, "kafka_partition": tp.partition},
+             "offset": {"kafka_offset": offset}} for tp, offset in sorted(committed.items())]
+
+
+def api_partition(tp: DataTopicPartition) -> TopicPartition:
+    """The connector API's TopicPartition (what ``SinkConnector.alter_offsets`` receives)."""
+    return TopicPartition(tp.topic, tp.partition)
+
+
+_NOT_STOPPED_YET = ("Failed to alter consumer group offsets for connector {} either because its tasks haven't stopped "
+                    "completely yet or the connector was resumed before the request to alter its offsets could be "
+                    "successfully completed. If the connector is in a stopped state, this operation can be safely "
+                    "retried. If it doesn't eventually succeed, the Connect cluster may need to be restarted to get "
+                    "rid of the zombie sink tasks.")
+
+
+async def write_group_offsets(topics: Topics, name: str, group: str,
+                              offsets: Mapping[TopicPartition, int | None]) -> None:
+    """Kafka's ``Worker.alterSinkConnectorOffsets``: the consumer group's offsets set (or removed)."""
+    try:
+        await topics.alter_group_offsets(group, {DataTopicPartition(tp.topic, tp.partition): o
+                                                 for tp, o in offsets.items()})
+    except GroupNotEmpty:
+        raise EngineError(_NOT_STOPPED_YET.format(name)) from None
+    except TopicsError as exc:
+        raise EngineError(f"Failed to alter consumer group offsets for connector {name}: {exc}") from exc
+    log.info("connector.sink_offsets_altered", connector=name, group=group, partitions=len(offsets))
+
+
+async def delete_group(topics: Topics, name: str, group: str) -> None:
+    """Kafka's ``Worker.resetSinkConnectorOffsets``: the connector's consumer group is deleted."""
+    try:
+        await topics.delete_group(group)
+    except GroupNotEmpty:
+        raise EngineError(_NOT_STOPPED_YET.format(name).replace("alter", "reset", 1)) from None
+    except TopicsError as exc:
+        raise EngineError(f"Failed to reset consumer group offsets for connector {name}: {exc}") from exc
+    log.info("connector.sink_offsets_reset", connector=name, group=group)
 
 
 def _integer(value: Any, message: str) -> int:

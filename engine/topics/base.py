@@ -149,3 +149,18 @@ class Topics(Protocol):
         (Connect's sink default, ``auto.offset.reset=earliest``).
         """
         ...
+
+    async def group_offsets(self, group_id: str) -> dict[TopicPartition, int]:
+        """The group's committed offsets (a sink connector's KIP-875 ``GET .../offsets``)."""
+        ...
+
+    async def alter_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, int | None]) -> None:
+        """Set (an offset) or remove (None) committed offsets of a group with no live member.
+
+        ``GroupNotEmpty`` while a member is still in the group (Kafka's admin client refuses too).
+        """
+        ...
+
+    async def delete_group(self, group_id: str) -> None:
+        """Forget every committed offset of a group with no live member (KIP-875 reset of a sink)."""
+        ...

@@ -4,6 +4,7 @@
   x TopicsError        a topic could not be created, written or read; ``retriable`` as the cause says
     + UnknownTopic     the topic does not exist
     + NotAssigned      a partition this consumer does not own was seeked, committed or asked about
+    + GroupNotEmpty    a group's offsets were altered while a member was still in it
 """
 
 from __future__ import annotations
@@ -30,3 +31,11 @@ class NotAssigned(TopicsError):
         super().__init__(f"Partition {topic}-{partition} is not assigned to this consumer")
         self.topic = topic
         self.partition = partition
+
+
+class GroupNotEmpty(TopicsError):
+    """Kafka's ``UnknownMemberIdException``/``GroupSubscribedToTopicException`` for an admin write."""
+
+    def __init__(self, group: str) -> None:
+        super().__init__(f"Consumer group {group} still has members", retriable=True)
+        self.group = group

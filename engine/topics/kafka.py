@@ -21,12 +21,14 @@ from aiokafka import TopicPartition as KafkaTopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import (
     ConsumerStoppedError,
+    GroupIdNotFound,
     IllegalStateError,
     KafkaError,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
     for_code,
 )
+from aiokafka.protocol.admin import DeleteGroupsRequest
 
 from engine.errors import EngineNotRunning
 from engine.storage.kafka_topic_admin import describe
@@ -39,7 +41,7 @@ from engine.topics.base import (
     TopicPartition,
     require_key_or_value,
 )
-from engine.topics.errors import NotAssigned, TopicsError, UnknownTopic
+from engine.topics.errors import GroupNotEmpty, NotAssigned, TopicsError, UnknownTopic
 from engine.topics.partitioner import Partitioner
 
 log = structlog.get_logger(component="topics")
@@ -172,6 +174,69 @@ class KafkaTopics:
         consumer = KafkaConsumer(client, group_id, self._consumers.discard)
         self._consumers.add(consumer)
         return consumer
+
+    # ---- group administration (KIP-875 sink offsets) ----------------------------------------
+
+    async def group_offsets(self, group_id: str) -> dict[TopicPartition, int]:
+        admin = self._require(self._admin)
+        try:
+            listed = await admin.list_consumer_group_offsets(group_id)
+        except KafkaError as exc:
+            raise _error(exc, f"list the offsets of group '{group_id}'") from exc
+        return {TopicPartition(tp.topic, tp.partition): meta.offset for tp, meta in listed.items() if meta.offset >= 0}
+
+    async def alter_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, int | None]) -> None:
+        """aiokafka's admin client has no ``alterConsumerGroupOffsets``/``deleteConsumerGroupOffsets``: the
+        offsets are committed by a consumer of the (empty) group, the fallback Kafka documents; a removed
+        offset is committed as the partition's log start, which a consumer resumes from just as it
+        would with no offset under ``auto.offset.reset=earliest``."""
+        await self._require_empty(group_id)
+        tps = [KafkaTopicPartition(tp[0], tp[1]) for tp in offsets]
+        client = AIOKafkaConsumer(bootstrap_servers=self.bootstrap_servers, group_id=group_id,
+                                  client_id=f"{self.client_id}-offsets-admin", enable_auto_commit=False)
+        try:
+            await client.start()
+            client.assign(tps)
+            earliest = await client.beginning_offsets([tp for tp, o in zip(tps, offsets.values(), strict=True)
+                                                       if o is None])
+            await client.commit({tp: (earliest[tp] if offset is None else offset)
+                                 for tp, offset in zip(tps, offsets.values(), strict=True)})
+        except KafkaError as exc:
+            raise _error(exc, f"alter the offsets of group '{group_id}'") from exc
+        finally:
+            with contextlib.suppress(KafkaError):
+                await client.stop()
+
+    async def delete_group(self, group_id: str) -> None:
+        """Kafka's ``Admin.deleteConsumerGroups``, as Connect resets a sink's offsets; a group that never
+        existed is already gone."""
+        await self._require_empty(group_id)
+        admin = self._require(self._admin)
+        try:
+            coordinator = await admin.find_coordinator(group_id)
+            response = await admin._send_request(DeleteGroupsRequest([group_id]), coordinator)
+        except KafkaError as exc:
+            raise _error(exc, f"delete group '{group_id}'") from exc
+        for _, code in response.results:
+            error = for_code(code)
+            if code and error is not GroupIdNotFound:
+                raise TopicsError(f"Could not delete group '{group_id}': {error.__name__}",
+                                  retriable=bool(error.retriable))
+
+    async def _require_empty(self, group_id: str) -> None:
+        admin = self._require(self._admin)
+        try:
+            (described,) = await admin.describe_consumer_groups([group_id])
+        except KafkaError as exc:
+            raise _error(exc, f"describe group '{group_id}'") from exc
+        if _has_members(described):
+            raise GroupNotEmpty(group_id)
+
+
+def _has_members(described: Any) -> bool:
+    """Whether a DescribeGroups answer (aiokafka's raw response) shows a live group: its state
+    (third field in every version) is neither ``Empty`` nor ``Dead`` (a group never seen)."""
+    return any(group[2] not in ("Empty", "Dead", "") for group in getattr(described, "groups", ()))
 
 
 class KafkaProducer:

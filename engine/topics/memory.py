@@ -21,7 +21,7 @@ from engine.topics.base import (
     TopicPartition,
     require_key_or_value,
 )
-from engine.topics.errors import NotAssigned, TopicsError, UnknownTopic
+from engine.topics.errors import GroupNotEmpty, NotAssigned, TopicsError, UnknownTopic
 from engine.topics.groups import Group, Member
 from engine.topics.partitioner import Partitioner
 
@@ -70,7 +70,10 @@ class MemoryTopics:
             self._topics.setdefault(event.name, [[] for _ in range(event.partitions)])
             self._configs.setdefault(event.name, event.configs)
         elif isinstance(event, OffsetsCommitted):
-            self._offsets.setdefault(event.group, {}).update(event.offsets)
+            committed = self._offsets.setdefault(event.group, {})
+            committed.update(event.offsets)
+            for tp in [tp for tp, offset in event.offsets.items() if offset < 0]:
+                del committed[tp]  # an offset removed by KIP-875 administration
         elif event.topic in self._topics and event.partition < len(self._topics[event.topic]):
             log_ = self._topics[event.topic][event.partition]
             log_.append(ConsumedRecord(event.topic, event.partition, len(log_), event.key, event.value,
@@ -179,6 +182,37 @@ class MemoryTopics:
 
     def committed(self, group: str, tp: TopicPartition) -> int | None:
         return self._offsets.get(group, {}).get(tp)
+
+    # ---- group administration (KIP-875 sink offsets) ----------------------------------------
+
+    async def group_offsets(self, group_id: str) -> dict[TopicPartition, int]:
+        self._require_open()
+        return dict(self._offsets.get(group_id, {}))
+
+    async def alter_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, int | None]) -> None:
+        self._require_idle(group_id)
+        changes = {TopicPartition(*tp): offset for tp, offset in offsets.items()}
+        if self._journal is not None:  # a removal is journaled as -1 (replay drops it)
+            self._journal.commit(group_id, {tp: -1 if o is None else o for tp, o in changes.items()})
+        committed = self._offsets.setdefault(group_id, {})
+        for tp, offset in changes.items():
+            if offset is None:
+                committed.pop(tp, None)
+            else:
+                committed[tp] = offset
+
+    async def delete_group(self, group_id: str) -> None:
+        self._require_idle(group_id)
+        committed = self._offsets.get(group_id, {})
+        if committed and self._journal is not None:
+            self._journal.commit(group_id, dict.fromkeys(committed, -1))
+        self._offsets.pop(group_id, None)
+
+    def _require_idle(self, group_id: str) -> None:
+        self._require_open()
+        group = self._groups.get(group_id)
+        if group is not None and group.members:
+            raise GroupNotEmpty(group_id)
 
     # ---- waking ---------------------------------------------------------------------------
 
