@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
+from collections.abc import Callable
 
 import structlog
 
@@ -23,6 +25,41 @@ class _CurrentStderr:
 
     def flush(self) -> None:
         sys.stderr.flush()
+
+
+class RepeatFilter(logging.Filter):
+    """The same library message again within ``window_s``: dropped and counted, the count carried by
+    the first one after the window. A broker outage makes aiokafka log a reconnect error per
+    attempt (~90 lines/s were seen); an operator needs the first and how often, not the flood."""
+
+    def __init__(self, window_s: float = 10.0, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.window_s = window_s
+        self._clock = clock
+        self._seen: dict[tuple[str, int, str], tuple[float, int]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = (record.name, record.levelno, str(record.msg))
+        now = self._clock()
+        shown_at, dropped = self._seen.get(key, (None, 0))
+        if shown_at is not None and now - shown_at < self.window_s:
+            self._seen[key] = (shown_at, dropped + 1)
+            return False
+        if len(self._seen) > 1000:  # many distinct messages: forget the old ones rather than grow
+            self._seen.clear()
+        self._seen[key] = (now, 0)
+        if dropped:
+            record.msg = f"{record.msg} (repeated {dropped} more times in {self.window_s:g} s)"
+        return True
+
+
+class _ToStructlog(logging.Handler):
+    """Library (stdlib) records become structlog events of component ``<logger name>``: one format."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        method = record.levelname.lower() if record.levelno < logging.CRITICAL else "critical"
+        getattr(structlog.get_logger(component=record.name), method, structlog.get_logger().error)(
+            record.getMessage())
 
 
 def configure_logging(level: str = "INFO", *, json: bool | None = None) -> None:
@@ -47,3 +84,9 @@ def configure_logging(level: str = "INFO", *, json: bool | None = None) -> None:
         logger_factory=structlog.PrintLoggerFactory(_CurrentStderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=False,
     )
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if isinstance(h, _ToStructlog)]:
+        root.removeHandler(handler)
+    handler = _ToStructlog(logging.WARNING)  # libraries' warnings and errors, as Python's last resort showed
+    handler.addFilter(RepeatFilter())
+    root.addHandler(handler)

@@ -113,6 +113,13 @@ class Consumer(Protocol):
 
     def assignment(self) -> frozenset[TopicPartition]: ...
 
+    def log_end(self, tp: TopicPartition) -> int | None:
+        """The partition's log end offset as last seen (Kafka: the fetch high watermark), None if unknown.
+
+        A position beyond it means the log lost records this group already consumed (a broker that
+        came back with a shorter log, a re-created topic)."""
+        ...
+
     async def close(self) -> None:
         """Leave the group (the others rebalance); idempotent. ``on_revoke`` is not called."""
         ...

@@ -421,6 +421,10 @@ class KafkaConsumer:
         assigned = self._client.assignment()
         self._client.resume(*(KafkaTopicPartition(*tp) for tp in tps if KafkaTopicPartition(*tp) in assigned))
 
+    def log_end(self, tp: TopicPartition) -> int | None:
+        highwater = self._client.highwater(KafkaTopicPartition(tp[0], tp[1]))
+        return None if highwater is None else int(highwater)
+
     def assignment(self) -> frozenset[TopicPartition]:
         return frozenset(TopicPartition(tp.topic, tp.partition) for tp in self._client.assignment())
 

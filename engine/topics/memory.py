@@ -183,6 +183,10 @@ class MemoryTopics:
     def committed(self, group: str, tp: TopicPartition) -> int | None:
         return self._offsets.get(group, {}).get(tp)
 
+    def partition_logs(self, topic: str) -> list[list[ConsumedRecord]] | None:
+        """The topic's partitions (None if unknown); a consumer reads its log end from here."""
+        return self._topics.get(topic)
+
     # ---- group administration (KIP-875 sink offsets) ----------------------------------------
 
     async def group_offsets(self, group_id: str) -> dict[TopicPartition, int]:
@@ -375,6 +379,10 @@ class MemoryConsumer:
 
     async def committed(self, tp: TopicPartition) -> int | None:
         return self._topics.committed(self._group.id, TopicPartition(*tp))
+
+    def log_end(self, tp: TopicPartition) -> int | None:
+        partitions = self._topics.partition_logs(tp[0])
+        return len(partitions[tp[1]]) if partitions is not None and tp[1] < len(partitions) else None
 
     def pause(self, tps: Collection[TopicPartition]) -> None:
         self._paused.update(self._owned(tp) for tp in tps)

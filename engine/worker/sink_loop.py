@@ -211,6 +211,8 @@ class SinkLoop(TaskLoop):
             timeout = min(timeout, self.context.timeout_ms / 1000)
             self.context.timeout_ms = None
         records = await self._read(consumer, timeout)
+        if not records:
+            await self._check_log_ends(consumer)
         if self._listener_error is not None:
             error, self._listener_error = self._listener_error, None
             raise ConnectException("Exiting WorkerSinkTask due to unrecoverable exception.") from error
@@ -220,6 +222,25 @@ class SinkLoop(TaskLoop):
             await self._convert(records)
         async with self._task_lock:
             await self._deliver(consumer)
+
+    async def _check_log_ends(self, consumer: Consumer) -> None:
+        """A position beyond its partition's log end means the log lost records this group had
+        consumed (a broker back with a shorter log, a re-created topic): new records would land below
+        the position and be skipped in silence. Kafka's consumer answers OFFSET_OUT_OF_RANGE with
+        ``auto.offset.reset``; so does this, and says so."""
+        for tp in consumer.assignment():
+            end = consumer.log_end(tp)
+            if end is None:
+                continue
+            position = await consumer.position(tp)
+            if position <= end:
+                continue
+            reset = self.config.get("consumer.override.auto.offset.reset", "earliest").strip().lower()
+            target = end if reset == "latest" else 0
+            log.warning("task.offset_beyond_log_end", task=self.task_id, partition=f"{tp.topic}-{tp.partition}",
+                        position=position, log_end=end, reset=reset, seek_to=target)
+            consumer.seek(tp, target)
+            self._current[tp] = target
 
     def _apply_target(self, consumer: Consumer) -> None:
         paused = self.control.target is not TargetState.STARTED
