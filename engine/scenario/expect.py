@@ -33,7 +33,7 @@ def _calls_match(expected: list[str], seen: list[Call]) -> bool:
     return all(want == (render_call(call) if "(" in want else call.method) for want, call in zip(expected, seen, strict=True))
 
 
-async def _observe(engine: Engine, name: str) -> dict[str, Any]:
+async def _observe(engine: Engine, name: str, wanted: dict[str, Any]) -> dict[str, Any]:
     """Everything an expectation can look at, as plain data (also what a failure message shows)."""
     seen: dict[str, Any] = {"exists": name in await engine.connectors()}
     try:
@@ -43,7 +43,8 @@ async def _observe(engine: Engine, name: str) -> dict[str, Any]:
     seen["state"] = None if status is None else status["connector"]["state"]
     seen["tasks"] = [] if status is None else [t["state"] for t in status["tasks"]]
     seen["task_count"] = len(await engine.task_configs(name)) if seen["exists"] else 0
-    seen["offsets"] = (await engine.connector_offsets(name))["offsets"] if seen["exists"] else []
+    # only when asked: a sink's offsets are a broker round trip (and one some test brokers fumble)
+    seen["offsets"] = (await engine.connector_offsets(name))["offsets"] if seen["exists"] and "offsets" in wanted else []
     seen["cleanup"] = next((c for c in engine.connector_cleanups() if c["connector"] == name), None)
     seen["incarnation"] = engine.herder.snapshot.incarnations.get(name)
     return seen
@@ -97,7 +98,7 @@ async def check_connector(engine: Engine | None, args: dict[str, Any]) -> None:
         return
     deadline = asyncio.get_running_loop().time() + args.get("timeout", DEFAULT_TIMEOUT_S)
     while True:
-        wrong = _mismatches(args, await _observe(engine, name), name)
+        wrong = _mismatches(args, await _observe(engine, name, args), name)
         if not wrong:
             return
         if asyncio.get_running_loop().time() >= deadline:
