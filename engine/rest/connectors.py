@@ -118,7 +118,7 @@ async def delete_connector(request: web.Request) -> web.Response:
     then = ("it will be retried (GET /connector-cleanups)" if outcome.will_retry
             else "it will not be retried (connector.deleted.max.retries)")
     reason = (outcome.error or "").strip().splitlines()
-    raise RestError(500, f"Connector {name} was deleted, but its cleanup {what}: {reason[-1] if reason else what}; "
+    raise RestError(500, f"Connector {name} was deleted, but its cleanup {what}: {reason[0] if reason else what}; "
                          f"{then}")
 
 

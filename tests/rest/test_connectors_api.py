@@ -7,7 +7,7 @@ from typing import Any
 from aiohttp.test_utils import TestClient
 
 from engine import Engine
-from engine.testing import CALLS
+from engine.testing import CALLS, FAULTS
 from tests.rest.conftest import SINK, SOURCE
 
 Client = TestClient[object, object]
@@ -220,3 +220,18 @@ async def test_distributed_only_endpoints_answer_500_on_a_standalone_worker(clie
     message = await error(await client.post("/connectors/orders/tasks", json=[{}]), 500)
     assert "only supported by a distributed worker" in message
     assert (await client.put("/connectors/orders/fence")).status == 500
+
+
+async def test_traces_start_with_the_exception_as_java_stack_traces_do(client: Client, engine: Engine) -> None:
+    await create(client, "broken", {**SOURCE, "test.fail.start": "true"})
+    await engine.wait_for_state("broken", "FAILED", tasks=0)
+    status = await (await client.get("/connectors/broken/status")).json()
+    lines = status["connector"]["trace"].splitlines()
+    assert lines[0] == "engine.api.errors.ConnectException: injected failure in connector.start"
+    assert lines[1] == "Traceback (most recent call last):"
+    await create(client, "leaky")
+    await engine.wait_for_state("leaky", "RUNNING", tasks=2)
+    FAULTS.inject("leaky", "deleted", "raise")
+    assert await error(await client.delete("/connectors/leaky"), 500) == (
+        "Connector leaky was deleted, but its cleanup failed: engine.api.errors.ConnectException: injected failure "
+        "in connector.deleted; it will be retried (GET /connector-cleanups)")
