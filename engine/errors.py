@@ -2,6 +2,7 @@
 
 * EngineError
   x ConfigError                 bad connector or worker config (400); ``errors`` maps key -> messages
+    + ConnectorClassNotFound    ``connector.class`` names no connector (500, as Connect's ConnectException)
   x Forbidden                   an operation the worker config disables (403), e.g. topic tracking
   x ConnectorNotFound           (404)
   x TaskNotFound                (404)
@@ -42,6 +43,13 @@ class ConfigError(EngineError):
     def __init__(self, message: str, *, errors: dict[str, list[str]] | None = None) -> None:
         super().__init__(message)
         self.errors = errors or {}
+
+
+class ConnectorClassNotFound(ConfigError):
+    """``connector.class`` names no connector: a ConfigError to the engine, but 500 over REST, because
+    Connect's ``Plugins.connectorClass`` throws a plain ``ConnectException`` before any validation."""
+
+    http_status = 500
 
 
 class InvalidRequest(EngineError):

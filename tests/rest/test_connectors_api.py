@@ -235,3 +235,26 @@ async def test_traces_start_with_the_exception_as_java_stack_traces_do(client: C
     assert await error(await client.delete("/connectors/leaky"), 500) == (
         "Connector leaky was deleted, but its cleanup failed: engine.api.errors.ConnectException: injected failure "
         "in connector.deleted; it will be retried (GET /connector-cleanups)")
+
+
+RECORDING_SOURCE_DESC = ("PluginDesc{klass=class engine.testing.recording.RecordingSourceConnector, "
+                         "name='engine.testing.recording.RecordingSourceConnector', version='1.0-test', "
+                         "encodedVersion=1.0-test, type=source, typeName='source', location='classpath'}")
+
+
+async def test_an_unknown_connector_class_is_500_listing_the_connectors_as_connect_does(client: Client) -> None:
+    prefix = ("Failed to find any class that implements Connector and which name matches {}, "
+              "available connectors are: PluginDesc{{")
+    for bad in ("no.such.Connector", "Nope", "builtins.dict", "engine.transforms.cast.Cast"):
+        created = await client.post("/connectors", json={"name": "x", "config": {**SOURCE, "connector.class": bad}})
+        message = await error(created, 500)
+        assert message.startswith(prefix.format(bad)), message
+        assert RECORDING_SOURCE_DESC in message
+        listed = message.split("available connectors are: ", 1)[1]
+        names = [part.split(",", 1)[0] for part in listed.split("PluginDesc{klass=class ")[1:]]
+        assert names == sorted(names)
+        validated = await client.put(f"/connector-plugins/{bad}/config/validate", json={"connector.class": bad})
+        assert await error(validated, 500) == message
+    put = await client.put("/connectors/y/config", json={**SOURCE, "connector.class": "Nope"})
+    assert (await error(put, 500)).startswith(prefix.format("Nope"))
+    assert await (await client.get("/connectors")).json() == []

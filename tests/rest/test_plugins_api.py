@@ -263,8 +263,8 @@ async def test_validate_rejects_mismatched_missing_and_unknown_types(client: Cli
     missing = await client.put("/connector-plugins/RecordingSource/config/validate", json={"name": "x"})
     assert await error(missing, 400) == "Connector config {'name': 'x'} contains no connector type"
     unknown = await client.put("/connector-plugins/Nope/config/validate", json={"connector.class": "Nope"})
-    assert (await error(unknown, 400)).startswith(
-        "Failed to find any class that implements Connector and which name matches Nope")
+    assert (await error(unknown, 500)).startswith(
+        "Failed to find any class that implements Connector and which name matches Nope, available connectors are: ")
     assert await error(await client.put("/connector-plugins/X/config/validate", json=["a"]), 400) == \
         "The connector config must be a JSON object"
     null_config = await acme.put("/connector-plugins/NullConfigSink/config/validate",
