@@ -12,7 +12,7 @@ from aiohttp import web
 
 from engine.engine import Engine
 from engine.errors import ConnectorNotFound
-from engine.rest.body import json_body, json_text, query_flag, string_map
+from engine.rest.body import create_request, json_body, query_flag, string_map
 from engine.rest.errors import BadRequest, RestError
 from engine.rest.keys import ENGINE
 
@@ -66,13 +66,8 @@ async def list_connectors(request: web.Request) -> web.Response:
 
 
 async def create_connector(request: web.Request) -> web.Response:
-    body = await json_body(request)
-    if not isinstance(body, dict):
-        raise BadRequest("The request body must be a JSON object with 'name' and 'config'")
-    raw_name = body.get("name")
-    name = "" if raw_name is None else json_text(raw_name).strip()
-    config = string_map(body.get("config") if body.get("config") is not None else {})
-    info = await _engine(request).create_connector(name, config, body.get("initial_state"))
+    name, config, initial_state = create_request(await json_body(request, numbers_as_text=True))
+    info = await _engine(request).create_connector(name, config, initial_state)
     return web.json_response(info, status=201, headers={"Location": f"/connectors/{quote(name, safe='')}"})
 
 
@@ -88,7 +83,7 @@ async def get_config(request: web.Request) -> web.Response:
 
 async def put_config(request: web.Request) -> web.Response:
     engine, name = _engine(request), _name(request)
-    config = string_map(await json_body(request))
+    config = string_map(await json_body(request, numbers_as_text=True))
     created = name not in await engine.connectors()
     info = await engine.put_connector_config(name, config)
     if created:
@@ -98,7 +93,7 @@ async def put_config(request: web.Request) -> web.Response:
 
 async def patch_config(request: web.Request) -> web.Response:
     engine, name = _engine(request), _name(request)
-    patch = string_map(await json_body(request))
+    patch = string_map(await json_body(request, numbers_as_text=True))
     config: dict[str, Any] = dict(await engine.connector_config(name))
     for key, value in patch.items():
         if value is None:
@@ -218,10 +213,11 @@ async def put_task_configs(request: web.Request) -> web.Response:
     engine, name = _engine(request), _name(request)
     if engine.cluster is None:
         return await distributed_only(request)
-    body = await json_body(request)
+    body = await json_body(request, numbers_as_text=True)
     if not isinstance(body, list) or not all(isinstance(c, dict) for c in body):
         raise BadRequest("The request body must be a JSON array of task configs (objects)")
-    await engine.put_task_configs(name, [string_map(c) for c in body])
+    configs = [string_map(c, [f"java.util.ArrayList[{i}]"]) for i, c in enumerate(body)]
+    await engine.put_task_configs(name, configs)
     return web.Response(status=204)
 
 

@@ -74,7 +74,7 @@ async def plugin_config(request: web.Request) -> web.Response:
 
 async def validate_plugin_config(request: web.Request) -> web.Response:
     plugin = request.match_info["plugin"]
-    config = string_map(await json_body(request))
+    config = string_map(await json_body(request, numbers_as_text=True))
     included = config.get("connector.class")
     if included is not None and not _normalized(included).endswith(_normalized(plugin)):
         raise BadRequest(f"Included connector type {included} does not match request type {plugin}")

@@ -258,3 +258,58 @@ async def test_an_unknown_connector_class_is_500_listing_the_connectors_as_conne
     put = await client.put("/connectors/y/config", json={**SOURCE, "connector.class": "Nope"})
     assert (await error(put, 500)).startswith(prefix.format("Nope"))
     assert await (await client.get("/connectors")).json() == []
+
+
+JACKSON = "Cannot deserialize value of type `java.lang.String` from {} (token `JsonToken.{}`) (through reference chain: {})"
+CREATE_REQUEST = "org.apache.kafka.connect.runtime.rest.entities.CreateConnectorRequest"
+
+
+async def test_objects_and_arrays_as_config_values_are_refused_as_jackson_does(client: Client) -> None:
+    nested = await client.post("/connectors", json={"name": "n", "config": {**SOURCE, "a": {"b": 1}}})
+    assert await error(nested, 500) == JACKSON.format(
+        "Object value", "START_OBJECT", f'{CREATE_REQUEST}["config"]->java.util.LinkedHashMap["a"]')
+    listed = await client.post("/connectors", json={"name": "n", "config": {**SOURCE, "a": [1, 2]}})
+    assert await error(listed, 500) == JACKSON.format(
+        "Array value", "START_ARRAY", f'{CREATE_REQUEST}["config"]->java.util.LinkedHashMap["a"]')
+    named = await client.post("/connectors", json={"name": {"first": "n"}, "config": SOURCE})
+    assert await error(named, 500) == JACKSON.format("Object value", "START_OBJECT", f'{CREATE_REQUEST}["name"]')
+    put = await client.put("/connectors/n/config", json={**SOURCE, "a": {"b": 1}})
+    assert await error(put, 500) == JACKSON.format("Object value", "START_OBJECT", 'java.util.LinkedHashMap["a"]')
+    validate = await client.put("/connector-plugins/RecordingSource/config/validate", json={**SOURCE, "a": []})
+    assert await error(validate, 500) == JACKSON.format("Array value", "START_ARRAY", 'java.util.LinkedHashMap["a"]')
+    assert await (await client.get("/connectors")).json() == []  # nothing written
+    await create(client, "n")
+    patch = await client.patch("/connectors/n/config", json={"a": {"b": 1}})
+    assert await error(patch, 500) == JACKSON.format("Object value", "START_OBJECT", 'java.util.LinkedHashMap["a"]')
+    assert "a" not in await (await client.get("/connectors/n/config")).json()
+
+
+async def test_scalars_become_their_json_text_and_null_values_are_config_errors(client: Client) -> None:
+    body = ('{"name": 42, "config": {"connector.class": "engine.testing.RecordingSourceConnector", "tasks.max": 2, '
+            '"x.float": 1.50, "x.exp": 1e3, "x.true": true, "x.false": false, "x.neg": -0}}')
+    created = await client.post("/connectors", data=body, headers={"Content-Type": "application/json"})
+    assert created.status == 201, await created.text()
+    config = await (await client.get("/connectors/42/config")).json()
+    assert config == {"connector.class": "engine.testing.RecordingSourceConnector", "tasks.max": "2",
+                      "x.float": "1.50", "x.exp": "1e3", "x.true": "true", "x.false": "false", "x.neg": "-0",
+                      "name": "42"}
+    null = await client.post("/connectors", json={"name": "nul", "config": {**SOURCE, "x": None}})
+    assert await error(null, 400) == (
+        "Connector configuration is invalid and contains the following 1 error(s):\n"
+        "Null value can not be supplied as the configuration value.\n"
+        "You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`")
+
+
+async def test_unknown_create_fields_and_non_object_bodies_are_500_as_in_connect(client: Client) -> None:
+    unknown = await client.post("/connectors", json={"name": "n", "config": SOURCE, "tasks": []})
+    assert await error(unknown, 500) == (
+        f'Unrecognized field "tasks" (class {CREATE_REQUEST}), not marked as ignorable (3 known properties: "name", '
+        f'"config", "initial_state"]) (through reference chain: {CREATE_REQUEST}["tasks"])')
+    array = await client.post("/connectors", json=[{"name": "n"}])
+    assert await error(array, 500) == (
+        f"Cannot deserialize value of type `{CREATE_REQUEST}` from Array value (token `JsonToken.START_ARRAY`)")
+    scalar = await client.put("/connectors/n/config", json="text")
+    assert await error(scalar, 500) == (
+        "Cannot deserialize value of type `java.util.LinkedHashMap<java.lang.String,java.lang.String>` from String "
+        "value (token `JsonToken.VALUE_STRING`)")
+    assert await (await client.get("/connectors")).json() == []

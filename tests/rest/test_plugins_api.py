@@ -325,8 +325,9 @@ async def test_validate_rejects_mismatched_missing_and_unknown_types(client: Cli
     unknown = await client.put("/connector-plugins/Nope/config/validate", json={"connector.class": "Nope"})
     assert (await error(unknown, 500)).startswith(
         "Failed to find any class that implements Connector and which name matches Nope, available connectors are: ")
-    assert await error(await client.put("/connector-plugins/X/config/validate", json=["a"]), 400) == \
-        "The connector config must be a JSON object"
+    assert await error(await client.put("/connector-plugins/X/config/validate", json=["a"]), 500) == (
+        "Cannot deserialize value of type `java.util.LinkedHashMap<java.lang.String,java.lang.String>` from Array "
+        "value (token `JsonToken.START_ARRAY`)")  # Jackson's, as Connect answers it
     null_config = await acme.put("/connector-plugins/NullConfigSink/config/validate",
                                  json={"connector.class": "NullConfigSink", "name": "n", "topics": "t"})
     assert await error(null_config, 400) == (
