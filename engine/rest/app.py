@@ -19,6 +19,7 @@ from engine.rest.auth import CREDENTIALS_FILE_KEY, BasicAuth, load_credentials
 from engine.rest.errors import error_response, status_of
 from engine.rest.forward import forward
 from engine.rest.keys import CLUSTER_ID, ENGINE, PLUGINS, REST_TIMEOUT
+from engine.rest.routing import add_routes, consumes_json
 
 log = structlog.get_logger(component="rest")
 
@@ -83,10 +84,8 @@ def make_app(engine: Engine, *, rest_timeout: float = DEFAULT_REST_TIMEOUT_S,
     app[REST_TIMEOUT] = rest_timeout
     app[CLUSTER_ID] = cluster_id
     app[PLUGINS] = plugins if plugins is not None else PluginRegistry.discover(engine.worker.get("plugin.path"))
-    app.router.add_get("/", server_info)
-    app.router.add_get("/health", health)
-    app.router.add_get("/openapi.json", openapi.serve)
-    app.router.add_get("/metrics", metrics.serve)
-    for method, path, handler in [*connectors.ROUTES, *plugin_routes.ROUTES, *loggers.ROUTES]:
-        app.router.add_route(method, path, handler)
+    json_resources = [(method, path, consumes_json(handler))
+                      for method, path, handler in [*connectors.ROUTES, *plugin_routes.ROUTES, *loggers.ROUTES]]
+    add_routes(app, [("GET", "/", server_info), ("GET", "/health", health), ("GET", "/openapi.json", openapi.serve),
+                     ("GET", "/metrics", metrics.serve), *json_resources, *connectors.INTERNAL_ROUTES])
     return app

@@ -48,9 +48,9 @@ async def _known(engine: Engine, name: str, message: str) -> None:
 async def list_connectors(request: web.Request) -> web.Response:
     engine = _engine(request)
     names = await engine.connectors()
-    expand = set(request.query.getall("expand", []))
-    if not expand & {"status", "info"}:
+    if "expand" not in request.query:
         return web.json_response(names)
+    expand = set(request.query.getall("expand"))  # unknown expansions are ignored, still an object
     result: dict[str, dict[str, Any]] = {}
     for name in names:
         entry: dict[str, Any] = {}
@@ -250,6 +250,10 @@ ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", "/connectors/{connector}/offsets", get_offsets),
     ("PATCH", "/connectors/{connector}/offsets", alter_offsets),
     ("DELETE", "/connectors/{connector}/offsets", reset_offsets),
+]
+
+# Connect's InternalConnectResource: no @Consumes, so no 415 check
+INTERNAL_ROUTES: list[tuple[str, str, Handler]] = [
     ("POST", "/connectors/{connector}/tasks", put_task_configs),
     ("PUT", "/connectors/{connector}/fence", distributed_only),
 ]

@@ -54,7 +54,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                            "info": _ref("ConnectorInfo")}},
     "TaskInfo": {"type": "object", "required": ["id", "config"],
                  "properties": {"id": _ref("ConnectorTaskId"), "config": _STRING_MAP}},
-    "CreateConnectorRequest": {"type": "object", "required": ["name", "config"],
+    "CreateConnectorRequest": {"type": "object", "required": ["name", "config"], "additionalProperties": False,
                                "properties": {"name": {"type": "string"}, "config": _ref("ConnectorConfig"),
                                               "initial_state": {"type": "string",
                                                                 "enum": ["RUNNING", "PAUSED", "STOPPED"]}}},
@@ -117,7 +117,9 @@ def _errors(*codes: int) -> dict[str, Any]:
 
 _ERROR_TEXT = {400: "Bad request (invalid config, malformed parameters)", 401: "Credentials missing or wrong",
                403: "Forbidden", 404: "Not found", 409: "Conflict (already exists)",
-               500: "Request timed out waiting on a plugin, malformed JSON, or an internal error"}
+               415: "The body's Content-Type is not JSON",
+               500: "Request timed out waiting on a plugin, malformed JSON or JSON of the wrong shape (an object "
+                    "where a string belongs, an unknown field), an unknown connector class, or an internal error"}
 
 _CONNECTOR = {"name": "connector", "in": "path", "required": True, "schema": {"type": "string"}}
 _TASK = {"name": "task", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 0}}
@@ -234,12 +236,20 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
 _PATH_PARAMETERS = {"{connector}": _CONNECTOR, "{task}": _TASK, "{plugin}": _PLUGIN, "{logger}": _LOGGER}
 
 
+_INTERNAL = {("POST", "/connectors/{connector}/tasks"), ("PUT", "/connectors/{connector}/fence")}
+
+
 def document() -> dict[str, Any]:
-    """The OpenAPI 3.1 document (a module adding routes adds their operations to ``OPERATIONS``)."""
+    """The OpenAPI 3.1 document (a module adding routes adds their operations to ``OPERATIONS``).
+
+    Every operation with a JSON body but the internal ones may answer 415 (``engine.rest.routing``).
+    """
     paths: dict[str, dict[str, Any]] = {}
     for (method, path), operation in OPERATIONS.items():
         params = [p for token, p in _PATH_PARAMETERS.items() if token in path]
         entry = {**operation, "parameters": [*params, *operation.get("parameters", [])]}
+        if "requestBody" in operation and (method, path) not in _INTERNAL:
+            entry["responses"] = {**operation["responses"], "415": _json(_ERROR, _ERROR_TEXT[415])}
         paths.setdefault(path, {})[method.lower()] = entry
     return {"openapi": "3.1.0",
             "info": {"title": "connect-engine REST API (Kafka Connect compatible)",
