@@ -11,6 +11,8 @@ from typing import Any
 
 from aiohttp import web
 
+from engine.rest.server_info import CONNECT_VERSION
+
 _STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
 _REF = "#/components/schemas/"
 
@@ -27,9 +29,13 @@ _STATE = {"type": "string", "enum": ["UNASSIGNED", "RUNNING", "PAUSED", "STOPPED
 SCHEMAS: dict[str, dict[str, Any]] = {
     "ErrorMessage": {"type": "object", "required": ["error_code", "message"],
                      "properties": {"error_code": {"type": "integer"}, "message": {"type": "string"}}},
-    "ServerInfo": {"type": "object", "required": ["version", "commit", "kafka_cluster_id"],
-                   "properties": {"version": {"type": "string"}, "commit": {"type": "string"},
-                                  "kafka_cluster_id": {"type": "string"}}},
+    "ServerInfo": {"type": "object", "required": ["version", "commit", "kafka_cluster_id", "engine_version"],
+                   "properties": {"version": {"type": "string", "description": "The Kafka Connect release whose "
+                                              "REST API this worker implements"},
+                                  "commit": {"type": "string", "description": "This build's commit (16 hex digits) "
+                                             "or unknown"},
+                                  "kafka_cluster_id": {"type": "string"},
+                                  "engine_version": {"type": "string", "description": "connect-engine's version"}}},
     "WorkerStatus": {"type": "object", "required": ["status", "message"],
                      "properties": {"status": {"type": "string", "enum": ["healthy", "starting", "unhealthy"]},
                                     "message": {"type": "string"}}},
@@ -137,7 +143,7 @@ def _body(schema: dict[str, Any]) -> dict[str, Any]:
 
 # (method, path) -> operation
 OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
-    ("GET", "/"): {"summary": "Server version", "responses": {"200": _json(_ref("ServerInfo"), "Server info")}},
+    ("GET", "/"): {"summary": "The Kafka Connect version implemented, the build's commit, connect-engine's version", "responses": {"200": _json(_ref("ServerInfo"), "Server info")}},
     ("GET", "/health"): {"summary": "Worker health", "responses": {
         "200": _json(_ref("WorkerStatus"), "Healthy"), "500": _json(_ref("WorkerStatus"), "Unhealthy")}},
     ("GET", "/openapi.json"): {"summary": "This document", "responses": {"200": _json({"type": "object"}, "OpenAPI")}},
@@ -253,7 +259,9 @@ def document() -> dict[str, Any]:
         paths.setdefault(path, {})[method.lower()] = entry
     return {"openapi": "3.1.0",
             "info": {"title": "connect-engine REST API (Kafka Connect compatible)",
-                     "version": version("connect-engine")},
+                     "version": version("connect-engine"),
+                     "description": f"The Kafka Connect {CONNECT_VERSION} REST API, plus connect-engine's own "
+                                    "/connector-cleanups, /metrics and this document."},
             "paths": paths, "components": {"schemas": SCHEMAS}}
 
 

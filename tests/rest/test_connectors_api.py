@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 from aiohttp.test_utils import TestClient
@@ -31,7 +34,12 @@ async def error(response: Any, status: int) -> str:
 
 async def test_root_and_health(client: Client) -> None:
     root = await (await client.get("/")).json()
-    assert set(root) == {"version", "commit", "kafka_cluster_id"}
+    assert set(root) == {"version", "commit", "kafka_cluster_id", "engine_version"}
+    assert root["version"] == "3.9.0"  # the Connect REST API implemented: clients gate features on it
+    assert root["engine_version"] == version("connect-engine")
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False,
+                            cwd=Path(__file__).parent).stdout.strip()
+    assert root["commit"] == (commit[:16] if commit else "unknown")  # as Kafka's: 16 hex digits
     health = await client.get("/health")
     assert health.status == 200
     assert await health.json() == {"status": "healthy",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,8 @@ async def test_a_body_that_is_not_json_is_415_before_anything_runs(worker: Worke
 
 
 async def test_trailing_slash_head_options_and_expand(worker: Worker, http: aiohttp.ClientSession) -> None:
+    root = (await call(http, worker, "GET", "/"))[1]
+    assert (root["version"], root["engine_version"]) == ("3.9.0", version("connect-engine"))
     status, created, _ = await call(http, worker, "POST", "/connectors/", json={"name": "orders", "config": SOURCE})
     assert status == 201, created
     async with asyncio.timeout(READY_TIMEOUT_S):
