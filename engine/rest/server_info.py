@@ -1,8 +1,8 @@
 """``GET /``: which Kafka Connect REST API this worker implements (Connect's ``ServerInfo``).
 
-Clients read ``version`` as Connect's and gate features on it (kcctl offers stop and offsets only
-from 3.5 and 3.6 on), so it names the Connect release whose REST API we match, not our own
-version: 3.9.0, the last 3.x release. 3.9 has everything this worker answers (KIP-745 restarts,
+Clients read ``version`` as Connect's and gate features on it (kcctl offers stop and the offsets
+commands only on a Connect that has them), so it names the Connect release whose REST API we match,
+not our own version: 3.9.0, the last 3.x release. 3.9 has everything this worker answers (KIP-745 restarts,
 PUT .../stop, KIP-875 offsets, KIP-980 ``initial_state``, KIP-976 ``scope=cluster`` loggers,
 KIP-1017 ``/health``) and still has ``GET .../tasks-config``, which 4.0 removed. ``commit`` is, as
 Kafka's, the first 16 hex digits of the build's commit ("unknown" when it cannot be told), and
