@@ -226,16 +226,21 @@ def _trace_lines(exc: BaseException, label: str, lines: list[str], seen: set[int
             _trace_lines(other, other_label, lines, seen)
 
 
-def _header(exc: BaseException) -> list[str]:
-    """Java's ``Throwable.toString()``: the qualified type, then ``: message`` when there is one; notes after."""
-    name = type(exc).__qualname__
-    if type(exc).__module__ not in ("builtins", "__main__"):
+def describe(exc: BaseException, type_name: str | None = None) -> str:
+    """Java's ``Throwable.toString()``: the qualified type (or ``type_name``), then ``: message`` if any."""
+    name = type_name or type(exc).__qualname__
+    if type_name is None and type(exc).__module__ not in ("builtins", "__main__"):
         name = f"{type(exc).__module__}.{name}"
     try:
         message = str(exc)
     except Exception:
         message = "<exception str() failed>"
-    header = (f"{name}: {message}" if message else name).split("\n")
+    return f"{name}: {message}" if message else name
+
+
+def _header(exc: BaseException) -> list[str]:
+    """``describe(exc)``, its lines, then the exception's notes."""
+    header = describe(exc).split("\n")
     notes = getattr(exc, "__notes__", None)
     if isinstance(notes, list | tuple):
         header += [str(note) for note in notes]

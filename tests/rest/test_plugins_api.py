@@ -320,18 +320,25 @@ async def test_validate_rejects_mismatched_missing_and_unknown_types(client: Cli
         "Included connector type engine.testing.RecordingSinkConnector does not match request type RecordingSource")
     suffix = await client.put("/connector-plugins/SourceConnector/config/validate", json=SOURCE)
     assert suffix.status == 200  # "...RecordingSource" ends with "Source": Connect's suffix rule
+    # Connect validates on another thread and answers what it throws there as 500 "<its class>: <message>"
     missing = await client.put("/connector-plugins/RecordingSource/config/validate", json={"name": "x"})
-    assert await error(missing, 400) == "Connector config {'name': 'x'} contains no connector type"
+    assert await error(missing, 500) == ("org.apache.kafka.connect.runtime.rest.errors.BadRequestException: "
+                                         "Connector config {'name': 'x'} contains no connector type")
     unknown = await client.put("/connector-plugins/Nope/config/validate", json={"connector.class": "Nope"})
     assert (await error(unknown, 500)).startswith(
-        "Failed to find any class that implements Connector and which name matches Nope, available connectors are: ")
+        "org.apache.kafka.connect.errors.ConnectException: Failed to find any class that implements Connector and "
+        "which name matches Nope, available connectors are: ")
     assert await error(await client.put("/connector-plugins/X/config/validate", json=["a"]), 500) == (
         "Cannot deserialize value of type `java.util.LinkedHashMap<java.lang.String,java.lang.String>` from Array "
         "value (token `JsonToken.START_ARRAY`)")  # Jackson's, as Connect answers it
     null_config = await acme.put("/connector-plugins/NullConfigSink/config/validate",
                                  json={"connector.class": "NullConfigSink", "name": "n", "topics": "t"})
-    assert await error(null_config, 400) == (
-        "acme_rest.NullConfigSinkConnector.config() must return a ConfigDef that is not null.")
+    assert await error(null_config, 500) == ("org.apache.kafka.connect.runtime.rest.errors.BadRequestException: "
+                                             "acme_rest.NullConfigSinkConnector.config() must return a ConfigDef "
+                                             "that is not null.")
+    FAULTS.inject("raising", "validate", "raise")
+    raising = await client.put("/connector-plugins/RecordingSource/config/validate", json={**SOURCE, "name": "raising"})
+    assert await error(raising, 500) == "engine.api.errors.ConnectException: injected failure in connector.validate"
 
 
 async def test_created_connectors_accept_aliases(client: Client, engine: Engine) -> None:
