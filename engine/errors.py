@@ -2,6 +2,7 @@
 
 * EngineError
   x ConfigError                 bad connector or worker config (400); ``errors`` maps key -> messages
+    + ConnectorClassNotFound    ``connector.class`` names no connector (500, as Connect's ConnectException)
   x Forbidden                   an operation the worker config disables (403), e.g. topic tracking
   x ConnectorNotFound           (404)
   x TaskNotFound                (404)
@@ -42,6 +43,13 @@ class ConfigError(EngineError):
     def __init__(self, message: str, *, errors: dict[str, list[str]] | None = None) -> None:
         super().__init__(message)
         self.errors = errors or {}
+
+
+class ConnectorClassNotFound(ConfigError):
+    """``connector.class`` names no connector: a ConfigError to the engine, but 500 over REST, because
+    Connect's ``Plugins.connectorClass`` throws a plain ``ConnectException`` before any validation."""
+
+    http_status = 500
 
 
 class InvalidRequest(EngineError):
@@ -188,5 +196,52 @@ class ForwardingFailed(EngineError):
 
 
 def trace_of(exc: BaseException) -> str:
-    """An exception with its traceback, as statuses and deletion outcomes carry it (Connect's ``trace``)."""
-    return "".join(traceback.format_exception(exc)).rstrip()
+    """An exception with its traceback, as statuses and deletion outcomes carry it (Connect's ``trace``).
+
+    Laid out as a Java stack trace, because UIs and CLIs show a trace's first line: first
+    ``module.Type: message``, then the Python frames (most recent call last), then each cause under
+    ``Caused by:`` (an implicit context under ``During handling of:``), and the members of an
+    exception group under ``Contained:``.
+    """
+    lines: list[str] = []
+    _trace_lines(exc, "", lines, set())
+    return "\n".join(lines).rstrip()
+
+
+def _trace_lines(exc: BaseException, label: str, lines: list[str], seen: set[int]) -> None:
+    seen.add(id(exc))
+    first, *rest = _header(exc)
+    lines += [label + first, *rest]
+    if exc.__traceback__ is not None:
+        lines.append("Traceback (most recent call last):")
+        lines += "".join(traceback.format_tb(exc.__traceback__)).rstrip("\n").split("\n")
+    related: list[tuple[BaseException, str]] = [
+        (member, "Contained: ") for member in (exc.exceptions if isinstance(exc, BaseExceptionGroup) else ())]
+    if exc.__cause__ is not None:
+        related.append((exc.__cause__, "Caused by: "))
+    elif exc.__context__ is not None and not exc.__suppress_context__:
+        related.append((exc.__context__, "During handling of: "))
+    for other, other_label in related:
+        if id(other) not in seen:  # chains can loop
+            _trace_lines(other, other_label, lines, seen)
+
+
+def describe(exc: BaseException, type_name: str | None = None) -> str:
+    """Java's ``Throwable.toString()``: the qualified type (or ``type_name``), then ``: message`` if any."""
+    name = type_name or type(exc).__qualname__
+    if type_name is None and type(exc).__module__ not in ("builtins", "__main__"):
+        name = f"{type(exc).__module__}.{name}"
+    try:
+        message = str(exc)
+    except Exception:
+        message = "<exception str() failed>"
+    return f"{name}: {message}" if message else name
+
+
+def _header(exc: BaseException) -> list[str]:
+    """``describe(exc)``, its lines, then the exception's notes."""
+    header = describe(exc).split("\n")
+    notes = getattr(exc, "__notes__", None)
+    if isinstance(notes, list | tuple):
+        header += [str(note) for note in notes]
+    return header

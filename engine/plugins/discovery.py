@@ -32,7 +32,7 @@ import importlib
 import inspect
 import sys
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cache
 from importlib.metadata import EntryPoint, distributions, entry_points
@@ -100,12 +100,21 @@ def plugin_version(cls: type) -> str | None:
     return result if isinstance(result, str) else None
 
 
+UNDEFINED_VERSION = "undefined"
+CLASSPATH = "classpath"
+
+
 @dataclass(frozen=True, slots=True)
 class PluginDesc:
-    """One discovered plugin class and its kind (Connect's ``PluginDesc``)."""
+    """One discovered plugin class and its kind (Connect's ``PluginDesc``).
+
+    ``location`` is where it was found: ``classpath`` for installed distributions, else the
+    ``plugin.path`` entry (Connect: ``classpath`` or the plugin's isolated location).
+    """
 
     cls: type
     type: PluginType
+    location: str = field(default=CLASSPATH, compare=False)
 
     @property
     def name(self) -> str:
@@ -120,6 +129,13 @@ class PluginDesc:
         simple = self.simple_name
         pos = simple.rfind(self.type.suffix)  # Connect: lastIndexOf, and only when not at 0
         return simple[:pos] if pos > 0 else simple
+
+    def java_repr(self) -> str:
+        """Connect's ``PluginDesc.toString()``, as its "available connectors are: ..." messages list plugins."""
+        version = plugin_version(self.cls) or UNDEFINED_VERSION
+        return (f"PluginDesc{{klass=class {self.name}, name='{self.name}', version='{version}', "
+                f"encodedVersion={version}, type={self.type.value}, typeName='{self.type.value}', "
+                f"location='{self.location}'}}")
 
     def info(self) -> dict[str, str]:
         """Connect's PluginInfo; ``version`` left out when undefined."""
@@ -240,10 +256,15 @@ def _scan_directory(directory: Path) -> list[PluginDesc]:
         except Exception as exc:
             log.warning("plugins.module_failed", path=str(entry), error=repr(exc))
             continue
-        found.extend(_connectors_defined_in(module_name, vars(module).values()))
+        found.extend(_connectors_defined_in(module_name, vars(module).values(), _location(entry)))
     eps = [ep for dist in distributions(path=[str(directory)]) for ep in dist.entry_points]
-    found.extend(plugins_from_entry_points(eps))
+    found.extend(replace(desc, location=_location(directory)) for desc in plugins_from_entry_points(eps))
     return found
+
+
+def _location(path: Path) -> str:
+    """A ``file:`` URL as Java prints one (Connect's isolated plugin location)."""
+    return "file:" + str(path.resolve()) + ("/" if path.is_dir() else "")
 
 
 def _top_level_module(entry: Path) -> str | None:
@@ -258,7 +279,7 @@ def _top_level_module(entry: Path) -> str | None:
     return name if name.isidentifier() else None
 
 
-def _connectors_defined_in(module_name: str, members: Iterable[object]) -> Iterator[PluginDesc]:
+def _connectors_defined_in(module_name: str, members: Iterable[object], location: str) -> Iterator[PluginDesc]:
     for member in members:
         if not isinstance(member, type) or inspect.isabstract(member) or not issubclass(member, Connector):
             continue
@@ -268,7 +289,7 @@ def _connectors_defined_in(module_name: str, members: Iterable[object]) -> Itera
             continue  # imported from elsewhere (our own bases, another plugin)
         kind = connector_plugin_type(member)
         if kind is not None:
-            yield PluginDesc(member, kind)
+            yield PluginDesc(member, kind, location)
 
 
 def process_registry() -> PluginRegistry:

@@ -4,48 +4,55 @@ from __future__ import annotations
 
 from functools import cache
 
+import structlog
+
 from engine.api.connector import Connector, SinkConnector, SourceConnector
-from engine.errors import ConfigError
+from engine.errors import ConnectorClassNotFound
 from engine.plugins.classes import ClassNotFound, import_class
-from engine.plugins.discovery import process_registry
+from engine.plugins.discovery import CONNECTOR_TYPES, process_registry
 
 __all__ = ["connector_type", "load_connector_class"]
+
+log = structlog.get_logger(component="plugins")
 
 
 @cache
 def load_connector_class(name: str) -> type[Connector]:
     """Import ``package.module.Class`` (or ``package.module:Class``) and check it is a connector.
 
-    Names that do not import are looked up among discovered plugins (full class name or
-    alias such as ``RecordingSource``); unknown names keep the dotted-path error.
+    Names that do not import are looked up among discovered connectors (full class name or
+    alias such as ``RecordingSource``). Raises ``ConnectorClassNotFound`` with Connect's message
+    (``Plugins.connectorClass``); when a module exists but fails to import, that error is its cause.
     """
     try:
-        return _import_connector_class(name)
-    except ConfigError:
-        desc = process_registry().resolve(name)
-        if desc is None:
-            raise
-    if not issubclass(desc.cls, (SourceConnector, SinkConnector)):
-        raise _class_error(name, f"it names the {desc.type.value} plugin {desc.name}, not a connector")
-    return desc.cls
-
-
-def _import_connector_class(name: str) -> type[Connector]:
-    try:
         cls = import_class(name, strict=True)
-    except ClassNotFound as exc:  # any import failure is a bad connector.class (400), never a crash
-        if exc.module is None:
-            why = "it is not a dotted import path such as 'package.module.ClassName'"
-        elif exc.error is not None:
-            why = f"module {exc.module!r} cannot be imported ({exc.error!r})"
-        else:
-            why = "it is not a Connector subclass"
-        raise _class_error(name, why) from exc.error
-    if not issubclass(cls, Connector):
-        raise _class_error(name, "it is not a Connector subclass")
-    if not issubclass(cls, (SourceConnector, SinkConnector)):
-        raise _class_error(name, "connectors must extend SourceConnector or SinkConnector")
-    return cls
+    except ClassNotFound as exc:
+        cause = exc.error if exc.error is not None and not _missing_module(exc) else None
+        if cause is not None:
+            log.warning("plugins.connector_module_failed", connector_class=name, module=exc.module, error=repr(cause))
+    else:
+        if issubclass(cls, SourceConnector | SinkConnector):
+            return cls
+        cause = None
+    desc = process_registry().resolve(name)
+    if desc is not None and desc.type in CONNECTOR_TYPES:
+        return desc.cls
+    raise _not_found(name) from cause
+
+
+def _missing_module(exc: ClassNotFound) -> bool:
+    """The name's module does not exist (as opposed to existing and failing on import)."""
+    error = exc.error
+    return (isinstance(error, ModuleNotFoundError) and error.name is not None and exc.module is not None
+            and (exc.module == error.name or exc.module.startswith(error.name + ".")))
+
+
+def _not_found(name: str) -> ConnectorClassNotFound:
+    """Connect's wording, listing every connector as its ``PluginDesc.toString()`` (sorted by class name)."""
+    connectors = sorted(process_registry().plugins(CONNECTOR_TYPES), key=lambda desc: desc.name)
+    message = (f"Failed to find any class that implements Connector and which name matches {name}, "
+               f"available connectors are: {', '.join(desc.java_repr() for desc in connectors)}")
+    return ConnectorClassNotFound(message, errors={"connector.class": [message]})
 
 
 def connector_type(cls: type[Connector] | None) -> str:
@@ -54,8 +61,3 @@ def connector_type(cls: type[Connector] | None) -> str:
     if cls is not None and issubclass(cls, SinkConnector):
         return "sink"
     return "unknown"
-
-
-def _class_error(name: str, why: str) -> ConfigError:
-    message = f"Failed to find any class that implements Connector and which name matches {name}: {why}"
-    return ConfigError(message, errors={"connector.class": [message]})

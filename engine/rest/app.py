@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from importlib.metadata import version
 from typing import Any
 
 import structlog
@@ -13,12 +12,13 @@ from engine.engine import Engine
 from engine.errors import EngineError, NotLeader
 from engine.observability.request_stage import current_stage, timed_out_message
 from engine.plugins.discovery import PluginRegistry
-from engine.rest import connectors, loggers, metrics, openapi
+from engine.rest import connectors, loggers, metrics, openapi, server_info
 from engine.rest import plugins as plugin_routes
 from engine.rest.auth import CREDENTIALS_FILE_KEY, BasicAuth, load_credentials
 from engine.rest.errors import error_response, status_of
 from engine.rest.forward import forward
 from engine.rest.keys import CLUSTER_ID, ENGINE, PLUGINS, REST_TIMEOUT
+from engine.rest.routing import add_routes, consumes_json
 
 log = structlog.get_logger(component="rest")
 
@@ -51,11 +51,6 @@ async def connect_errors(request: web.Request, handler: Any) -> web.StreamRespon
     return response
 
 
-async def server_info(request: web.Request) -> web.Response:
-    return web.json_response({"version": version("connect-engine"), "commit": "",
-                              "kafka_cluster_id": request.app[CLUSTER_ID]})
-
-
 async def health(request: web.Request) -> web.Response:
     engine = request.app[ENGINE]
     try:
@@ -83,10 +78,9 @@ def make_app(engine: Engine, *, rest_timeout: float = DEFAULT_REST_TIMEOUT_S,
     app[REST_TIMEOUT] = rest_timeout
     app[CLUSTER_ID] = cluster_id
     app[PLUGINS] = plugins if plugins is not None else PluginRegistry.discover(engine.worker.get("plugin.path"))
-    app.router.add_get("/", server_info)
-    app.router.add_get("/health", health)
-    app.router.add_get("/openapi.json", openapi.serve)
-    app.router.add_get("/metrics", metrics.serve)
-    for method, path, handler in [*connectors.ROUTES, *plugin_routes.ROUTES, *loggers.ROUTES]:
-        app.router.add_route(method, path, handler)
+    json_resources = [(method, path, consumes_json(handler))
+                      for method, path, handler in [*connectors.ROUTES, *plugin_routes.ROUTES, *loggers.ROUTES]]
+    server_info.build_commit()  # asks git once, before any request waits on it
+    add_routes(app, [("GET", "/", server_info.serve), ("GET", "/health", health), ("GET", "/openapi.json", openapi.serve),
+                     ("GET", "/metrics", metrics.serve), *json_resources, *connectors.INTERNAL_ROUTES])
     return app

@@ -12,7 +12,7 @@ from aiohttp import web
 
 from engine.engine import Engine
 from engine.errors import ConnectorNotFound
-from engine.rest.body import json_body, json_text, query_flag, string_map
+from engine.rest.body import create_request, json_body, query_flag, string_map
 from engine.rest.errors import BadRequest, RestError
 from engine.rest.keys import ENGINE
 
@@ -48,9 +48,9 @@ async def _known(engine: Engine, name: str, message: str) -> None:
 async def list_connectors(request: web.Request) -> web.Response:
     engine = _engine(request)
     names = await engine.connectors()
-    expand = set(request.query.getall("expand", []))
-    if not expand & {"status", "info"}:
+    if "expand" not in request.query:
         return web.json_response(names)
+    expand = set(request.query.getall("expand"))  # unknown expansions are ignored, still an object
     result: dict[str, dict[str, Any]] = {}
     for name in names:
         entry: dict[str, Any] = {}
@@ -66,14 +66,9 @@ async def list_connectors(request: web.Request) -> web.Response:
 
 
 async def create_connector(request: web.Request) -> web.Response:
-    body = await json_body(request)
-    if not isinstance(body, dict):
-        raise BadRequest("The request body must be a JSON object with 'name' and 'config'")
-    raw_name = body.get("name")
-    name = "" if raw_name is None else json_text(raw_name).strip()
-    config = string_map(body.get("config") if body.get("config") is not None else {})
+    name, config, initial_state = create_request(await json_body(request, numbers_as_text=True))
     engine = _engine(request)
-    info = await engine.create_connector(name, config, body.get("initial_state"))
+    info = await engine.create_connector(name, config, initial_state)
     await _started(engine, name)
     return web.json_response(info, status=201, headers={"Location": f"/connectors/{quote(name, safe='')}"})
 
@@ -101,7 +96,7 @@ async def get_config(request: web.Request) -> web.Response:
 
 async def put_config(request: web.Request) -> web.Response:
     engine, name = _engine(request), _name(request)
-    config = string_map(await json_body(request))
+    config = string_map(await json_body(request, numbers_as_text=True))
     created = name not in await engine.connectors()
     info = await engine.put_connector_config(name, config)
     await _started(engine, name)
@@ -112,7 +107,7 @@ async def put_config(request: web.Request) -> web.Response:
 
 async def patch_config(request: web.Request) -> web.Response:
     engine, name = _engine(request), _name(request)
-    patch = string_map(await json_body(request))
+    patch = string_map(await json_body(request, numbers_as_text=True))
     config: dict[str, Any] = dict(await engine.connector_config(name))
     for key, value in patch.items():
         if value is None:
@@ -134,7 +129,7 @@ async def delete_connector(request: web.Request) -> web.Response:
     then = ("it will be retried (GET /connector-cleanups)" if outcome.will_retry
             else "it will not be retried (connector.deleted.max.retries)")
     reason = (outcome.error or "").strip().splitlines()
-    raise RestError(500, f"Connector {name} was deleted, but its cleanup {what}: {reason[-1] if reason else what}; "
+    raise RestError(500, f"Connector {name} was deleted, but its cleanup {what}: {reason[0] if reason else what}; "
                          f"{then}")
 
 
@@ -234,10 +229,11 @@ async def put_task_configs(request: web.Request) -> web.Response:
     engine, name = _engine(request), _name(request)
     if engine.cluster is None:
         return await distributed_only(request)
-    body = await json_body(request)
+    body = await json_body(request, numbers_as_text=True)
     if not isinstance(body, list) or not all(isinstance(c, dict) for c in body):
         raise BadRequest("The request body must be a JSON array of task configs (objects)")
-    await engine.put_task_configs(name, [string_map(c) for c in body])
+    configs = [string_map(c, [f"java.util.ArrayList[{i}]"]) for i, c in enumerate(body)]
+    await engine.put_task_configs(name, configs)
     return web.Response(status=204)
 
 
@@ -270,6 +266,10 @@ ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", "/connectors/{connector}/offsets", get_offsets),
     ("PATCH", "/connectors/{connector}/offsets", alter_offsets),
     ("DELETE", "/connectors/{connector}/offsets", reset_offsets),
+]
+
+# Connect's InternalConnectResource: no @Consumes, so no 415 check
+INTERNAL_ROUTES: list[tuple[str, str, Handler]] = [
     ("POST", "/connectors/{connector}/tasks", put_task_configs),
     ("PUT", "/connectors/{connector}/fence", distributed_only),
 ]

@@ -21,7 +21,9 @@ UNMATCHED = "unmatched"
 
 def route_of(request: web.Request) -> str:
     resource = request.match_info.route.resource
-    return resource.canonical if resource is not None else UNMATCHED
+    if resource is None:
+        return UNMATCHED
+    return resource.canonical.rstrip("/") or "/"  # a trailing-slash variant counts as its route
 
 
 @web.middleware

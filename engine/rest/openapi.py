@@ -11,6 +11,8 @@ from typing import Any
 
 from aiohttp import web
 
+from engine.rest.server_info import CONNECT_VERSION
+
 _STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
 _REF = "#/components/schemas/"
 
@@ -27,9 +29,13 @@ _STATE = {"type": "string", "enum": ["UNASSIGNED", "RUNNING", "PAUSED", "STOPPED
 SCHEMAS: dict[str, dict[str, Any]] = {
     "ErrorMessage": {"type": "object", "required": ["error_code", "message"],
                      "properties": {"error_code": {"type": "integer"}, "message": {"type": "string"}}},
-    "ServerInfo": {"type": "object", "required": ["version", "commit", "kafka_cluster_id"],
-                   "properties": {"version": {"type": "string"}, "commit": {"type": "string"},
-                                  "kafka_cluster_id": {"type": "string"}}},
+    "ServerInfo": {"type": "object", "required": ["version", "commit", "kafka_cluster_id", "engine_version"],
+                   "properties": {"version": {"type": "string", "description": "The Kafka Connect release whose "
+                                              "REST API this worker implements"},
+                                  "commit": {"type": "string", "description": "This build's commit (16 hex digits) "
+                                             "or unknown"},
+                                  "kafka_cluster_id": {"type": "string"},
+                                  "engine_version": {"type": "string", "description": "connect-engine's version"}}},
     "WorkerStatus": {"type": "object", "required": ["status", "message"],
                      "properties": {"status": {"type": "string", "enum": ["healthy", "starting", "unhealthy"]},
                                     "message": {"type": "string"}}},
@@ -54,7 +60,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                                            "info": _ref("ConnectorInfo")}},
     "TaskInfo": {"type": "object", "required": ["id", "config"],
                  "properties": {"id": _ref("ConnectorTaskId"), "config": _STRING_MAP}},
-    "CreateConnectorRequest": {"type": "object", "required": ["name", "config"],
+    "CreateConnectorRequest": {"type": "object", "required": ["name", "config"], "additionalProperties": False,
                                "properties": {"name": {"type": "string"}, "config": _ref("ConnectorConfig"),
                                               "initial_state": {"type": "string",
                                                                 "enum": ["RUNNING", "PAUSED", "STOPPED"]}}},
@@ -117,7 +123,9 @@ def _errors(*codes: int) -> dict[str, Any]:
 
 _ERROR_TEXT = {400: "Bad request (invalid config, malformed parameters)", 401: "Credentials missing or wrong",
                403: "Forbidden", 404: "Not found", 409: "Conflict (already exists)",
-               500: "Request timed out waiting on a plugin, malformed JSON, or an internal error"}
+               415: "The body's Content-Type is not JSON",
+               500: "Request timed out waiting on a plugin, malformed JSON or JSON of the wrong shape (an object "
+                    "where a string belongs, an unknown field), an unknown connector class, or an internal error"}
 
 _CONNECTOR = {"name": "connector", "in": "path", "required": True, "schema": {"type": "string"}}
 _TASK = {"name": "task", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 0}}
@@ -135,7 +143,7 @@ def _body(schema: dict[str, Any]) -> dict[str, Any]:
 
 # (method, path) -> operation
 OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
-    ("GET", "/"): {"summary": "Server version", "responses": {"200": _json(_ref("ServerInfo"), "Server info")}},
+    ("GET", "/"): {"summary": "The Kafka Connect version implemented, the build's commit, connect-engine's version", "responses": {"200": _json(_ref("ServerInfo"), "Server info")}},
     ("GET", "/health"): {"summary": "Worker health", "responses": {
         "200": _json(_ref("WorkerStatus"), "Healthy"), "500": _json(_ref("WorkerStatus"), "Unhealthy")}},
     ("GET", "/openapi.json"): {"summary": "This document", "responses": {"200": _json({"type": "object"}, "OpenAPI")}},
@@ -234,16 +242,26 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
 _PATH_PARAMETERS = {"{connector}": _CONNECTOR, "{task}": _TASK, "{plugin}": _PLUGIN, "{logger}": _LOGGER}
 
 
+_INTERNAL = {("POST", "/connectors/{connector}/tasks"), ("PUT", "/connectors/{connector}/fence")}
+
+
 def document() -> dict[str, Any]:
-    """The OpenAPI 3.1 document (a module adding routes adds their operations to ``OPERATIONS``)."""
+    """The OpenAPI 3.1 document (a module adding routes adds their operations to ``OPERATIONS``).
+
+    Every operation with a JSON body but the internal ones may answer 415 (``engine.rest.routing``).
+    """
     paths: dict[str, dict[str, Any]] = {}
     for (method, path), operation in OPERATIONS.items():
         params = [p for token, p in _PATH_PARAMETERS.items() if token in path]
         entry = {**operation, "parameters": [*params, *operation.get("parameters", [])]}
+        if "requestBody" in operation and (method, path) not in _INTERNAL:
+            entry["responses"] = {**operation["responses"], "415": _json(_ERROR, _ERROR_TEXT[415])}
         paths.setdefault(path, {})[method.lower()] = entry
     return {"openapi": "3.1.0",
             "info": {"title": "connect-engine REST API (Kafka Connect compatible)",
-                     "version": version("connect-engine")},
+                     "version": version("connect-engine"),
+                     "description": f"The Kafka Connect {CONNECT_VERSION} REST API, plus connect-engine's own "
+                                    "/connector-cleanups, /metrics and this document."},
             "paths": paths, "components": {"schemas": SCHEMAS}}
 
 

@@ -13,7 +13,7 @@ from aiohttp import web
 from engine.api._invoke import invoke
 from engine.api.config_def import ConfigDef
 from engine.api.connector import Connector
-from engine.errors import ConnectorNotFound
+from engine.errors import ConfigError, ConnectorClassNotFound, ConnectorNotFound, describe
 from engine.observability.request_stage import enter_stage
 from engine.plugins.classes import import_class
 from engine.plugins.discovery import connector_plugin_type
@@ -72,13 +72,27 @@ async def plugin_config(request: web.Request) -> web.Response:
     return web.json_response([key.info() for key in keys.values()])
 
 
+# What Connect's validation throws where ours raises these: named so in the message, as Connect's is
+_JAVA_NAMES: list[tuple[type[Exception], str]] = [
+    (ConnectorClassNotFound, "org.apache.kafka.connect.errors.ConnectException"),
+    (ConfigError, "org.apache.kafka.connect.runtime.rest.errors.BadRequestException"),
+]
+
+
 async def validate_plugin_config(request: web.Request) -> web.Response:
+    """Connect validates on another thread and does not unwrap the ``ExecutionException`` that carries a
+    failure back: whatever validation raises answers 500 with ``<exception class>: <message>``."""
     plugin = request.match_info["plugin"]
-    config = string_map(await json_body(request))
+    config = string_map(await json_body(request, numbers_as_text=True))
     included = config.get("connector.class")
     if included is not None and not _normalized(included).endswith(_normalized(plugin)):
         raise BadRequest(f"Included connector type {included} does not match request type {plugin}")
-    return web.json_response(await validate_config_infos(config, plugins=request.app[PLUGINS]))
+    try:
+        infos = await validate_config_infos(config, plugins=request.app[PLUGINS])
+    except Exception as exc:
+        java_name = next((name for cls, name in _JAVA_NAMES if isinstance(exc, cls)), None)
+        raise RestError(500, describe(exc, java_name)) from exc
+    return web.json_response(infos)
 
 
 ROUTES: list[tuple[str, str, Handler]] = [

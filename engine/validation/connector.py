@@ -13,6 +13,7 @@ from engine.api.connector import Config, Connector
 from engine.errors import ConfigError, OperationTimeout
 from engine.observability.request_stage import enter_stage
 from engine.plugins.loading import load_connector_class
+from engine.validation.source_config import source_key_errors
 
 VALIDATING = "performing multi-property validation for the connector"
 
@@ -70,11 +71,12 @@ def _key_of(message: str, default: str) -> str:
 
 
 def _data_plane_errors(cls: type[Connector], props: Mapping[str, str]) -> dict[str, list[str]]:
-    """What the task loops would refuse at start: error policy, converters, transforms, sink topics.
+    """What the task loops would refuse at start: error policy, converters, transforms, sink topics, and
+    the source keys (``exactly.once.support``, ``transaction.boundary`` ...).
 
     Cheap when a connector sets none of them, so every create can afford it.
     """
-    from engine.api.connector import SinkConnector
+    from engine.api.connector import SinkConnector, SourceConnector
     from engine.api.errors import ConfigException
     from engine.tolerance import ErrorPolicy
     from engine.transforms.chain import TransformationChain
@@ -94,6 +96,9 @@ def _data_plane_errors(cls: type[Connector], props: Mapping[str, str]) -> dict[s
             check()
         except ConfigException as exc:
             errors.setdefault(_key_of(str(exc), default_key), []).append(str(exc))
+    if issubclass(cls, SourceConnector):
+        for key, messages in source_key_errors(props).items():
+            errors.setdefault(key, []).extend(messages)
     if issubclass(cls, SinkConnector):
         topics, regex = props.get("topics", "").strip(), props.get("topics.regex", "").strip()
         if topics and regex:

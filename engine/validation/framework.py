@@ -1,5 +1,6 @@
-"""The framework's own connector settings (Connect's ``ConnectorConfig`` / ``SinkConnectorConfig``) and
-the ``ConfigInfos`` answer of ``PUT /connector-plugins/{p}/config/validate``.
+"""The framework's own connector settings (Connect's ``ConnectorConfig``, ``SinkConnectorConfig`` and, from
+``source_config``, ``SourceConnectorConfig``) and the ``ConfigInfos`` answer of
+``PUT /connector-plugins/{p}/config/validate``.
 
 Every connector accepts these keys whatever its own ``config()`` says; REST shows them next to
 the connector's keys so UIs can render one form.
@@ -44,6 +45,7 @@ from engine.transforms.chain import (
 )
 from engine.transforms.resolve import Kind, check_concrete, find_class
 from engine.validation.connector import VALIDATING, _validator_instance
+from engine.validation.source_config import SOURCE_KEYS, unique_aliases
 
 COMMON_GROUP = "Common"
 TRANSFORMS_GROUP = "Transforms"
@@ -66,11 +68,6 @@ def _non_empty_without_control_chars(name: str, value: Any) -> None:
             + ", ".join(illegal))
 
 
-def _unique_aliases(name: str, value: Any) -> None:
-    if isinstance(value, list) and len(value) > len(set(value)):
-        raise ConfigDefError.invalid(name, value, "Duplicate alias provided.")
-
-
 def _common(order: int, name: str, type_: ConfigType, default: Any, importance: Importance, doc: str,
             display: str, *, group: str = COMMON_GROUP, validator: Any = None,
             width: Width = Width.SHORT) -> ConfigKey:
@@ -80,7 +77,7 @@ def _common(order: int, name: str, type_: ConfigType, default: Any, importance: 
 
 def _connector_keys() -> list[ConfigKey]:
     name_check = LambdaValidator(_non_empty_without_control_chars, "non-empty string without ISO control characters")
-    aliases = LambdaValidator(_unique_aliases)
+    aliases = LambdaValidator(unique_aliases)
     h, m, lo = Importance.HIGH, Importance.MEDIUM, Importance.LOW
     c = ConfigType
     return [
@@ -166,7 +163,7 @@ def _config_def(keys: list[ConfigKey]) -> ConfigDef:
     return config_def
 
 
-SOURCE_CONFIG_DEF = _config_def(_connector_keys())
+SOURCE_CONFIG_DEF = _config_def([*_connector_keys(), *SOURCE_KEYS])
 SINK_CONFIG_DEF = _config_def([*_connector_keys(), *_sink_keys()])
 
 

@@ -18,7 +18,6 @@ SUPPORT_KEY = "exactly.once.support"
 BOUNDARY_KEY = "transaction.boundary"
 INTERVAL_KEY = "transaction.boundary.interval.ms"
 WORKER_VALUES = ("disabled", "preparing", "enabled")
-BOUNDARIES = ("poll", "interval", "connector")
 
 NO_PREFLIGHT = (
     "The connector does not implement the API required for preflight validation of exactly-once source "
@@ -60,25 +59,17 @@ class TransactionSettings:
 
 
 def check_connector(cls: type[Connector], config: Mapping[str, str]) -> None:
-    """The source connector config checks of Connect's validation (``AbstractHerder``), per key."""
+    """The exactly-once checks of Connect's validation (``DistributedHerder``), per key.
+
+    The keys' values were validated already (``engine.validation.source_config``).
+    """
     if not issubclass(cls, SourceConnector):
         return
     errors: dict[str, list[str]] = {}
     support = config.get(SUPPORT_KEY, "requested").strip().lower()
-    if support not in ("requested", "required"):
-        errors[SUPPORT_KEY] = [f"Invalid value {support} for configuration {SUPPORT_KEY}: "
-                               "String must be one of: requested, required"]
     boundary = config.get(BOUNDARY_KEY, "poll").strip().lower()
-    if boundary not in BOUNDARIES:
-        errors[BOUNDARY_KEY] = [f"Invalid value {boundary} for configuration {BOUNDARY_KEY}: "
-                                "String must be one of: poll, interval, connector"]
-    interval = config.get(INTERVAL_KEY, "").strip()
-    if interval:
-        if not interval.isdigit():
-            errors[INTERVAL_KEY] = [f"Invalid value {interval} for configuration {INTERVAL_KEY}: "
-                                    "Value must be at least 0"]
-        elif boundary != "interval":
-            errors[INTERVAL_KEY] = [f"{INTERVAL_KEY} may only be set when {BOUNDARY_KEY} is interval"]
+    if config.get(INTERVAL_KEY, "").strip() and boundary != "interval":
+        errors[INTERVAL_KEY] = [f"{INTERVAL_KEY} may only be set when {BOUNDARY_KEY} is interval"]
     if not errors:
         instance = cls()
         if support == "required":

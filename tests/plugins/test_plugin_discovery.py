@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine.api.connector import SinkConnector, SourceConnector
-from engine.errors import ConfigError
+from engine.errors import ConfigError, ConnectorClassNotFound
 from engine.plugins import discovery as plugin_discovery
 from engine.plugins.discovery import (
     PluginDesc,
@@ -173,19 +173,35 @@ def test_plugin_path_imports_top_level_modules_and_packages(tmp_path: Path) -> N
     # connector.class resolution sees what plugin.path brought in, by alias and by dotted name
     assert load_connector_class("OtherSource").__module__ == "acme_other"
     assert load_connector_class("acme_pkg.impl.PkgSink").__name__ == "PkgSink"
+    flat = registry.resolve("FlatSource")
+    assert flat is not None
+    assert flat.java_repr() == (  # Connect's PluginDesc.toString(), as "available connectors are: ..." lists it
+        f"PluginDesc{{klass=class acme_flat.FlatSourceConnector, name='acme_flat.FlatSourceConnector', "
+        f"version='1.2', encodedVersion=1.2, type=source, typeName='source', "
+        f"location='file:{(first / 'acme_flat.py').resolve()}'}}")
 
 
 @pytest.mark.usefixtures("isolated_path")
-def test_unknown_names_keep_the_dotted_path_error() -> None:
-    with pytest.raises(ConfigError, match="Failed to find any class that implements Connector and which name "
-                                          "matches NoSuchThing: it is not a dotted import path"):
-        load_connector_class("NoSuchThing")
-    with pytest.raises(ConfigError, match="module 'acme_nowhere' cannot be imported"):
-        load_connector_class("acme_nowhere.ThingConnector")
+def test_unknown_names_get_connects_message_and_a_broken_module_is_the_cause(tmp_path: Path) -> None:
+    def not_found(name: str) -> ConnectorClassNotFound:
+        with pytest.raises(ConnectorClassNotFound) as raised:
+            load_connector_class(name)
+        assert str(raised.value).startswith(f"Failed to find any class that implements Connector and which name "
+                                            f"matches {name}, available connectors are: PluginDesc{{klass=class ")
+        assert raised.value.http_status == 500
+        assert isinstance(raised.value, ConfigError)  # the herder fails such a connector as before
+        return raised.value
+
+    assert not_found("NoSuchThing").__cause__ is None
+    assert not_found("acme_nowhere.ThingConnector").__cause__ is None  # no such module: nothing to tell
+    write(tmp_path / "acme_broken.py", "import acme_missing_dependency\n")
+    sys.path.append(str(tmp_path))
+    broken = not_found("acme_broken.BrokenConnector")
+    assert isinstance(broken.__cause__, ModuleNotFoundError)  # a module that fails to import says why
+    assert broken.__cause__.name == "acme_missing_dependency"
     transform = PluginDesc(FooSource, PluginType.TRANSFORMATION)
     plugin_discovery._PATH_PLUGINS[transform.name] = transform
-    with pytest.raises(ConfigError, match="matches FooSource: it names the transformation plugin"):
-        load_connector_class("FooSource")
+    not_found("FooSource")  # an alias of a transformation names no connector
 
 
 # ---- aliases ----------------------------------------------------------------------------------

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 from aiohttp.test_utils import TestClient
 
 from engine import Engine
-from engine.testing import CALLS
+from engine.testing import CALLS, FAULTS
 from tests.rest.conftest import SINK, SOURCE
 
 Client = TestClient[object, object]
@@ -31,7 +34,12 @@ async def error(response: Any, status: int) -> str:
 
 async def test_root_and_health(client: Client) -> None:
     root = await (await client.get("/")).json()
-    assert set(root) == {"version", "commit", "kafka_cluster_id"}
+    assert set(root) == {"version", "commit", "kafka_cluster_id", "engine_version"}
+    assert root["version"] == "3.9.0"  # the Connect REST API implemented: clients gate features on it
+    assert root["engine_version"] == version("connect-engine")
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False,
+                            cwd=Path(__file__).parent).stdout.strip()
+    assert root["commit"] == (commit[:16] if commit else "unknown")  # as Kafka's: 16 hex digits
     health = await client.get("/health")
     assert health.status == 200
     assert await health.json() == {"status": "healthy",
@@ -220,3 +228,98 @@ async def test_distributed_only_endpoints_answer_500_on_a_standalone_worker(clie
     message = await error(await client.post("/connectors/orders/tasks", json=[{}]), 500)
     assert "only supported by a distributed worker" in message
     assert (await client.put("/connectors/orders/fence")).status == 500
+
+
+async def test_traces_start_with_the_exception_as_java_stack_traces_do(client: Client, engine: Engine) -> None:
+    answer = await client.post("/connectors", json={"name": "broken", "config": {**SOURCE, "test.fail.start": "true"}})
+    assert await error(answer, 500) == "Failed to transition connector broken to state STARTED"
+    await engine.wait_for_state("broken", "FAILED", tasks=0)
+    status = await (await client.get("/connectors/broken/status")).json()
+    lines = status["connector"]["trace"].splitlines()
+    assert lines[0] == "engine.api.errors.ConnectException: injected failure in connector.start"
+    assert lines[1] == "Traceback (most recent call last):"
+    await create(client, "leaky")
+    await engine.wait_for_state("leaky", "RUNNING", tasks=2)
+    FAULTS.inject("leaky", "deleted", "raise")
+    assert await error(await client.delete("/connectors/leaky"), 500) == (
+        "Connector leaky was deleted, but its cleanup failed: engine.api.errors.ConnectException: injected failure "
+        "in connector.deleted; it will be retried (GET /connector-cleanups)")
+
+
+RECORDING_SOURCE_DESC = ("PluginDesc{klass=class engine.testing.recording.RecordingSourceConnector, "
+                         "name='engine.testing.recording.RecordingSourceConnector', version='1.0-test', "
+                         "encodedVersion=1.0-test, type=source, typeName='source', location='classpath'}")
+
+
+async def test_an_unknown_connector_class_is_500_listing_the_connectors_as_connect_does(client: Client) -> None:
+    prefix = ("Failed to find any class that implements Connector and which name matches {}, "
+              "available connectors are: PluginDesc{{")
+    for bad in ("no.such.Connector", "Nope", "builtins.dict", "engine.transforms.cast.Cast"):
+        created = await client.post("/connectors", json={"name": "x", "config": {**SOURCE, "connector.class": bad}})
+        message = await error(created, 500)
+        assert message.startswith(prefix.format(bad)), message
+        assert RECORDING_SOURCE_DESC in message
+        listed = message.split("available connectors are: ", 1)[1]
+        names = [part.split(",", 1)[0] for part in listed.split("PluginDesc{klass=class ")[1:]]
+        assert names == sorted(names)
+        validated = await client.put(f"/connector-plugins/{bad}/config/validate", json={"connector.class": bad})
+        # validation runs on another thread in Connect, which answers the ExecutionException's message
+        assert await error(validated, 500) == "org.apache.kafka.connect.errors.ConnectException: " + message
+    put = await client.put("/connectors/y/config", json={**SOURCE, "connector.class": "Nope"})
+    assert (await error(put, 500)).startswith(prefix.format("Nope"))
+    assert await (await client.get("/connectors")).json() == []
+
+
+JACKSON = "Cannot deserialize value of type `java.lang.String` from {} (token `JsonToken.{}`) (through reference chain: {})"
+CREATE_REQUEST = "org.apache.kafka.connect.runtime.rest.entities.CreateConnectorRequest"
+
+
+async def test_objects_and_arrays_as_config_values_are_refused_as_jackson_does(client: Client) -> None:
+    nested = await client.post("/connectors", json={"name": "n", "config": {**SOURCE, "a": {"b": 1}}})
+    assert await error(nested, 500) == JACKSON.format(
+        "Object value", "START_OBJECT", f'{CREATE_REQUEST}["config"]->java.util.LinkedHashMap["a"]')
+    listed = await client.post("/connectors", json={"name": "n", "config": {**SOURCE, "a": [1, 2]}})
+    assert await error(listed, 500) == JACKSON.format(
+        "Array value", "START_ARRAY", f'{CREATE_REQUEST}["config"]->java.util.LinkedHashMap["a"]')
+    named = await client.post("/connectors", json={"name": {"first": "n"}, "config": SOURCE})
+    assert await error(named, 500) == JACKSON.format("Object value", "START_OBJECT", f'{CREATE_REQUEST}["name"]')
+    put = await client.put("/connectors/n/config", json={**SOURCE, "a": {"b": 1}})
+    assert await error(put, 500) == JACKSON.format("Object value", "START_OBJECT", 'java.util.LinkedHashMap["a"]')
+    validate = await client.put("/connector-plugins/RecordingSource/config/validate", json={**SOURCE, "a": []})
+    assert await error(validate, 500) == JACKSON.format("Array value", "START_ARRAY", 'java.util.LinkedHashMap["a"]')
+    assert await (await client.get("/connectors")).json() == []  # nothing written
+    await create(client, "n")
+    patch = await client.patch("/connectors/n/config", json={"a": {"b": 1}})
+    assert await error(patch, 500) == JACKSON.format("Object value", "START_OBJECT", 'java.util.LinkedHashMap["a"]')
+    assert "a" not in await (await client.get("/connectors/n/config")).json()
+
+
+async def test_scalars_become_their_json_text_and_null_values_are_config_errors(client: Client) -> None:
+    body = ('{"name": 42, "config": {"connector.class": "engine.testing.RecordingSourceConnector", "tasks.max": 2, '
+            '"x.float": 1.50, "x.exp": 1e3, "x.true": true, "x.false": false, "x.neg": -0}}')
+    created = await client.post("/connectors", data=body, headers={"Content-Type": "application/json"})
+    assert created.status == 201, await created.text()
+    config = await (await client.get("/connectors/42/config")).json()
+    assert config == {"connector.class": "engine.testing.RecordingSourceConnector", "tasks.max": "2",
+                      "x.float": "1.50", "x.exp": "1e3", "x.true": "true", "x.false": "false", "x.neg": "-0",
+                      "name": "42"}
+    null = await client.post("/connectors", json={"name": "nul", "config": {**SOURCE, "x": None}})
+    assert await error(null, 400) == (
+        "Connector configuration is invalid and contains the following 1 error(s):\n"
+        "Null value can not be supplied as the configuration value.\n"
+        "You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`")
+
+
+async def test_unknown_create_fields_and_non_object_bodies_are_500_as_in_connect(client: Client) -> None:
+    unknown = await client.post("/connectors", json={"name": "n", "config": SOURCE, "tasks": []})
+    assert await error(unknown, 500) == (
+        f'Unrecognized field "tasks" (class {CREATE_REQUEST}), not marked as ignorable (3 known properties: "name", '
+        f'"config", "initial_state"]) (through reference chain: {CREATE_REQUEST}["tasks"])')
+    array = await client.post("/connectors", json=[{"name": "n"}])
+    assert await error(array, 500) == (
+        f"Cannot deserialize value of type `{CREATE_REQUEST}` from Array value (token `JsonToken.START_ARRAY`)")
+    scalar = await client.put("/connectors/n/config", json="text")
+    assert await error(scalar, 500) == (
+        "Cannot deserialize value of type `java.util.LinkedHashMap<java.lang.String,java.lang.String>` from String "
+        "value (token `JsonToken.VALUE_STRING`)")
+    assert await (await client.get("/connectors")).json() == []

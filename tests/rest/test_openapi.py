@@ -22,8 +22,8 @@ def served_routes(engine: Engine) -> set[tuple[str, str]]:
     for route in app.router.routes():
         info = route.resource.get_info() if route.resource is not None else {}
         path = info.get("path") or info.get("formatter")
-        if route.method != "HEAD" and path:
-            routes.add((route.method, path))
+        if route.method not in ("HEAD", "OPTIONS") and path:  # answered for every GET / every path
+            routes.add((route.method, path.rstrip("/") or "/"))  # and every path also with a trailing "/"
     return routes
 
 

@@ -62,14 +62,17 @@ class NullConfigSinkConnector(_Plain):
         return None
 '''
 
-FRAMEWORK_SOURCE_KEYS = [
+FRAMEWORK_KEYS = [
     "name", "connector.class", "tasks.max", "tasks.max.enforce", "key.converter", "value.converter",
     "header.converter", "transforms", "predicates", "config.action.reload", "offsets.reset.on.delete",
     "errors.retry.timeout", "errors.retry.delay.max.ms", "errors.tolerance", "errors.log.enable",
     "errors.log.include.messages",
 ]
+SOURCE_ONLY_KEYS = ["topic.creation.groups", "exactly.once.support", "transaction.boundary",
+                    "transaction.boundary.interval.ms", "offsets.storage.topic"]
+FRAMEWORK_SOURCE_KEYS = [*FRAMEWORK_KEYS, *SOURCE_ONLY_KEYS]
 FRAMEWORK_SINK_KEYS = [
-    *FRAMEWORK_SOURCE_KEYS, "topics", "topics.regex", "errors.deadletterqueue.topic.name",
+    *FRAMEWORK_KEYS, "topics", "topics.regex", "errors.deadletterqueue.topic.name",
     "errors.deadletterqueue.topic.replication.factor", "errors.deadletterqueue.context.headers.enable",
 ]
 
@@ -181,6 +184,62 @@ async def test_config_of_unknown_or_non_plugin_classes(client: Client) -> None:
         "header_converter, transformation, predicate.")
 
 
+async def test_source_plugins_have_connects_source_keys(client: Client) -> None:
+    """SourceConnectorConfig.configDef(): names, types, defaults, groups and orders as Connect defines them."""
+    keys = {k["name"]: k for k in await ok(await client.get("/connector-plugins/RecordingSource/config"))}
+    shape = {name: (k["type"], k["required"], k["default_value"], k["importance"], k["group"], k["order"], k["width"],
+                    k["display_name"]) for name, k in keys.items() if name in SOURCE_ONLY_KEYS}
+    assert shape == {
+        "topic.creation.groups": ("LIST", False, "", "LOW", "Topic Creation", 1, "LONG", "Topic Creation Groups"),
+        "exactly.once.support": ("STRING", False, "requested", "MEDIUM", "Exactly Once Support", 2, "SHORT",
+                                 "Exactly once support"),
+        "transaction.boundary": ("STRING", False, "poll", "MEDIUM", "Exactly Once Support", 3, "SHORT",
+                                 "Transaction Boundary"),
+        "transaction.boundary.interval.ms": ("LONG", False, None, "LOW", "Exactly Once Support", 4, "SHORT",
+                                             "Transaction boundary interval"),
+        "offsets.storage.topic": ("STRING", False, None, "LOW", "offsets.topic", 1, "LONG", "Offsets topic"),
+    }
+    sink = await ok(await client.get("/connector-plugins/RecordingSink/config"))
+    assert not {k["name"] for k in sink} & set(SOURCE_ONLY_KEYS)
+
+
+SOURCE_KEY_ERRORS = {
+    "exactly.once.support": "Invalid value bogus for configuration exactly.once.support: String must be one of "
+                            "(case insensitive): REQUIRED, REQUESTED",
+    "transaction.boundary": "Invalid value never for configuration transaction.boundary: String must be one of "
+                            "(case insensitive): INTERVAL, POLL, CONNECTOR",
+    "transaction.boundary.interval.ms": "Invalid value -1 for configuration transaction.boundary.interval.ms: "
+                                        "Value must be at least 0",
+    "offsets.storage.topic": "Invalid value  for configuration offsets.storage.topic: String must be non-empty",
+    "topic.creation.groups": "Invalid value [a, a] for configuration topic.creation.groups: Duplicate alias provided.",
+}
+BAD_SOURCE_KEYS = {"exactly.once.support": "bogus", "transaction.boundary": "never",
+                   "transaction.boundary.interval.ms": "-1", "offsets.storage.topic": "",
+                   "topic.creation.groups": "a,a"}
+
+
+async def test_source_keys_are_validated_and_creating_with_a_bad_one_fails(client: Client) -> None:
+    config = {**SOURCE, "name": "eos", **BAD_SOURCE_KEYS}
+    infos = await ok(await client.put("/connector-plugins/RecordingSource/config/validate", json=config))
+    assert infos["error_count"] == 5
+    assert {k: v["errors"] for k, v in _values(infos).items() if v["errors"]} == \
+        {k: [m] for k, m in SOURCE_KEY_ERRORS.items()}
+    one_bad = {**SOURCE, "exactly.once.support": "bogus"}
+    created = await client.post("/connectors", json={"name": "eos", "config": one_bad})
+    assert await error(created, 400) == (
+        "Connector configuration is invalid and contains the following 1 error(s):\n"
+        f"{SOURCE_KEY_ERRORS['exactly.once.support']}\n"
+        "You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`")
+    put = await client.put("/connectors/eos/config", json={**SOURCE, **BAD_SOURCE_KEYS})
+    assert (await error(put, 400)).startswith("Connector configuration is invalid and contains the following 5 error(s)")
+    assert await (await client.get("/connectors")).json() == []
+    fine = {**SOURCE, "exactly.once.support": " Requested ", "transaction.boundary": "INTERVAL",
+            "transaction.boundary.interval.ms": "0", "topic.creation.groups": "a,b"}
+    assert (await client.post("/connectors", json={"name": "eos", "config": fine})).status == 201
+    sink = {**SINK, "exactly.once.support": "bogus"}  # not a sink key: ignored, as Connect does
+    assert (await client.post("/connectors", json={"name": "sink", "config": sink})).status == 201
+
+
 # ---- PUT /connector-plugins/{p}/config/validate ---------------------------------------------------
 
 def _values(infos: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -192,7 +251,8 @@ async def test_validate_a_valid_config(client: Client) -> None:
     infos = await ok(await client.put("/connector-plugins/RecordingSourceConnector/config/validate", json=config))
     assert infos["name"] == "engine.testing.RecordingSourceConnector"
     assert infos["error_count"] == 0
-    assert infos["groups"] == ["Common", "Transforms", "Predicates", "Error Handling"]
+    assert infos["groups"] == ["Common", "Transforms", "Predicates", "Error Handling", "Topic Creation",
+                               "Exactly Once Support", "offsets.topic"]
     assert [c["definition"]["name"] for c in infos["configs"]] == FRAMEWORK_SOURCE_KEYS
     values = _values(infos)
     assert values["tasks.max"] == {"name": "tasks.max", "value": "2", "recommended_values": [], "errors": [],
@@ -260,17 +320,25 @@ async def test_validate_rejects_mismatched_missing_and_unknown_types(client: Cli
         "Included connector type engine.testing.RecordingSinkConnector does not match request type RecordingSource")
     suffix = await client.put("/connector-plugins/SourceConnector/config/validate", json=SOURCE)
     assert suffix.status == 200  # "...RecordingSource" ends with "Source": Connect's suffix rule
+    # Connect validates on another thread and answers what it throws there as 500 "<its class>: <message>"
     missing = await client.put("/connector-plugins/RecordingSource/config/validate", json={"name": "x"})
-    assert await error(missing, 400) == "Connector config {'name': 'x'} contains no connector type"
+    assert await error(missing, 500) == ("org.apache.kafka.connect.runtime.rest.errors.BadRequestException: "
+                                         "Connector config {'name': 'x'} contains no connector type")
     unknown = await client.put("/connector-plugins/Nope/config/validate", json={"connector.class": "Nope"})
-    assert (await error(unknown, 400)).startswith(
-        "Failed to find any class that implements Connector and which name matches Nope")
-    assert await error(await client.put("/connector-plugins/X/config/validate", json=["a"]), 400) == \
-        "The connector config must be a JSON object"
+    assert (await error(unknown, 500)).startswith(
+        "org.apache.kafka.connect.errors.ConnectException: Failed to find any class that implements Connector and "
+        "which name matches Nope, available connectors are: ")
+    assert await error(await client.put("/connector-plugins/X/config/validate", json=["a"]), 500) == (
+        "Cannot deserialize value of type `java.util.LinkedHashMap<java.lang.String,java.lang.String>` from Array "
+        "value (token `JsonToken.START_ARRAY`)")  # Jackson's, as Connect answers it
     null_config = await acme.put("/connector-plugins/NullConfigSink/config/validate",
                                  json={"connector.class": "NullConfigSink", "name": "n", "topics": "t"})
-    assert await error(null_config, 400) == (
-        "acme_rest.NullConfigSinkConnector.config() must return a ConfigDef that is not null.")
+    assert await error(null_config, 500) == ("org.apache.kafka.connect.runtime.rest.errors.BadRequestException: "
+                                             "acme_rest.NullConfigSinkConnector.config() must return a ConfigDef "
+                                             "that is not null.")
+    FAULTS.inject("raising", "validate", "raise")
+    raising = await client.put("/connector-plugins/RecordingSource/config/validate", json={**SOURCE, "name": "raising"})
+    assert await error(raising, 500) == "engine.api.errors.ConnectException: injected failure in connector.validate"
 
 
 async def test_created_connectors_accept_aliases(client: Client, engine: Engine) -> None:
