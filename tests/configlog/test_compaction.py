@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -37,6 +37,7 @@ from engine.configlog.snapshot import ConfigSnapshot
 from engine.errors import CorruptRecord
 from engine.storage.journal import STEPS, Entry
 from states import TargetState
+from tests.crash import Crash, crash_at
 
 NAMES = ("a", "b", "c-1")
 
@@ -234,17 +235,6 @@ async def test_random_appends_and_compactions_reopen_to_the_same_snapshot(tmp_pa
         await again.open()
         assert_same_log(await read(again), whole)
         await again.close()
-
-
-class Crash(Exception):
-    """Raised by the step hook: the compaction stops there, as a kill would stop it."""
-
-
-def crash_at(name: str) -> Callable[[str], None]:
-    def hook(step: str) -> None:
-        if step == name:
-            raise Crash(step)
-    return hook
 
 
 @pytest.mark.parametrize("step", STEPS)

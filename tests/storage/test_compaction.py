@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,19 +13,9 @@ import pytest
 from engine.storage.journal import STEPS
 from engine.storage.offsets import FileOffsetStore
 from engine.storage.status import FileStatusStore, Status, TopicStatus
+from tests.crash import Crash, crash_at
 
 FLOOR = 4096
-
-
-class Crash(Exception):
-    """Raised by the step hook: the compaction stops there, as a kill would stop it."""
-
-
-def crash_at(name: str) -> Callable[[str], None]:
-    def hook(step: str) -> None:
-        if step == name:
-            raise Crash(step)
-    return hook
 
 
 def write_history(path: Path, updates: int, keys: int) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ from structlog.testing import capture_logs
 
 from engine.configlog.file import FileConfigLog
 from engine.storage.journal import STEPS, Journal
+from tests.crash import Crash, crash_at
 
 
 def read_all(path: Path) -> list[tuple[str, bytes | None]]:
@@ -125,17 +125,6 @@ def test_a_line_whose_offset_goes_backwards_is_skipped(tmp_path: Path) -> None:
     assert journal.replay() == [(5, "a", b"1"), (6, "c", b"1")]
     assert journal.skipped == 1
     journal.close()
-
-
-class Crash(Exception):
-    """Raised by the step hook: the compaction stops there, as a kill would stop it."""
-
-
-def crash_at(name: str) -> Callable[[str], None]:
-    def hook(step: str) -> None:
-        if step == name:
-            raise Crash(step)
-    return hook
 
 
 @pytest.mark.parametrize("step", STEPS)
