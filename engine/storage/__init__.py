@@ -1,1 +1,1 @@
-"""Status and offsets stores: memory for embedding, append-only files for durability."""
+"""Status and offsets stores: memory for embedding, append-only files (compacted) for durability."""

@@ -8,7 +8,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from engine.storage.journal import Journal
+from engine.storage.compaction import DEFAULT_FLOOR
+from engine.storage.keyed_journal import KeyedJournal
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,25 +206,33 @@ class MemoryStatusStore:
 
 
 class FileStatusStore(MemoryStatusStore):
-    """Statuses journaled to a file, so the last known status is readable after a restart."""
+    """Statuses journaled to a file, so the last known status is readable after a restart; the file
+    is compacted to one record per live status (``engine.storage.compaction``)."""
 
     _journaled = True
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, floor: int = DEFAULT_FLOOR) -> None:
         super().__init__()
-        self._journal = Journal(path, fsync=False)
+        self.file = KeyedJournal(path, self._live, fsync=False, floor=floor)
 
     async def open(self) -> None:
-        for key, value in self._journal.open():
-            self.apply_record(key, value)
+        await self.file.open(self.apply_record)
 
     async def close(self) -> None:
-        self._journal.close()
+        await self.file.close()
+
+    def _live(self) -> list[tuple[str, bytes]]:
+        records = [(connector_key(c), _encode(s)) for c, s in self._connectors.items()]
+        records += [(task_key(c, n), _encode(s)) for c, tasks in self._tasks.items() for n, s in tasks.items()]
+        records += [(topic_key(c, t), _encode(s)) for c, topics in self._topics.items() for t, s in topics.items()]
+        return records
 
     def _persist(self, key: str, status: Status | None) -> None:
-        value = None if status is None else json.dumps(status.to_json()).encode()
-        self._journal.append([(key, value)])
+        self.file.append([(key, None if status is None else _encode(status))])
 
     def _persist_topic(self, connector: str, topic: str, status: TopicStatus | None) -> None:
-        value = None if status is None else json.dumps(status.to_json()).encode()
-        self._journal.append([(topic_key(connector, topic), value)])
+        self.file.append([(topic_key(connector, topic), None if status is None else _encode(status))])
+
+
+def _encode(status: Status | TopicStatus) -> bytes:
+    return json.dumps(status.to_json()).encode()
