@@ -25,7 +25,7 @@ from engine.topics.segment import TEMP, fsync_directory
 log = structlog.get_logger(component="topics")
 
 _TOPIC, _RECORD, _COMMIT, _PARTITION = "topic", "record", "commit", "partition"
-_LINE_OVERHEAD = 32  # the journal's own key and quoting around a value, about
+_LINE_OVERHEAD = len('{"key":"","value":""}\n')
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +109,7 @@ class TopicJournal:
     def append(self, event: Event) -> None:
         key, value = _encode(event)
         self._journal.append([(key, value)])
-        self.appended += len(value) + _LINE_OVERHEAD
+        self.appended += len(value) + value.count(b'"') + len(key) + _LINE_OVERHEAD  # the journal escapes quotes
 
     def topic(self, name: str, partitions: int, configs: Mapping[str, str]) -> None:
         self.append(TopicCreated(name, partitions, dict(configs)))
