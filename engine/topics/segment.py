@@ -146,7 +146,8 @@ class FileSegment:
 
     @classmethod
     def load(cls, path: Path, topic: str, partition: int) -> FileSegment | None:
-        """Reads the first and last line only; cuts a torn last line. None (file removed) if no whole record is left."""
+        """Reads the first and last line (all of them only if one of those is unreadable); cuts a torn
+        last line. None if no record is left: the file is removed when empty, else set aside as ``.corrupt``."""
         segment = cls(path, topic, partition, int(path.name.removesuffix(SUFFIX)))
         with path.open("r+b") as f:
             size = os.fstat(f.fileno()).st_size
@@ -155,13 +156,19 @@ class FileSegment:
                 log.warning("topics.segment_torn_tail_cut", path=str(path), offset=whole, dropped_bytes=size - whole)
                 f.truncate(whole)
             first, last = _line_at(f, 0), _line_at(f, _rfind_newline(f, whole - 1) + 1) if whole else b""
-        records = [segment._parse(line) for line in (first, last) if line]
-        if len(records) < 2 or records[0] is None or records[1] is None:
-            log.warning("topics.segment_unreadable_removed", path=str(path))
+        if not whole:
             path.unlink()
             return None
-        segment.size, segment.first_ts = whole, records[0].timestamp
-        segment.end, segment.max_ts = records[1].offset + 1, records[1].timestamp
+        oldest, newest = segment._parse(first), segment._parse(last)
+        if oldest is None or newest is None:
+            records = list(segment.scan())  # a damaged line: its neighbours are still good
+            if not records:
+                log.error("topics.segment_unreadable", path=str(path), moved_to=path.name + ".corrupt")
+                path.rename(path.with_name(path.name + ".corrupt"))
+                return None
+            oldest, newest = records[0], records[-1]
+        segment.size, segment.first_ts = whole, oldest.timestamp
+        segment.end, segment.max_ts = newest.offset + 1, newest.timestamp
         return segment
 
     def fill(self, records: Sequence[ConsumedRecord], limit_bytes: int) -> int:

@@ -393,6 +393,24 @@ def test_a_file_segment_finds_any_offset_by_binary_search(tmp_path: Path) -> Non
     assert (loaded.first_ts, loaded.max_ts) == (T0, T0 + 2999)
 
 
+def test_a_damaged_segment_line_costs_that_record_only(tmp_path: Path) -> None:
+    from engine.topics.base import ConsumedRecord
+
+    segment = FileSegment.new(tmp_path, "t", 0, 0)
+    segment.fill([ConsumedRecord("t", 0, i, None, b"v", (), T0 + i) for i in range(5)], 1 << 30)
+    lines = segment.path.read_bytes().splitlines(keepends=True)
+    segment.path.write_bytes(b"garbage\n" + b"".join(lines[1:3]) + b'{"o":3,"ts":\n' + lines[4])
+    with capture_logs() as logs:
+        loaded = FileSegment.load(segment.path, "t", 0)
+        assert loaded is not None
+        assert [r.offset for r in loaded.read(0, 10)] == [1, 2, 4]
+    assert (loaded.first_ts, loaded.end, loaded.max_ts) == (T0 + 1, 5, T0 + 4)
+    assert {e["event"] for e in logs} == {"topics.segment_line_skipped"}
+    segment.path.write_bytes(b"garbage\n")
+    assert FileSegment.load(segment.path, "t", 0) is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{0:020d}.jsonl.corrupt"]
+
+
 # ---- settings ---------------------------------------------------------------------------------
 
 
