@@ -56,6 +56,7 @@ from engine.storage.base import OffsetStore
 from engine.storage.factory import open_offset_store, open_status_store
 from engine.storage.status import Status
 from engine.topics.base import Topics
+from engine.topics.log_config import worker_defaults
 from engine.topics.memory import MemoryTopics
 from engine.validation.connector import check_name, validate_connector_config
 from engine.worker.data_plane import DataPlane, DataSettings
@@ -83,14 +84,15 @@ def _open_config_log(worker: WorkerConfig) -> ConfigLog:
 
 def _open_topics(worker: WorkerConfig) -> Topics:
     """The data plane's topics: Kafka with ``bootstrap.servers``, else in memory (a file with
-    ``topics.storage.file.filename``, so records survive a restart)."""
+    ``topics.storage.file.filename``, so records survive a restart; ``topics.retention.ms``,
+    ``topics.retention.bytes`` and ``topics.segment.bytes`` are its topics' defaults)."""
     if servers := worker.get("bootstrap.servers"):
         from engine.topics.kafka import KafkaTopics
 
         session = worker.get("consumer.session.timeout.ms")
         return KafkaTopics(servers, client_id=f"connect-engine-{worker.worker_id}",
                            session_timeout_ms=int(session) if session else 10_000)
-    return MemoryTopics(worker.get("topics.storage.file.filename"))
+    return MemoryTopics(worker.get("topics.storage.file.filename"), topic_defaults=worker_defaults(worker.raw))
 
 
 class Engine:

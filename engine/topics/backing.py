@@ -1,27 +1,31 @@
-"""The file behind a file-backed in-process log: topics, records and offset commits as journal lines.
+"""The journal of file-backed in-process topics: topics, partition states, offset commits and the
+records not yet in a segment file, as journal lines.
 
-A record's offset is written for readers of the file, but replay re-derives offsets from the
-records' order, so the file cannot contradict itself. Bytes are
-base64 so any key, value or header survives; a torn last line (a crash mid-append) is cut by
-the journal, losing only the record whose send had not been acknowledged.
+Every change is journaled before it applies. A torn last line (a crash mid-append) is cut by the
+journal, losing only the record whose send had not been acknowledged. ``rewrite`` replaces the
+file with the current state at a checkpoint (temp file, fsync, rename), so it holds the latest
+commit of each group and no history; a file written before checkpoints existed replays as one.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import structlog
 
 from engine.storage.journal import Journal
 from engine.topics.base import ConsumedRecord, TopicPartition
+from engine.topics.codec import dump, parse_record, record_body
+from engine.topics.segment import TEMP, fsync_directory
 
 log = structlog.get_logger(component="topics")
 
-_TOPIC, _RECORD, _COMMIT = "topic", "record", "commit"
+_TOPIC, _RECORD, _COMMIT, _PARTITION = "topic", "record", "commit", "partition"
+_LINE_OVERHEAD = len('{"key":"","value":""}\n')
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,15 +41,18 @@ class OffsetsCommitted:
     offsets: dict[TopicPartition, int]
 
 
-Event = TopicCreated | ConsumedRecord | OffsetsCommitted
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    """What the segment files cannot say: where the log starts and ends, and how far it was compacted."""
+
+    topic: str
+    partition: int
+    start: int
+    next: int
+    cleaned: int
 
 
-def _b64(data: bytes | None) -> str | None:
-    return None if data is None else base64.b64encode(data).decode()
-
-
-def _unb64(text: str | None) -> bytes | None:
-    return None if text is None else base64.b64decode(text)
+Event = TopicCreated | ConsumedRecord | OffsetsCommitted | PartitionState
 
 
 def _decode(key: str, value: bytes | None) -> Event | None:
@@ -55,16 +62,25 @@ def _decode(key: str, value: bytes | None) -> Event | None:
     if key == _TOPIC:
         return TopicCreated(str(body["name"]), int(body["partitions"]), dict(body["configs"]))
     if key == _RECORD:
-        headers = tuple((str(name), _unb64(data)) for name, data in body["h"])
-        return ConsumedRecord(str(body["t"]), int(body["p"]), int(body["o"]), _unb64(body["k"]),
-                              _unb64(body["v"]), headers, int(body["ts"]))
+        return parse_record(body, str(body["t"]), int(body["p"]))
     if key == _COMMIT:
         return OffsetsCommitted(str(body["g"]), {TopicPartition(str(t), int(p)): int(o) for t, p, o in body["o"]})
+    if key == _PARTITION:
+        return PartitionState(str(body["t"]), int(body["p"]), int(body["start"]), int(body["next"]),
+                              int(body["cleaned"]))
     return None
 
 
-def _dump(body: object) -> bytes:
-    return json.dumps(body, separators=(",", ":")).encode()
+def _encode(event: Event) -> tuple[str, bytes]:
+    if isinstance(event, TopicCreated):
+        return _TOPIC, dump({"name": event.name, "partitions": event.partitions, "configs": dict(event.configs)})
+    if isinstance(event, ConsumedRecord):
+        return _RECORD, dump({"t": event.topic, "p": event.partition, **record_body(event)})
+    if isinstance(event, OffsetsCommitted):
+        return _COMMIT, dump({"g": event.group, "o": [[tp.topic, tp.partition, offset]
+                                                      for tp, offset in event.offsets.items()]})
+    return _PARTITION, dump({"t": event.topic, "p": event.partition, "start": event.start, "next": event.next,
+                             "cleaned": event.cleaned})
 
 
 class TopicJournal:
@@ -72,31 +88,55 @@ class TopicJournal:
     like Kafka, a record survives a process crash through the OS cache, not a power cut)."""
 
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
+        self.path = Path(path)
+        self._fsync = fsync
         self._journal = Journal(path, fsync=fsync)
+        self.appended = 0  # bytes (about) since the last rewrite: when to checkpoint
 
     def open(self) -> Iterator[Event]:
         """Every event in the file, in order; lines that cannot be decoded are skipped with a warning."""
+        self._temp().unlink(missing_ok=True)  # a rewrite that did not finish: the file itself is whole
+        self.appended = self.path.stat().st_size if self.path.exists() else 0
         for key, value in self._journal.open():
             try:
                 event = _decode(key, value)
             except (ValueError, KeyError, TypeError) as exc:
-                log.warning("topics.journal_line_skipped", path=str(self._journal.path), key=key, reason=str(exc))
+                log.warning("topics.journal_line_skipped", path=str(self.path), key=key, reason=str(exc))
                 continue
             if event is not None:
                 yield event
 
+    def append(self, event: Event) -> None:
+        key, value = _encode(event)
+        self._journal.append([(key, value)])
+        self.appended += len(value) + value.count(b'"') + len(key) + _LINE_OVERHEAD  # the journal escapes quotes
+
     def topic(self, name: str, partitions: int, configs: Mapping[str, str]) -> None:
-        self._journal.append([(_TOPIC, _dump({"name": name, "partitions": partitions, "configs": dict(configs)}))])
+        self.append(TopicCreated(name, partitions, dict(configs)))
 
     def record(self, record: ConsumedRecord) -> None:
-        self._journal.append([(_RECORD, _dump({
-            "t": record.topic, "p": record.partition, "o": record.offset, "ts": record.timestamp,
-            "k": _b64(record.key), "v": _b64(record.value),
-            "h": [[name, _b64(value)] for name, value in record.headers]}))])
+        self.append(record)
 
     def commit(self, group: str, offsets: Mapping[TopicPartition, int]) -> None:
-        self._journal.append([(_COMMIT, _dump({"g": group, "o": [[tp.topic, tp.partition, offset]
-                                                                  for tp, offset in offsets.items()]}))])
+        self.append(OffsetsCommitted(group, dict(offsets)))
+
+    def rewrite(self, events: Iterable[Event]) -> None:
+        """Replace the file with ``events``: a crash leaves the old file or the new one, whole."""
+        temp = self._temp()
+        temp.unlink(missing_ok=True)
+        writer = Journal(temp, fsync=True)
+        writer.open()
+        writer.append([_encode(event) for event in events])
+        writer.close()
+        self._journal.close()
+        os.replace(temp, self.path)
+        fsync_directory(self.path.parent)
+        self._journal = Journal(self.path, fsync=self._fsync)
+        self._journal.open()
+        self.appended = self.path.stat().st_size
+
+    def _temp(self) -> Path:
+        return self.path.with_name(self.path.name + TEMP)
 
     def close(self) -> None:
         self._journal.close()

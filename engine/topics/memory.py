@@ -1,4 +1,4 @@
-"""The in-process topics: the embedded default, optionally kept in a file so data survives a restart."""
+"""The in-process topics: the embedded default, optionally kept in files so data survives a restart."""
 
 from __future__ import annotations
 
@@ -6,12 +6,14 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Awaitable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping
+from pathlib import Path
+from urllib.parse import quote
 
 import structlog
 
 from engine.errors import EngineNotRunning
-from engine.topics.backing import OffsetsCommitted, TopicCreated, TopicJournal
+from engine.topics.backing import Event, OffsetsCommitted, PartitionState, TopicCreated, TopicJournal
 from engine.topics.base import (
     NO_CALLBACK,
     ConsumedRecord,
@@ -23,27 +25,54 @@ from engine.topics.base import (
 )
 from engine.topics.errors import GroupNotEmpty, NotAssigned, TopicsError, UnknownTopic
 from engine.topics.groups import Group, Member
+from engine.topics.log_config import LogConfig
+from engine.topics.partition_log import PartitionLog
 from engine.topics.partitioner import Partitioner
+from engine.topics.segment import Segment
 
 log = structlog.get_logger(component="topics")
 
+JOURNAL_BYTES = 4 * 1024 * 1024
+_RESETS = ("earliest", "latest")
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
 
 class MemoryTopics:
-    """Partitions are lists of records; one event, replaced on every change, wakes waiting consumers.
+    """Partitions are ``PartitionLog``s; one event, replaced on every change, wakes waiting consumers.
 
-    With ``path`` every topic creation, append and offset commit is journaled before it applies,
-    and ``open`` replays the file. Sending to a missing topic creates it with one partition, as
-    a broker with ``auto.create.topics.enable`` does, unless ``auto_create=False``.
+    With ``path`` every topic creation, append and offset commit is journaled there before it
+    applies, and ``open`` replays the journal. Once ``journal_bytes`` were journaled, a checkpoint
+    writes the new records into segment files under ``<path>.segments/`` and rewrites the journal
+    to the state alone, so memory holds only the records since the last checkpoint and start-up
+    reads the journal and the segment files' first and last lines, whatever the history.
+
+    Each topic's retention, compaction and segments follow its configs (``log_config``) over
+    ``topic_defaults``; ``maintain`` applies them, every ``retention_check_interval_ms`` while
+    open (Kafka's ``log.retention.check.interval.ms``; 0: only when called). ``clock`` gives
+    record timestamps and retention's "now" in milliseconds. Sending to a missing topic creates
+    it with one partition, as a broker with ``auto.create.topics.enable`` does, unless
+    ``auto_create=False``.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, fsync: bool = False,
-                 auto_create: bool = True, rebalance_timeout_ms: int = 30_000) -> None:
+                 auto_create: bool = True, rebalance_timeout_ms: int = 30_000,
+                 topic_defaults: Mapping[str, str] | None = None, clock: Callable[[], int] = _now_ms,
+                 journal_bytes: int = JOURNAL_BYTES, retention_check_interval_ms: int = 300_000) -> None:
         self.path = path
         self.auto_create = auto_create
         self.rebalance_timeout_s = rebalance_timeout_ms / 1000
+        self.topic_defaults = dict(topic_defaults or {})
+        LogConfig.parse({}, self.topic_defaults)  # a bad default fails here, not at the first topic
         self._fsync = fsync
+        self._clock = clock
+        self._journal_bytes = journal_bytes
+        self._check_interval_s = retention_check_interval_ms / 1000
+        self._segments = None if path is None else Path(f"{os.fspath(path)}.segments")
         self._journal: TopicJournal | None = None
-        self._topics: dict[str, list[list[ConsumedRecord]]] = {}
+        self._topics: dict[str, list[PartitionLog]] = {}
         self._configs: dict[str, dict[str, str]] = {}
         self._offsets: dict[str, dict[TopicPartition, int]] = {}
         self._groups: dict[str, Group] = {}
@@ -51,11 +80,12 @@ class MemoryTopics:
         self._changed = asyncio.Event()
         self._wake_pending = False
         self._open = False
+        self._maintainer: asyncio.Task[None] | None = None
 
     # ---- lifecycle ------------------------------------------------------------------------
 
     async def open(self) -> None:
-        """Replay the file if there is one; without a file, reopening keeps what was written."""
+        """Replay the journal if there is one; without a file, reopening keeps what was written."""
         if self._open:
             return
         if self.path is not None:
@@ -64,22 +94,42 @@ class MemoryTopics:
             for event in self._journal.open():
                 self._replay(event)
         self._open = True
+        if self._journal is not None and self._journal.appended >= self._journal_bytes:
+            self._checkpoint()  # a journal from before checkpoints, or one a crash left long
+        self._expire(self._logs())
+        if self._check_interval_s > 0:
+            self._maintainer = asyncio.create_task(self._maintain_periodically(), name="topics-retention")
 
-    def _replay(self, event: TopicCreated | ConsumedRecord | OffsetsCommitted) -> None:
+    def _replay(self, event: Event) -> None:
         if isinstance(event, TopicCreated):
-            self._topics.setdefault(event.name, [[] for _ in range(event.partitions)])
-            self._configs.setdefault(event.name, event.configs)
+            if event.name not in self._topics:
+                self._add(event.name, event.partitions, event.configs, replaying=True)
         elif isinstance(event, OffsetsCommitted):
             committed = self._offsets.setdefault(event.group, {})
             committed.update(event.offsets)
             for tp in [tp for tp, offset in event.offsets.items() if offset < 0]:
                 del committed[tp]  # an offset removed by KIP-875 administration
-        elif event.topic in self._topics and event.partition < len(self._topics[event.topic]):
-            log_ = self._topics[event.topic][event.partition]
-            log_.append(ConsumedRecord(event.topic, event.partition, len(log_), event.key, event.value,
-                                       event.headers, event.timestamp))
+        elif isinstance(event, PartitionState):
+            if (partition := self._partition_log(event.topic, event.partition)) is not None:
+                for segment in partition.restore(event.start, event.next, event.cleaned):
+                    segment.delete()
+        elif (partition := self._partition_log(event.topic, event.partition)) is not None and \
+                event.offset >= max(partition.next, partition.start):  # lower: already in a segment file, or dropped
+            partition.append(event, event.timestamp)
+
+    def _partition_log(self, topic: str, partition: int) -> PartitionLog | None:
+        logs = self._topics.get(topic, ())
+        return logs[partition] if 0 <= partition < len(logs) else None
+
+    def _logs(self) -> Iterator[PartitionLog]:
+        return (partition for logs in list(self._topics.values()) for partition in logs)
 
     async def close(self) -> None:
+        if self._maintainer is not None:
+            self._maintainer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._maintainer
+            self._maintainer = None
         for consumer in list(self._consumers):
             await consumer.close()
         self._open = False
@@ -103,15 +153,31 @@ class MemoryTopics:
             raise TopicsError(f"Topic '{name}' needs at least one partition, not {partitions}")
         if name in self._topics:
             return False
+        LogConfig.parse(configs, self.topic_defaults)  # refused before it is journaled
         if self._journal is not None:
             self._journal.topic(name, partitions, configs)
-        self._topics[name] = [[] for _ in range(partitions)]
-        self._configs[name] = dict(configs)
+        self._add(name, partitions, configs)
         log.info("topics.topic_created", topic=name, partitions=partitions)
         for group in self._groups.values():
             if group.subscribes_to(name):
                 group.rebalance()
         return True
+
+    def _add(self, name: str, partitions: int, configs: Mapping[str, str], *, replaying: bool = False) -> None:
+        try:
+            config = LogConfig.parse(configs, self.topic_defaults)
+        except TopicsError as exc:
+            if not replaying:
+                raise
+            log.warning("topics.topic_configs_ignored", topic=name, reason=str(exc))
+            config = LogConfig.parse({}, self.topic_defaults)
+        self._topics[name] = [PartitionLog(TopicPartition(name, p), config, self._directory(name, p))
+                              for p in range(partitions)]
+        self._configs[name] = dict(configs)
+
+    def _directory(self, topic: str, partition: int) -> Path | None:
+        """``<topic>-<partition>`` as Kafka names it, the topic quoted so any name is one directory."""
+        return None if self._segments is None else self._segments / f"{quote(topic, safe='')}-{partition}"
 
     async def list_topics(self) -> list[str]:
         self._require_open()
@@ -127,8 +193,12 @@ class MemoryTopics:
         """0 for a missing topic: a group subscribed to it is assigned nothing until it appears."""
         return len(self._topics.get(name, ()))
 
-    def records(self, tp: TopicPartition) -> list[ConsumedRecord]:
+    def partition_log(self, tp: TopicPartition) -> PartitionLog:
         return self._topics[tp.topic][tp.partition]
+
+    def records(self, tp: TopicPartition) -> list[ConsumedRecord]:
+        """What the partition retains; ``KeyError`` for a missing topic."""
+        return self.partition_log(tp).records()
 
     # ---- writing --------------------------------------------------------------------------
 
@@ -146,27 +216,110 @@ class MemoryTopics:
         elif not 0 <= partition < len(partitions):
             raise TopicsError(f"Topic '{topic}' has no partition {partition} (it has {len(partitions)})")
         target = partitions[partition]
-        record = ConsumedRecord(topic, partition, len(target), key, value,
-                                tuple((str(name), None if data is None else bytes(data)) for name, data in headers), time.time_ns() // 1_000_000)
+        if key is None and target.config.compact:
+            raise TopicsError(f"Compacted topic cannot accept message without key in topic partition {topic}-{partition}.")
+        now = self._clock()
+        record = ConsumedRecord(topic, partition, target.next, key, value,
+                                tuple((str(name), None if data is None else bytes(data)) for name, data in headers), now)
         if self._journal is not None:
             self._journal.record(record)
-        target.append(record)
+        if target.append(record, now):
+            self._expire([target])
         self.wake()
+        self._checkpoint_if_due()
         return RecordMetadata(topic, partition, record.offset, record.timestamp)
 
     def producer(self) -> MemoryProducer:
         return MemoryProducer(self)
 
+    # ---- retention, compaction and checkpoints -------------------------------------------
+
+    async def maintain(self) -> None:
+        """Apply retention and compaction now."""
+        self._require_open()
+        self._expire(self._logs())
+        for partition in list(self._logs()):
+            try:
+                if await partition.compact(self._clock()):
+                    log.info("topics.compacted", topic=partition.tp.topic, partition=partition.tp.partition,
+                             segments=len(partition.segments), bytes=partition.size())
+            except OSError as exc:
+                log.warning("topics.compaction_failed", topic=partition.tp.topic, partition=partition.tp.partition,
+                            error=repr(exc))
+
+    async def _maintain_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(self._check_interval_s)
+            try:
+                await self.maintain()
+            except (OSError, EngineNotRunning) as exc:
+                log.error("topics.maintenance_failed", error=repr(exc))
+
+    def _expire(self, logs: Iterable[PartitionLog]) -> None:
+        """Retention: make each new log start offset durable, then delete what it dropped."""
+        now = self._clock()
+        for partition in logs:
+            doomed = partition.expire(now)
+            if not doomed:
+                continue
+            if self._journal is not None:
+                self._journal.append(self._state_of(partition))
+            self._delete(partition, doomed)
+
+    def _checkpoint_if_due(self) -> None:
+        if self._journal is not None and self._journal.appended >= self._journal_bytes:
+            try:
+                self._checkpoint()
+            except OSError as exc:  # what was journaled is safe, and the next change tries again
+                log.error("topics.checkpoint_failed", path=str(self.path), error=repr(exc))
+
+    def _checkpoint(self) -> None:
+        """Write every partition's new records into its segment files, then rewrite the journal to the state alone."""
+        assert self._journal is not None
+        now = self._clock()
+        doomed: list[tuple[PartitionLog, list[Segment]]] = []
+        for partition in self._logs():
+            partition.flush(now)
+            doomed.append((partition, partition.expire(now)))
+        self._journal.rewrite(self._state())
+        for partition, segments in doomed:
+            self._delete(partition, segments)
+
+    def _delete(self, partition: PartitionLog, segments: list[Segment]) -> None:
+        for segment in segments:
+            segment.delete()
+        if segments:
+            log.info("topics.retention_applied", topic=partition.tp.topic, partition=partition.tp.partition,
+                     segments_deleted=len(segments), log_start_offset=partition.start)
+
+    def _state_of(self, partition: PartitionLog) -> PartitionState:
+        return PartitionState(partition.tp.topic, partition.tp.partition, partition.start, partition.next,
+                              partition.cleaned)
+
+    def _state(self) -> Iterator[Event]:
+        for name, logs in self._topics.items():
+            yield TopicCreated(name, len(logs), self._configs[name])
+            for partition in logs:
+                yield self._state_of(partition)
+        for group, offsets in self._offsets.items():
+            yield OffsetsCommitted(group, dict(offsets))
+
     # ---- groups ---------------------------------------------------------------------------
 
     async def consumer(self, group_id: str, topics: Collection[str], on_assign: RebalanceCallback = NO_CALLBACK,
-                       on_revoke: RebalanceCallback = NO_CALLBACK) -> MemoryConsumer:
+                       on_revoke: RebalanceCallback = NO_CALLBACK, *,
+                       auto_offset_reset: str = "earliest") -> MemoryConsumer:
+        """``auto_offset_reset`` (Kafka's ``auto.offset.reset``, ``earliest`` or ``latest``) places a
+        member with no committed offset, or one below the log start offset retention moved."""
         self._require_open()
+        if auto_offset_reset not in _RESETS:
+            raise TopicsError(f"Invalid value {auto_offset_reset} for configuration auto.offset.reset: "
+                              "String must be one of: earliest, latest")
         group = self._groups.get(group_id)
         if group is None:
             group = self._groups[group_id] = Group(group_id, self.partition_count, self.wake)
         member = Member(group.new_member_id(), topics, on_assign, on_revoke)
-        consumer = MemoryConsumer(self, group, member)
+        consumer = MemoryConsumer(self, group, member, auto_offset_reset)
         self._consumers.add(consumer)
         group.join(member)
         return consumer
@@ -176,16 +329,22 @@ class MemoryTopics:
 
     def commit(self, group: str, offsets: Mapping[TopicPartition, int]) -> None:
         self._require_open()
+        current = self._offsets.get(group, {})
+        offsets = {tp: offset for tp, offset in offsets.items() if current.get(tp) != offset}
+        if not offsets:  # an idle sink commits the same offsets again and again: nothing to journal
+            return
         if self._journal is not None:
             self._journal.commit(group, offsets)
         self._offsets.setdefault(group, {}).update(offsets)
+        self._checkpoint_if_due()
 
     def committed(self, group: str, tp: TopicPartition) -> int | None:
         return self._offsets.get(group, {}).get(tp)
 
-    def partition_logs(self, topic: str) -> list[list[ConsumedRecord]] | None:
-        """The topic's partitions (None if unknown); a consumer reads its log end from here."""
-        return self._topics.get(topic)
+    def log_end(self, tp: TopicPartition) -> int | None:
+        """The partition's log end offset (None if unknown)."""
+        partition = self._partition_log(tp[0], tp[1])
+        return None if partition is None else partition.next
 
     # ---- group administration (KIP-875 sink offsets) ----------------------------------------
 
@@ -266,10 +425,11 @@ class MemoryProducer:
 class MemoryConsumer:
     """A group member; it revokes, takes its assignment and runs the callbacks inside ``getmany``."""
 
-    def __init__(self, topics: MemoryTopics, group: Group, member: Member) -> None:
+    def __init__(self, topics: MemoryTopics, group: Group, member: Member, auto_offset_reset: str = "earliest") -> None:
         self._topics = topics
         self._group = group
         self._member = member
+        self._reset = auto_offset_reset
         self._positions: dict[TopicPartition, int] = {}
         self._paused: set[TopicPartition] = set()
         self._rotation = 0
@@ -309,7 +469,8 @@ class MemoryConsumer:
             if not group.try_take(member, self._topics.rebalance_timeout_s):
                 return False
             for tp in member.assignment:
-                self._positions[tp] = self._topics.committed(group.id, tp) or 0
+                committed = self._topics.committed(group.id, tp)
+                self._positions[tp] = self._reset_position(tp) if committed is None else committed
             await self._call(member.on_assign, member.assignment, "on_assign")
         return False
 
@@ -350,14 +511,28 @@ class MemoryConsumer:
         budget = max_records if max_records is not None else 1 << 62
         taken: list[ConsumedRecord] = []
         for tp in tps[self._rotation:] + tps[:self._rotation]:
-            position = self._positions[tp]
-            batch = self._topics.records(tp)[position:position + budget - len(taken)]
+            batch = self._topics.partition_log(tp).read(self._in_range(tp), budget - len(taken))
             if batch:
                 taken.extend(batch)
-                self._positions[tp] = position + len(batch)
+                self._positions[tp] = batch[-1].offset + 1
                 if len(taken) >= budget:
                     break
         return taken
+
+    def _reset_position(self, tp: TopicPartition) -> int:
+        partition = self._topics.partition_log(tp)
+        return partition.start if self._reset == "earliest" else partition.next
+
+    def _in_range(self, tp: TopicPartition) -> int:
+        """The position, moved by ``auto.offset.reset`` if it is below the log start offset (retention dropped it)."""
+        position = self._positions[tp]
+        start = self._topics.partition_log(tp).start
+        if position < start:
+            reset = self._reset_position(tp)
+            log.warning("topics.offset_out_of_range", group=self._group.id, topic=tp.topic, partition=tp.partition,
+                        offset=position, log_start_offset=start, auto_offset_reset=self._reset, reset_to=reset)
+            self._positions[tp] = position = reset
+        return position
 
     def _owned(self, tp: TopicPartition) -> TopicPartition:
         tp = TopicPartition(*tp)
@@ -371,7 +546,7 @@ class MemoryConsumer:
         self._positions[self._owned(tp)] = offset
 
     async def position(self, tp: TopicPartition) -> int:
-        return self._positions[self._owned(tp)]
+        return self._in_range(self._owned(tp))
 
     async def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
         owned = {self._owned(tp): int(offset) for tp, offset in offsets.items()}
@@ -381,8 +556,7 @@ class MemoryConsumer:
         return self._topics.committed(self._group.id, TopicPartition(*tp))
 
     def log_end(self, tp: TopicPartition) -> int | None:
-        partitions = self._topics.partition_logs(tp[0])
-        return len(partitions[tp[1]]) if partitions is not None and tp[1] < len(partitions) else None
+        return self._topics.log_end(TopicPartition(*tp))
 
     def pause(self, tps: Collection[TopicPartition]) -> None:
         self._paused.update(self._owned(tp) for tp in tps)

@@ -3,6 +3,7 @@ loses nor repeats a line (file-backed topics, offsets and config log)."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,19 @@ async def test_headers_and_sink_side_smts_reach_put() -> None:
         record = SINKS["snk"].received[0]
         assert record.value == "hello"
         assert {h.key: h.value for h in record.headers} == {"n": 42, "via": "sink"}
+
+
+async def test_an_idle_sink_does_not_grow_the_topics_file(tmp_path: Path) -> None:
+    """Its commits every offset.flush.interval.ms repeat the same offsets: nothing to keep."""
+    source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"
+    source_file.write_text("one\ntwo\n")
+    source = {"connector.class": "FileStreamSource", "file": str(source_file), "topic": "lines", **STRINGS}
+    sink = {"connector.class": "FileStreamSink", "file": str(sink_file), "topics": "lines", **STRINGS}
+    async with Engine({**worker(tmp_path), "offset.flush.interval.ms": "20"}) as engine:
+        await engine.create_connector("reader", source)
+        await engine.create_connector("writer", sink)
+        await eventually(lambda: lines(sink_file) == ["one", "two"])
+        await asyncio.sleep(0.2)  # the offsets of both lines are committed
+        size = (tmp_path / "topics").stat().st_size
+        await asyncio.sleep(0.5)  # about 25 more commits of the same offsets
+        assert (tmp_path / "topics").stat().st_size == size
