@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from engine import Engine
+from engine.herder.messages import Reconcile
+from engine.herder.ownership import StandaloneOwnership
 from engine.testing import FAULTS, VirtualTimers
 from tests.herder.conftest import FAST, source
 
@@ -194,3 +197,31 @@ async def test_real_timers_restart_by_themselves() -> None:
             assert (await engine.connector_status("c"))["tasks"][0]["restart_attempts"] == 1
     finally:
         FAULTS.reset()
+
+
+class _Owner(StandaloneOwnership):
+    """Standalone, except for which tasks this worker owns (as a cluster's assignment would say)."""
+
+    def __init__(self) -> None:
+        self.tasks = {0, 1}
+
+    def owns_task(self, name: str, task: int) -> bool:
+        return task in self.tasks
+
+
+async def test_only_the_owner_restarts_and_lost_work_keeps_no_timer(engine: Engine, timers: VirtualTimers) -> None:
+    owner = _Owner()
+    engine.herder.ownership = owner
+    FAULTS.inject("c", "task.start", "raise")
+    await engine.create_connector("c", source(2, **POLICY))
+    await engine.settled()
+    assert engine.metrics.scheduled_restarts() == 2
+    owner.tasks = {0}  # the group moved task 1 to another worker
+    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    engine.herder.post("c", Reconcile(done))
+    await done
+    assert engine.metrics.scheduled_restarts() == 1
+    FAULTS.clear("c", "task.start")
+    await _advance(engine, timers, 1.25)
+    assert _restarts(engine) == {("task",): 1.0}
+    assert [t["state"] for t in (await _status(engine))["tasks"]] == ["RUNNING", "UNASSIGNED"]
