@@ -11,6 +11,7 @@ import pytest
 from engine import Engine
 from engine.herder.messages import Reconcile
 from engine.herder.ownership import StandaloneOwnership
+from engine.storage.status import Status
 from engine.testing import FAULTS, VirtualTimers
 from tests.herder.conftest import FAST, source
 
@@ -225,3 +226,11 @@ async def test_only_the_owner_restarts_and_lost_work_keeps_no_timer(engine: Engi
     await _advance(engine, timers, 1.25)
     assert _restarts(engine) == {("task",): 1.0}
     assert [t["state"] for t in (await _status(engine))["tasks"]] == ["RUNNING", "UNASSIGNED"]
+
+
+def test_the_restart_fields_survive_the_status_stores_json() -> None:
+    status = Status("FAILED", "w1", 3, "boom", restart_attempts=2, next_restart_ms=1234)
+    assert Status.from_json(status.to_json()) == status
+    plain = Status("RUNNING", "w1")
+    assert "restart_attempts" not in plain.to_json()  # Connect's shape without the policy
+    assert Status.from_json(plain.to_json()) == plain
