@@ -45,6 +45,7 @@ from engine.errors import (
 )
 from engine.herder.deletion import DeletionOutcome
 from engine.herder.herder import Herder
+from engine.herder.timers import LoopTimers, Timers
 from engine.herder.transition_feed import Subscription, TransitionFeed
 from engine.observability.metrics import EngineMetrics
 from engine.observability.request_stage import enter_stage
@@ -105,8 +106,10 @@ class Engine:
     """
 
     def __init__(self, worker_config: Mapping[str, str] | None = None, *, config_log: ConfigLog | None = None,
-                 offset_store: OffsetStore | None = None, topics: Topics | None = None) -> None:
-        """``config_log``/``offset_store``/``topics`` hand in stores that outlive this engine (tests, replays)."""
+                 offset_store: OffsetStore | None = None, topics: Topics | None = None,
+                 timers: Timers | None = None) -> None:
+        """``config_log``/``offset_store``/``topics`` hand in stores that outlive this engine (tests, replays);
+        ``timers`` is the clock auto-restart backoffs run on (real time by default; scenarios install a virtual one)."""
         self.worker = WorkerConfig.parse(worker_config)
         # group.id makes this engine a member of a distributed cluster (Kafka's DistributedHerder)
         self.cluster: Cluster | None = None
@@ -126,6 +129,7 @@ class Engine:
                                                                                         client_id=client_id)
         self.metrics = EngineMetrics(self._status)  # this engine's own: several engines count apart
         self.metrics.extra.append(lambda: prometheus_lines(self.spark.metrics))
+        self._timers: Timers = timers if timers is not None else LoopTimers()
         self._herder: Herder | None = None
         self._feed = TransitionFeed()  # here, not in the herder, so subscribers can see the boot
         self._main: asyncio.Task[None] | None = None
@@ -189,7 +193,7 @@ class Engine:
                 data = DataPlane(self.topics, self.worker.raw, self._offsets, self._status, self.data_settings,
                                  self.worker.worker_id, self.spark)
                 self._herder = Herder(self._log, self._status, self._offsets, self.worker, tg, self._feed,
-                                      self.metrics, data, ownership=self.cluster)
+                                      self.metrics, data, ownership=self.cluster, timers=self._timers)
                 reader = tg.create_task(self._herder.run(ready), name="configlog-reader")
                 member = None
                 if self.cluster is not None:
@@ -674,4 +678,7 @@ def _status_json(status: Status, **extra: Any) -> dict[str, Any]:
     body["worker_id"] = status.worker_id
     if status.trace:
         body["trace"] = status.trace
+    if status.restart_attempts is not None:  # restart.policy=on-failure: our addition beside Connect's shape
+        body["restart_attempts"] = status.restart_attempts
+        body["next_restart_ms"] = status.next_restart_ms
     return body

@@ -107,6 +107,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "RecordingSourceTask",
         "SimulatedCrash",
         "TransitionRecorder",
+        "VirtualTimers",
         "assert_transitions",
         "describe",
         "eventually",

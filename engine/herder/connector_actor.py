@@ -36,6 +36,7 @@ from engine.configlog.snapshot import (
 )
 from engine.errors import ConfigError, EngineError, IllegalTransition, trace_of
 from engine.herder.actor_mailbox import Mailbox
+from engine.herder.auto_restart import AutoRestarts, Unit
 from engine.herder.deletion import DeletionOutcome, run_deleted, until_returned
 from engine.herder.messages import (
     AwaitStarted,
@@ -46,9 +47,12 @@ from engine.herder.messages import (
     RaisedError,
     Reconcile,
     Reconfigure,
+    RestartDue,
+    RestartReset,
     RunCleanup,
     Shutdown,
 )
+from engine.herder.restart_policy import NEVER_RESTART, RestartPolicy
 from engine.plugins.classes import qualified_name
 from engine.plugins.loading import load_connector_class
 from engine.storage.base import OffsetStore, StatusStore
@@ -62,6 +66,8 @@ from states import IllegalTransition as StatesIllegalTransition
 
 if TYPE_CHECKING:
     from engine.config.worker import WorkerConfig
+    from engine.herder.timers import Timers
+    from engine.observability.metrics import EngineMetrics
     from engine.worker.data_plane import DataPlane
     from states.lifecycle import Lifecycle
 
@@ -75,6 +81,9 @@ class ActorServices(Protocol):
     status: StatusStore
     offsets: OffsetStore
     data: DataPlane | None
+    timers: Timers
+    metrics: EngineMetrics
+
     def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]: ...
 
     async def append(self, records: list[ConfigRecord]) -> int: ...
@@ -133,6 +142,9 @@ class ConnectorActor:
         self._round: list[asyncio.Future[None]] | None = None
         self._round_tasks: set[int] = set()  # tasks the open round waits to hear from (their first report)
         self.tasks: dict[int, TaskSlot] = {}
+        # restart.policy=on-failure: FAILED units restarted after a backoff (timers post to this mailbox)
+        self.policy: RestartPolicy = NEVER_RESTART
+        self.restarts = AutoRestarts(name, services.timers, self.mailbox.put)
         self.waiting = False  # parked on an empty mailbox
         self._task_factory = TaskFactory(name, worker=services.worker, offsets=services.offsets,
                                          data=services.data, spawn=services.spawn)
@@ -161,6 +173,7 @@ class ConnectorActor:
                         self._s.applied(self.name, message.offset)
 
     def abandon_runners(self) -> None:
+        self.restarts.clear()
         for runner in [self.runner, *(slot.runner for slot in self.tasks.values())]:
             if runner is not None:
                 runner.abandoned = True
@@ -204,6 +217,11 @@ class ConnectorActor:
                 finally:
                     if not done.done():
                         done.set_result(None)
+            case RestartDue(task=unit, token=token):
+                await self._auto_restart(unit, token)
+            case RestartReset(task=unit, token=token):
+                if self.restarts.reset(unit, token):
+                    self._rewrite_status(unit)
             case AwaitStarted(done=done):
                 if self._round is None:
                     done.set_result(None)
@@ -218,6 +236,8 @@ class ConnectorActor:
             record = await lifecycle.fire(trigger)
         except StatesIllegalTransition as exc:
             raise IllegalTransition.from_states(exc) from None
+        if self.policy.on_failure:
+            self._restart_bookkeeping(record)
         if write_status:
             self._write_status(record, trace)
         self._s.published(record, trace)
@@ -231,7 +251,8 @@ class ConnectorActor:
             else:
                 status.remove_task(self.name, record.task)
             return
-        value = Status(record.to_state, self._s.worker.worker_id, self._s.generation, trace)
+        attempts, next_ms = self.restarts.fields(record.task) if self.policy.on_failure else (None, None)
+        value = Status(record.to_state, self._s.worker.worker_id, self._s.generation, trace, attempts, next_ms)
         # UNASSIGNED is written safely (Connect's putSafe): a worker that let go of a unit must
         # not overwrite what its new owner already reported
         if record.task is None:
@@ -258,9 +279,11 @@ class ConnectorActor:
 
     async def _configure(self, config: dict[str, str], target: TargetState) -> None:
         self.target = target
+        self.restarts.clear()  # a new config (often the fix for a failure) starts the counts afresh
         if self.lifecycle is not None:
             await self._stop_connector()
         self.config = config
+        self.policy = RestartPolicy.from_config(config)
         if self._s.owns_connector(self.name):
             self._round = self._round or []
             self._ensure_lifecycle()
@@ -341,6 +364,8 @@ class ConnectorActor:
         for slot in self.tasks.values():
             if slot.runner is not None:
                 slot.runner.transition_to(target)
+        if self.policy.on_failure:
+            self._reschedule_failed()
 
     async def _on_report(self, report: Report) -> None:
         if report.runner is self.runner and self.lifecycle is not None:
@@ -490,6 +515,14 @@ class ConnectorActor:
             not only_failed or self.lifecycle.state == ConnectorState.FAILED)
         task_ids = [n for n, s in self.tasks.items()
                     if include_tasks and (not only_failed or s.lifecycle.state == "FAILED")]
+        await self._restart_units(restart_connector, task_ids)
+
+    async def _restart_units(self, restart_connector: bool, task_ids: list[int]) -> None:
+        """KIP-745's restart of the selected units here: each goes RESTARTING, then starts afresh.
+
+        The path of ``POST /connectors/<c>/restart?includeTasks=...&onlyFailed=...`` and of the
+        automatic restarts of ``restart.policy=on-failure``.
+        """
         if restart_connector:
             assert self.lifecycle is not None
             runner, self.runner = self.runner, None
@@ -518,10 +551,87 @@ class ConnectorActor:
         await self._stop_tasks([n])
         await self._start_task(n)
 
+    # ---- automatic restarts (restart.policy=on-failure) -----------------------------------
+
+    def _wanted_here(self, unit: Unit) -> bool:
+        """Whether this worker may restart the unit by itself: the user wants it running, and it is ours."""
+        if self.finished or self.target is not TargetState.STARTED:
+            return False
+        return self._s.owns_connector(self.name) if unit is None else self._s.owns_task(self.name, unit)
+
+    def _restart_bookkeeping(self, record: TransitionRecord) -> None:
+        """Every transition of a unit, before its status is written: schedule, arm a reset, or cancel."""
+        unit = record.task
+        if record.to_state == ConnectorState.FAILED:
+            if self._wanted_here(unit):
+                self.restarts.failed(unit, self.policy)
+            else:
+                self.restarts.left(unit)
+        elif record.to_state == ConnectorState.RUNNING:
+            self.restarts.running(unit, self.policy)
+        elif record.to_state == ConnectorState.DESTROYED:
+            self.restarts.forget(unit)
+        else:
+            self.restarts.left(unit)
+
+    def _unit_lifecycle(self, unit: Unit) -> Lifecycle[Any] | None:
+        if unit is None:
+            return self.lifecycle
+        slot = self.tasks.get(unit)
+        return None if slot is None else slot.lifecycle
+
+    def _reschedule_failed(self) -> None:
+        """The target changed: FAILED units get a restart scheduled (STARTED) or lose theirs (paused, stopped)."""
+        for unit in [None, *self.tasks]:
+            lifecycle = self._unit_lifecycle(unit)
+            if lifecycle is None or lifecycle.state != ConnectorState.FAILED:
+                continue
+            before = self.restarts.fields(unit)
+            if self._wanted_here(unit):
+                if before[1] is None:
+                    self.restarts.failed(unit, self.policy)
+            else:
+                self.restarts.left(unit)
+            if self.restarts.fields(unit) != before:
+                self._rewrite_status(unit)
+
+    def _rewrite_status(self, unit: Unit) -> None:
+        """The unit's status again, same state and trace, with its restart fields as they are now."""
+        lifecycle = self._unit_lifecycle(unit)
+        status = self._s.status
+        current = status.connector(self.name) if unit is None else status.tasks(self.name).get(unit)
+        if lifecycle is None or current is None or current.state != lifecycle.state:
+            return
+        attempts, next_ms = self.restarts.fields(unit)
+        value = replace(current, worker_id=self._s.worker.worker_id, generation=self._s.generation,
+                        restart_attempts=attempts, next_restart_ms=next_ms)
+        if unit is None:
+            status.put_connector(self.name, value)
+        else:
+            status.put_task(self.name, unit, value)
+
+    async def _auto_restart(self, unit: Unit, token: int) -> None:
+        """A backoff passed: restart the unit if it is still FAILED, wanted and ours, as a REST restart would."""
+        if not self.restarts.take_due(unit, token):
+            return  # the unit moved on (restarted, paused, deleted, reconfigured) since it was scheduled
+        lifecycle = self._unit_lifecycle(unit)
+        if (not self.policy.on_failure or lifecycle is None or lifecycle.state != ConnectorState.FAILED
+                or not self._wanted_here(unit) or (unit is not None and unit >= len(self.task_configs))):
+            return
+        attempt = self.restarts.attempted(unit)
+        kind = "connector" if unit is None else "task"
+        self._s.metrics.auto_restarts.inc((kind,))
+        log.info("connector.auto_restarting", task=unit, attempt=attempt)
+        if unit is None:
+            await self._restart_units(True, [])
+        else:
+            await self._restart_units(False, [unit])
+
     # ---- boot, shutdown, deletion ---------------------------------------------------------
 
     async def _boot(self, boot: Boot) -> None:
         self.config, self.target = boot.config, boot.target
+        self.policy = RestartPolicy.from_config(boot.config)
         self._incarnate(boot.incarnation)
         self.task_configs = boot.tasks if boot.target is not TargetState.STOPPED else ()
         self.applied_config = boot.applied
@@ -533,12 +643,14 @@ class ConnectorActor:
                 await self._start_task(n)
 
     async def _shutdown(self) -> None:
+        self.restarts.clear()
         self._close_round()
         await self._stop_tasks(list(self.tasks))
         await self._stop_connector()
         self.finished = True
 
     async def _destroy(self) -> None:
+        self.restarts.clear()  # deleted: nothing scheduled may restart it
         self._close_round()
         if self.lifecycle is None:
             # the connector runs elsewhere (or nowhere): tasks here learn the deletion (KIP-901),
@@ -632,6 +744,7 @@ class ConnectorActor:
         if not owns and self.lifecycle is not None:
             await self._stop_connector()
             self.lifecycle = None
+            self.restarts.forget(None)  # its new owner restarts it, with its own count
         elif owns and self.lifecycle is None:
             self._ensure_lifecycle()
             await self._start_connector()
@@ -640,6 +753,7 @@ class ConnectorActor:
             await self._stop_tasks(lost)
             for n in lost:
                 del self.tasks[n]
+                self.restarts.forget(n)
         for n in range(len(self.task_configs)):
             if n not in self.tasks and self._s.owns_task(self.name, n):
                 await self._start_task(n)

@@ -42,6 +42,7 @@ from engine.herder.messages import (
     Shutdown,
 )
 from engine.herder.ownership import Ownership, StandaloneOwnership
+from engine.herder.timers import LoopTimers, Timers
 from engine.herder.transition_feed import TransitionEvent, TransitionFeed
 from engine.observability.metrics import EngineMetrics
 from engine.storage.base import OffsetStore, StatusStore
@@ -59,8 +60,9 @@ class Herder:
     def __init__(self, config_log: ConfigLog, status: StatusStore, offsets: OffsetStore,
                  worker: WorkerConfig, tg: asyncio.TaskGroup, feed: TransitionFeed | None = None,
                  metrics: EngineMetrics | None = None, data: DataPlane | None = None,
-                 ownership: Ownership | None = None) -> None:
+                 ownership: Ownership | None = None, timers: Timers | None = None) -> None:
         self.log = config_log
+        self.timers: Timers = timers if timers is not None else LoopTimers()  # auto-restart backoffs
         # what this worker runs: everything standalone, what the group assigns in a cluster
         self.ownership: Ownership = ownership if ownership is not None else StandaloneOwnership()
         self.deleting: set[str] = set()  # connectors whose deletion callbacks run here right now
@@ -94,6 +96,7 @@ class Herder:
                                        metrics=self.metrics, retry=self._retry_cleanup, clear=self._clear_cleanup,
                                        ended=self.deleting.discard)
         self.metrics.pending_cleanups = lambda: len(self.snapshot.pending_cleanups)
+        self.metrics.scheduled_restarts = lambda: sum(a.restarts.scheduled for a in list(self._actors.values()))
         # Bound once (structlog's cache-on-first-use, per engine): the lazy module logger would
         # assemble a new bound logger for every transition, even when INFO is filtered out.
         self._transition_log = log.bind()
@@ -369,7 +372,8 @@ class Herder:
         written back yet: 0 means nothing will change by itself (scheduled retries aside)."""
         actors = list(self._actors.values())
         handling = sum(1 for actor in actors if not actor.waiting or len(actor.mailbox))
-        # a retry waiting for its backoff is a timer, like a poll interval: not in flight
+        # a retry waiting for its backoff is a timer, like a poll interval: not in flight (so is an
+        # auto-restart waiting for its backoff: its message, once posted, makes its actor busy)
         cleanups = sum(1 for c in self.cleanups.known()
                        if c.state is CleanupState.LINGERING and not parked(c.connector, "connector"))
         return handling + sum(actor.busy_runners(parked) for actor in actors) + cleanups + len(self._clearing)

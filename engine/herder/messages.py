@@ -79,8 +79,24 @@ class AwaitStarted:
     done: asyncio.Future[None] = field(compare=False)
 
 
+@dataclass(frozen=True, slots=True)
+class RestartDue:
+    """``restart.policy=on-failure``: a FAILED unit's backoff has passed (task None: the connector)."""
+
+    task: int | None
+    token: int
+
+
+@dataclass(frozen=True, slots=True)
+class RestartReset:
+    """``restart.reset.after.ms``: a unit has been RUNNING long enough for its attempts to reset."""
+
+    task: int | None
+    token: int
+
+
 Message = (FromLog | Marker | Boot | RunCleanup | Reconfigure | Shutdown | RaisedError | Report | Reconcile
-           | AwaitStarted)
+           | AwaitStarted | RestartDue | RestartReset)
 
 __all__ = ["AwaitStarted", "Boot", "FromLog", "Marker", "Message", "RaisedError", "Reconcile", "Reconfigure",
-           "RunCleanup", "Shutdown"]
+           "RestartDue", "RestartReset", "RunCleanup", "Shutdown"]

@@ -94,6 +94,9 @@ class EngineMetrics:
         self.cleanups_given_up = Counter("connector_cleanups_given_up_total",
                                          "Cleanups abandoned after connector.deleted.max.retries.", ())
         self.pending_cleanups: Callable[[], int] = lambda: 0  # set by the herder: read at scrape time
+        self.auto_restarts = Counter("auto_restarts_total", "Automatic restarts of FAILED work "
+                                     "(restart.policy=on-failure), by kind (connector, task).", ("kind",))
+        self.scheduled_restarts: Callable[[], int] = lambda: 0  # set by the herder: read at scrape time
         self.callbacks = Histogram("callback_duration_seconds", "Duration of user callbacks, by method name.",
                                    ("callback",), CALLBACK_BUCKETS)
         self._callback_series: dict[str, list[float]] = {}
@@ -142,9 +145,12 @@ class EngineMetrics:
                  *_gauge("tasks", "Tasks by observed state.", tasks),
                  *_header(PREFIX + "connector_cleanups_pending",
                           "Deleted connectors whose cleanup has not succeeded yet (GET /connector-cleanups).", "gauge"),
-                 f"{PREFIX}connector_cleanups_pending {self.pending_cleanups()}"]
+                 f"{PREFIX}connector_cleanups_pending {self.pending_cleanups()}",
+                 *_header(PREFIX + "auto_restarts_scheduled",
+                          "FAILED connectors and tasks waiting for their restart backoff.", "gauge"),
+                 f"{PREFIX}auto_restarts_scheduled {self.scheduled_restarts()}"]
         for metric in (self.transitions, self.deletions_run, self.deletions_failed, self.cleanup_attempts,
-                       self.cleanups_given_up, self.callbacks,
+                       self.cleanups_given_up, self.auto_restarts, self.callbacks,
                        self.requests, self.request_seconds):
             lines.extend(metric.render())
         for extra in self.extra:

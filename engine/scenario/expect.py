@@ -42,6 +42,11 @@ async def _observe(engine: Engine, name: str, wanted: dict[str, Any]) -> dict[st
         status = None
     seen["state"] = None if status is None else status["connector"]["state"]
     seen["tasks"] = [] if status is None else [t["state"] for t in status["tasks"]]
+    # restart.policy=on-failure: the status fields (absent, i.e. 0 and nothing scheduled, without the policy)
+    units = [] if status is None else [status["connector"], *status["tasks"]]
+    seen["restart_attempts"] = 0 if status is None else status["connector"].get("restart_attempts", 0)
+    seen["task_restart_attempts"] = [] if status is None else [t.get("restart_attempts", 0) for t in status["tasks"]]
+    seen["restart_scheduled"] = any(u.get("next_restart_ms") is not None for u in units)
     seen["task_count"] = len(await engine.task_configs(name)) if seen["exists"] else 0
     # only when asked: a sink's offsets are a broker round trip (and one some test brokers fumble)
     seen["offsets"] = (await engine.connector_offsets(name))["offsets"] if seen["exists"] and "offsets" in wanted else []
@@ -79,6 +84,9 @@ def _mismatches(args: dict[str, Any], seen: dict[str, Any], name: str) -> list[s
         want, got = args["cleanup"], seen["cleanup"]
         if (want is None) != (got is None) or (want and any(got[k] != v for k, v in want.items())):
             wrong.append(f"cleanup is {got}, expected {want}")
+    wrong.extend(f"{key} is {json.dumps(seen[key])}, expected {json.dumps(args[key])}"
+                 for key in ("restart_attempts", "task_restart_attempts", "restart_scheduled")
+                 if key in args and seen[key] != args[key])
     if "incarnation" in args and seen["incarnation"] != args["incarnation"]:
         wrong.append(f"incarnation is {seen['incarnation']}, expected {args['incarnation']}")
     return wrong

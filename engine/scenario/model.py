@@ -162,6 +162,12 @@ def _cleanup(value: object) -> dict[str, Any] | None:
     return checked
 
 
+def _ints(value: object) -> list[int]:
+    if not isinstance(value, list):
+        raise ValueError(f"expected a list of non-negative integers, got {value!r}")
+    return [_int(v) for v in value]
+
+
 def _anything(value: object) -> object:
     return value
 
@@ -207,10 +213,11 @@ VERBS: dict[str, Verb] = {
         "task_count": _int, "absent": _bool, "calls": _calls, "task_calls": _task_calls,
         "offsets": _offsets, "error": _error_name, "message": _anything, "timeout": parse_duration,
         "cleanup": _cleanup, "incarnation": lambda v: _text(v),
+        "restart_attempts": _int, "task_restart_attempts": _ints, "restart_scheduled": _bool,
     }),
 }
 _NEEDS_CONNECTOR = ("state", "tasks", "task_count", "absent", "calls", "task_calls", "offsets", "cleanup",
-                    "incarnation")
+                    "incarnation", "restart_attempts", "task_restart_attempts", "restart_scheduled")
 _TOP_LEVEL = ("name", "worker", "steps")
 
 

@@ -31,6 +31,7 @@ from engine.scenario.transition_trace import TraceLine, stamp
 from engine.storage.offsets import MemoryOffsetStore
 from engine.testing.faults import FAULTS
 from engine.testing.recording import CALLS
+from engine.testing.timers import VirtualTimers
 
 log = structlog.get_logger(component="scenario")
 
@@ -99,6 +100,7 @@ class ScenarioRunner:
         self._current: Step | None = None
         self._error: tuple[Step, BaseException] | None = None
         self._crash: asyncio.Task[None] | None = None
+        self._timers: VirtualTimers | None = None  # the running worker's: auto-restart backoffs on FAULTS.clock
         self._verbs: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {
             "create": self._create, "update": self._update, "patch": self._patch, "pause": self._pause,
             "resume": self._resume, "stop": self._stop, "restart": self._restart,
@@ -196,8 +198,9 @@ class ScenarioRunner:
 
     async def _start_worker(self) -> None:
         memory = self.log_kind is LogKind.MEMORY
+        self._timers = VirtualTimers(FAULTS.clock)  # a worker's timers die with it (crash or restart)
         engine = Engine(self._worker, config_log=self._memory_log if memory else None,
-                        offset_store=self._memory_offsets if memory else None)
+                        offset_store=self._memory_offsets if memory else None, timers=self._timers)
         self._feed = engine.transitions()
         await engine.start()
         self.engine = engine
@@ -222,6 +225,8 @@ class ScenarioRunner:
 
     async def _abort(self) -> None:
         engine, self.engine = self.engine, None
+        if self._timers is not None:
+            self._timers.clear()
         if engine is not None:
             log.info("scenario.worker_crashed", step=self._step)
             await engine.abort()
@@ -299,6 +304,8 @@ class ScenarioRunner:
     async def _advance(self, args: dict[str, Any]) -> None:
         self._collect()  # what happened before belongs to the earlier time
         FAULTS.advance(args["by"])
+        if self._timers is not None and self.engine is not None:
+            self._timers.run_due()  # e.g. auto-restarts whose backoff ends by then (the step then settles)
 
     async def _expect(self, step: Step) -> None:
         args = step.args

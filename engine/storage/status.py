@@ -14,12 +14,18 @@ from engine.storage.keyed_journal import KeyedJournal
 
 @dataclass(frozen=True, slots=True)
 class Status:
-    """One status value: Connect's ``{"state", "trace"?, "worker_id", "generation"}``."""
+    """One status value: Connect's ``{"state", "trace"?, "worker_id", "generation"}``.
+
+    With ``restart.policy=on-failure`` also ``restart_attempts`` and ``next_restart_ms`` (epoch ms,
+    or None): our addition, which Connect's readers of the status topic ignore.
+    """
 
     state: str
     worker_id: str
     generation: int = 0
     trace: str | None = None
+    restart_attempts: int | None = None  # None: the connector has no auto-restart policy
+    next_restart_ms: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"state": self.state}
@@ -27,11 +33,16 @@ class Status:
             body["trace"] = self.trace
         body["worker_id"] = self.worker_id
         body["generation"] = self.generation
+        if self.restart_attempts is not None:
+            body["restart_attempts"] = self.restart_attempts
+            body["next_restart_ms"] = self.next_restart_ms
         return body
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> Status:
-        return cls(str(body["state"]), str(body["worker_id"]), int(body.get("generation", 0)), body.get("trace"))
+        attempts, next_ms = body.get("restart_attempts"), body.get("next_restart_ms")
+        return cls(str(body["state"]), str(body["worker_id"]), int(body.get("generation", 0)), body.get("trace"),
+                   None if attempts is None else int(attempts), None if next_ms is None else int(next_ms))
 
 
 def connector_key(connector: str) -> str:

@@ -12,6 +12,7 @@ from engine.testing.recording import (
     RecordingSourceConnector,
     RecordingSourceTask,
 )
+from engine.testing.timers import VirtualTimers
 from engine.testing.transitions import TransitionRecorder, assert_transitions, describe
 from engine.testing.waiting import eventually
 
@@ -28,6 +29,7 @@ __all__ = [
     "RecordingSourceTask",
     "SimulatedCrash",
     "TransitionRecorder",
+    "VirtualTimers",
     "assert_transitions",
     "describe",
     "eventually",

@@ -11,6 +11,7 @@ from engine.api._inline import INLINE_ATTRIBUTE
 from engine.api._invoke import invoke
 from engine.api.connector import Config, Connector
 from engine.errors import ConfigError, OperationTimeout
+from engine.herder.restart_policy import restart_key_errors
 from engine.observability.request_stage import enter_stage
 from engine.plugins.loading import load_connector_class
 from engine.validation.source_config import source_key_errors
@@ -96,6 +97,8 @@ def _data_plane_errors(cls: type[Connector], props: Mapping[str, str]) -> dict[s
             check()
         except ConfigException as exc:
             errors.setdefault(_key_of(str(exc), default_key), []).append(str(exc))
+    for key, messages in restart_key_errors(props).items():
+        errors.setdefault(key, []).extend(messages)
     if issubclass(cls, SourceConnector):
         for key, messages in source_key_errors(props).items():
             errors.setdefault(key, []).extend(messages)

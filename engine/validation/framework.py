@@ -30,6 +30,7 @@ from engine.api.config_def import (
 from engine.api.connector import Config, Connector, SinkConnector, SourceConnector
 from engine.api.errors import ConfigException
 from engine.errors import ConfigError
+from engine.herder.restart_policy import RESTART_KEYS, restart_key_errors
 from engine.observability.request_stage import enter_stage
 from engine.plugins.classes import qualified_name
 from engine.plugins.discovery import PluginRegistry, PluginType, process_registry
@@ -163,8 +164,9 @@ def _config_def(keys: list[ConfigKey]) -> ConfigDef:
     return config_def
 
 
-SOURCE_CONFIG_DEF = _config_def([*_connector_keys(), *SOURCE_KEYS])
-SINK_CONFIG_DEF = _config_def([*_connector_keys(), *_sink_keys()])
+# RESTART_KEYS: our addition (restart.policy and its backoff, engine/herder/restart_policy.py), listed last
+SOURCE_CONFIG_DEF = _config_def([*_connector_keys(), *SOURCE_KEYS, *RESTART_KEYS])
+SINK_CONFIG_DEF = _config_def([*_connector_keys(), *_sink_keys(), *RESTART_KEYS])
 
 
 def framework_config_def(cls: type[Connector]) -> ConfigDef:
@@ -323,6 +325,9 @@ async def validate_config_infos(config: Mapping[str, str | None], *,
     framework, type_errors = enrich(framework_config_def(cls), config, plugins)
     values = framework.validate_all(props)
     _transform_checks(config, values, type_errors)
+    for key, messages in restart_key_errors(props).items():  # adds the cross-key check (max >= initial)
+        value = values.setdefault(key, ConfigValue(key, props.get(key)))
+        value.errors.extend(m for m in messages if m not in value.errors)
     if issubclass(cls, SinkConnector):
         _sink_checks(config, values)
     for key in (k for k, v in config.items() if v is None):
