@@ -66,7 +66,9 @@ class Soak:
         (directory / "worker.properties").write_text(
             f"listeners=http://127.0.0.1:{self.port}\n{stores}"
             f"topics.storage.file.filename={directory / 'topics.log'}\n"
-            f"topics.retention.ms={retention_s * 1000}\noffset.flush.interval.ms=1000\n")
+            # 1 MiB segments: retention drops whole segments, so a short run needs them to roll
+            f"topics.retention.ms={retention_s * 1000}\ntopics.segment.bytes=1048576\n"
+            "offset.flush.interval.ms=1000\n")
         (directory / "source.json").write_text(json.dumps({"name": "reader", "config": {
             "connector.class": "FileStreamSource", "file": str(directory / "in.txt"), "topic": "lines"}}))
         (directory / "sink.json").write_text(json.dumps({"name": "writer", "config": {
@@ -91,7 +93,7 @@ class Soak:
     def files(self) -> dict[str, float]:
         sizes = {name: _size_mib(self.directory / f"{name}.log") for name in ("config", "offset", "status")}
         topics = self.directory / "topics.log"
-        sizes["topics"] = _size_mib(topics) + _size_mib(topics.with_suffix(topics.suffix + ".d"))
+        sizes["topics"] = _size_mib(topics) + _size_mib(topics.with_name(topics.name + ".segments"))
         return sizes
 
     def restart_seconds(self, worker: subprocess.Popen[bytes]) -> float:
@@ -148,7 +150,7 @@ def markdown(result: dict[str, Any], args: argparse.Namespace) -> str:
 Command: `python bench/soak.py --minutes {args.minutes:g} --rate {args.rate} --retention-s {args.retention_s} --append BENCHMARKS.md`
 (CPython {platform.python_version()}, {os.cpu_count()} cores, run {time.strftime('%Y-%m-%d')}). A standalone worker on the
 embedded defaults (file-backed config, status, offsets and in-process topics), FileStream source at {args.rate} lines/s
-into a FileStream sink, `topics.retention.ms` = {args.retention_s} s. Baseline: the same run's first sample after
+into a FileStream sink, `topics.retention.ms` = {args.retention_s} s, `topics.segment.bytes` = 1 MiB. Baseline: the same run's first sample after
 1.5 retention windows; target: later samples within 10 % of it (1.00x-1.10x), restart to RUNNING within 2 s.
 
 | t (s) | records | RSS (MiB) | topics (MiB) | offsets (MiB) | status (MiB) | config (MiB) |
