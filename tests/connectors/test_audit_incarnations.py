@@ -199,7 +199,7 @@ async def test_a_worker_killed_mid_cleanup_leaves_nothing_that_hurts_the_next_in
               "config.storage.file.filename": str(tmp_path / "configs.log"),
               "status.storage.file.filename": str(tmp_path / "status.log"),
               "offset.storage.file.filename": str(tmp_path / "offsets.log")}
-    config = audit_config(db, **{"audit.ddl.timeout.ms": "3000"})
+    config = audit_config(db, **{"audit.ddl.timeout.ms": "6000"})
     blocker = LockHolder(db)
     released = False
     child = subprocess.Popen([sys.executable, "-c", KILLED_IN_CLEANUP, json.dumps(worker), json.dumps(config)],
@@ -216,7 +216,7 @@ async def test_a_worker_killed_mid_cleanup_leaves_nothing_that_hurts_the_next_in
         os.kill(child.pid, signal.SIGKILL)
         await asyncio.to_thread(child.wait)
         # the dead worker's backend gives up by itself (audit.ddl.timeout.ms), lock still held
-        await eventually(lambda: not _backends_waiting_on(db.table), timeout=10,
+        await eventually(lambda: not _backends_waiting_on(db.table), timeout=20,
                          message="the killed worker's DROP gave up in the server")
         async with Engine({**worker, "connector.deleted.retry.backoff.ms": "200"}) as engine:
             # the pending cleanup of the old incarnation runs again here; the name waits for it
