@@ -50,7 +50,7 @@ from engine.herder.transition_feed import Subscription, TransitionFeed
 from engine.observability.metrics import EngineMetrics
 from engine.observability.request_stage import enter_stage
 from engine.plugins.loading import connector_type, load_connector_class
-from engine.spark.metrics import prometheus_lines
+from engine.spark.metrics import prometheus_families
 from engine.spark.settings import SparkSettings
 from engine.spark.supervisor import SparkSupervisor
 from engine.storage.base import OffsetStore
@@ -127,8 +127,13 @@ class Engine:
         self._status = open_status_store(self.worker.raw, client_id=client_id)
         self._offsets = offset_store if offset_store is not None else open_offset_store(self.worker.raw,
                                                                                         client_id=client_id)
-        self.metrics = EngineMetrics(self._status)  # this engine's own: several engines count apart
-        self.metrics.extra.append(lambda: prometheus_lines(self.spark.metrics))
+        # this engine's own: several engines count apart; a cluster member reports only its own work
+        self.metrics = EngineMetrics(self._status,
+                                     worker_id=self.worker.worker_id if self.cluster is not None else None)
+        if self.cluster is not None:
+            cluster = self.cluster
+            self.metrics.connect.rebalances = lambda: (cluster.rebalances_applied, cluster.generation)
+        self.metrics.extra.append(lambda: prometheus_families(self.spark.metrics))
         self._timers: Timers = timers if timers is not None else LoopTimers()
         self._herder: Herder | None = None
         self._feed = TransitionFeed()  # here, not in the herder, so subscribers can see the boot
@@ -191,7 +196,7 @@ class Engine:
         try:
             async with asyncio.TaskGroup() as tg:
                 data = DataPlane(self.topics, self.worker.raw, self._offsets, self._status, self.data_settings,
-                                 self.worker.worker_id, self.spark)
+                                 self.worker.worker_id, self.spark, metrics=self.metrics.connect)
                 self._herder = Herder(self._log, self._status, self._offsets, self.worker, tg, self._feed,
                                       self.metrics, data, ownership=self.cluster, timers=self._timers)
                 reader = tg.create_task(self._herder.run(ready), name="configlog-reader")

@@ -1,7 +1,10 @@
-"""Per-engine metrics in Prometheus' text exposition format, written by hand (no dependency).
+"""Per-engine metrics, exposed at ``GET /metrics`` through ``prometheus_client``.
 
-One ``EngineMetrics`` per ``Engine`` (``Engine.metrics``), never process-global, so several
-engines in one process (tests, embedders) count independently. The hot paths only increment
+One ``EngineMetrics`` per ``Engine`` (``Engine.metrics``) with its own ``CollectorRegistry``, never
+process-global, so several engines in one process (tests, embedders) count independently. The
+engine's own families (``connect_engine_*``) are here; Kafka Connect's (``kafka_connect_*``, as
+Strimzi's JMX-exporter rules name them) are in ``connect_metrics``. The library writes the text
+format or OpenMetrics, as the scraper's ``Accept`` asks (``exposition``), and does the escaping. The hot paths only increment
 plain dicts: the herder counts transitions, ``invoke`` times callbacks through ``CALLBACK_TIMER``
 (a context variable the engine sets for its own tasks), the REST middleware times requests.
 Gauges of states are computed from the status store at scrape time, so they cannot drift.
@@ -13,11 +16,17 @@ import math
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.exposition import choose_encoder, generate_latest
+from prometheus_client.registry import CollectorRegistry
+
+from engine.observability.connect_metrics import ConnectMetrics
 from engine.storage.base import StatusStore
 from states import ConnectorState, TaskState
 
 PREFIX = "connect_engine_"
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+OPENMETRICS = "application/openmetrics-text"
 
 # Callbacks run from microseconds (no-op async) to the callback timeout (30 s by default).
 CALLBACK_BUCKETS = (0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0)
@@ -36,10 +45,11 @@ class Counter:
     def inc(self, key: Labels, amount: float = 1.0) -> None:
         self.values[key] = self.values.get(key, 0.0) + amount
 
-    def render(self) -> Iterator[str]:
-        yield from _header(self.name, self.help, "counter")
+    def collect(self) -> Metric:
+        family = CounterMetricFamily(self.name, self.help, labels=self.labels)
         for key, value in sorted(self.values.items()):
-            yield f"{self.name}{_labels(self.labels, key)} {_number(value)}"
+            family.add_metric(key, value)
+        return family
 
 
 class Histogram:
@@ -65,22 +75,22 @@ class Histogram:
         series = self.series.get(key)
         return 0 if series is None else int(sum(series[:-1]))
 
-    def render(self) -> Iterator[str]:
-        yield from _header(self.name, self.help, "histogram")
+    def collect(self) -> Metric:
+        family = HistogramMetricFamily(self.name, self.help, labels=self.labels)
         for key, series in sorted(self.series.items()):
-            total = 0.0
+            total, buckets = 0.0, []
             for bound, hits in zip((*self.buckets, math.inf), series[:-1], strict=True):
                 total += hits
-                le = "+Inf" if bound == math.inf else _number(bound)
-                yield f"{self.name}_bucket{_labels((*self.labels, 'le'), (*key, le))} {_number(total)}"
-            yield f"{self.name}_sum{_labels(self.labels, key)} {_number(series[-1])}"
-            yield f"{self.name}_count{_labels(self.labels, key)} {_number(total)}"
+                buckets.append(("+Inf" if bound == math.inf else repr(bound), total))
+            family.add_metric(key, buckets, series[-1])
+        return family
 
 
 class EngineMetrics:
     """Everything one engine exposes at ``GET /metrics``."""
 
-    def __init__(self, status: StatusStore) -> None:
+    def __init__(self, status: StatusStore, *, worker_id: str | None = None) -> None:
+        """``worker_id``: a cluster member's, so the Connect families report only the work it runs."""
         self._status = status
         self.transitions = Counter("transitions_total", "Lifecycle transitions the herder published.",
                                    ("kind", "trigger", "from_state", "to_state"))
@@ -100,10 +110,13 @@ class EngineMetrics:
         self.callbacks = Histogram("callback_duration_seconds", "Duration of user callbacks, by method name.",
                                    ("callback",), CALLBACK_BUCKETS)
         self._callback_series: dict[str, list[float]] = {}
-        self.extra: list[Callable[[], Iterable[str]]] = []  # more exposition lines, e.g. Spark's
+        self.extra: list[Callable[[], Iterable[Metric]]] = []  # more families, e.g. Spark's
         self.requests = Counter("rest_requests_total", "REST requests answered.", ("method", "route", "status"))
         self.request_seconds = Histogram("rest_request_duration_seconds", "REST request latency.",
                                          ("method", "route"), REST_BUCKETS)
+        self.connect = ConnectMetrics(status, worker_id)  # Kafka Connect's families: counters the task loops update
+        self.registry = CollectorRegistry(auto_describe=False)  # this engine's alone
+        self.registry.register(self)
 
     # ---- hooks (hot paths: a dict update each; the herder updates ``transitions.values`` itself) --
 
@@ -139,47 +152,37 @@ class EngineMetrics:
             tasks[status.state] = tasks.get(status.state, 0) + 1
         return connectors, tasks
 
-    def render(self) -> str:
+    def collect(self) -> Iterator[Metric]:
+        """Every family, read now (the registry's ``Collector``)."""
         connectors, tasks = self.state_counts()
-        lines = [*_gauge("connectors", "Connectors by observed state.", connectors),
-                 *_gauge("tasks", "Tasks by observed state.", tasks),
-                 *_header(PREFIX + "connector_cleanups_pending",
-                          "Deleted connectors whose cleanup has not succeeded yet (GET /connector-cleanups).", "gauge"),
-                 f"{PREFIX}connector_cleanups_pending {self.pending_cleanups()}",
-                 *_header(PREFIX + "auto_restarts_scheduled",
-                          "FAILED connectors and tasks waiting for their restart backoff.", "gauge"),
-                 f"{PREFIX}auto_restarts_scheduled {self.scheduled_restarts()}"]
+        yield _gauge("connectors", "Connectors by observed state.", connectors)
+        yield _gauge("tasks", "Tasks by observed state.", tasks)
+        yield GaugeMetricFamily(PREFIX + "connector_cleanups_pending",
+                                "Deleted connectors whose cleanup has not succeeded yet (GET /connector-cleanups).",
+                                value=self.pending_cleanups())
+        yield GaugeMetricFamily(PREFIX + "auto_restarts_scheduled",
+                                "FAILED connectors and tasks waiting for their restart backoff.",
+                                value=self.scheduled_restarts())
         for metric in (self.transitions, self.deletions_run, self.deletions_failed, self.cleanup_attempts,
                        self.cleanups_given_up, self.auto_restarts, self.callbacks,
                        self.requests, self.request_seconds):
-            lines.extend(metric.render())
+            yield metric.collect()
         for extra in self.extra:
-            lines.extend(extra())
-        return "\n".join(lines) + "\n"
+            yield from extra()
+        yield from self.connect.collect()
+
+    def exposition(self, accept: str | None = None) -> tuple[bytes, str]:
+        """The body and its content type: OpenMetrics when ``accept`` asks for it, else the text format 0.0.4."""
+        encode, content_type = choose_encoder(accept or "")
+        return encode(self.registry), content_type
+
+    def render(self) -> str:
+        """The text format (0.0.4)."""
+        return generate_latest(self.registry).decode()
 
 
-def _gauge(name: str, help_text: str, by_state: dict[str, int]) -> Iterator[str]:
-    full = PREFIX + name
-    yield from _header(full, help_text, "gauge")
+def _gauge(name: str, help_text: str, by_state: dict[str, int]) -> Metric:
+    family = GaugeMetricFamily(PREFIX + name, help_text, labels=("state",))
     for state, count in sorted(by_state.items()):
-        yield f"{full}{_labels(('state',), (state,))} {count}"
-
-
-def _header(name: str, help_text: str, kind: str) -> Iterator[str]:
-    yield f"# HELP {name} {help_text}"
-    yield f"# TYPE {name} {kind}"
-
-
-def _labels(names: Iterable[str], values: Iterable[str]) -> str:
-    pairs = [f'{n}="{_escape(v)}"' for n, v in zip(names, values, strict=True)]
-    return "{" + ",".join(pairs) + "}" if pairs else ""
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def _number(value: float) -> str:
-    if value == math.inf:
-        return "+Inf"
-    return str(int(value)) if value == int(value) else repr(value)
+        family.add_metric((state,), count)
+    return family

@@ -12,7 +12,7 @@ from typing import Any
 from aiohttp import web
 
 from engine.api._invoke import CALLBACK_TIMER
-from engine.observability.metrics import CONTENT_TYPE
+from engine.observability.metrics import CONTENT_TYPE, OPENMETRICS
 from engine.rest.keys import ENGINE
 from engine.rest.openapi import OPERATIONS
 
@@ -50,10 +50,13 @@ async def count_requests(request: web.Request, handler: Any) -> web.StreamRespon
 
 
 async def serve(request: web.Request) -> web.Response:
-    body = request.app[ENGINE].metrics.render().encode()
-    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
+    """``Accept: application/openmetrics-text`` gets OpenMetrics; anything else the text format 0.0.4."""
+    body, content_type = request.app[ENGINE].metrics.exposition(request.headers.get("Accept"))
+    return web.Response(body=body, headers={"Content-Type": content_type})
 
 
 OPERATIONS[("GET", "/metrics")] = {
-    "summary": "Prometheus metrics (text exposition format 0.0.4)",
-    "responses": {"200": {"description": "Metrics", "content": {"text/plain": {"schema": {"type": "string"}}}}}}
+    "summary": "Prometheus metrics (text exposition format 0.0.4, or OpenMetrics when the Accept header asks)",
+    "responses": {"200": {"description": "Metrics", "content": {
+        CONTENT_TYPE.split(";")[0]: {"schema": {"type": "string"}},
+        OPENMETRICS: {"schema": {"type": "string"}}}}}}

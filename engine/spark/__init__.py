@@ -3,7 +3,7 @@
 Importing this package does not import pyspark; the session is built on first use.
 """
 
-from engine.spark.metrics import Durations, SparkMetrics, prometheus_lines
+from engine.spark.metrics import Durations, SparkMetrics, prometheus_families
 from engine.spark.settings import SparkSettings
 from engine.spark.supervisor import JobOwner, SparkJobCancelled, SparkJobFailed, SparkSupervisor
 from engine.spark.task_spark import TaskSpark
@@ -17,5 +17,5 @@ __all__ = [
     "SparkSettings",
     "SparkSupervisor",
     "TaskSpark",
-    "prometheus_lines",
+    "prometheus_families",
 ]

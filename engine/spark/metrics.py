@@ -1,4 +1,4 @@
-"""Counters for supervised Spark jobs, and their Prometheus text rendering.
+"""Counters for supervised Spark jobs, and their Prometheus families.
 
 Job threads update these under the supervisor's lock; readers take a racy but harmless
 snapshot (each field is a single int or float).
@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric, SummaryMetricFamily
 
 Outcome = Literal["succeeded", "failed", "cancelled"]
 OUTCOMES: tuple[Outcome, ...] = ("succeeded", "failed", "cancelled")
@@ -52,22 +54,16 @@ class SparkMetrics:
         }[outcome]
 
 
-def prometheus_lines(metrics: SparkMetrics) -> list[str]:
-    """Prometheus text exposition lines (with HELP/TYPE) for ``/metrics``."""
-    lines = [
-        "# HELP connect_engine_spark_jobs_running Spark jobs currently running under supervision.",
-        "# TYPE connect_engine_spark_jobs_running gauge",
-        f"connect_engine_spark_jobs_running {metrics.jobs_running}",
-        "# HELP connect_engine_spark_jobs_total Supervised Spark jobs finished, by outcome.",
-        "# TYPE connect_engine_spark_jobs_total counter",
-    ]
-    lines += [f'connect_engine_spark_jobs_total{{outcome="{o}"}} {metrics.total(o)}' for o in OUTCOMES]
-    lines += [
-        "# HELP connect_engine_spark_job_seconds Wall time of supervised Spark jobs, by outcome.",
-        "# TYPE connect_engine_spark_job_seconds summary",
-    ]
+def prometheus_families(metrics: SparkMetrics) -> list[Metric]:
+    """The ``connect_engine_spark_*`` families for ``/metrics``."""
+    running = GaugeMetricFamily("connect_engine_spark_jobs_running",
+                                "Spark jobs currently running under supervision.", value=metrics.jobs_running)
+    jobs = CounterMetricFamily("connect_engine_spark_jobs_total", "Supervised Spark jobs finished, by outcome.",
+                               labels=("outcome",))
+    seconds = SummaryMetricFamily("connect_engine_spark_job_seconds",
+                                  "Wall time of supervised Spark jobs, by outcome.", labels=("outcome",))
     for o in OUTCOMES:
+        jobs.add_metric((o,), metrics.total(o))
         d = metrics.durations[o]
-        lines.append(f'connect_engine_spark_job_seconds_sum{{outcome="{o}"}} {d.sum_seconds!r}')
-        lines.append(f'connect_engine_spark_job_seconds_count{{outcome="{o}"}} {d.count}')
-    return lines
+        seconds.add_metric((o,), d.count, d.sum_seconds)
+    return [running, jobs, seconds]

@@ -208,6 +208,10 @@ class MemoryStatusStore:
         """Every connector's status (metrics scrapes count them by state)."""
         return list(self._connectors.values())
 
+    def connector_names(self) -> list[str]:
+        """Every connector with a status or a task status (metrics scrapes label by name)."""
+        return sorted(self._connectors.keys() | self._tasks.keys())
+
     def task_statuses(self) -> list[Status]:
         """Every task's status, all connectors together."""
         return [status for tasks in self._tasks.values() for status in tasks.values()]

@@ -55,11 +55,13 @@ class ToleranceOperator:
     def __init__(self, policy: ErrorPolicy, *, connector: str, task: int, reporters: Sequence[ErrorReporter] = (),
                  stopping: Callable[[], bool] = lambda: False,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-                 clock: Callable[[], float] = time.monotonic, rng: random.Random | None = None) -> None:
+                 clock: Callable[[], float] = time.monotonic, rng: random.Random | None = None,
+                 metrics: ErrorMetrics | None = None) -> None:
+        """``metrics``: where to count (the task's, exposed at ``/metrics``); a private one by default."""
         self.policy = policy
         self.connector = connector
         self.task = task
-        self.metrics = ErrorMetrics()
+        self.metrics = metrics if metrics is not None else ErrorMetrics()
         self._reporters = list(reporters)
         self._stopping = stopping
         self._sleep = sleep

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from engine.errors import ConfigError
+from engine.observability.connect_metrics import ConnectMetrics, Kind, TaskCounters
 from engine.spark.supervisor import SparkSupervisor
 from engine.storage.base import OffsetStore, StatusStore
 from engine.storage.status import TopicStatus
@@ -77,6 +78,7 @@ class DataPlane:
     settings: DataSettings
     worker_id: str
     spark: SparkSupervisor | None = None
+    metrics: ConnectMetrics | None = None  # the engine's Connect families; None: counted, never exposed
     _producer: Producer | None = field(default=None, init=False)
 
     def producer(self) -> Producer:
@@ -84,6 +86,16 @@ class DataPlane:
         if self._producer is None:
             self._producer = self.topics.producer()
         return self._producer
+
+    def task_started(self, connector: str, task: int, kind: Kind) -> TaskCounters:
+        """Fresh counters for a new task instance, exposed at ``/metrics`` until ``task_stopped``."""
+        if self.metrics is None:
+            return TaskCounters(kind)
+        return self.metrics.task_started(connector, task, kind)
+
+    def task_stopped(self, connector: str, task: int, counters: TaskCounters) -> None:
+        if self.metrics is not None:
+            self.metrics.task_stopped(connector, task, counters)
 
     def track_topic(self, connector: str, task: int, topic: str) -> None:
         """Record ``topic`` as active for ``connector`` the first time one of its tasks uses it."""

@@ -104,6 +104,7 @@ class ExactlyOnceSourceLoop(SourceLoop):
 
     async def _commit_transaction(self) -> None:
         """Every record of the transaction acknowledged, then its offsets, then commit: all or nothing."""
+        started = time.monotonic()
         await self._producer.flush()
         await self._process_acks()
         self._check_send_error()
@@ -114,12 +115,14 @@ class ExactlyOnceSourceLoop(SourceLoop):
                                         key=offset_key(self.connector, partition).encode())
             await self._client.commit_transaction()
         except KafkaError as exc:
+            self.counters.commit(False, time.monotonic() - started)
             raise ConnectException(f"Could not commit the transaction of task {self.connector}-{self.task_id} "
                                    f"({type(exc).__name__}): another instance may have fenced it") from exc
         finally:
             self._open = False
             self._deadline = time.monotonic() + self._txn.interval_s
         self.plane.offsets.apply_committed(self.connector, pairs)
+        self.counters.commit(True, time.monotonic() - started)
         log.info("task.transaction_committed", task=self.task_id, offsets=len(pairs))
 
     async def _abort_transaction(self) -> None:

@@ -53,6 +53,7 @@ def group_id(connector: str, config: Mapping[str, str]) -> str:
 
 class SinkLoop(TaskLoop):
     task: SinkTask
+    kind = "sink"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._dlq: DeadLetterQueueReporter | None = None
@@ -211,7 +212,9 @@ class SinkLoop(TaskLoop):
             timeout = min(timeout, self.context.timeout_ms / 1000)
             self.context.timeout_ms = None
         records = await self._read(consumer, timeout)
-        if not records:
+        if records:
+            self.counters.sink_record_read += len(records)
+        else:
             await self._check_log_ends(consumer)
         if self._listener_error is not None:
             error, self._listener_error = self._listener_error, None
@@ -371,6 +374,10 @@ class SinkLoop(TaskLoop):
             raise ConnectException("Exiting WorkerSinkTask due to unrecoverable exception.") from exc
         if self.errant is not None and self.errant.pending_failure is not None:
             raise self.errant.pending_failure
+        if batch:
+            counters = self.counters
+            counters.sink_record_send += len(batch)
+            counters.batch(len(batch))
         # a partition revoked meanwhile (Kafka rebalances between awaits) is no longer ours to commit
         self._current.update({tp: o for tp, o in self._batch_offsets.items() if tp in self._current})
         self._batch_offsets = {}
@@ -395,12 +402,14 @@ class SinkLoop(TaskLoop):
         current = {tp: o for tp, o in self._current.items() if (only is None or tp in only) and tp in owned}
         if not current:
             return
+        started = time.monotonic()
         if self.errant is not None:
             await self.errant.await_partitions([_api(tp) for tp in current])
         try:
             returned = await invoke(self.task.pre_commit, {_api(tp): o for tp, o in current.items()})
         except Exception as exc:  # user code: rewind to what was committed, as Connect does
             log.error("task.pre_commit_failed", task=self.task_id, error=repr(exc))
+            self.counters.commit(False, time.monotonic() - started)
             if not closing:
                 for tp, offset in self._committed.items():
                     if only is None or tp in only:
@@ -416,11 +425,14 @@ class SinkLoop(TaskLoop):
             else:
                 log.warning("task.commit_ignored", task=self.task_id, partition=str(tp), offset=offset,
                             reason="not assigned or beyond what was consumed")
-        if not to_commit:
+        if not to_commit:  # the task opted out: nothing to write, the attempt succeeded
+            self.counters.commit(True, time.monotonic() - started)
             return
         try:
             await consumer.commit(to_commit)
         except Exception as exc:  # a failed commit is retried at the next one, as in Connect
             log.warning("task.offset_commit_failed", task=self.task_id, error=repr(exc))
+            self.counters.commit(False, time.monotonic() - started)
             return
         self._committed.update(to_commit)
+        self.counters.commit(True, time.monotonic() - started)

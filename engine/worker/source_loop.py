@@ -124,6 +124,9 @@ class SourceLoop(TaskLoop):
     # ---- sending ------------------------------------------------------------------------------
 
     async def _send(self, records: list[SourceRecord]) -> None:
+        counters = self.counters
+        counters.source_record_poll += len(records)
+        counters.batch(len(records))
         chain = self.chain
         key_converter, value_converter = self.converters.key, self.converters.value
         for record in records:
@@ -229,6 +232,7 @@ class SourceLoop(TaskLoop):
             return
         acks, self._acks = self._acks, []
         calls: list[tuple[SourceRecord, RecordMetadata | None]] = []
+        written = 0
         for record, submitted, sent in acks:
             if sent is None:
                 calls.append((record, None))
@@ -237,6 +241,7 @@ class SourceLoop(TaskLoop):
             if error is None:
                 meta = sent.result()
                 calls.append((record, RecordMetadata(meta.topic, meta.partition, meta.offset, meta.timestamp)))
+                written += 1
                 continue
             if not self.operator.tolerates_all:
                 self._send_error = self._send_error or error  # fails the task at the loop's next check
@@ -246,6 +251,7 @@ class SourceLoop(TaskLoop):
             if submitted is not None:
                 submitted.ack()
             calls.append((record, None))
+        self.counters.source_record_write += written
         if self._commit_records:
             await _commit_records(self.task, calls)
 
@@ -253,7 +259,8 @@ class SourceLoop(TaskLoop):
 
     async def commit_offsets(self) -> None:
         """Write the committable offsets, then ``commit()`` (called even when nothing was written)."""
-        self._next_commit = time.monotonic() + self._interval
+        started = time.monotonic()
+        self._next_commit = started + self._interval
         await self._process_acks()
         pairs = self._submitted.committable()
         if pairs:
@@ -261,13 +268,17 @@ class SourceLoop(TaskLoop):
                 self.plane.offsets.write(self.connector, pairs)
             except Exception as exc:  # a bad offset from the task: logged, as Connect's flush failure
                 log.error("task.offset_commit_failed", task=self.task_id, error=repr(exc))
+                self.counters.commit(False, time.monotonic() - started)
                 return
             try:  # commit() only once the offsets are durable (on Kafka: acknowledged)
                 async with asyncio.timeout(self.plane.settings.offset_flush_timeout_s):
                     await self.plane.offsets.flush()
             except TimeoutError:
                 log.error("task.offset_commit_failed", task=self.task_id, error="offset flush timed out")
+                self.counters.commit(False, time.monotonic() - started)
                 return
+        # as Connect, an attempt with nothing to write succeeds too (commit() still runs)
+        self.counters.commit(True, time.monotonic() - started)
         try:
             await invoke(self.task.commit)
         except Exception as exc:  # user code: logged and ignored, as in Connect

@@ -11,6 +11,7 @@ import structlog
 
 from engine.api.context import TaskContext
 from engine.api.task import Task
+from engine.observability.connect_metrics import Kind
 from engine.tolerance import ErrorPolicy, LogReporter, ToleranceOperator
 from engine.transforms.chain import TransformationChain
 from engine.worker.data_plane import DataPlane
@@ -37,6 +38,8 @@ class TaskControl(Protocol):
 class TaskLoop:
     """One running task's data work; ``open`` after ``Task.start``, ``close`` before ``Task.stop``."""
 
+    kind: Kind = "source"
+
     def __init__(self, connector: str, task_id: int, task: Task, context: TaskContext,
                  connector_config: Mapping[str, str], plane: DataPlane, control: TaskControl) -> None:
         self.connector = connector
@@ -50,8 +53,10 @@ class TaskLoop:
         self._converters: TaskConverters | None = None  # configured on first use: a task may never see data
         self.chain = TransformationChain.from_config(connector_config)
         self.policy = ErrorPolicy.from_config(connector_config)
+        self.counters = plane.task_started(connector, task_id, self.kind)  # Connect's per-task metrics
         self.operator = ToleranceOperator(self.policy, connector=connector, task=task_id,
-                                          reporters=self._reporters(), stopping=control.stopping)
+                                          reporters=self._reporters(), stopping=control.stopping,
+                                          metrics=self.counters.errors)
 
     @property
     def converters(self) -> TaskConverters:
@@ -74,6 +79,10 @@ class TaskLoop:
     async def close(self, failed: bool) -> None:
         """Release what the loop holds (commit what can be committed); called once, even after a failure."""
         return
+
+    def retire(self) -> None:
+        """The task instance is gone for good (its runner finished): its metrics go with it."""
+        self.plane.task_stopped(self.connector, self.task_id, self.counters)
 
     def release(self) -> None:
         """Close converters and transformations after the task stopped (Connect's ``doClose``)."""

@@ -72,6 +72,13 @@ class TaskRunner(Runner):
         self._deleted = True
         self.request_stop()
 
+    async def _supervised(self) -> None:
+        try:
+            await super()._supervised()
+        finally:
+            if self.loop is not None:  # a failed task keeps its metrics until it is stopped
+                self.loop.retire()
+
     async def _body(self) -> None:
         reported = ""
         while self.target is not TargetState.STARTED and not self.stopping():

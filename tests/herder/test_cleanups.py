@@ -81,9 +81,9 @@ async def test_a_failing_deleted_is_reported_retried_with_backoff_and_then_succe
         assert "leaky" not in engine.herder.snapshot.pending_cleanups  # the record is cleared in the log
         assert STEERING.seen("deleted.begin") == [outcome.incarnation] * 3
         text = engine.metrics.render()
-        assert 'connect_engine_connector_cleanup_attempts_total{outcome="failed"} 2' in text
-        assert 'connect_engine_connector_cleanup_attempts_total{outcome="succeeded"} 1' in text
-        assert "connect_engine_connector_cleanups_pending 0" in text
+        assert 'connect_engine_connector_cleanup_attempts_total{outcome="failed"} 2.0' in text
+        assert 'connect_engine_connector_cleanup_attempts_total{outcome="succeeded"} 1.0' in text
+        assert "connect_engine_connector_cleanups_pending 0.0" in text
 
 
 async def test_a_cleanup_that_keeps_failing_gives_up_and_frees_the_name() -> None:
@@ -101,7 +101,7 @@ async def test_a_cleanup_that_keeps_failing_gives_up_and_frees_the_name() -> Non
         STEERING.failures_left = 0
         await engine.create_connector("leaky", probe())  # the name is free again
         await engine.wait_for_state("leaky", "RUNNING", tasks=1)
-        assert 'connect_engine_connector_cleanups_given_up_total 1' in engine.metrics.render()
+        assert 'connect_engine_connector_cleanups_given_up_total 1.0' in engine.metrics.render()
 
 
 async def test_a_deleted_past_its_timeout_keeps_the_name_until_its_thread_returns() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from engine.spark import JobOwner, SparkJobCancelled, SparkJobFailed, SparkSupervisor, prometheus_lines
+from engine.spark import JobOwner, SparkJobCancelled, SparkJobFailed, SparkSupervisor, prometheus_families
 from tests.spark.jobs import failing_job, long_job, wait_started
 
 log = logging.getLogger(__name__)
@@ -171,10 +171,8 @@ async def test_metrics_count_jobs_by_outcome(supervisor: SparkSupervisor, marker
     after = (m.jobs_succeeded, m.jobs_failed, m.jobs_cancelled, m.durations["failed"].count)
     assert [x - y for x, y in zip(after, before, strict=True)] == [1, 1, 1, 1]
     assert m.durations["cancelled"].sum_seconds > 0
-    lines = prometheus_lines(m)
-    assert f'connect_engine_spark_jobs_total{{outcome="succeeded"}} {m.jobs_succeeded}' in lines
-    assert f'connect_engine_spark_jobs_total{{outcome="cancelled"}} {m.jobs_cancelled}' in lines
-    assert (
-        f'connect_engine_spark_job_seconds_count{{outcome="failed"}} {m.durations["failed"].count}' in lines
-    )
-    assert any(line.startswith("connect_engine_spark_jobs_running ") for line in lines)
+    samples = {(s.name, tuple(s.labels.items())): s.value for f in prometheus_families(m) for s in f.samples}
+    assert samples[("connect_engine_spark_jobs_total", (("outcome", "succeeded"),))] == m.jobs_succeeded
+    assert samples[("connect_engine_spark_jobs_total", (("outcome", "cancelled"),))] == m.jobs_cancelled
+    assert samples[("connect_engine_spark_job_seconds_count", (("outcome", "failed"),))] == m.durations["failed"].count
+    assert ("connect_engine_spark_jobs_running", ()) in samples
