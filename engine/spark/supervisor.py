@@ -42,15 +42,18 @@ MAX_CONCURRENT_JOBS = 32
 # being planned has no Spark job to cancel yet (a cold first write plans for seconds).
 _RECANCEL_INTERVAL = 0.2
 
-# Spark loggers that only echo what a cancelled job's caller is told anyway (SparkJobCancelled, or
-# SparkJobFailed with the Java error as its cause): a cancelled write otherwise prints ~100 lines
-# of stack traces at ERROR. Silenced on sessions the supervisor builds itself.
+# JVM loggers that only echo what a job's caller is told anyway (SparkJobCancelled, or SparkJobFailed
+# with the Java error as its cause): a cancelled write otherwise prints ~100 lines of stack traces,
+# at ERROR, from the writer, the task's thread being interrupted inside Hadoop or Parquet, and the
+# scheduler. Silenced on sessions the supervisor builds itself (levels set through py4j).
 QUIET_JVM_LOGGERS = (
-    "org.apache.spark.sql.execution.datasources.FileFormatWriter",
+    "org.apache.spark.sql.execution.datasources",
     "org.apache.spark.util.Utils",
     "org.apache.spark.scheduler.TaskSetManager",
     "org.apache.spark.executor.Executor",
-    "org.apache.hadoop.mapreduce.lib.output.FileOutputCommitter",
+    "org.apache.spark.mapred.SparkHadoopMapRedUtil",
+    "org.apache.hadoop",
+    "org.apache.parquet",
 )
 
 
