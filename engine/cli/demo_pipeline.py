@@ -62,11 +62,11 @@ def _prepare(db: Path) -> None:
         conn.execute("CREATE TABLE IF NOT EXISTS orders (id INTEGER PRIMARY KEY, customer TEXT, amount REAL)")
 
 
-async def _wait_until_capturing(engine: Engine, timeout: float = 60.0) -> None:
+async def _wait_until_capturing(engine: Engine, stop: asyncio.Event, timeout: float = 60.0) -> None:
     """Return once the source connector's ``start()`` has run (so its triggers exist), or it is not to
     run (paused, stopped, failed): an order inserted before the triggers would never be captured."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not stop.is_set():
         try:
             state = (await engine.connector_status(SOURCE))["connector"]["state"]
         except ConnectorNotFound:
@@ -78,7 +78,7 @@ async def _wait_until_capturing(engine: Engine, timeout: float = 60.0) -> None:
 
 async def _start_spark(engine: Engine) -> None:
     """Start Spark now rather than at the sink's first commit, and say so: its start takes seconds."""
-    _say("Spark is starting (10-30 s the first time); rows reach Parquet once it is up ...\n")
+    _say("Spark is starting (10-30 s); rows reach Parquet once it is up ...\n")
     started = time.monotonic()
     try:
         await engine.spark.session()
@@ -145,8 +145,40 @@ async def run_pipeline(workdir: Path, port: int, duration: float | None, every_s
     except BaseException:
         await worker.stop()  # the engine started before the REST port failed to bind
         raise
-    url = worker.bound[0]
-    engine = worker.engine
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    spark: asyncio.Task[None] | None = None
+    generator: asyncio.Task[None] | None = None
+    try:
+        await _create_connectors(worker.engine, db, output)
+        _say(f"""connect-engine demo pipeline
+  REST API      {worker.bound[0]}    (try: curl -s {worker.bound[0]}/connectors/{SOURCE}/status)
+  SQLite source {db}    (a generator inserts an order every {every_s} s)
+  Parquet out   {output}    (committed rows are listed in {output}/_manifests)
+  Ctrl-C stops the worker; run it again and it carries on where it stopped (--reset starts afresh).
+""")
+        spark = asyncio.create_task(_start_spark(worker.engine))
+        await _wait_until_capturing(worker.engine, stop)
+        generator = asyncio.create_task(_generate(db, every_s))
+        await _report(worker.engine, db, output, stop, duration, spark)
+    finally:
+        starting = spark is not None and not spark.done()
+        _say("stopping the pipeline: connectors and tasks stop, the sink commits what it holds"
+             + (" (Spark is still starting: it stops once up)" if starting else "") + " ...\n")
+        for task in (generator, spark):
+            if task is not None:
+                task.cancel()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        await worker.stop()
+    _say(f"stopped: {parquet_rows(output)} rows in Parquet; run it again to carry on\n")
+    return 0
+
+
+async def _create_connectors(engine: Engine, db: Path, output: Path) -> None:
+    """The source and the sink, unless an earlier run left them (stopped, paused or deleted by the user)."""
     if SOURCE not in await engine.connectors():
         await engine.create_connector(SOURCE, {
             "connector.class": "AuditTableSourceConnector", "audit.db.url": f"sqlite:///{db}",
@@ -155,45 +187,28 @@ async def run_pipeline(workdir: Path, port: int, duration: float | None, every_s
         await engine.create_connector(SINK, {
             "connector.class": "SparkParquetSinkConnector", "topics": "orders", "path": str(output),
             "partition.by": "op", **JSON})
-    _say(f"""connect-engine demo pipeline
-  REST API      {url}    (try: curl -s {url}/connectors/{SOURCE}/status)
-  SQLite source {db}    (a generator inserts an order every {every_s} s)
-  Parquet out   {output}    (committed rows are listed in {output}/_manifests)
-  Ctrl-C stops the worker; run it again and it carries on where it stopped (--reset starts afresh).
-""")
-    spark = asyncio.create_task(_start_spark(engine))
-    await _wait_until_capturing(engine)
-    generator = asyncio.create_task(_generate(db, every_s))
-    stop = asyncio.Event()
+
+
+async def _report(engine: Engine, db: Path, output: Path, stop: asyncio.Event, duration: float | None,
+                  spark: asyncio.Task[None]) -> None:
+    """Every five seconds, the orders in SQLite, the rows in Parquet and the connectors' states, until
+    ``stop`` or ``duration``."""
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    try:
-        deadline = None if duration is None else loop.time() + duration
-        while not stop.is_set() and (deadline is None or loop.time() < deadline):
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=5 if deadline is None else
-                                       max(0.0, min(5.0, deadline - loop.time())))
-            if stop.is_set():
-                break
-            states = []
-            for name in (SOURCE, SINK):
-                if name in await engine.connectors():
-                    status = await engine.connector_status(name)
-                    states.append(f"{name} {status['connector']['state']}")
-            starting = "  (Spark is starting)" if not spark.done() else ""
-            _say(f"orders in SQLite: {count_orders(db):5d}   rows in Parquet: {parquet_rows(output):5d}   "
-                 + ", ".join(states) + starting + "\n")
-    finally:
-        waiting = " (Spark is still starting: it stops once up)" if not spark.done() else ""
-        _say(f"stopping the pipeline: connectors and tasks stop, the sink commits what it holds{waiting} ...\n")
-        generator.cancel()
-        spark.cancel()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
-        await worker.stop()
-    _say(f"stopped: {parquet_rows(output)} rows in Parquet; run it again to carry on\n")
-    return 0
+    deadline = None if duration is None else loop.time() + duration
+    while not stop.is_set() and (deadline is None or loop.time() < deadline):
+        wait = 5.0 if deadline is None else max(0.0, min(5.0, deadline - loop.time()))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=wait)
+        if stop.is_set():
+            return
+        states = []
+        for name in (SOURCE, SINK):
+            if name in await engine.connectors():
+                status = await engine.connector_status(name)
+                states.append(f"{name} {status['connector']['state']}")
+        starting = "  (Spark is starting)" if not spark.done() else ""
+        _say(f"orders in SQLite: {count_orders(db):5d}   rows in Parquet: {parquet_rows(output):5d}   "
+             + ", ".join(states) + starting + "\n")
 
 
 def main(workdir: str, port: int, duration: float | None, *, fresh: bool = False) -> int:

@@ -33,18 +33,35 @@ def _command(workdir: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "engine.cli", *extra, "pipeline", "--dir", str(workdir), "--port", str(_free_port())]
 
 
-def _run(workdir: Path, seconds: int) -> str:
-    done = subprocess.run([*_command(workdir), "--duration", str(seconds)],
-                          capture_output=True, text=True, timeout=240, env=ENV, check=False)
+# The audit source's start() (which creates the triggers) made as slow as a remote database's: a
+# generator that inserted before it returned would lose the first orders every time, not now and then.
+SLOW_SOURCE = """
+import sys, time
+from engine.cli import main
+from engine.connectors.audit import AuditTableSourceConnector
+start = AuditTableSourceConnector.start
+def slow_start(self, props):
+    time.sleep(1.5)
+    return start(self, props)
+AuditTableSourceConnector.start = slow_start
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _run(workdir: Path, seconds: int, *, slow_source: bool = False) -> str:
+    command = [*_command(workdir), "--duration", str(seconds)]
+    if slow_source:
+        command[1:3] = ["-c", SLOW_SOURCE]  # instead of -m engine.cli
+    done = subprocess.run(command, capture_output=True, text=True, timeout=240, env=ENV, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
 
 @pytest.fixture(scope="module")
 def first_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """One 30 s run of a fresh pipeline: its directory and what it printed."""
+    """One 30 s run of a fresh pipeline (its source slow to start): its directory and what it printed."""
     workdir = tmp_path_factory.mktemp("pipeline")
-    return workdir, _run(workdir, 30)
+    return workdir, _run(workdir, 30, slow_source=True)
 
 
 @pytest.mark.timeout(600)
