@@ -1,15 +1,18 @@
 PY  ?= python3
 BIN := .venv/bin
 
-.PHONY: install run demo test unit integration lint type check bench clean
+.PHONY: install run reset demo test unit integration lint type check bench clean
 
 install:            ## venv + editable install with the dev tools and test brokers
 	$(PY) -m venv .venv
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
 
-run:                ## the demo pipeline: SQLite -> topics -> Spark -> Parquet, REST on :8083 (Ctrl-C stops)
-	$(BIN)/connect-engine pipeline
+run:                ## the demo pipeline: SQLite -> topics -> Spark -> Parquet, REST on :8083 (PORT=8084 for another; Ctrl-C stops)
+	$(BIN)/connect-engine pipeline $(if $(PORT),--port $(PORT))
+
+reset:              ## forget the demo pipeline's state (demo-pipeline/): the next `make run` starts afresh
+	rm -rf demo-pipeline
 
 demo:               ## the embedded lifecycle demo (no Spark)
 	$(BIN)/connect-engine demo

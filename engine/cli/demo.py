@@ -1,4 +1,4 @@
-"""``make run``: an embedded engine walking one connector through its lifecycle, printed.
+"""``make demo``: an embedded engine walking one connector through its lifecycle, printed.
 
 The demo connector provisions a real SQLite audit table and trigger in ``start`` and drops
 them in ``deleted()``, the callback Kafka Connect never shipped.
@@ -67,7 +67,12 @@ async def _print_transitions(events: Any) -> None:
 
 
 async def run_demo() -> None:
-    db = str(Path(tempfile.mkdtemp(prefix="connect-engine-demo-")) / "shop.db")
+    """The database lives in a temporary directory that is removed when the demo ends."""
+    with tempfile.TemporaryDirectory(prefix="connect-engine-demo-") as workdir:
+        await _walk(str(Path(workdir) / "shop.db"))
+
+
+async def _walk(db: str) -> None:
     async with Engine() as engine:
         printer = asyncio.create_task(_print_transitions(engine.transitions()))
         config = {"connector.class": f"{__name__}.AuditTableConnector", "tasks.max": "2", "db.path": db}

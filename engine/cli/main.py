@@ -7,6 +7,7 @@ import asyncio
 import sys
 from importlib.metadata import version
 
+from engine.config.worker_keys import help_epilog
 from engine.observability.logs import configure_logging
 
 
@@ -20,21 +21,15 @@ def _parser() -> argparse.ArgumentParser:
     pipeline.add_argument("--dir", default="demo-pipeline", help="where the database, topics and Parquet go")
     pipeline.add_argument("--port", type=int, default=8083, help="REST port on 127.0.0.1 (default 8083)")
     pipeline.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
+    pipeline.add_argument("--reset", action="store_true",
+                          help="start afresh: first remove what earlier runs left in --dir (database, topics, "
+                               "offsets, configs, Parquet; nothing else)")
     commands.add_parser("demo", help="create, pause, resume, stop and delete a connector, printing each transition")
     standalone = commands.add_parser(
         "standalone", help="run a worker with Connect's REST API (like connect-standalone)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run a standalone worker: the embedded engine plus Kafka Connect's REST API.",
-        epilog="""worker properties (Java .properties; all optional):
-  listeners                         REST listeners, default http://127.0.0.1:8083 (comma-separated)
-  rest.advertised.host.name/port    the worker id shown in statuses
-  config.storage.file.filename      durable connectors and target states (else in memory)
-  bootstrap.servers, config.storage.topic   keep the config log on a Kafka topic instead
-  offset.storage.file.filename      source offsets
-  status.storage.file.filename      statuses
-  task.shutdown.graceful.timeout.ms, connector.shutdown.graceful.timeout.ms (5000)
-  connector.deleted.timeout.ms (30000), connector.callback.timeout.ms (30000)
-  rest.request.timeout.ms           how long a request waits for a plugin (90000), then 500
+        epilog=help_epilog(distributed=False) + """
 
 connector files: .properties (with name=...) or JSON {"name": ..., "config": {...}}; each is
 created, or updated if it exists, at start. SIGINT/SIGTERM stop connectors and tasks with a
@@ -46,17 +41,7 @@ plain stop(); shutting down never runs the deletion callbacks.""")
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run a distributed worker: workers with the same group.id form a cluster through the "
                     "broker's group coordinator and share connectors and tasks; REST works on any of them.",
-        epilog="""worker properties (Java .properties):
-  group.id, bootstrap.servers       required: the cluster and its Kafka brokers
-  listeners                         REST listeners, default http://127.0.0.1:8083; the first one is the
-                                    worker id and where other workers forward requests
-  config.storage.topic (connect-configs), status.storage.topic (connect-status),
-  offset.storage.topic (connect-offsets)   internal topics, created compacted if missing
-  scheduled.rebalance.max.delay.ms  how long a departed worker's work waits for it (300000; 0 = at once)
-  session.timeout.ms (10000), heartbeat.interval.ms (3000), rebalance.timeout.ms (60000),
-  request.timeout.ms (40000)        bounds a group request the broker never answers
-  exactly.once.source.support       disabled (default) | preparing | enabled (KIP-618)
-  the standalone worker's timeouts and stores apply too
+        epilog=help_epilog(distributed=True) + """
 
 SIGINT/SIGTERM stop this worker's connectors and tasks with a plain stop() and leave the group;
 the other workers take the work over. Deleting a connector runs deleted() on its owner.""")
@@ -97,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "pipeline":
         from engine.cli.demo_pipeline import main as run_pipeline
 
-        return run_pipeline(args.dir, args.port, args.duration)
+        return run_pipeline(args.dir, args.port, args.duration, fresh=args.reset)
     if args.command == "demo":
         from engine.cli.demo import run_demo
 

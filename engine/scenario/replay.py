@@ -1,4 +1,9 @@
-"""``connect-engine replay FILE...``: run scenario files and print traces and verdicts."""
+"""``connect-engine replay FILE...``: run scenario files and print traces and verdicts.
+
+Text output streams: each scenario's header is printed before it runs (so whatever it logs shows
+under it), its trace and verdict as soon as it finishes. Log lines its injected faults provoke are
+expected, so they are quieted and counted (``expected_faults``). JSON output is one document at the end.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from engine.scenario.expected_faults import ExpectedFaults
 from engine.scenario.model import ScenarioError, load_scenario
 from engine.scenario.runner import LogKind, ScenarioResult, ScenarioRunner
 from engine.scenario.timeline import timeline_svg
@@ -16,26 +22,33 @@ EXIT_FAILED = 1
 EXIT_BAD_FILE = 2
 
 
-async def run_files(paths: Sequence[str], log: LogKind | str = LogKind.MEMORY, *,
-                    bootstrap_servers: str | None = None) -> list[ScenarioResult]:
-    """Parse every file first (a typo anywhere fails before anything runs), then run them in order."""
-    scenarios = [load_scenario(path) for path in paths]
-    return [await ScenarioRunner(s, log, bootstrap_servers=bootstrap_servers).run() for s in scenarios]
+def print_header(result_log: LogKind, name: str, path: str, out: TextIO) -> None:
+    print(f"== {name} ({path}, {result_log.value} log)", file=out, flush=True)
 
 
-def print_text(results: Sequence[ScenarioResult], out: TextIO) -> None:
-    for result in results:
-        scenario = result.scenario
-        print(f"== {scenario.name} ({scenario.path}, {result.log.value} log)", file=out)
-        width = max([len(line.connector) for line in result.trace] + [9])
-        for line in result.trace:
-            print(line.text(width), file=out)
-        if result.passed:
-            print(f"PASS {scenario.name}: {len(scenario.steps)} steps, {len(result.trace)} transitions", file=out)
-        else:
-            print(f"FAIL {scenario.name}: {_where(result)}{result.failure}", file=out)
+def print_result(result: ScenarioResult, out: TextIO, expected: int = 0) -> None:
+    """The trace (step, the step's verb, virtual clock when the scenario moves it, transition) and verdict."""
+    scenario = result.scenario
+    width = max([len(line.connector) for line in result.trace] + [9])
+    clock = any(line.time for line in result.trace)
+    verbs = {step.index: step.verb for step in scenario.steps}
+    print("  " + "step".rjust(4) + " " + "".ljust(14) + ("  virtual" if clock else "")
+          + f"  {'connector':<{width}}  {'unit':<9}  {'trigger':<8}  transition", file=out)
+    for line in result.trace:
+        print("  " + line.text(width, verb=verbs.get(line.step, "(end)"), clock=clock), file=out)
+    if result.passed:
+        print(f"PASS {scenario.name}: {len(scenario.steps)} steps, {len(result.trace)} transitions", file=out)
+    else:
+        print(f"FAIL {scenario.name}: {_where(result)}{result.failure}", file=out)
+    if expected:
+        print(f"  expected: {expected} warning/error log line(s) provoked by this scenario's injected faults "
+              "(hidden below --log-level INFO, where they are marked expected=\"injected fault\")", file=out)
+    out.flush()
+
+
+def print_summary(results: Sequence[ScenarioResult], out: TextIO) -> None:
     failed = sum(not r.passed for r in results)
-    print(f"{len(results) - failed} passed, {failed} failed", file=out)
+    print(f"{len(results) - failed} passed, {failed} failed", file=out, flush=True)
 
 
 def _where(result: ScenarioResult) -> str:
@@ -64,11 +77,27 @@ async def replay(paths: Sequence[str], log: str, bootstrap_servers: str | None, 
     out = out or sys.stdout
     err = err or sys.stderr
     try:
-        results = await run_files(paths, log, bootstrap_servers=bootstrap_servers)
+        scenarios = [load_scenario(path) for path in paths]  # a typo in any file fails before anything runs
     except ScenarioError as exc:
         print(f"error: {exc}", file=err)
         return EXIT_BAD_FILE
-    (print_json if output == "json" else print_text)(results, out)
+    text = output != "json"
+    kind = LogKind(log)
+    results = []
+    with ExpectedFaults().installed() as expected:
+        for scenario in scenarios:
+            expected.begin(scenario)
+            if text:
+                print_header(kind, scenario.name, scenario.path, out)
+            result = await ScenarioRunner(scenario, kind, bootstrap_servers=bootstrap_servers).run()
+            results.append(result)
+            provoked = expected.end()
+            if text:
+                print_result(result, out, provoked)
+    if text:
+        print_summary(results, out)
+    else:
+        print_json(results, out)
     if timeline:
         write_timelines(results, timeline)
     return 0 if all(r.passed for r in results) else EXIT_FAILED

@@ -132,6 +132,7 @@ class ScenarioRunner:
                 result.failure = f"crashed with {type(exc).__name__}: {exc}"
             finally:
                 FAULTS.release_all()
+                self._step = len(self.scenario.steps) + 1  # what the worker's final stop does is no step's
                 await self._stop_worker()
                 await asyncio.to_thread(FAULTS.reset)
         result.trace = self._trace

@@ -11,7 +11,8 @@ from engine.herder.transition_feed import TransitionEvent
 
 @dataclass(frozen=True, slots=True)
 class TraceLine:
-    """One transition, stamped with virtual time and the step that caused it."""
+    """One transition, stamped with virtual time and the step that caused it (one past the last step:
+    the worker's final stop)."""
 
     time: float
     step: int
@@ -25,8 +26,12 @@ class TraceLine:
     def unit(self) -> str:
         return "connector" if self.task is None else f"task-{self.task}"
 
-    def text(self, width: int = 12) -> str:
-        return (f"{self.time:9.3f}s  {self.connector:<{width}}  {self.unit:<9}  {self.trigger:<8}  "
+    def text(self, width: int = 12, *, verb: str = "", clock: bool = False) -> str:
+        """``step verb [virtual time] connector unit trigger from -> to``: the step that caused it, and the
+        virtual clock (only worth a column in scenarios that ``advance`` it); never wall time, so the
+        same file prints the same lines on every run."""
+        at = f"  {self.time:6.3f}s" if clock else ""
+        return (f"{self.step:>4} {verb:<14}{at}  {self.connector:<{width}}  {self.unit:<9}  {self.trigger:<8}  "
                 f"{self.from_state} -> {self.to_state}")
 
     def as_json(self) -> dict[str, Any]:

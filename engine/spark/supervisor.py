@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -36,9 +37,24 @@ log = structlog.get_logger(component="spark")
 
 TAG_PREFIX = "connect-engine"
 MAX_CONCURRENT_JOBS = 32
-# While a cancelled job is still running, the cancel is re-issued at this interval: a job
-# function may start a new action after the first cancel reached Spark.
+# While a cancelled job is still running, the cancel is re-issued at this interval until it ends:
+# a job function may start a new action after the first cancel reached Spark, and an action still
+# being planned has no Spark job to cancel yet (a cold first write plans for seconds).
 _RECANCEL_INTERVAL = 0.2
+
+# JVM loggers that only echo what a job's caller is told anyway (SparkJobCancelled, or SparkJobFailed
+# with the Java error as its cause): a cancelled write otherwise prints ~100 lines of stack traces,
+# at ERROR, from the writer, the task's thread being interrupted inside Hadoop or Parquet, and the
+# scheduler. Silenced on sessions the supervisor builds itself (levels set through py4j).
+QUIET_JVM_LOGGERS = (
+    "org.apache.spark.sql.execution.datasources",
+    "org.apache.spark.util.Utils",
+    "org.apache.spark.scheduler.TaskSetManager",
+    "org.apache.spark.executor.Executor",
+    "org.apache.spark.mapred.SparkHadoopMapRedUtil",
+    "org.apache.hadoop",
+    "org.apache.parquet",
+)
 
 
 _CANCEL_WAIT_S = 2.0  # how long a cancelled caller waits for its job to raise (target: under 1 s)
@@ -95,12 +111,13 @@ class _Job:
     owner: JobOwner
     future: Future[Any] | None = None
     cancel_requested: bool = False
-    # A per-job group lets Spark cancel this job alone (``cancelJobGroup``) even when user
-    # code replaced the group; the owner tag is additive and survives that.
-    group: str = field(init=False)
+    # Spark cancels by this per-job tag (additive, so it survives user code replacing the job
+    # group), never by the owner's tag: a job the owner starts after a cancel, such as a sink's
+    # stop-time commit, must not be hit by that cancel's re-issues.
+    tag: str = field(init=False)
 
     def __post_init__(self) -> None:
-        self.group = f"{self.owner.tag}:{self.id}"
+        self.tag = f"{self.owner.tag}:{self.id}"
 
 
 class SparkSupervisor:
@@ -117,6 +134,15 @@ class SparkSupervisor:
         self._ids = itertools.count(1)
         self._executor: ThreadPoolExecutor | None = None
         self._closed = False
+        self._starting = False
+        # what cancel() covered while the session was being built: a job these owners ask for
+        # before it is up is refused, so a stopping task never waits out Spark's start-up
+        self._interrupted: list[JobOwner | tuple[str, int] | str] = []
+
+    @property
+    def starting(self) -> bool:
+        """Whether the session is being built right now (the first use takes seconds)."""
+        return self._starting
 
     # -- session ---------------------------------------------------------------------------
 
@@ -131,7 +157,13 @@ class SparkSupervisor:
             if self._closed:
                 raise ConnectException("the Spark supervisor is shut down")
             if self._session is None:
-                self._session = self._build()
+                self._starting = True
+                try:
+                    self._session = self._build()
+                finally:
+                    self._starting = False
+                    with self._state_lock:
+                        self._interrupted.clear()
             return self._session
 
     def _build(self) -> Any:
@@ -155,6 +187,8 @@ class SparkSupervisor:
             SparkSession.getActiveSession() is None and getattr(SparkSession, "_instantiatedSession", None) is None)
         started = time.monotonic()
         session = builder.getOrCreate()
+        if self._owns_session and s.remote is None:
+            _quiet_cancellations(session)
         log.info(
             "spark.session_started",
             master=s.master if s.remote is None else None,
@@ -174,39 +208,72 @@ class SparkSupervisor:
         awaiting coroutine itself is cancelled, the Spark job is cancelled too, so nothing
         outlives its task.
         """
-        if self._closed:
-            raise SparkJobCancelled(owner, "refused: the Spark supervisor is shut down")
-        try:
-            spark = await self.session()
-        except Exception as exc:
-            if self._closed:
-                raise SparkJobCancelled(owner, "refused: the Spark supervisor is shut down") from exc
-            raise SparkJobFailed(owner, exc) from exc
         job = _Job(next(self._ids), owner)
         with self._state_lock:
             if self._closed:
                 raise SparkJobCancelled(owner, "refused: the Spark supervisor is shut down")
-            self._jobs[job.id] = job
-            self.metrics.started()
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(MAX_CONCURRENT_JOBS, thread_name_prefix="spark-job")
-            ctx = contextvars.copy_context()  # keeps bound log context in the job thread
-            job.future = self._executor.submit(ctx.run, self._execute, spark, job, fn, args)
+            self._jobs[job.id] = job  # from now on cancel() covers it, even while the session starts
+        submitted = False
+        try:
+            spark = await self._session_for(job)
+            submitted = self._submit(spark, job, fn, args)
+        except Exception as exc:
+            if isinstance(exc, SparkJobCancelled):
+                raise
+            if not self._shut_down():
+                raise SparkJobFailed(owner, exc) from exc
+        finally:
+            if not submitted:  # a submitted job's thread does its own book-keeping
+                with self._state_lock:
+                    self._jobs.pop(job.id, None)
+        if job.future is None:
+            raise SparkJobCancelled(owner, "refused: the Spark supervisor is shut down")
         try:
             # Shielded: cancelling this coroutine must not cancel a queued pool future, or
             # _execute (which does the book-keeping) would never run.
             result: T = await asyncio.shield(_watch(job.future))
         except asyncio.CancelledError:
             job.cancel_requested = True
-            threading.Thread(
-                target=self._cancel_in_spark, args=(spark, [job]), name="spark-cancel", daemon=True
-            ).start()
+            self._cancel_until_done(spark, [job])
             # The caller is being paused or stopped: let it go on only once the job has ended (bounded),
             # so no job outlives its task. A second cancellation cuts this wait short.
             with contextlib.suppress(BaseException):
                 await asyncio.wait((_watch(job.future),), timeout=_CANCEL_WAIT_S)
             raise
         return result
+
+    async def _session_for(self, job: _Job) -> Any:
+        """The session, waiting for its build unless ``job`` is cancelled (or its owner interrupted)
+        meanwhile; the build itself goes on."""
+        if self._session is not None:
+            return self._session
+        build = asyncio.ensure_future(asyncio.to_thread(self._get_or_create))
+        build.add_done_callback(lambda f: None if f.cancelled() else f.exception())
+        while not build.done():
+            if job.cancel_requested or self._interrupted_covers(job.owner):
+                raise SparkJobCancelled(job.owner, "refused: its task was interrupted while Spark was starting")
+            await asyncio.wait((build,), timeout=_RECANCEL_INTERVAL)
+        return build.result()
+
+    def _submit(self, spark: Any, job: _Job, fn: Callable[..., Any], args: tuple[Any, ...]) -> bool:
+        """Hand the job to a pool thread; False if the supervisor shut down meanwhile."""
+        with self._state_lock:
+            if self._closed:
+                return False
+            self.metrics.started()
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(MAX_CONCURRENT_JOBS, thread_name_prefix="spark-job")
+            ctx = contextvars.copy_context()  # keeps bound log context in the job thread
+            job.future = self._executor.submit(ctx.run, self._execute, spark, job, fn, args)
+            return True
+
+    def _shut_down(self) -> bool:
+        """A call, not the attribute: ``shutdown()`` sets it while ``run()`` awaits the session."""
+        return self._closed
+
+    def _interrupted_covers(self, owner: JobOwner) -> bool:
+        with self._state_lock:
+            return any(owner.matches(prefix) for prefix in self._interrupted)
 
     def _execute(self, spark: Any, job: _Job, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         """The job thread: tag, run, untag, classify the outcome, book-keep."""
@@ -253,11 +320,12 @@ class SparkSupervisor:
     def _tag_thread(self, spark: Any, job: _Job) -> None:
         if self.settings.is_connect:
             spark.addTag(job.owner.tag)
-            spark.addTag(job.group)
+            spark.addTag(job.tag)
             return
         sc = spark.sparkContext
-        sc.setJobGroup(job.group, f"{job.owner.connector} task {job.owner.task}", interruptOnCancel=True)
+        sc.setJobGroup(job.tag, f"{job.owner.connector} task {job.owner.task}", interruptOnCancel=True)
         sc.addJobTag(job.owner.tag)
+        sc.addJobTag(job.tag)
         sc.setInterruptOnCancel(True)
 
     def _untag_thread(self, spark: Any, job: _Job) -> None:
@@ -270,20 +338,32 @@ class SparkSupervisor:
         for key in ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel"):
             sc.setLocalProperty(key, None)
 
-    def _cancel_in_spark(self, spark: Any, jobs: list[_Job]) -> None:
-        """Ask Spark to cancel these jobs (blocking py4j/gRPC calls: run off the loop)."""
+    def _cancel_until_done(self, spark: Any, jobs: list[_Job]) -> None:
+        """Cancel these jobs in Spark now, and again every interval until each has ended, in a
+        daemon thread (py4j and gRPC calls block). Only these jobs: by their own tags."""
+        threading.Thread(target=self._keep_cancelling, args=(spark, jobs), name="spark-cancel", daemon=True).start()
+
+    def _keep_cancelling(self, spark: Any, jobs: list[_Job]) -> None:
+        while True:
+            live = [job for job in jobs if job.future is not None and not job.future.done()]
+            if not live or self._session is not spark or not self._cancel_in_spark(spark, live):
+                return  # ended, or the session is stopping or stopped: the jobs end with it
+            wait_futures([job.future for job in live if job.future is not None], timeout=_RECANCEL_INTERVAL)
+
+    def _cancel_in_spark(self, spark: Any, jobs: list[_Job]) -> bool:
+        """Ask Spark to cancel these jobs (blocking calls: run off the loop); False if it could not."""
         try:
             if self.settings.is_connect:
                 for job in jobs:
-                    spark.interruptTag(job.group)
-                return
+                    spark.interruptTag(job.tag)
+                return True
             sc = spark.sparkContext
-            for tag in {job.owner.tag for job in jobs}:
-                sc.cancelJobsWithTag(tag)
             for job in jobs:
-                sc.cancelJobGroup(job.group)
+                sc.cancelJobsWithTag(job.tag)
         except Exception as exc:  # a stopped context: the jobs are gone with it
             log.warning("spark.cancel_failed", error=f"{type(exc).__name__}: {exc}".splitlines()[0])
+            return False
+        return True
 
     async def cancel(self, owner_prefix: JobOwner | tuple[str, int] | str, timeout: float = 1.0) -> int:
         """Cancel every running job that ``owner_prefix`` covers; wait up to ``timeout``.
@@ -296,22 +376,18 @@ class SparkSupervisor:
             jobs = [job for job in self._jobs.values() if job.owner.matches(owner_prefix)]
             for job in jobs:
                 job.cancel_requested = True
+            if self._session is None and self._starting:
+                self._interrupted.append(owner_prefix)
         if not jobs:
             return 0
-        spark = self._session
-        futures = [_watch(job.future) for job in jobs if job.future is not None]
-        deadline = time.monotonic() + timeout
         started = time.monotonic()
-        pending: set[asyncio.Future[Any]] = set(futures)
-        while True:
-            if spark is not None:
-                await asyncio.to_thread(self._cancel_in_spark, spark, [j for j in jobs if not _done(j)])
-            remaining = deadline - time.monotonic()
-            if not pending or remaining <= 0:
-                break
-            _, pending = await asyncio.wait(pending, timeout=min(remaining, _RECANCEL_INTERVAL))
-            if not pending:
-                break
+        submitted = [job for job in jobs if job.future is not None]  # the others are refused before they start
+        spark = self._session
+        if spark is not None and submitted:
+            self._cancel_until_done(spark, submitted)
+        pending: set[asyncio.Future[Any]] = {_watch(job.future) for job in submitted if job.future is not None}
+        if pending:
+            _, pending = await asyncio.wait(pending, timeout=timeout)
         owners = sorted({(j.owner.connector, j.owner.task) for j in jobs})
         log.info(
             "spark.jobs_cancelled",
@@ -324,7 +400,7 @@ class SparkSupervisor:
         return len(jobs)
 
     def running(self, connector: str | None = None) -> int:
-        """How many supervised jobs are running (for one connector, or all)."""
+        """How many supervised jobs are running or waiting for the session (for one connector, or all)."""
         with self._state_lock:
             return sum(1 for j in self._jobs.values() if connector is None or j.owner.connector == connector)
 
@@ -357,10 +433,20 @@ def _watch(future: Future[T]) -> asyncio.Future[T]:
     return wrapped
 
 
+def _quiet_cancellations(session: Any) -> None:
+    """Silence the JVM loggers in ``QUIET_JVM_LOGGERS`` (log4j2, through py4j)."""
+    try:
+        jvm = session.sparkContext._jvm
+        configurator = jvm.org.apache.logging.log4j.core.config.Configurator
+        off = jvm.org.apache.logging.log4j.Level.OFF
+        for name in QUIET_JVM_LOGGERS:
+            configurator.setLevel(name, off)
+    except Exception as exc:  # another logging backend: its messages stay as they are
+        log.info("spark.jvm_logging_unchanged", error=f"{type(exc).__name__}: {exc}".splitlines()[0])
+
+
 def _raise_if_cancelled(job: _Job, reason: str) -> None:
     if job.cancel_requested:
         raise SparkJobCancelled(job.owner, reason)
 
 
-def _done(job: _Job) -> bool:
-    return job.future is not None and job.future.done()

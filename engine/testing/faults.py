@@ -49,6 +49,7 @@ class Faults:
         self._changed = threading.Condition()
         self._faults: dict[tuple[str, str], Fault] = {}
         self._parked: Counter[tuple[str, str]] = Counter()
+        self._holds: dict[int, Callable[[], bool]] = {}  # each parked callback: does it stay parked?
         self._generation = 0  # bumped by release_all: every parked callback returns
         self.clock = VirtualClock()
         self.on_crash: Callable[[], None] | None = None
@@ -69,14 +70,20 @@ class Faults:
         with self._changed:
             for key in [k for k in self._faults if k[0] == connector and callback in (None, k[1])]:
                 del self._faults[key]
-            self._changed.notify_all()
+            self._released()
 
     def advance(self, seconds: float) -> None:
         if seconds < 0:
             raise ValueError("the clock only moves forward")
         with self._changed:
             self.clock.now += seconds
-            self._changed.notify_all()
+            self._released()
+
+    def _released(self) -> None:
+        """Wake parked callbacks and wait (briefly) until those no longer held have left: until then
+        they still count as parked, and the engine would look settled before they return."""
+        self._changed.notify_all()
+        self._changed.wait_for(lambda: all(holds() for holds in self._holds.values()), timeout=_LEAVE_TIMEOUT_S)
 
     def release_all(self) -> None:
         """Let every parked callback return (faults stay); used on crash and at the end of a run."""
@@ -132,13 +139,18 @@ class Faults:
 
     def _park(self, connector: str, unit: str, generation: int, holds: Callable[[], bool]) -> None:
         """Wait (already counted as parked) until released, cleared, or past the block's time."""
+        def still() -> bool:
+            return holds() and generation == self._generation
+
         with self._changed:
+            self._holds[id(still)] = still
             try:
-                while holds() and generation == self._generation:
+                while still():
                     self._changed.wait()
             finally:
+                del self._holds[id(still)]
                 self._parked[(connector, unit)] -= 1
-                self._changed.notify_all()  # reset() waits for parked callbacks to leave
+                self._changed.notify_all()  # reset() and _released() wait for parked callbacks to leave
 
 
 FAULTS = Faults()

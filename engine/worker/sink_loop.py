@@ -27,6 +27,7 @@ from engine.api.errors import ConnectException, RetriableException
 from engine.api.records import Header, SinkRecord
 from engine.api.records import TopicPartition as ApiTopicPartition
 from engine.api.task import SinkTask
+from engine.spark import SparkJobCancelled
 from engine.tolerance import DeadLetterQueueReporter, ProcessingContext, Stage, make_errant_reporter
 from engine.topics.base import ConsumedRecord, Consumer, TopicPartition
 from engine.worker.task_loop import TaskLoop
@@ -391,6 +392,15 @@ class SinkLoop(TaskLoop):
 
     # ---- commits ------------------------------------------------------------------------------
 
+    def _log_pre_commit_failure(self, exc: Exception) -> None:
+        """A Spark write that pause or stop cancelled is expected, not an error."""
+        if not isinstance(exc, SparkJobCancelled):
+            log.error("task.pre_commit_failed", task=self.task_id, error=repr(exc))
+        elif self.control.stopping() or self.control.target is not TargetState.STARTED:
+            log.info("task.pre_commit_interrupted", task=self.task_id, error=repr(exc))
+        else:
+            log.warning("task.pre_commit_cancelled", task=self.task_id, error=repr(exc))
+
     async def _commit(self, *, closing: bool, only: frozenset[TopicPartition] | None = None) -> None:
         """``pre_commit`` with the delivered offsets, then commit what it returns (filtered)."""
         self._next_commit = time.monotonic() + self._interval
@@ -408,9 +418,9 @@ class SinkLoop(TaskLoop):
         try:
             returned = await invoke(self.task.pre_commit, {_api(tp): o for tp, o in current.items()})
         except Exception as exc:  # user code: rewind to what was committed, as Connect does
-            log.error("task.pre_commit_failed", task=self.task_id, error=repr(exc))
+            self._log_pre_commit_failure(exc)
             self.counters.commit(False, time.monotonic() - started)
-            if not closing:
+            if not closing and not self.control.stopping():  # a stopping task's final commit retries as is
                 for tp, offset in self._committed.items():
                     if only is None or tp in only:
                         consumer.seek(tp, offset)

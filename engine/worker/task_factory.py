@@ -95,7 +95,12 @@ class TaskFactory:
                          retry_delay_max_ms=_int_or(connector_config.get("errors.retry.delay.max.ms"), 60000))
 
     def _spark_canceller(self, n: int) -> Callable[[], None] | None:
-        """Cancel the task's running Spark jobs (all generations) at once, off the caller's path."""
+        """Cancel the task's running Spark jobs (all generations) at once, off the caller's path.
+
+        Only jobs already started (or waiting for the session) are cancelled: the task's own
+        stop-time commit, which starts a job after this, runs to completion. While Spark is still
+        starting, the task's later jobs are refused instead, so a stop never waits out the start-up.
+        """
         plane = self._data
         if plane is None or plane.spark is None:
             return None
@@ -108,7 +113,7 @@ class TaskFactory:
                 log.warning("task.spark_cancel_failed", task=n, error=repr(exc))
 
         def interrupt() -> None:
-            if supervisor.running(name):
+            if supervisor.running(name) or supervisor.starting:
                 spawn(cancel(), f"spark-cancel:{name}-{n}")
 
         return interrupt

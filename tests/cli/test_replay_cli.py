@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +13,9 @@ import pytest
 import structlog
 
 from engine.cli import main
+from engine.scenario.model import load_scenario
+from engine.scenario.replay import replay
+from engine.scenario.runner import ScenarioResult, ScenarioRunner
 from tests.scenario.conftest import SCENARIO_DIR
 
 PASSING = str(SCENARIO_DIR / "01-pause-and-resume.yaml")
@@ -31,7 +37,8 @@ def write(tmp_path: Path, text: str) -> str:
 def test_a_passing_scenario_prints_its_trace_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", PASSING]) == 0
     out = capsys.readouterr().out
-    assert "0.000s  orders     connector  pause     RUNNING -> PAUSED" in out
+    assert "   3 pause           orders     connector  pause     RUNNING -> PAUSED" in out
+    assert "   9 (end)           orders     connector  unassign  RUNNING -> UNASSIGNED" in out  # the final stop
     assert "PASS create, pause and resume a connector and its tasks: 8 steps" in out
     assert out.rstrip().endswith("1 passed, 0 failed")
 
@@ -76,3 +83,52 @@ def test_kafka_needs_bootstrap_servers(capsys: pytest.CaptureFixture[str]) -> No
         main(["replay", "--log", "kafka", PASSING])
     assert exited.value.code == 2
     assert "--log kafka needs --bootstrap-servers" in capsys.readouterr().err
+
+
+def test_each_scenario_prints_as_soon_as_it_finishes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streaming: scenario 1's verdict is out before scenario 2 starts running."""
+    happened: list[str] = []
+    run = ScenarioRunner.run
+
+    async def recorded(self: ScenarioRunner) -> ScenarioResult:
+        happened.append(f"run {self.scenario.path}")
+        return await run(self)
+
+    class Out(io.StringIO):
+        def write(self, text: str) -> int:
+            happened.extend(f"out {line}" for line in text.splitlines() if line.startswith(("==", "PASS")))
+            return super().write(text)
+
+    monkeypatch.setattr(ScenarioRunner, "run", recorded)
+    second = str(SCENARIO_DIR / "04-stop.yaml")
+    assert asyncio.run(replay([PASSING, second], "memory", None, "text", out=Out())) == 0
+    assert [line.split(":")[0].split(" (")[0] for line in happened] == [
+        "out == create, pause and resume a connector and its tasks", f"run {PASSING}",
+        "out PASS create, pause and resume a connector and its tasks",
+        f"out == {load_scenario(second).name}", f"run {second}", f"out PASS {load_scenario(second).name}"]
+
+
+def test_the_virtual_clock_gets_a_column_only_where_a_scenario_moves_it(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(SCENARIO_DIR / "25-virtual-clock.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "  step                 virtual  connector" in out
+    assert "     7 advance          5.000s  orders     connector  pause     RUNNING -> PAUSED" in out
+
+
+def test_log_lines_an_injected_fault_provokes_are_quiet_and_noted(capsys: pytest.CaptureFixture[str]) -> None:
+    crash = str(SCENARIO_DIR / "20-crash-during-deletion.yaml")  # an injected crash inside deleted()
+    hang = str(SCENARIO_DIR / "19-stop-hangs-past-timeout.yaml")  # an injected block past the stop timeout
+    assert main(["replay", crash, hang]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""  # no error-level line for a timeout it asked for, no "never retrieved" crash
+    noted = re.findall(r"  expected: (\d+) warning/error log line\(s\) provoked by this scenario's injected", captured.out)
+    assert len(noted) == 2
+    assert all(int(count) >= 1 for count in noted)
+
+
+def test_at_info_level_the_expected_lines_show_marked(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--log-level", "INFO", "replay", str(SCENARIO_DIR / "19-stop-hangs-past-timeout.yaml")]) == 0
+    events = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
+    loud = [e for e in events if e["level"] in ("warning", "error")]
+    assert [e["event"] for e in loud] == ["task.shutdown_timed_out"]
+    assert loud[0]["expected"] == "injected fault"

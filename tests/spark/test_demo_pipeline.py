@@ -1,18 +1,26 @@
 """``make run``'s pipeline, as a user runs it: rows inserted into SQLite end up in Parquet via Spark,
-the REST API answers while it runs, and a second run carries on without repeating a row."""
+the REST API answers while it runs, a second run carries on without repeating a row, and Ctrl-C in
+the middle of a Spark write stops it quietly."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from engine.cli.demo_pipeline import count_orders, parquet_rows
+from engine.connectors.spark_sink import read_committed
+from engine.spark import SparkSupervisor
+
+ENV = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
 
 
 def _free_port() -> int:
@@ -21,28 +29,112 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _run(workdir: Path, seconds: int) -> str:
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
-    done = subprocess.run([sys.executable, "-m", "engine.cli", "pipeline", "--dir", str(workdir),
-                           "--port", str(_free_port()), "--duration", str(seconds)],
-                          capture_output=True, text=True, timeout=240, env=env, check=False)
+def _command(workdir: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "engine.cli", *extra, "pipeline", "--dir", str(workdir), "--port", str(_free_port())]
+
+
+# The audit source's start() (which creates the triggers) made as slow as a remote database's: a
+# generator that inserted before it returned would lose the first orders every time, not now and then.
+SLOW_SOURCE = """
+import sys, time
+from engine.cli import main
+from engine.connectors.audit import AuditTableSourceConnector
+start = AuditTableSourceConnector.start
+def slow_start(self, props):
+    time.sleep(1.5)
+    return start(self, props)
+AuditTableSourceConnector.start = slow_start
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _run(workdir: Path, seconds: int, *, slow_source: bool = False) -> str:
+    command = [*_command(workdir), "--duration", str(seconds)]
+    if slow_source:
+        command[1:3] = ["-c", SLOW_SOURCE]  # instead of -m engine.cli
+    done = subprocess.run(command, capture_output=True, text=True, timeout=240, env=ENV, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
 
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """One 30 s run of a fresh pipeline (its source slow to start): its directory and what it printed."""
+    workdir = tmp_path_factory.mktemp("pipeline")
+    return workdir, _run(workdir, 30, slow_source=True)
+
+
 @pytest.mark.timeout(600)
-def test_the_pipeline_moves_rows_into_parquet_and_resumes_without_duplicates(tmp_path: Path) -> None:
-    out = _run(tmp_path, 30)
+def test_the_first_order_reaches_parquet(first_run: tuple[Path, str], supervisor: SparkSupervisor) -> None:
+    """The generator starts once the source has provisioned its triggers: order 1 is captured too."""
+    workdir, _ = first_run
+    spark = asyncio.run(supervisor.session())
+    ids = {int(row["row"]["id"]) for row in read_committed(workdir / "parquet", spark).select("row").collect()}
+    assert ids
+    assert min(ids) == 1
+
+
+@pytest.mark.timeout(600)
+def test_the_pipeline_says_when_spark_is_starting_and_when_it_is_up(first_run: tuple[Path, str]) -> None:
+    _, out = first_run
+    assert "Spark is starting" in out
+    assert "Spark is up" in out
+    assert out.index("Spark is starting") < out.index("Spark is up")
+    assert out.rstrip().splitlines()[-2].startswith("stopping the pipeline")
+    assert out.rstrip().splitlines()[-1].startswith("stopped: ")
+
+
+@pytest.mark.timeout(600)
+def test_the_pipeline_moves_rows_into_parquet_and_resumes_without_duplicates(first_run: tuple[Path, str]) -> None:
+    workdir, out = first_run
     assert "REST API" in out
     assert "rows in Parquet" in out
-    first = parquet_rows(tmp_path / "parquet")
+    first = parquet_rows(workdir / "parquet")
     assert first > 0
-    _run(tmp_path, 20)
-    rows = parquet_rows(tmp_path / "parquet")
+    _run(workdir, 20)
+    rows = parquet_rows(workdir / "parquet")
     assert rows > first
-    assert rows <= count_orders(tmp_path / "shop.db")
+    assert rows <= count_orders(workdir / "shop.db")
     ids: list[int] = []
-    for manifest in (tmp_path / "parquet" / "_manifests").glob("*/*.json"):
+    for manifest in (workdir / "parquet" / "_manifests").glob("*/*.json"):
         body = json.loads(manifest.read_text())
         ids.extend(range(body["first_offset"], body["next_offset"]))
     assert len(ids) == len(set(ids))  # no offset committed twice across the two runs
+
+
+def _wait_for(condition: object, what: str, process: subprocess.Popen[str], timeout: float,
+              every: float = 0.005) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():  # type: ignore[operator]
+        assert process.poll() is None, f"the pipeline exited before {what}"
+        assert time.monotonic() < deadline, f"no {what} within {timeout} s"
+        time.sleep(every)
+
+
+@pytest.mark.timeout(600)
+def test_ctrl_c_during_a_spark_write_stops_quietly(tmp_path: Path) -> None:
+    """SIGINT while the sink's Spark write runs: no Java stack trace, nothing at warning level or above,
+    one line saying it stops and one that it stopped; the cancelled write is committed by the stop."""
+    parquet = tmp_path / "parquet"
+    process = subprocess.Popen([*_command(tmp_path, "--log-level", "INFO")], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, env=ENV)
+    try:
+        _wait_for(lambda: parquet_rows(parquet) > 0, "rows in Parquet", process, 240, every=0.2)  # Spark is warm
+        _wait_for(lambda: any((parquet / "_staging").glob("*/*/_temporary")), "Spark write", process, 60)
+        process.send_signal(signal.SIGINT)
+        out, _ = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, out[-3000:]
+    lines = out.splitlines()
+    stopping = next(n for n, line in enumerate(lines) if line.startswith("stopping the pipeline"))
+    after = lines[stopping + 1:]
+    assert after[-1].startswith("stopped: "), out[-3000:]
+    events = [json.loads(line) for line in after[:-1] if line.startswith("{")]
+    assert [line for line in after[:-1] if not line.startswith("{")] == [], out[-3000:]  # no JVM or py4j output
+    assert [e for e in events if e["level"] not in ("debug", "info")] == []
+    assert not any(line.startswith("\tat ") or "Traceback" in line for line in lines)
+    names = [e["event"] for e in events]
+    assert "task.pre_commit_interrupted" in names  # the write really was cut short ...
+    assert names.index("spark_sink.batch_committed") > names.index("task.pre_commit_interrupted")  # ... then done

@@ -88,3 +88,41 @@ def test_shutdown_stops_the_session_once_and_refuses_new_jobs() -> None:
     )
     assert "refused:" in out
     assert "shut down" in out
+
+
+def test_a_task_interrupted_while_spark_starts_never_waits_for_the_start() -> None:
+    """Ctrl-C during Spark's start-up: the waiting job and the stop-time commit are refused at once."""
+    out = run_python(
+        """
+        import asyncio, time
+        from engine.spark import JobOwner, SparkJobCancelled, SparkSettings, SparkSupervisor
+
+        async def main():
+            sup = SparkSupervisor(SparkSettings.from_worker({"spark.master": "local[1]"}))
+            owner = JobOwner("c", 0, 1)
+            first = asyncio.create_task(sup.run(owner, lambda spark: spark.range(2).count()))
+            while not sup.starting:
+                await asyncio.sleep(0.01)
+            cancelled_at = time.monotonic()
+            assert await sup.cancel(("c", 0)) == 1
+            try:
+                await first
+            except SparkJobCancelled:
+                print("waiting job refused after", round(time.monotonic() - cancelled_at, 1))
+            try:
+                await sup.run(owner, lambda spark: 1)  # the task's stop-time commit
+            except SparkJobCancelled as exc:
+                print("later job refused while starting:", sup.starting, exc)
+            await sup.session()
+            print("once started:", await sup.run(JobOwner("c", 0, 2), lambda spark: spark.range(3).count()))
+            await sup.shutdown()
+
+        asyncio.run(main())
+        """,
+        timeout=120,
+    )
+    lines = [line for line in out.splitlines() if line.startswith(("waiting", "later", "once"))]  # no log lines
+    assert float(lines[0].rsplit(" ", 1)[1]) < 1.0, out
+    assert lines[1].startswith("later job refused while starting: True"), out
+    assert "interrupted while Spark was starting" in lines[1]
+    assert lines[2] == "once started: 3"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -176,3 +177,35 @@ async def test_metrics_count_jobs_by_outcome(supervisor: SparkSupervisor, marker
     assert samples[("connect_engine_spark_jobs_total", (("outcome", "cancelled"),))] == m.jobs_cancelled
     assert samples[("connect_engine_spark_job_seconds_count", (("outcome", "failed"),))] == m.durations["failed"].count
     assert ("connect_engine_spark_jobs_running", ()) in samples
+
+
+def _stubborn_job(marker: str, linger_s: float) -> Callable[[Any], int]:
+    """A job that swallows its first cancellation and lingers: its canceller keeps re-issuing meanwhile."""
+
+    def fn(spark: Any) -> int:
+        with contextlib.suppress(Exception):
+            long_job(marker)(spark)
+        time.sleep(linger_s)
+        return 0
+
+    return fn
+
+
+async def test_a_job_the_owner_starts_after_a_cancel_is_not_cancelled_by_it(
+    supervisor: SparkSupervisor, marker: Callable[[], str]
+) -> None:
+    """A sink's stop-time commit starts a job after its task's jobs were cancelled: it must complete."""
+    owner = JobOwner("final-commit", 0, 1)
+    m = marker()
+    first = asyncio.create_task(supervisor.run(owner, _stubborn_job(m, linger_s=4.0)))
+    await wait_started(m)
+    cancelling = asyncio.create_task(supervisor.cancel(owner, timeout=6.0))
+    await asyncio.sleep(0.5)  # the first action is cancelled; the job lingers, the cancel is re-issued
+
+    def short(spark: Any) -> int:
+        return int(spark.sparkContext.parallelize(range(4), 2).map(lambda x: time.sleep(0.4) or x).count())
+
+    assert await supervisor.run(owner, short) == 4
+    with pytest.raises(SparkJobCancelled):
+        await first
+    assert await cancelling == 1

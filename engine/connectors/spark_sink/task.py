@@ -23,6 +23,7 @@ from engine.connectors.spark_sink import commit_log
 from engine.connectors.spark_sink.config import SparkSinkConfig
 from engine.connectors.spark_sink.rows import to_row
 from engine.connectors.spark_sink.spark_runner import run_spark
+from engine.spark import SparkJobCancelled
 
 log = structlog.get_logger(component="spark_sink")
 
@@ -113,13 +114,18 @@ class SparkParquetSinkTask(SinkTask):
         """Publish the buffered rows of these partitions, then return the offsets manifests cover."""
         plan: list[tuple[TopicPartition, list[tuple[int, dict[str, Any]]], int]] = []
         for tp, current in sorted(current_offsets.items()):
-            if tp not in self._seen or (current <= self._durable.get(tp, 0) and not self._buffers.get(tp)):
+            entries = [entry for entry in self._buffers.get(tp, []) if entry[0] < current]
+            if tp not in self._seen or (current <= self._durable.get(tp, 0) and not entries):
                 continue
-            buffered = self._buffers.get(tp, [])
-            plan.append((tp, [entry for entry in buffered if entry[0] < current], current))
+            plan.append((tp, entries, current))
         if plan:
             try:
                 await self._commit(plan)
+            except SparkJobCancelled:
+                # Pause or stop cancelled the write, and only the write can be: nothing was published.
+                # The buffers stay, so a stop's final commit writes them (redelivery after a pause's
+                # rewind is skipped as already seen).
+                raise
             except BaseException:
                 # the sink loop seeks back to the consumer's committed offsets: start buffering afresh
                 for tp in current_offsets:

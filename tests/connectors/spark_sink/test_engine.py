@@ -9,10 +9,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+from structlog.testing import capture_logs
+
 from engine import Engine
 from engine.connectors.spark_sink import commit_log
+from engine.connectors.spark_sink import task as task_module
 from engine.topics.base import TopicPartition
 from engine.topics.memory import MemoryTopics
+from tests.spark.jobs import long_job, wait_started
 
 from .support import committed_ids
 
@@ -53,3 +58,43 @@ async def test_records_produced_to_a_topic_land_in_parquet_after_a_commit(tmp_pa
         await engine.delete_connector("pq")
     assert not (root / "_staging").exists()
     assert await asyncio.to_thread(committed_ids, root, spark) == expected  # the data outlives the connector
+
+
+async def test_a_sink_stopped_mid_write_still_commits_what_it_was_given(
+        tmp_path: Path, spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stop cancels the running write (the task's Spark jobs go first), then the stop-time commit writes
+    the same records under a job of its own; nothing is logged at error level."""
+    started = str(tmp_path / "write-started")
+    real_write, writes = task_module._write_staging, []
+
+    def first_write_hangs(session: Any, rows: list[dict[str, Any]], target: str, partition_by: str | None) -> None:
+        writes.append(len(rows))
+        if len(writes) == 1:
+            long_job(started)(session)  # a Spark action that only cancellation ends
+        real_write(session, rows, target, partition_by)
+
+    monkeypatch.setattr(task_module, "_write_staging", first_write_hangs)
+    root = tmp_path / "out"
+    with capture_logs() as logs:
+        async with Engine({**WORKER, "offset.flush.interval.ms": "600000"}) as engine:
+            await engine.topics.create_topic("orders", 1)
+            await engine.create_connector("pq", {
+                "connector.class": "engine.connectors.spark_sink.SparkParquetSinkConnector", "topics": "orders",
+                "path": str(root), "flush.records": "5", "tasks.max": "1",
+                "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                "value.converter.schemas.enable": "false"})
+            await engine.wait_for_state("pq", "RUNNING", tasks=1)
+            producer = engine.topics.producer()
+            for n in range(5):
+                await producer.send("orders", None, json.dumps({"id": f"o{n}"}).encode())
+            await wait_started(started, timeout=60)
+            await engine.stop_connector("pq")
+            await engine.wait_for_state("pq", "STOPPED", timeout=30)
+            topics = engine.topics
+            assert isinstance(topics, MemoryTopics)
+            assert topics.committed("connect-pq", TopicPartition("orders", 0)) == 5
+    assert writes == [5, 5]
+    assert commit_log.next_offset(root, "orders", 0) == 5
+    assert await asyncio.to_thread(committed_ids, root, spark) == [f"o{n}" for n in range(5)]
+    assert [e for e in logs if e["log_level"] in ("error", "critical")] == []
+    assert any(e["event"] == "task.pre_commit_interrupted" for e in logs)

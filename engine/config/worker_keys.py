@@ -1,0 +1,127 @@
+"""Every worker property the engine reads, with its default and a one-line doc.
+
+The one table behind ``connect-engine standalone --help`` and ``distributed --help``. It only
+describes: each key is still parsed where it is used (``WorkerConfig``, the store factory, the
+cluster settings, the data plane, REST, config providers, Spark settings). A test scans the source
+for every key those readers read and fails on one missing here, or listed here but read nowhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+REST = "REST and identity"
+STORES = "config log, stores and topics (memory unless a file or Kafka is named)"
+LIFECYCLE = "lifecycle timeouts"
+DATA = "data plane"
+PLUGINS = "plugins and secrets"
+SPARK = "Spark (engine.spark; nothing starts until a task runs a job)"
+CLUSTER = "cluster (distributed workers)"
+SECTIONS = (CLUSTER, REST, STORES, LIFECYCLE, DATA, PLUGINS, SPARK)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerKey:
+    """One worker property. A name with ``<...>`` stands for a family (``spark.conf.<key>``)."""
+
+    name: str
+    default: str | None
+    doc: str
+    section: str
+    distributed_only: bool = False
+
+    @property
+    def family(self) -> bool:
+        return "<" in self.name
+
+
+WORKER_KEYS: tuple[WorkerKey, ...] = (
+    # cluster
+    WorkerKey("group.id", None, "required: workers with the same id form one cluster", CLUSTER, True),
+    WorkerKey("session.timeout.ms", "10000", "how soon a dead worker is noticed", CLUSTER, True),
+    WorkerKey("heartbeat.interval.ms", "3000", "group heartbeats", CLUSTER, True),
+    WorkerKey("rebalance.timeout.ms", "60000", "how long a rebalance may take", CLUSTER, True),
+    WorkerKey("request.timeout.ms", "40000", "bounds a group request the broker never answers", CLUSTER, True),
+    WorkerKey("scheduled.rebalance.max.delay.ms", "300000",
+              "how long a departed worker's work waits (0: reassign at once)", CLUSTER, True),
+    WorkerKey("worker.sync.timeout.ms", "3000", "how long a worker waits to catch up with the leader's config",
+              CLUSTER, True),
+    WorkerKey("rest.advertised.listener.url", None, "where other workers forward requests (http://<worker id>)",
+              CLUSTER, True),
+    # REST and identity
+    WorkerKey("listeners", "http://127.0.0.1:8083", "REST listeners (comma-separated); the first names the worker",
+              REST),
+    WorkerKey("rest.advertised.host.name", None, "host of the worker id shown in statuses (the first listener's)",
+              REST),
+    WorkerKey("rest.advertised.port", None, "port of the worker id (the first listener's)", REST),
+    WorkerKey("rest.request.timeout.ms", "90000", "how long a request waits for a plugin, then 500", REST),
+    WorkerKey("rest.basic.auth.credentials.file", None,
+              "user:hash lines (python -m engine.rest.auth hash USER): requests need basic auth", REST),
+    # stores
+    WorkerKey("bootstrap.servers", None, "Kafka brokers: config log and topics (and in a cluster every store) on "
+              "Kafka", STORES),
+    WorkerKey("config.storage.file.filename", None, "connectors and target states in a file", STORES),
+    WorkerKey("config.storage.topic", "connect-configs", "the config log's topic (with bootstrap.servers)", STORES),
+    WorkerKey("config.storage.replication.factor", "1", "its replication factor", STORES),
+    WorkerKey("offset.storage.file.filename", None, "source offsets in a file", STORES),
+    WorkerKey("offset.storage.topic", "connect-offsets", "source offsets on Kafka (when set, or in a cluster)",
+              STORES),
+    WorkerKey("offset.storage.partitions", "25", "partitions of the offsets topic", STORES),
+    WorkerKey("offset.storage.replication.factor", "1", "its replication factor (-1: the broker's)", STORES),
+    WorkerKey("status.storage.file.filename", None, "statuses in a file", STORES),
+    WorkerKey("status.storage.topic", "connect-status", "statuses on Kafka (when set, or in a cluster)", STORES),
+    WorkerKey("status.storage.partitions", "5", "partitions of the status topic", STORES),
+    WorkerKey("status.storage.replication.factor", "1", "its replication factor (-1: the broker's)", STORES),
+    WorkerKey("topics.storage.file.filename", None, "in-process topics kept in a file (survive a restart)", STORES),
+    # lifecycle
+    WorkerKey("task.shutdown.graceful.timeout.ms", "5000", "how long a stopping task may take, then abandoned",
+              LIFECYCLE),
+    WorkerKey("connector.shutdown.graceful.timeout.ms", "5000", "the same for a connector", LIFECYCLE),
+    WorkerKey("connector.callback.timeout.ms", "30000", "bounds task_class(), task_configs(), validate()",
+              LIFECYCLE),
+    WorkerKey("connector.deleted.timeout.ms", "30000", "bounds Connector.deleted()", LIFECYCLE),
+    WorkerKey("connector.deleted.retry.backoff.ms", "10000", "a failed deleted() is retried this often",
+              LIFECYCLE),
+    WorkerKey("connector.deleted.max.retries", "10", "... this many times, then given up", LIFECYCLE),
+    # data plane
+    WorkerKey("offset.flush.interval.ms", "60000", "how often source offsets and sink commits are made", DATA),
+    WorkerKey("offset.flush.timeout.ms", "5000", "how long an offset flush may take", DATA),
+    WorkerKey("consumer.max.poll.records", "500", "records per sink put()", DATA),
+    WorkerKey("consumer.session.timeout.ms", "10000", "sink consumers' session on Kafka", DATA),
+    WorkerKey("key.converter", "JsonConverter", "default key converter (+ key.converter.<sub-config>)", DATA),
+    WorkerKey("value.converter", "JsonConverter", "default value converter (+ value.converter.<sub-config>)", DATA),
+    WorkerKey("header.converter", "SimpleHeaderConverter", "default header converter", DATA),
+    WorkerKey("topic.creation.enable", "true", "let source connectors create topics (KIP-158)", DATA),
+    WorkerKey("topic.tracking.enable", "true", "record each connector's active topics (KIP-558)", DATA),
+    WorkerKey("topic.tracking.allow.reset", "true", "allow PUT /connectors/<c>/topics/reset", DATA),
+    WorkerKey("exactly.once.source.support", "disabled", "disabled | preparing | enabled (KIP-618)", DATA),
+    # plugins and secrets
+    WorkerKey("plugin.path", None, "comma-separated directories searched for plugins", PLUGINS),
+    WorkerKey("config.providers", None, "config providers for ${name:path:key} references, e.g. file,env,dir",
+              PLUGINS),
+    WorkerKey("config.providers.<name>.class", None, "a provider's class (built-ins need none)", PLUGINS),
+    WorkerKey("config.providers.<name>.param.<param>", None, "a provider's settings", PLUGINS),
+    # Spark
+    WorkerKey("spark.master", "local[*]", "the SparkSession's master", SPARK),
+    WorkerKey("spark.remote", None, "a Spark Connect URL instead (a real cluster)", SPARK),
+    WorkerKey("spark.app.name", "connect-engine", "the Spark application's name", SPARK),
+    WorkerKey("spark.conf.<key>", None, "passed to the session builder as <key>", SPARK),
+)
+
+
+def by_name() -> dict[str, WorkerKey]:
+    return {key.name: key for key in WORKER_KEYS}
+
+
+def help_epilog(*, distributed: bool) -> str:
+    """The worker-properties part of a command's ``--help``, grouped by section."""
+    shown = [k for k in WORKER_KEYS if distributed or not k.distributed_only]
+    width = max(len(k.name) for k in shown)
+    lines = ["worker properties (Java .properties):"]
+    for section in SECTIONS:
+        keys = [k for k in shown if k.section == section]
+        if keys:
+            lines.append(f"  {section}:")
+            lines.extend(f"    {k.name:<{width}}  {k.doc}" + (f"; default {k.default}" if k.default else "")
+                         for k in keys)
+    return "\n".join(lines)
