@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -66,34 +66,34 @@ def api_partition(tp: DataTopicPartition) -> TopicPartition:
     return TopicPartition(tp.topic, tp.partition)
 
 
-_NOT_STOPPED_YET = ("Failed to alter consumer group offsets for connector {} either because its tasks haven't stopped "
-                    "completely yet or the connector was resumed before the request to alter its offsets could be "
-                    "successfully completed. If the connector is in a stopped state, this operation can be safely "
-                    "retried. If it doesn't eventually succeed, the Connect cluster may need to be restarted to get "
-                    "rid of the zombie sink tasks.")
+_NOT_STOPPED_YET = ("Failed to {action} consumer group offsets for connector {name} either because its tasks haven't "
+                    "stopped completely yet or the connector was resumed before the request to alter its offsets "
+                    "could be successfully completed. If the connector is in a stopped state, this operation can be "
+                    "safely retried. If it doesn't eventually succeed, the Connect cluster may need to be restarted to "
+                    "get rid of the zombie sink tasks.")
+
+
+async def _group_admin(name: str, action: str, change: Awaitable[None]) -> None:
+    """One group write with Kafka's messages for its failures (``Worker.alter/resetSinkConnectorOffsets``)."""
+    try:
+        await change
+    except GroupNotEmpty:
+        raise EngineError(_NOT_STOPPED_YET.format(action=action, name=name)) from None
+    except TopicsError as exc:
+        raise EngineError(f"Failed to {action} consumer group offsets for connector {name}: {exc}") from exc
 
 
 async def write_group_offsets(topics: Topics, name: str, group: str,
                               offsets: Mapping[TopicPartition, int | None]) -> None:
     """Kafka's ``Worker.alterSinkConnectorOffsets``: the consumer group's offsets set (or removed)."""
-    try:
-        await topics.alter_group_offsets(group, {DataTopicPartition(tp.topic, tp.partition): o
-                                                 for tp, o in offsets.items()})
-    except GroupNotEmpty:
-        raise EngineError(_NOT_STOPPED_YET.format(name)) from None
-    except TopicsError as exc:
-        raise EngineError(f"Failed to alter consumer group offsets for connector {name}: {exc}") from exc
+    await _group_admin(name, "alter", topics.alter_group_offsets(
+        group, {DataTopicPartition(tp.topic, tp.partition): o for tp, o in offsets.items()}))
     log.info("connector.sink_offsets_altered", connector=name, group=group, partitions=len(offsets))
 
 
 async def delete_group(topics: Topics, name: str, group: str) -> None:
     """Kafka's ``Worker.resetSinkConnectorOffsets``: the connector's consumer group is deleted."""
-    try:
-        await topics.delete_group(group)
-    except GroupNotEmpty:
-        raise EngineError(_NOT_STOPPED_YET.format(name).replace("alter", "reset", 1)) from None
-    except TopicsError as exc:
-        raise EngineError(f"Failed to reset consumer group offsets for connector {name}: {exc}") from exc
+    await _group_admin(name, "reset", topics.delete_group(group))
     log.info("connector.sink_offsets_reset", connector=name, group=group)
 
 

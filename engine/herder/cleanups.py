@@ -57,14 +57,12 @@ class CleanupTracker:
     """What this worker knows of unfinished cleanups; the herder wires in how to retry and clear."""
 
     def __init__(self, *, backoff: float, max_retries: int, metrics: EngineMetrics,
-                 retry: Callable[[str, str | None, int], None], clear: Callable[[str], None],
-                 ended: Callable[[str], None]) -> None:
+                 retry: Callable[[str, str | None, int], None], clear: Callable[[str], None]) -> None:
         self._backoff = backoff
         self._max_retries = max_retries
         self._metrics = metrics
         self._retry = retry  # post the next attempt (connector, incarnation, attempt number)
         self._clear = clear  # write the record that ends the pending cleanup
-        self._ended = ended  # nothing of this deletion runs here any more
         self._by_name: dict[str, Cleanup] = {}
         self._closing = False
 
@@ -130,12 +128,10 @@ class CleanupTracker:
                      incarnation=cleanup.incarnation, attempt=cleanup.attempts)
             self._metrics.cleanup_attempt("succeeded_late")
             del self._by_name[cleanup.connector]
-            self._ended(cleanup.connector)
             self._clear(cleanup.connector)
             return
         log.warning("connector.cleanup_returned_late", connector=cleanup.connector, incarnation=cleanup.incarnation,
                     attempt=cleanup.attempts, error=repr(late_error))
-        self._ended(cleanup.connector)
         self._after_failure(cleanup)
 
     def _after_failure(self, cleanup: Cleanup) -> bool:

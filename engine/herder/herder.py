@@ -93,8 +93,7 @@ class Herder:
         self._forget_spawned = self._spawned.discard
         self._plain_context = contextvars.Context()
         self.cleanups = CleanupTracker(backoff=worker.deleted_retry_backoff, max_retries=worker.deleted_max_retries,
-                                       metrics=self.metrics, retry=self._retry_cleanup, clear=self._clear_cleanup,
-                                       ended=self.deleting.discard)
+                                       metrics=self.metrics, retry=self._retry_cleanup, clear=self._clear_cleanup)
         self.metrics.pending_cleanups = lambda: len(self.snapshot.pending_cleanups)
         self.metrics.scheduled_restarts = lambda: sum(a.restarts.scheduled for a in list(self._actors.values()))
         # Bound once (structlog's cache-on-first-use, per engine): the lazy module logger would
