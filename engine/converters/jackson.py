@@ -160,6 +160,27 @@ def _reject_constant(token: str) -> Any:
     raise ValueError(f"Non-standard token '{token}': enable JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS to allow")
 
 
+_LONG_DIGITS = re.compile(rb"\d{19}")
+NOT_PLAIN: Any = object()  # what ``loads_plain`` returns when only ``loads`` reads the input right
+
+
+def loads_plain(data: bytes) -> Any:
+    """A schemaless Connect value straight from orjson, or ``NOT_PLAIN``.
+
+    The fast path of the JSON converter without schemas: orjson parses floats to the same
+    (correctly rounded) doubles ``loads`` reaches through ``Decimal``, and builds the same dicts,
+    lists, ints, strings and bools. What it refuses (non-UTF-8 encodings, a BOM, lone surrogates,
+    non-numeric constants) goes the slow way, which accepts it or raises Jackson's error; so does
+    any run of 19 digits, as orjson turns an integer beyond 64 bits into a float.
+    """
+    if _LONG_DIGITS.search(data) is not None:
+        return NOT_PLAIN
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return NOT_PLAIN
+
+
 def loads(data: bytes) -> Any:
     """Parse JSON bytes (UTF-8/16/32 detected as Jackson does); raises ``ValueError``."""
     return json.loads(data, parse_float=decimal.Decimal, parse_constant=_reject_constant)

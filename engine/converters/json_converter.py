@@ -222,6 +222,10 @@ class JsonConverter(BuiltinConverter):
     def to_connect_data(self, topic: str, value: bytes | None, headers: RawHeaders | None = None) -> SchemaAndValue:
         if value is None:
             return SchemaAndValue.NULL
+        if not self.schemas_enabled:
+            plain = jackson.loads_plain(value)
+            if plain is not jackson.NOT_PLAIN:
+                return SchemaAndValue(None, plain)
         try:
             node = jackson.loads(value)
         except ValueError as exc:

@@ -66,7 +66,7 @@ class ToleranceOperator:
         self._stopping = stopping
         self._sleep = sleep
         self._clock = clock
-        self._rng = rng if rng is not None else random.Random()
+        self._rng = rng  # made on first backoff: seeding one from os.urandom costs more than a task start
         self._stop_requested = False
         self._failed_records = 0  # Kafka's ``totalFailures``: what ``errors.tolerance=none`` looks at
 
@@ -222,6 +222,8 @@ class ToleranceOperator:
         delay: float = RETRIES_DELAY_MIN_MS << min(attempt - 1, 62)
         maximum = self.policy.retry_delay_max_ms
         if delay > maximum:
+            if self._rng is None:
+                self._rng = random.Random()
             delay = self._rng.randrange(maximum) if maximum > 0 else 0
         return max(0.0, min(delay, remaining_ms))
 

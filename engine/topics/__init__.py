@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 from engine.topics.base import (
+    BatchAck,
     ConsumedRecord,
     Consumer,
+    OutgoingRecord,
     Producer,
     RebalanceCallback,
     RecordMetadata,
@@ -17,10 +19,12 @@ from engine.topics.memory import MemoryTopics
 from engine.topics.partitioner import Partitioner, murmur2
 
 __all__ = [
+    "BatchAck",
     "ConsumedRecord",
     "Consumer",
     "MemoryTopics",
     "NotAssigned",
+    "OutgoingRecord",
     "Partitioner",
     "Producer",
     "RebalanceCallback",

@@ -6,6 +6,10 @@ Shapes follow Kafka's clients so a task loop is written once for the in-process 
 * ``Producer.send`` is a plain call that queues the record *in call order* and returns a future
   resolving to its ``RecordMetadata`` once the log acknowledged it (Kafka: ``acks=all``). Await
   it at once, or collect futures and await them together; ``flush`` waits for every queued send.
+  ``send_batch`` queues a whole list the same way (in order with ``send``) and returns *one*
+  future for it, resolving to a ``BatchAck`` that holds each record's outcome: a source task's
+  ``poll()`` batch costs one future, not one per record (Kafka's clients batch the same way below
+  their per-record API).
 * ``Consumer`` is a group member. On every rebalance ``on_revoke`` is awaited with the *whole*
   previous assignment (skipped when it was empty), then ``on_assign`` with the whole new one
   (possibly empty): the eager protocol, as aiokafka runs it. In memory both run inside the
@@ -43,8 +47,10 @@ class RecordMetadata:
     timestamp: int  # milliseconds since the epoch
 
 
-@dataclass(frozen=True, slots=True)
-class ConsumedRecord:
+class ConsumedRecord(NamedTuple):
+    """A record as the log holds it. A named tuple, not a dataclass: one is built per record read,
+    and a tuple is built several times faster (equal and immutable all the same)."""
+
     topic: str
     partition: int
     offset: int
@@ -56,6 +62,53 @@ class ConsumedRecord:
     @property
     def tp(self) -> TopicPartition:
         return TopicPartition(self.topic, self.partition)
+
+
+class OutgoingRecord(NamedTuple):
+    """One record for ``Producer.send_batch``: ``send``'s arguments, in its order."""
+
+    topic: str
+    key: bytes | None
+    value: bytes | None
+    headers: Headers = ()
+    partition: int | None = None
+
+
+class BatchAck:
+    """What one ``send_batch`` came to: for record ``i`` (its index in the batch) its error, or where
+    it landed. Records are grouped in spans (consecutive offsets of one partition), so a batch costs
+    no object per record; ``metadata(i)`` builds one on request."""
+
+    __slots__ = ("_index", "_spans", "errors", "size")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.errors: dict[int, BaseException] = {}  # index -> why that record was not written
+        self._spans: list[tuple[str, int, int, list[int], list[int]]] = []
+        self._index: dict[int, tuple[int, int]] | None = None
+
+    def add_span(self, topic: str, partition: int, base_offset: int, indices: list[int],
+                 timestamps: list[int]) -> None:
+        """Records ``indices`` (in order) were written at ``base_offset``, ``base_offset + 1``, ..."""
+        self._spans.append((topic, partition, base_offset, indices, timestamps))
+        self._index = None
+
+    def fail(self, index: int, error: BaseException) -> None:
+        self.errors[index] = error
+
+    @property
+    def topics(self) -> set[str]:
+        """Every topic at least one record of the batch was written to."""
+        return {span[0] for span in self._spans}
+
+    def metadata(self, index: int) -> RecordMetadata:
+        """Where record ``index`` landed; ``KeyError`` for a record that failed."""
+        if self._index is None:
+            self._index = {i: (n, position) for n, span in enumerate(self._spans)
+                           for position, i in enumerate(span[3])}
+        n, position = self._index[index]
+        topic, partition, base, _, timestamps = self._spans[n]
+        return RecordMetadata(topic, partition, base + position, timestamps[position])
 
 
 def require_key_or_value(topic: str, key: bytes | None, value: bytes | None) -> None:
@@ -82,6 +135,12 @@ class Producer(Protocol):
         A record needs a key or a value (a tombstone has a key). With ``partition=None`` a key goes to ``murmur2(key) % partitions`` (Kafka's default
         partitioner) and a null key round-robins over the topic's partitions.
         """
+        ...
+
+    def send_batch(self, records: Sequence[OutgoingRecord]) -> Awaitable[BatchAck]:
+        """Queue every record, in order, as ``send`` would; the one result resolves once each of them
+        is acknowledged or failed (the ``BatchAck`` says which). It raises only when the producer is
+        closed; a record refused (no key nor value, an unknown topic) fails alone, in ``errors``."""
         ...
 
     async def flush(self) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Collection, Mapping
+from collections.abc import Awaitable, Collection, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -34,8 +34,10 @@ from engine.errors import EngineNotRunning
 from engine.storage.kafka_topic_admin import describe
 from engine.topics.base import (
     NO_CALLBACK,
+    BatchAck,
     ConsumedRecord,
     Headers,
+    OutgoingRecord,
     RebalanceCallback,
     RecordMetadata,
     TopicPartition,
@@ -240,21 +242,33 @@ def _has_members(described: Any) -> bool:
 
 
 class KafkaProducer:
-    """``send`` queues; one pump hands records to aiokafka in call order and settles each future on ack.
+    """``send`` and ``send_batch`` queue; one pump hands records to aiokafka in call order and settles
+    each future on ack.
 
     The pump picks the partition itself (``Partitioner``), so null keys round-robin as in memory.
+    A batch goes to aiokafka as whole record batches (``create_batch``/``send_batch``: one future per
+    partition batch, not per record); a record too large to share a batch goes through ``send``,
+    which checks it against ``max_request_size`` as aiokafka does.
     """
 
     def __init__(self, producer: Any, forget: Any) -> None:
         self._producer = producer
         self._forget = forget
         self._partitioner = Partitioner()
-        self._queue: asyncio.Queue[tuple[str, bytes | None, bytes | None, list[tuple[str, bytes | None]], int | None,
-                                         asyncio.Future[RecordMetadata]]] = asyncio.Queue()
-        self._pending: set[asyncio.Future[RecordMetadata]] = set()
+        self._queue: asyncio.Queue[_Queued] = asyncio.Queue()
+        self._pending: set[asyncio.Future[Any]] = set()
         self._pump: asyncio.Task[None] | None = None
         self._partition_ids: dict[str, list[int]] = {}
         self._closed = False
+        # a record at least this large is sent alone (aiokafka's max_batch_size, default 16 KiB)
+        self._alone_bytes = int(getattr(getattr(producer, "_message_accumulator", None), "_batch_size", 16384)) // 2
+
+    def _enqueue(self, item: _Queued, future: asyncio.Future[Any]) -> None:
+        self._pending.add(future)
+        future.add_done_callback(self._pending.discard)
+        self._queue.put_nowait(item)
+        if self._pump is None:
+            self._pump = asyncio.create_task(self._run(), name="topics-producer")
 
     def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers = (),
              partition: int | None = None) -> Awaitable[RecordMetadata]:
@@ -266,31 +280,43 @@ class KafkaProducer:
         except TopicsError as exc:
             future.set_exception(exc)
             return future
-        self._pending.add(future)
-        future.add_done_callback(self._pending.discard)
         raw_headers = [(h, None if v is None else bytes(v)) for h, v in headers]
-        self._queue.put_nowait((topic, key, value, raw_headers, partition, future))
-        if self._pump is None:
-            self._pump = asyncio.create_task(self._run(), name="topics-producer")
+        self._enqueue((topic, key, value, raw_headers, partition, future), future)
+        return future
+
+    def send_batch(self, records: Sequence[OutgoingRecord]) -> Awaitable[BatchAck]:
+        if self._closed:
+            raise EngineNotRunning("The producer is closed")
+        future: asyncio.Future[BatchAck] = asyncio.get_running_loop().create_future()
+        self._enqueue((list(records), future), future)
         return future
 
     async def _run(self) -> None:
         queue = self._queue
         while True:
             item = await queue.get()
-            await self._send(*item)
+            await self._dispatch(item)
             while not queue.empty():  # drain what queued meanwhile without a wake-up per record
-                await self._send(*queue.get_nowait())
+                await self._dispatch(queue.get_nowait())
+
+    async def _dispatch(self, item: _Queued) -> None:
+        if len(item) == 2:
+            await self._send_batch(*item)
+        else:
+            await self._send(*item)
+
+    async def _partition(self, topic: str, key: bytes | None) -> int:
+        ids = self._partition_ids.get(topic)
+        if ids is None:  # remembered: a topic's partition count changes rarely, lookups cost
+            ids = self._partition_ids[topic] = sorted(await self._producer.partitions_for(topic))
+        return ids[self._partitioner.partition(key, len(ids))]
 
     async def _send(self, topic: str, key: bytes | None, value: bytes | None,
                     headers: list[tuple[str, bytes | None]], partition: int | None,
                     future: asyncio.Future[RecordMetadata]) -> None:
         try:
             if partition is None:
-                ids = self._partition_ids.get(topic)
-                if ids is None:  # remembered: a topic's partition count changes rarely, lookups cost
-                    ids = self._partition_ids[topic] = sorted(await self._producer.partitions_for(topic))
-                partition = ids[self._partitioner.partition(key, len(ids))]
+                partition = await self._partition(topic, key)
             ack = await self._producer.send(topic, value, key=key, partition=partition, headers=headers or None)
         except KafkaError as exc:
             self._partition_ids.pop(topic, None)
@@ -300,6 +326,55 @@ class KafkaProducer:
             _settle(future, exc=TopicsError(f"Could not send to topic '{topic}': {describe(exc)}"))
             return
         ack.add_done_callback(partial(_on_ack, future, topic=topic))
+
+    async def _send_batch(self, records: list[OutgoingRecord], future: asyncio.Future[BatchAck]) -> None:
+        """One aiokafka record batch per partition (several when one fills up), in record order."""
+        ack = _BatchSettler(BatchAck(len(records)), future)
+        open_batches: dict[tuple[str, int], _PartitionBatch] = {}
+        producer = self._producer
+        for i, (topic, key, value, headers, partition) in enumerate(records):
+            try:
+                require_key_or_value(topic, key, value)
+                if partition is None:
+                    partition = await self._partition(topic, key)
+                raw_headers = [(h, None if v is None else bytes(v)) for h, v in headers] if headers else []
+                size = len(key or b"") + len(value or b"") + sum(len(h) + len(v or b"") for h, v in raw_headers)
+                if size >= self._alone_bytes:
+                    alone = await producer.send(topic, value, key=key, partition=partition, headers=raw_headers or None)
+                    ack.expect(_PartitionBatch(topic, partition, None), [i], alone)
+                    continue
+                batch = open_batches.get((topic, partition))
+                if batch is None:
+                    batch = open_batches[(topic, partition)] = _PartitionBatch(topic, partition, producer.create_batch())
+                meta = batch.append(i, key, value, raw_headers)
+                if meta is None:  # full: send it, start the next one
+                    await self._submit(batch, ack)
+                    batch = open_batches[(topic, partition)] = _PartitionBatch(topic, partition, producer.create_batch())
+                    if batch.append(i, key, value, raw_headers) is None:
+                        raise TopicsError(f"The record is too large for a batch of topic '{topic}'")
+            except KafkaError as exc:
+                self._partition_ids.pop(topic, None)
+                ack.fail([i], _error(exc, f"send to topic '{topic}'"))
+            except TopicsError as exc:
+                ack.fail([i], exc)
+            except Exception as exc:  # one bad record fails alone, never the pump
+                ack.fail([i], TopicsError(f"Could not send to topic '{topic}': {describe(exc)}"))
+        for batch in open_batches.values():
+            await self._submit(batch, ack)
+        ack.sealed()
+
+    async def _submit(self, batch: _PartitionBatch, ack: _BatchSettler) -> None:
+        assert batch.builder is not None
+        try:
+            sent = await self._producer.send_batch(batch.builder, batch.topic, partition=batch.partition)
+        except KafkaError as exc:
+            self._partition_ids.pop(batch.topic, None)
+            ack.fail(batch.indices, _error(exc, f"send to topic '{batch.topic}'"))
+            return
+        except Exception as exc:
+            ack.fail(batch.indices, TopicsError(f"Could not send to topic '{batch.topic}': {describe(exc)}"))
+            return
+        ack.expect(batch, batch.indices, sent)
 
     async def flush(self) -> None:
         if self._pending:
@@ -319,6 +394,72 @@ class KafkaProducer:
             for future in list(self._pending):
                 _settle(future, exc=TopicsError("The producer closed before the record was sent"))
             self._forget(self)
+
+
+_Queued = (tuple[str, bytes | None, bytes | None, list[tuple[str, bytes | None]], int | None,
+                 "asyncio.Future[RecordMetadata]"]
+           | tuple[list[OutgoingRecord], "asyncio.Future[BatchAck]"])
+
+
+class _PartitionBatch:
+    """An aiokafka ``BatchBuilder`` for one partition and the batch indices of its records."""
+
+    __slots__ = ("builder", "indices", "partition", "timestamps", "topic")
+
+    def __init__(self, topic: str, partition: int, builder: Any) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.builder = builder
+        self.indices: list[int] = []
+        self.timestamps: list[int] = []
+
+    def append(self, index: int, key: bytes | None, value: bytes | None,
+               headers: list[tuple[str, bytes | None]]) -> Any:
+        meta = self.builder.append(timestamp=None, key=key, value=value, headers=headers)
+        if meta is not None:
+            self.indices.append(index)
+            self.timestamps.append(meta.timestamp)
+        return meta
+
+
+class _BatchSettler:
+    """Resolves a ``send_batch`` future once every partition batch of it was acknowledged or failed."""
+
+    __slots__ = ("_ack", "_future", "_outstanding", "_sealed")
+
+    def __init__(self, ack: BatchAck, future: asyncio.Future[BatchAck]) -> None:
+        self._ack = ack
+        self._future = future
+        self._outstanding = 0
+        self._sealed = False
+
+    def fail(self, indices: list[int], error: BaseException) -> None:
+        for i in indices:
+            self._ack.fail(i, error)
+
+    def expect(self, batch: _PartitionBatch, indices: list[int], sent: asyncio.Future[Any]) -> None:
+        self._outstanding += 1
+        sent.add_done_callback(partial(self._done, batch, indices))
+
+    def _done(self, batch: _PartitionBatch, indices: list[int], sent: asyncio.Future[Any]) -> None:
+        self._outstanding -= 1
+        if sent.cancelled():
+            self.fail(indices, TopicsError(f"The send to topic '{batch.topic}' was cancelled"))
+        elif (exc := sent.exception()) is not None:
+            self.fail(indices, _error(exc, f"send to topic '{batch.topic}'") if isinstance(exc, KafkaError) else exc)
+        else:
+            meta = sent.result()
+            timestamps = batch.timestamps if batch.builder is not None else [meta.timestamp]
+            self._ack.add_span(batch.topic, batch.partition, meta.offset, indices, timestamps)
+        self._check()
+
+    def sealed(self) -> None:
+        self._sealed = True
+        self._check()
+
+    def _check(self) -> None:
+        if self._sealed and self._outstanding == 0 and not self._future.done():
+            self._future.set_result(self._ack)
 
 
 def _settle(future: asyncio.Future[RecordMetadata], result: RecordMetadata | None = None,

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from urllib.parse import quote
 
@@ -16,8 +16,10 @@ from engine.errors import EngineNotRunning
 from engine.topics.backing import Event, OffsetsCommitted, PartitionState, TopicCreated, TopicJournal
 from engine.topics.base import (
     NO_CALLBACK,
+    BatchAck,
     ConsumedRecord,
     Headers,
+    OutgoingRecord,
     RebalanceCallback,
     RecordMetadata,
     TopicPartition,
@@ -205,6 +207,40 @@ class MemoryTopics:
     def append(self, topic: str, partition: int | None, key: bytes | None, value: bytes | None,
                headers: Headers, partitioner: Partitioner) -> RecordMetadata:
         self._require_open()
+        record = self._append(topic, partition, key, value, headers, partitioner, self._clock())
+        self.wake()
+        self._checkpoint_if_due()
+        return RecordMetadata(topic, record.partition, record.offset, record.timestamp)
+
+    def append_batch(self, records: Sequence[OutgoingRecord], partitioner: Partitioner) -> BatchAck:
+        """Append each record in order (one that is refused fails alone); one wake-up for the batch."""
+        self._require_open()
+        ack = BatchAck(len(records))
+        now = self._clock()
+        spans: dict[tuple[str, int], tuple[int, list[int], list[int]]] = {}
+        append = self._append
+        for i, (topic, key, value, headers, partition) in enumerate(records):
+            try:
+                record = append(topic, partition, key, value, headers, partitioner, now)
+            except (TopicsError, OSError) as exc:
+                ack.fail(i, exc)
+                continue
+            span = spans.get((topic, record.partition))
+            if span is None or span[0] + len(span[1]) != record.offset:  # a new run of offsets
+                if span is not None:
+                    ack.add_span(topic, record.partition, *span)
+                span = spans[(topic, record.partition)] = (record.offset, [], [])
+            span[1].append(i)
+            span[2].append(now)
+        for (topic, partition), span in spans.items():
+            ack.add_span(topic, partition, *span)
+        if spans:
+            self.wake()
+            self._checkpoint_if_due()
+        return ack
+
+    def _append(self, topic: str, partition: int | None, key: bytes | None, value: bytes | None,
+                headers: Headers, partitioner: Partitioner, now: int) -> ConsumedRecord:
         require_key_or_value(topic, key, value)
         if topic not in self._topics:
             if not self.auto_create:
@@ -218,16 +254,14 @@ class MemoryTopics:
         target = partitions[partition]
         if key is None and target.config.compact:
             raise TopicsError(f"Compacted topic cannot accept message without key in topic partition {topic}-{partition}.")
-        now = self._clock()
         record = ConsumedRecord(topic, partition, target.next, key, value,
-                                tuple((str(name), None if data is None else bytes(data)) for name, data in headers), now)
+                                tuple([(str(name), None if data is None else bytes(data)) for name, data in headers])
+                                if headers else (), now)
         if self._journal is not None:
             self._journal.record(record)
         if target.append(record, now):
             self._expire([target])
-        self.wake()
-        self._checkpoint_if_due()
-        return RecordMetadata(topic, partition, record.offset, record.timestamp)
+        return record
 
     def producer(self) -> MemoryProducer:
         return MemoryProducer(self)
@@ -416,6 +450,11 @@ class MemoryProducer:
             future.set_result(self._topics.append(topic, partition, key, value, headers, self._partitioner))
         except (TopicsError, EngineNotRunning, OSError) as exc:
             future.set_exception(exc)
+        return future
+
+    def send_batch(self, records: Sequence[OutgoingRecord]) -> Awaitable[BatchAck]:
+        future: asyncio.Future[BatchAck] = asyncio.get_running_loop().create_future()
+        future.set_result(self._topics.append_batch(records, self._partitioner))
         return future
 
     async def flush(self) -> None:

@@ -27,6 +27,8 @@ from engine.api.errors import ConnectException, RetriableException
 from engine.api.records import Header, SinkRecord
 from engine.api.records import TopicPartition as ApiTopicPartition
 from engine.api.task import SinkTask
+from engine.converters.bytearray import ByteArrayConverter
+from engine.data.schema import Schema
 from engine.spark import SparkJobCancelled
 from engine.tolerance import DeadLetterQueueReporter, ProcessingContext, Stage, make_errant_reporter
 from engine.topics.base import ConsumedRecord, Consumer, TopicPartition
@@ -46,6 +48,40 @@ def _own(tp: ApiTopicPartition | tuple[str, int]) -> TopicPartition:
     if isinstance(tp, ApiTopicPartition):
         return TopicPartition(tp.topic, tp.partition)
     return TopicPartition(*tp)
+
+
+_SINK_FIELDS = ("topic", "kafka_partition", "key_schema", "key", "value_schema", "value", "timestamp", "headers",
+                "kafka_offset", "timestamp_type", "original_topic", "original_kafka_partition",
+                "original_kafka_offset")
+_SETTERS = tuple(getattr(SinkRecord, name).__set__ for name in _SINK_FIELDS)
+assert set(_SINK_FIELDS) == set(SinkRecord.__dataclass_fields__)  # a new field needs a setter here
+
+
+def _sink_record(topic: str, partition: int, key_schema: Any, key: Any, value_schema: Any, value: Any,
+                 timestamp: int, headers: tuple[Header, ...], offset: int) -> SinkRecord:
+    """``SinkRecord(...)`` for a consumed record, as the constructor builds it (original coordinates
+    too), by its slots: a frozen dataclass's ``__init__`` costs about three times as much, once
+    per record read."""
+    record = _new(SinkRecord)
+    (s_topic, s_partition, s_key_schema, s_key, s_value_schema, s_value, s_timestamp, s_headers, s_offset,
+     s_timestamp_type, s_original_topic, s_original_partition, s_original_offset) = _SETTERS
+    s_topic(record, topic)
+    s_partition(record, partition)
+    s_key_schema(record, key_schema)
+    s_key(record, key)
+    s_value_schema(record, value_schema)
+    s_value(record, value)
+    s_timestamp(record, timestamp)
+    s_headers(record, headers)
+    s_offset(record, offset)
+    s_timestamp_type(record, "CreateTime")
+    s_original_topic(record, topic)
+    s_original_partition(record, partition)
+    s_original_offset(record, offset)
+    return record
+
+
+_new = object.__new__
 
 
 def group_id(connector: str, config: Mapping[str, str]) -> str:
@@ -295,41 +331,56 @@ class SinkLoop(TaskLoop):
         return work.result()
 
     async def _convert(self, records: list[ConsumedRecord]) -> None:
-        key_converter, value_converter = self.converters.key, self.converters.value
-        header_converter = self.converters.header
-        chain = self.chain
+        """Convert, build and transform each record; offsets and topic tracking once per batch.
+
+        Fast paths: ``ByteArrayConverter`` needs no call per record, a chain without SMTs is skipped.
+        """
+        if not records:
+            return
+        converters = self.converters
+        key_converter, value_converter = converters.key, converters.value
+        header_converter = converters.header
+        key_raw = type(key_converter) is ByteArrayConverter  # its to_connect_data is (OPTIONAL_BYTES, bytes)
+        value_raw = type(value_converter) is ByteArrayConverter
+        raw_schema = Schema.OPTIONAL_BYTES_SCHEMA
+        chain = self.chain if self.chain else None
         keep_consumed = self.errant is not None or self._dlq is not None
-        track = self.plane.track_topic
         batch = self._batch
+        ends: dict[tuple[str, int], int] = {}
         for consumed in records:
-            tp = TopicPartition(consumed.topic, consumed.partition)
-            self._batch_offsets[tp] = consumed.offset + 1
-            track(self.connector, self.task_id, consumed.topic)
+            topic, partition, offset, raw_key, raw_value, raw_headers, timestamp = consumed
+            ends[(topic, partition)] = offset + 1
             if keep_consumed:
-                self._consumed[(consumed.topic, consumed.partition, consumed.offset)] = consumed
+                self._consumed[(topic, partition, offset)] = consumed
             ctx: ProcessingContext | None = None
-            try:
-                key = key_converter.to_connect_data(consumed.topic, consumed.key, consumed.headers)
-            except Exception as exc:
-                ctx = ProcessingContext(consumed=consumed)
-                recovered_key = await self.operator.recover(
-                    ctx, Stage.KEY_CONVERTER, type(key_converter),
-                    partial(key_converter.to_connect_data, consumed.topic, consumed.key, consumed.headers), exc)
-                if ctx.failed or recovered_key is None:
-                    continue
-                key = recovered_key
-            try:
-                value = value_converter.to_connect_data(consumed.topic, consumed.value, consumed.headers)
-            except Exception as exc:
-                ctx = ProcessingContext(consumed=consumed)
-                recovered_value = await self.operator.recover(
-                    ctx, Stage.VALUE_CONVERTER, type(value_converter),
-                    partial(value_converter.to_connect_data, consumed.topic, consumed.value, consumed.headers), exc)
-                if ctx.failed or recovered_value is None:
-                    continue
-                value = recovered_value
+            if key_raw:
+                key_schema, key = raw_schema, raw_key
+            else:
+                try:
+                    converted = key_converter.to_connect_data(topic, raw_key, raw_headers)
+                except Exception as exc:
+                    ctx = ProcessingContext(consumed=consumed)
+                    converted = await self.operator.recover(
+                        ctx, Stage.KEY_CONVERTER, type(key_converter),
+                        partial(key_converter.to_connect_data, topic, raw_key, raw_headers), exc)
+                    if ctx.failed or converted is None:
+                        continue
+                key_schema, key = converted.schema, converted.value
+            if value_raw:
+                value_schema, value = raw_schema, raw_value
+            else:
+                try:
+                    converted = value_converter.to_connect_data(topic, raw_value, raw_headers)
+                except Exception as exc:
+                    ctx = ProcessingContext(consumed=consumed)
+                    converted = await self.operator.recover(
+                        ctx, Stage.VALUE_CONVERTER, type(value_converter),
+                        partial(value_converter.to_connect_data, topic, raw_value, raw_headers), exc)
+                    if ctx.failed or converted is None:
+                        continue
+                value_schema, value = converted.schema, converted.value
             headers: tuple[Header, ...] = ()
-            if consumed.headers:
+            if raw_headers:
                 try:
                     headers = self._headers(consumed)
                 except Exception as exc:
@@ -340,10 +391,10 @@ class SinkLoop(TaskLoop):
                     if ctx.failed or recovered_headers is None:
                         continue
                     headers = recovered_headers
-            record = SinkRecord(topic=consumed.topic, kafka_partition=consumed.partition, key_schema=key.schema,
-                                key=key.value, value_schema=value.schema, value=value.value,
-                                timestamp=consumed.timestamp, headers=headers, kafka_offset=consumed.offset,
-                                timestamp_type="CreateTime")
+            record = _sink_record(topic, partition, key_schema, key, value_schema, value, timestamp, headers, offset)
+            if chain is None:
+                batch.append(record)
+                continue
             try:
                 out = chain.apply(record)
             except Exception as exc:
@@ -352,6 +403,11 @@ class SinkLoop(TaskLoop):
                                                   partial(chain.apply, record), exc)
             if out is not None:
                 batch.append(out)
+        track = self.plane.track_topic
+        for topic, partition in ends:
+            self._batch_offsets[TopicPartition(topic, partition)] = ends[(topic, partition)]
+        for topic in {topic for topic, _ in ends}:
+            track(self.connector, self.task_id, topic)
 
     def _headers(self, consumed: ConsumedRecord) -> tuple[Header, ...]:
         convert = self.converters.header.to_connect_header

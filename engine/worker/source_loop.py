@@ -27,8 +27,9 @@ from engine.api.errors import ConnectException, RetriableException
 from engine.api.records import RecordMetadata, SourceRecord
 from engine.api.task import SourceTask
 from engine.tolerance import ProcessingContext, Stage
+from engine.topics.base import BatchAck, OutgoingRecord
 from engine.topics.base import RecordMetadata as TopicsMetadata
-from engine.worker.submitted_records import SubmittedRecord, SubmittedRecords
+from engine.worker.submitted_records import SubmittedBatch, SubmittedRecords
 from engine.worker.task_loop import TaskLoop
 from engine.worker.topic_creation import TopicCreation
 from states import TargetState
@@ -37,7 +38,29 @@ log = structlog.get_logger(component="worker")
 
 MAX_IN_FLIGHT = 10_000  # sends awaiting acknowledgement before the loop waits for the producer
 
-_Ack = tuple[SourceRecord, SubmittedRecord | None, "asyncio.Future[TopicsMetadata] | None"]
+
+
+class _SentBatch:
+    """One ``send_batch`` as the loop remembers it until ``commit_record`` ran for its records."""
+
+    __slots__ = ("ack", "error", "records", "submitted")
+
+    def __init__(self, records: list[SourceRecord], submitted: SubmittedBatch,
+                 acked: asyncio.Future[BatchAck]) -> None:
+        self.records = records
+        self.submitted = submitted
+        self.ack: BatchAck | None = None
+        self.error: BaseException | None = None
+        if acked.cancelled():
+            self.error = asyncio.CancelledError()
+        elif (error := acked.exception()) is not None:
+            self.error = error
+        else:
+            self.ack = acked.result()
+
+
+def _api_metadata(meta: TopicsMetadata) -> RecordMetadata:
+    return RecordMetadata(meta.topic, meta.partition, meta.offset, meta.timestamp)
 
 
 def _overrides(task: SourceTask, name: str) -> bool:
@@ -51,7 +74,7 @@ class SourceLoop(TaskLoop):
         super().__init__(*args, **kwargs)
         self._producer = self.plane.producer()
         self._submitted = SubmittedRecords()
-        self._acks: list[_Ack] = []
+        self._acks: list[SourceRecord | _SentBatch] = []
         self._in_flight = 0
         self._send_error: BaseException | None = None
         self._commit_records = _overrides(self.task, "commit_record")
@@ -124,24 +147,28 @@ class SourceLoop(TaskLoop):
     # ---- sending ------------------------------------------------------------------------------
 
     async def _send(self, records: list[SourceRecord]) -> None:
+        """Transform and convert each record, then hand the batch to the producer in one call."""
         counters = self.counters
         counters.source_record_poll += len(records)
         counters.batch(len(records))
-        chain = self.chain
+        chain = self.chain if self.chain else None  # no SMTs: no call per record
         key_converter, value_converter = self.converters.key, self.converters.value
+        outgoing: list[OutgoingRecord] = []
+        sent: list[SourceRecord] = []
         for record in records:
             if not isinstance(record, SourceRecord):
                 raise ConnectException(f"SourceTask.poll() returned {type(record).__name__}, not a SourceRecord")
-            ctx: ProcessingContext | None = None
-            try:
-                out = chain.apply(record)
-            except Exception as exc:
-                ctx = ProcessingContext(source_record=record)
-                out = await self.operator.recover(ctx, Stage.TRANSFORMATION, type(chain), partial(chain.apply, record),
-                                                  exc)
-            if out is None:
-                self._acks.append((record, None, None))  # dropped: commit_record(record, None)
-                continue
+            out: SourceRecord | None = record
+            if chain is not None:
+                try:
+                    out = chain.apply(record)
+                except Exception as exc:
+                    ctx = ProcessingContext(source_record=record)
+                    out = await self.operator.recover(ctx, Stage.TRANSFORMATION, type(chain),
+                                                      partial(chain.apply, record), exc)
+                if out is None:
+                    self._acks.append(record)  # dropped: commit_record(record, None)
+                    continue
             topic = out.topic
             try:  # the fast path: no coroutine per record unless a converter fails
                 key = key_converter.from_connect_data(topic, out.key_schema, out.key)
@@ -171,18 +198,21 @@ class SourceLoop(TaskLoop):
             if self._creation is not None and topic not in self._created:
                 await self._creation.ensure(self.plane.topics, topic)
                 self._created.add(topic)
-            submitted = self._submitted.submit(record.source_partition, record.source_offset)
-            sent: asyncio.Future[TopicsMetadata]
+            outgoing.append(OutgoingRecord(topic, key, value, headers, out.kafka_partition))
+            sent.append(record)
+        if outgoing:
+            submitted = self._submitted.submit_batch(sent)
+            acked: asyncio.Future[BatchAck]
             try:
-                sent = asyncio.ensure_future(self._producer.send(topic, key, value, headers, out.kafka_partition))
+                acked = asyncio.ensure_future(self._producer.send_batch(outgoing))
             except Exception as exc:  # a send refused at once fails like one refused by the broker
-                sent = asyncio.get_running_loop().create_future()
-                sent.set_exception(exc)
-            self._in_flight += 1
-            if sent.done():  # the in-process log acknowledges at once: skip a callback per record
-                self._acked(record, submitted, sent)
+                acked = asyncio.get_running_loop().create_future()
+                acked.set_exception(exc)
+            self._in_flight += len(sent)
+            if acked.done():  # the in-process log acknowledges at once: no callback
+                self._acked(sent, submitted, acked)
             else:
-                sent.add_done_callback(partial(self._acked, record, submitted))
+                acked.add_done_callback(partial(self._acked, sent, submitted))
         if self._in_flight > MAX_IN_FLIGHT:  # back-pressure: wait until half are acknowledged
             self._room.clear()
             await self._room.wait()
@@ -198,21 +228,26 @@ class SourceLoop(TaskLoop):
         ctx = ProcessingContext(source_record=record)
         result = await self.operator.recover(ctx, stage, type(converter), operation, error)
         if ctx.failed:
-            self._acks.append((record, None, None))  # skipped: commit_record(record, None)
+            self._acks.append(record)  # skipped: commit_record(record, None)
             return _FAILED
         return result
 
-    def _acked(self, record: SourceRecord, submitted: SubmittedRecord,
-               sent: asyncio.Future[TopicsMetadata]) -> None:
-        """Producer callback: offsets become committable now; ``commit_record`` follows soon, off this
-        callback, while the loop may be waiting in ``poll`` (as Connect's producer thread does)."""
-        self._in_flight -= 1
+    def _acked(self, records: list[SourceRecord], submitted: SubmittedBatch,
+               acked: asyncio.Future[BatchAck]) -> None:
+        """Producer callback: offsets of written records become committable now; ``commit_record``
+        follows soon, off this callback, while the loop may be waiting in ``poll`` (as Connect's
+        producer thread does)."""
+        self._in_flight -= len(records)
         if self._in_flight <= MAX_IN_FLIGHT // 2:
             self._room.set()
-        if not sent.cancelled() and sent.exception() is None:
-            submitted.ack()
-            self._track(self.connector, self.task_id, sent.result().topic)
-        self._acks.append((record, submitted, sent))
+        sent = _SentBatch(records, submitted, acked)
+        if sent.ack is not None:
+            submitted.ack(sent.ack.errors)
+            for topic in sent.ack.topics:
+                self._track(self.connector, self.task_id, topic)
+        else:
+            submitted.ack(range(len(records)))  # nothing written: every record failed
+        self._acks.append(sent)
         if self._drainer is None or self._drainer.done():
             self._drainer = asyncio.ensure_future(self._drain())
 
@@ -232,27 +267,37 @@ class SourceLoop(TaskLoop):
             return
         acks, self._acks = self._acks, []
         calls: list[tuple[SourceRecord, RecordMetadata | None]] = []
+        commit_records = self._commit_records
         written = 0
-        for record, submitted, sent in acks:
-            if sent is None:
-                calls.append((record, None))
+        for item in acks:
+            if isinstance(item, SourceRecord):  # dropped or skipped before sending
+                if commit_records:
+                    calls.append((item, None))
                 continue
-            error = sent.exception() if not sent.cancelled() else asyncio.CancelledError()
-            if error is None:
-                meta = sent.result()
-                calls.append((record, RecordMetadata(meta.topic, meta.partition, meta.offset, meta.timestamp)))
-                written += 1
+            ack = item.ack
+            if ack is not None and not ack.errors:  # the common case: the whole batch was written
+                written += len(item.records)
+                if commit_records:
+                    calls.extend((record, _api_metadata(ack.metadata(i))) for i, record in enumerate(item.records))
                 continue
-            if not self.operator.tolerates_all:
-                self._send_error = self._send_error or error  # fails the task at the loop's next check
-                continue
-            await self.operator.report(ProcessingContext(source_record=record), Stage.KAFKA_PRODUCE,
-                                       type(self._producer), error)
-            if submitted is not None:
-                submitted.ack()
-            calls.append((record, None))
+            for i, record in enumerate(item.records):
+                error = item.error if ack is None else ack.errors.get(i)
+                if error is None:
+                    assert ack is not None
+                    written += 1
+                    if commit_records:
+                        calls.append((record, _api_metadata(ack.metadata(i))))
+                    continue
+                if not self.operator.tolerates_all:
+                    self._send_error = self._send_error or error  # fails the task at the loop's next check
+                    continue
+                await self.operator.report(ProcessingContext(source_record=record), Stage.KAFKA_PRODUCE,
+                                           type(self._producer), error)
+                item.submitted.ack_one(i)
+                if commit_records:
+                    calls.append((record, None))
         self.counters.source_record_write += written
-        if self._commit_records:
+        if calls:
             await _commit_records(self.task, calls)
 
     # ---- offsets ------------------------------------------------------------------------------
