@@ -31,11 +31,13 @@ class Run:
 
     batches: list[list[SourceRecord]]
     expected: int
+    partitions: int = 1  # the sink's topic partitions: the clock starts once all are assigned
     received: int = 0
     started: float = 0.0
     finished: float = 0.0
     assigned: asyncio.Event = field(default_factory=asyncio.Event)
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    opened: set[TopicPartition] = field(default_factory=set)
 
     @property
     def seconds(self) -> float:
@@ -46,17 +48,20 @@ RUNS: dict[str, Run] = {}
 
 
 class BenchSourceTask(SourceTask):
+    """Task ``i`` of ``n`` hands out batches ``i``, ``i + n``, ... of the run."""
+
     async def start(self, props: dict[str, str]) -> None:
         self.run = RUNS[props["bench.run"]]
+        self.batches = self.run.batches[int(props.get("bench.task", "0"))::int(props.get("bench.tasks", "1"))]
         self.next = 0
 
     async def poll(self) -> list[SourceRecord] | None:
         run = self.run
-        if self.next >= len(run.batches):
+        if self.next >= len(self.batches):
             await asyncio.get_running_loop().create_future()  # all handed out: park until stop cancels
-        if self.next == 0:
+        if not run.started:
             run.started = time.perf_counter()
-        batch = run.batches[self.next]
+        batch = self.batches[self.next]
         self.next += 1
         return batch
 
@@ -69,7 +74,8 @@ class BenchSinkTask(SinkTask):
         self.run = RUNS[props["bench.run"]]
 
     async def open(self, partitions: Collection[TopicPartition]) -> None:
-        if partitions:
+        self.run.opened.update(partitions)
+        if len(self.run.opened) >= self.run.partitions:
             self.run.assigned.set()
 
     async def put(self, records: Collection[SinkRecord]) -> None:
@@ -96,7 +102,7 @@ class _OneTask:
         return self.task
 
     async def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self.props)]
+        return [{**self.props, "bench.task": str(i), "bench.tasks": str(max_tasks)} for i in range(max_tasks)]
 
 
 class BenchSourceConnector(_OneTask, SourceConnector):
