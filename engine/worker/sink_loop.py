@@ -28,7 +28,7 @@ from engine.api.records import Header, SinkRecord
 from engine.api.records import TopicPartition as ApiTopicPartition
 from engine.api.task import SinkTask
 from engine.converters.bytearray import ByteArrayConverter
-from engine.data.schema import Schema
+from engine.data.schema import Schema, SchemaAndValue
 from engine.spark import SparkJobCancelled
 from engine.tolerance import DeadLetterQueueReporter, ProcessingContext, Stage, make_errant_reporter
 from engine.topics.base import ConsumedRecord, Consumer, TopicPartition
@@ -113,7 +113,10 @@ class SinkLoop(TaskLoop):
         self._next_commit = time.monotonic() + self._interval
         self._max_records = self.plane.settings.max_poll_records
         self._consumed: dict[tuple[str, int, int], ConsumedRecord] = {}
-        self.errant = make_errant_reporter(self.policy, self.operator, lookup=self._lookup, task_class=type(self.task))
+        self.errant = None  # only with somewhere to report to (and then the DLQ topic is made at open)
+        if self.policy.dlq_topic.strip() or self.policy.log_enable:
+            self.errant = make_errant_reporter(self.policy, self.operator, lookup=self._lookup,
+                                               task_class=type(self.task))
         self.context.set_errant_record_reporter(self.errant)
 
     def _reporters(self) -> list[Any]:
@@ -353,6 +356,9 @@ class SinkLoop(TaskLoop):
             if keep_consumed:
                 self._consumed[(topic, partition, offset)] = consumed
             ctx: ProcessingContext | None = None
+            converted: SchemaAndValue | None
+            key_schema: Schema | None
+            value_schema: Schema | None
             if key_raw:
                 key_schema, key = raw_schema, raw_key
             else:

@@ -86,7 +86,7 @@ class SourceLoop(TaskLoop):
         self._track = self.plane.track_topic
         self._paused = False
         self._drainer: asyncio.Task[None] | None = None
-        self._room = asyncio.Event()
+        self._room: asyncio.Event | None = None  # made the first time the producer falls behind
 
     # ---- the loop -----------------------------------------------------------------------------
 
@@ -158,17 +158,19 @@ class SourceLoop(TaskLoop):
         for record in records:
             if not isinstance(record, SourceRecord):
                 raise ConnectException(f"SourceTask.poll() returned {type(record).__name__}, not a SourceRecord")
-            out: SourceRecord | None = record
+            out: SourceRecord = record
             if chain is not None:
+                transformed: SourceRecord | None
                 try:
-                    out = chain.apply(record)
+                    transformed = chain.apply(record)
                 except Exception as exc:
                     ctx = ProcessingContext(source_record=record)
-                    out = await self.operator.recover(ctx, Stage.TRANSFORMATION, type(chain),
-                                                      partial(chain.apply, record), exc)
-                if out is None:
+                    transformed = await self.operator.recover(ctx, Stage.TRANSFORMATION, type(chain),
+                                                              partial(chain.apply, record), exc)
+                if transformed is None:
                     self._acks.append(record)  # dropped: commit_record(record, None)
                     continue
+                out = transformed
             topic = out.topic
             try:  # the fast path: no coroutine per record unless a converter fails
                 key = key_converter.from_connect_data(topic, out.key_schema, out.key)
@@ -214,6 +216,8 @@ class SourceLoop(TaskLoop):
             else:
                 acked.add_done_callback(partial(self._acked, sent, submitted))
         if self._in_flight > MAX_IN_FLIGHT:  # back-pressure: wait until half are acknowledged
+            if self._room is None:
+                self._room = asyncio.Event()
             self._room.clear()
             await self._room.wait()
         await self._process_acks()
@@ -238,7 +242,7 @@ class SourceLoop(TaskLoop):
         follows soon, off this callback, while the loop may be waiting in ``poll`` (as Connect's
         producer thread does)."""
         self._in_flight -= len(records)
-        if self._in_flight <= MAX_IN_FLIGHT // 2:
+        if self._in_flight <= MAX_IN_FLIGHT // 2 and self._room is not None:
             self._room.set()
         sent = _SentBatch(records, submitted, acked)
         if sent.ack is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine, Mapping
+from functools import partial
 from typing import Any
 
 import structlog
@@ -18,6 +19,7 @@ from engine.config.worker import WorkerConfig
 from engine.errors import ConfigError
 from engine.plugins.classes import ClassNotFound, import_class
 from engine.spark import JobOwner, TaskSpark
+from engine.spark.supervisor import SparkSupervisor
 from engine.storage.base import OffsetStore
 from engine.worker.data_plane import DataPlane
 from engine.worker.exactly_once_loop import ExactlyOnceSourceLoop
@@ -65,24 +67,22 @@ class TaskFactory:
 
     def runner(self, n: int, task_cls: type[Task], config: dict[str, str], connector_config: Mapping[str, str],
                target: TargetState, report: ReportSink, *, incarnation: str | None = None) -> TaskRunner:
+        # partials of bound methods rather than closures: a worker holds one set per task for the
+        # task's lifetime, and a closure costs a function, a cell per free variable and their tuple
         return TaskRunner(self.connector, n, task_cls, config, target,
-                          self._context(task_cls, n, connector_config, incarnation), report,
+                          partial(self._context, task_cls, n, connector_config, incarnation), report,
                           self._loop(n, task_cls, connector_config), self._spark_canceller(n))
 
-    def _context(self, task_cls: type[Task], n: int, connector_config: Mapping[str, str],
-                 incarnation: str | None) -> Callable[[dict[str, str]], TaskContext]:
-        offsets, connector = self._offsets, self.connector
-
-        def make(config: dict[str, str]) -> TaskContext:
-            context: TaskContext
-            if issubclass(task_cls, SinkTask):
-                context = SinkTaskContext(config, incarnation=incarnation)
-            else:
-                context = SourceTaskContext(config, offset_reader=offsets.reader(connector), incarnation=incarnation)
-            context.spark = self._task_spark(n, connector_config)
-            return context
-
-        return make
+    def _context(self, task_cls: type[Task], n: int, connector_config: Mapping[str, str], incarnation: str | None,
+                 config: dict[str, str]) -> TaskContext:
+        context: TaskContext
+        if issubclass(task_cls, SinkTask):
+            context = SinkTaskContext(config, incarnation=incarnation)
+        else:
+            context = SourceTaskContext(config, offset_reader=self._offsets.reader(self.connector),
+                                        incarnation=incarnation)
+        context.spark = self._task_spark(n, connector_config)
+        return context
 
     def _task_spark(self, n: int, connector_config: Mapping[str, str]) -> TaskSpark | None:
         """This task generation's handle on the worker's Spark (``context.spark``); None without a data plane."""
@@ -104,19 +104,17 @@ class TaskFactory:
         plane = self._data
         if plane is None or plane.spark is None:
             return None
-        supervisor, name, spawn = plane.spark, self.connector, self._spawn
+        return partial(self._interrupt_spark, plane.spark, n)
 
-        async def cancel() -> None:
-            try:
-                await supervisor.cancel((name, n))
-            except Exception as exc:  # best effort: the task's stop still proceeds
-                log.warning("task.spark_cancel_failed", task=n, error=repr(exc))
+    def _interrupt_spark(self, supervisor: SparkSupervisor, n: int) -> None:
+        if supervisor.running(self.connector) or supervisor.starting:
+            self._spawn(self._cancel_spark(supervisor, n), f"spark-cancel:{self.connector}-{n}")
 
-        def interrupt() -> None:
-            if supervisor.running(name) or supervisor.starting:
-                spawn(cancel(), f"spark-cancel:{name}-{n}")
-
-        return interrupt
+    async def _cancel_spark(self, supervisor: SparkSupervisor, n: int) -> None:
+        try:
+            await supervisor.cancel((self.connector, n))
+        except Exception as exc:  # best effort: the task's stop still proceeds
+            log.warning("task.spark_cancel_failed", task=n, error=repr(exc))
 
     def _loop(self, n: int, task_cls: type[Task], connector_config: Mapping[str, str]) -> MakeLoop | None:
         """The data loop for a task, or None in an engine without a data plane (lifecycle only)."""
@@ -130,9 +128,10 @@ class TaskFactory:
             loop_cls = ExactlyOnceSourceLoop if plane.settings.exactly_once else SourceLoop
         else:
             return None
-        name, raw_config, transformer = self.connector, dict(connector_config), self._worker.transformer
+        return partial(self._make_loop, loop_cls, n, plane, connector_config)
 
-        def make(task: Task, context: TaskContext, control: TaskControl) -> TaskLoop:
-            return loop_cls(name, n, task, context, transformer.resolve(raw_config), plane, control)
-
-        return make
+    def _make_loop(self, loop_cls: type[TaskLoop], n: int, plane: DataPlane, connector_config: Mapping[str, str],
+                   task: Task, context: TaskContext, control: TaskControl) -> TaskLoop:
+        """Built when the task has started (``TaskRunner._start``), with the config's providers resolved then."""
+        return loop_cls(self.connector, n, task, context, self._worker.transformer.resolve(dict(connector_config)),
+                        plane, control)

@@ -54,9 +54,16 @@ class TaskLoop:
         self.chain = TransformationChain.from_config(connector_config)
         self.policy = ErrorPolicy.from_config(connector_config)
         self.counters = plane.task_started(connector, task_id, self.kind)  # Connect's per-task metrics
-        self.operator = ToleranceOperator(self.policy, connector=connector, task=task_id,
-                                          reporters=self._reporters(), stopping=control.stopping,
-                                          metrics=self.counters.errors)
+        self._operator: ToleranceOperator | None = None  # made when a record first fails: most never do
+
+    @property
+    def operator(self) -> ToleranceOperator:
+        """The task's error handler (``errors.*``), with its reporters."""
+        if self._operator is None:
+            self._operator = ToleranceOperator(self.policy, connector=self.connector, task=self.task_id,
+                                               reporters=self._reporters(), stopping=self.control.stopping,
+                                               metrics=self.counters.errors)
+        return self._operator
 
     @property
     def converters(self) -> TaskConverters:
