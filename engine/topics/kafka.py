@@ -340,6 +340,9 @@ class KafkaProducer:
                 raw_headers = [(h, None if v is None else bytes(v)) for h, v in headers] if headers else []
                 size = len(key or b"") + len(value or b"") + sum(len(h) + len(v or b"") for h, v in raw_headers)
                 if size >= self._alone_bytes:
+                    before = open_batches.pop((topic, partition), None)
+                    if before is not None:  # what came before it goes first
+                        await self._submit(before, ack)
                     alone = await producer.send(topic, value, key=key, partition=partition, headers=raw_headers or None)
                     ack.expect(_PartitionBatch(topic, partition, None), [i], alone)
                     continue

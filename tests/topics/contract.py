@@ -9,7 +9,15 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from engine.topics import ConsumedRecord, Consumer, NotAssigned, TopicPartition, Topics, TopicsError
+from engine.topics import (
+    ConsumedRecord,
+    Consumer,
+    NotAssigned,
+    OutgoingRecord,
+    TopicPartition,
+    Topics,
+    TopicsError,
+)
 from engine.topics.partitioner import partition_for_key
 
 WAIT_S = 30.0
@@ -110,6 +118,48 @@ class TopicsContract:
         with pytest.raises(TopicsError):
             await producer.send(name, None, None)
         assert (await producer.send(name, None, b"after")).offset == 0
+
+    async def test_a_batch_is_written_in_order_and_each_record_acknowledged(self, topics: Topics) -> None:
+        """``send_batch``: one result for the batch, every record's place in it; a refused record fails
+        alone. 300 records of 100 B per partition span several of aiokafka's 16 KiB batches."""
+        name = unique("batch")
+        await topics.create_topic(name, partitions=2)
+        producer = topics.producer()
+        batch = [OutgoingRecord(name, None, b"%099d" % i, (("n", str(i).encode()),), i % 2) for i in range(600)]
+        batch[301] = OutgoingRecord(name, None, None, (), 1)  # neither key nor value
+        ack = await producer.send_batch(batch)
+        assert set(ack.errors) == {301}
+        assert isinstance(ack.errors[301], TopicsError)
+        assert ack.topics == {name}
+        metas = {i: ack.metadata(i) for i in range(600) if i != 301}
+        for partition in (0, 1):
+            offsets = [m.offset for i, m in sorted(metas.items()) if i % 2 == partition]
+            assert offsets == list(range(len(offsets)))
+            assert {(m.topic, m.partition) for i, m in metas.items() if i % 2 == partition} == {(name, partition)}
+        consumer = await topics.consumer(unique("g"), [name])
+        records = await read(consumer, 599)
+        by_partition = {p: [r for r in records if r.partition == p] for p in (0, 1)}
+        assert [r.value for r in by_partition[0]] == [b"%099d" % i for i in range(0, 600, 2)]
+        assert [r.value for r in by_partition[1]] == [b"%099d" % i for i in range(1, 600, 2) if i != 301]
+        assert all(r.headers == (("n", str(int(r.value or b"")).encode()),) for r in records)
+        read_at = {(r.partition, r.offset): r.timestamp for r in records}
+        assert all(read_at[(m.partition, m.offset)] == m.timestamp for m in metas.values())
+
+    async def test_batches_and_single_sends_keep_call_order(self, topics: Topics) -> None:
+        name = unique("mixed")
+        await topics.create_topic(name)
+        producer = topics.producer()
+        big = b"x" * 40_000  # too big to share a batch: sent alone, still in its place
+        first = producer.send(name, None, b"0", partition=0)
+        ack = producer.send_batch([OutgoingRecord(name, None, b"1", (), 0), OutgoingRecord(name, None, big, (), 0),
+                                   OutgoingRecord(name, b"k", b"3", (), 0)])
+        last = producer.send(name, None, b"4", partition=0)
+        await producer.flush()
+        acked = await ack
+        assert [(await first).offset, *(acked.metadata(i).offset for i in range(3)), (await last).offset] == \
+            [0, 1, 2, 3, 4]
+        consumer = await topics.consumer(unique("g"), [name])
+        assert [r.value for r in await read(consumer, 5)] == [b"0", b"1", big, b"3", b"4"]
 
     async def test_committed_offsets_are_the_next_offset_to_read(self, topics: Topics) -> None:
         name, group = unique("committed"), unique("g")

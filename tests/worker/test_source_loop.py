@@ -227,3 +227,60 @@ async def test_topic_creation_groups_decide_partitions(engine: Engine, topics: M
     await eventually(lambda: len(SOURCES["src"].committed_records) == 2)
     assert await topics.partitions("wide-a") == 4
     assert await topics.partitions("narrow") == 2
+
+
+async def test_one_poll_batch_over_partitions_gets_per_record_metadata_in_order(topics: MemoryTopics) -> None:
+    """The batch goes to the producer whole; commit_record still sees every record, with its own offset."""
+    await topics.open()
+    await topics.create_topic("spread", 3)
+    async with Engine(FAST, topics=topics) as engine:
+        await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS})
+        await engine.wait_for_state("src", "RUNNING", tasks=1)
+        batch = [SourceRecord(topic="spread", kafka_partition=i % 3, value=i, source_partition={"part": "p0"},
+                              source_offset={"n": i + 1}) for i in range(9)]
+        SOURCES["src"].feed.put_nowait(batch)
+        await eventually(lambda: len(SOURCES["src"].committed_records) == 9)
+        metas = dict(SOURCES["src"].committed_records)
+        assert {v: (m.topic, m.partition, m.offset) for v, m in metas.items() if m is not None} == \
+            {i: ("spread", i % 3, i // 3) for i in range(9)}
+        for partition in range(3):
+            assert [json.loads(r.value or b"") for r in topics.records(TopicPartition("spread", partition))] == \
+                [i for i in range(9) if i % 3 == partition]
+
+
+async def test_a_batch_with_a_failed_send_commits_only_the_offsets_before_it() -> None:
+    """Offsets stay per source partition, in order: a record that failed holds back every later one
+    of its partition (the task fails), while other partitions of the same batch commit in full."""
+    topics = MemoryTopics(auto_create=False)  # sending to a missing topic fails
+    await topics.open()
+    await topics.create_topic("exists", 1)
+    offsets = MemoryOffsetStore()
+    async with Engine(FAST, topics=topics, offset_store=offsets) as engine:
+        await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS})
+        await engine.wait_for_state("src", "RUNNING", tasks=1)
+        batch = (records("exists", ["a1", "a2"]) + records("missing", ["a3"], start=2)
+                 + records("exists", ["a4"], start=3) + records("exists", ["b1", "b2"], partition="p1"))
+        SOURCES["src"].feed.put_nowait(batch)
+        await engine.wait_for_state("src", "RUNNING", tasks=["FAILED"])
+        assert offsets.get("src", {"part": "p0"}) == {"n": 2}  # a1, a2 written; a3 failed; a4 held back
+        assert offsets.get("src", {"part": "p1"}) == {"n": 2}
+        assert [json.loads(v or b"") for v in raw(topics, "exists")] == ["a1", "a2", "a4", "b1", "b2"]
+
+
+async def test_tolerated_send_failures_in_a_batch_commit_past_them() -> None:
+    topics = MemoryTopics(auto_create=False)
+    await topics.open()
+    await topics.create_topic("exists", 1)
+    offsets = MemoryOffsetStore()
+    async with Engine(FAST, topics=topics, offset_store=offsets) as engine:
+        await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS, "errors.tolerance": "all"})
+        await engine.wait_for_state("src", "RUNNING", tasks=1)
+        SOURCES["src"].feed.put_nowait(records("exists", ["a1"]) + records("missing", ["a2"], start=1)
+                                       + records("exists", ["a3"], start=2))
+        await eventually(lambda: len(SOURCES["src"].committed_records) == 3)
+        committed = dict(SOURCES["src"].committed_records)
+        assert committed["a2"] is None
+        assert committed["a1"] is not None and committed["a3"] is not None
+        await engine.stop_connector("src")
+        await engine.wait_for_state("src", "STOPPED")
+        assert offsets.get("src", {"part": "p0"}) == {"n": 3}
