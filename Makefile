@@ -35,11 +35,12 @@ type:
 
 check: lint type test   ## what CI runs
 
-bench:              ## lifecycle, dump-replay, REST, data-plane, Spark, distributed and soak benchmarks; writes BENCHMARKS.md
+bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spark, distributed and soak benchmarks; writes BENCHMARKS.md
 	$(BIN)/python bench/lifecycle.py --write BENCHMARKS.md
 	$(BIN)/python bench/dump_replay.py --append BENCHMARKS.md
 	$(BIN)/python bench/rest_api.py --append BENCHMARKS.md
 	$(BIN)/python bench/data_plane.py --append BENCHMARKS.md
+	$(BIN)/python bench/scale_out.py --append BENCHMARKS.md
 	$(BIN)/python bench/spark_sink.py --append BENCHMARKS.md
 	$(BIN)/python bench/distributed.py --append BENCHMARKS.md
 	$(BIN)/python bench/soak.py --minutes 2 --append BENCHMARKS.md

@@ -349,12 +349,11 @@ class KafkaProducer:
                 batch = open_batches.get((topic, partition))
                 if batch is None:
                     batch = open_batches[(topic, partition)] = _PartitionBatch(topic, partition, producer.create_batch())
-                meta = batch.append(i, key, value, raw_headers)
-                if meta is None:  # full: send it, start the next one
+                if batch.append(i, key, value, raw_headers) is None:  # full: send it, start the next one
                     await self._submit(batch, ack)
                     batch = open_batches[(topic, partition)] = _PartitionBatch(topic, partition, producer.create_batch())
-                    if batch.append(i, key, value, raw_headers) is None:
-                        raise TopicsError(f"The record is too large for a batch of topic '{topic}'")
+                    if batch.append(i, key, value, raw_headers) is None:  # never seen: under half a batch
+                        ack.fail([i], TopicsError(f"The record is too large for a batch of topic '{topic}'"))
             except KafkaError as exc:
                 self._partition_ids.pop(topic, None)
                 ack.fail([i], _error(exc, f"send to topic '{topic}'"))

@@ -280,7 +280,8 @@ async def test_tolerated_send_failures_in_a_batch_commit_past_them() -> None:
         await eventually(lambda: len(SOURCES["src"].committed_records) == 3)
         committed = dict(SOURCES["src"].committed_records)
         assert committed["a2"] is None
-        assert committed["a1"] is not None and committed["a3"] is not None
+        assert committed["a1"] is not None
+        assert committed["a3"] is not None
         await engine.stop_connector("src")
         await engine.wait_for_state("src", "STOPPED")
         assert offsets.get("src", {"part": "p0"}) == {"n": 3}
