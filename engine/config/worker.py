@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from engine.config.kafka_clients import KafkaClients
 from engine.config.providers import ConfigTransformer
 from engine.errors import ConfigError
 
@@ -67,10 +68,13 @@ class WorkerConfig:
     deleted_max_retries: int
     # config.providers: resolves ${provider:path:key} when connectors and tasks start (KIP-297)
     transformer: ConfigTransformer
+    # security.protocol, ssl.*, sasl.*, producer.*, consumer.*, admin.*, the override policy: checked here
+    kafka: KafkaClients
 
     @classmethod
     def parse(cls, props: Mapping[str, str] | None) -> WorkerConfig:
         raw = {**_DEFAULTS, **{str(k): str(v) for k, v in (props or {}).items()}}
+        transformer = ConfigTransformer.from_worker(raw)
         return cls(
             raw=raw,
             worker_id=_worker_id(raw),
@@ -80,7 +84,8 @@ class WorkerConfig:
             callback_timeout=_millis(raw, "connector.callback.timeout.ms"),
             deleted_retry_backoff=_millis(raw, "connector.deleted.retry.backoff.ms"),
             deleted_max_retries=int_setting(raw, "connector.deleted.max.retries", 10),
-            transformer=ConfigTransformer.from_worker(raw),
+            transformer=transformer,
+            kafka=KafkaClients.from_worker(raw, transformer),
         )
 
     def get(self, key: str) -> str | None:

@@ -16,8 +16,9 @@ LIFECYCLE = "lifecycle timeouts"
 DATA = "data plane"
 PLUGINS = "plugins and secrets"
 SPARK = "Spark (engine.spark; nothing starts until a task runs a job)"
+KAFKA = "Kafka clients (security and settings; README: Kafka client security and settings)"
 CLUSTER = "cluster (distributed workers)"
-SECTIONS = (CLUSTER, REST, STORES, LIFECYCLE, DATA, PLUGINS, SPARK)
+SECTIONS = (CLUSTER, REST, STORES, KAFKA, LIFECYCLE, DATA, PLUGINS, SPARK)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,17 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
     WorkerKey("status.storage.partitions", "5", "partitions of the status topic", STORES),
     WorkerKey("status.storage.replication.factor", "1", "its replication factor (-1: the broker's)", STORES),
     WorkerKey("topics.storage.file.filename", None, "in-process topics kept in a file (survive a restart)", STORES),
+    # Kafka clients
+    WorkerKey("security.protocol", "PLAINTEXT", "PLAINTEXT | SSL | SASL_PLAINTEXT | SASL_SSL: the worker's own clients",
+              KAFKA),
+    WorkerKey("ssl.<key>", None, "TLS for the worker's own clients (ssl.truststore.*, ssl.keystore.* ...)", KAFKA),
+    WorkerKey("sasl.<key>", None, "SASL for them: sasl.mechanism, sasl.jaas.config ...", KAFKA),
+    WorkerKey("producer.<key>", None, "connectors' producers (security keys too: Connect does not inherit them)",
+              KAFKA),
+    WorkerKey("consumer.<key>", None, "connectors' consumers (likewise)", KAFKA),
+    WorkerKey("admin.<key>", None, "connectors' admin clients (over the top-level keys)", KAFKA),
+    WorkerKey("connector.client.config.override.policy", "All",
+              "which <client>.override.* keys connectors may set: All | None | Principal", KAFKA),
     # lifecycle
     WorkerKey("task.shutdown.graceful.timeout.ms", "5000", "how long a stopping task may take, then abandoned",
               LIFECYCLE),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import structlog
@@ -42,8 +42,9 @@ class KafkaConfigLog:
     """
 
     def __init__(self, bootstrap_servers: str, topic: str, *, replication_factor: int = 1,
-                 client_id: str = "connect-engine") -> None:
+                 client_id: str = "connect-engine", client_args: Mapping[str, Any] | None = None) -> None:
         self.bootstrap_servers = bootstrap_servers
+        self._client_args = dict(client_args or {})  # the worker's security settings (KafkaClients.own())
         self.topic = topic
         self.replication_factor = replication_factor
         self.client_id = client_id
@@ -65,9 +66,9 @@ class KafkaConfigLog:
             return
         try:
             await self._ensure_topic()
-            self._producer = AIOKafkaProducer(
-                bootstrap_servers=self.bootstrap_servers, client_id=self.client_id,
-                acks="all", enable_idempotence=False)  # tansu rejects InitProducerId
+            self._producer = AIOKafkaProducer(**{  # tansu rejects InitProducerId
+                **self._client_args, "bootstrap_servers": self.bootstrap_servers, "client_id": self.client_id,
+                "acks": "all", "enable_idempotence": False})
             await self._producer.start()
             self._consumer = self._new_consumer("reader", fetch_max_wait_ms=_TAIL_WAIT_MS)
             await self._consumer.start()
@@ -101,16 +102,18 @@ class KafkaConfigLog:
                     await client.stop()
 
     def _new_consumer(self, role: str, **extra: Any) -> Any:
-        return AIOKafkaConsumer(
-            bootstrap_servers=self.bootstrap_servers, client_id=f"{self.client_id}-configlog-{role}",
-            group_id=None, enable_auto_commit=False, auto_offset_reset="earliest", **extra)
+        return AIOKafkaConsumer(**{
+            **self._client_args, "bootstrap_servers": self.bootstrap_servers,
+            "client_id": f"{self.client_id}-configlog-{role}", "group_id": None, "enable_auto_commit": False,
+            "auto_offset_reset": "earliest", **extra})
 
     # ---- the topic ------------------------------------------------------------------------
 
     async def _ensure_topic(self) -> None:
         await ensure_compacted_topic(self.bootstrap_servers, self.topic, partitions=1,
                                      replication_factor=self.replication_factor, property_name=TOPIC_PROPERTY,
-                                     client_id=f"{self.client_id}-configlog", single_partition=True)
+                                     client_id=f"{self.client_id}-configlog", single_partition=True,
+                                     client_args=self._client_args)
 
     # ---- writing --------------------------------------------------------------------------
 

@@ -67,7 +67,8 @@ class Cluster:
             client_id=f"connect-engine-{settings.worker_id}-group", join_metadata=self._join_metadata,
             planner=self._plan, on_assignment=self._received,
             session_timeout_ms=settings.session_timeout_ms, heartbeat_interval_ms=settings.heartbeat_interval_ms,
-            rebalance_timeout_ms=settings.rebalance_timeout_ms, request_timeout_ms=settings.request_timeout_ms)
+            rebalance_timeout_ms=settings.rebalance_timeout_ms, request_timeout_ms=settings.request_timeout_ms,
+            client_args=settings.client_args)
 
     # ---- what the herder and the engine ask -----------------------------------------------
 

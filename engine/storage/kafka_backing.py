@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import structlog
@@ -36,8 +36,9 @@ class KafkaBackingLog:
 
     def __init__(self, bootstrap_servers: str, topic: str, *, partitions: int, replication_factor: int,
                  property_name: str, client_id: str, on_record: OnRecord,
-                 isolation_level: str = "read_uncommitted") -> None:
+                 isolation_level: str = "read_uncommitted", client_args: Mapping[str, Any] | None = None) -> None:
         self.bootstrap_servers = bootstrap_servers
+        self._client_args = dict(client_args or {})  # the worker's security settings, for every client here
         self.topic = topic
         self.partitions = partitions
         self.replication_factor = replication_factor
@@ -62,10 +63,11 @@ class KafkaBackingLog:
             found = await ensure_compacted_topic(
                 self.bootstrap_servers, self.topic, partitions=self.partitions,
                 replication_factor=self.replication_factor, property_name=self.property_name,
-                client_id=self.client_id)
+                client_id=self.client_id, client_args=self._client_args)
             self._tps = [TopicPartition(self.topic, p) for p in range(found)]
-            self._producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap_servers, client_id=self.client_id,
-                                              acks="all", enable_idempotence=False)  # tansu rejects InitProducerId
+            self._producer = AIOKafkaProducer(**{  # tansu rejects InitProducerId
+                **self._client_args, "bootstrap_servers": self.bootstrap_servers, "client_id": self.client_id,
+                "acks": "all", "enable_idempotence": False})
             await self._producer.start()
             self._consumer = self._new_consumer("reader")
             await self._consumer.start()
@@ -140,9 +142,10 @@ class KafkaBackingLog:
     # ---- reading ----------------------------------------------------------------------------
 
     def _new_consumer(self, role: str) -> Any:
-        return AIOKafkaConsumer(bootstrap_servers=self.bootstrap_servers, client_id=f"{self.client_id}-{role}",
-                                group_id=None, enable_auto_commit=False, auto_offset_reset="earliest",
-                                fetch_max_wait_ms=_FETCH_WAIT_MS, isolation_level=self._isolation_level)
+        return AIOKafkaConsumer(**{
+            **self._client_args, "bootstrap_servers": self.bootstrap_servers, "client_id": f"{self.client_id}-{role}",
+            "group_id": None, "enable_auto_commit": False, "auto_offset_reset": "earliest",
+            "fetch_max_wait_ms": _FETCH_WAIT_MS, "isolation_level": self._isolation_level})
 
     async def _read(self) -> None:
         consumer = self._consumer

@@ -6,6 +6,7 @@ way (``TopicAdmin.verifyTopicCleanupPolicyOnlyCompact``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import structlog
@@ -34,12 +35,15 @@ _KEEPS = {"config.storage.topic": "connector configurations", "status.storage.to
 
 
 async def ensure_compacted_topic(bootstrap_servers: str, topic: str, *, partitions: int, replication_factor: int,
-                                 property_name: str, client_id: str, single_partition: bool = False) -> int:
+                                 property_name: str, client_id: str, single_partition: bool = False,
+                                 client_args: Mapping[str, Any] | None = None) -> int:
     """Create ``topic`` compacted if missing, else refuse a non-compacted one; returns its partition count.
 
-    ``single_partition`` (the config topic) also refuses any count but one.
+    ``single_partition`` (the config topic) also refuses any count but one. ``client_args``: the
+    worker's security and connection settings (``engine.config.kafka_clients``).
     """
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers, client_id=f"{client_id}-admin")
+    admin = AIOKafkaAdminClient(**{"bootstrap_servers": bootstrap_servers, "client_id": f"{client_id}-admin",
+                                   **(client_args or {})})
     try:
         await admin.start()
         if await _create(admin, topic, partitions, replication_factor, property_name):

@@ -46,9 +46,12 @@ class ExactlyOnceSourceLoop(SourceLoop):
             raise ConnectException(f"{WORKER_KEY}=enabled needs the source offsets on Kafka")
         self._offsets_topic: str = offsets_log.topic
         self._transactional_id = transactional_id(self.plane.worker, self.connector, self.task_id)
-        self._client = AIOKafkaProducer(bootstrap_servers=self.plane.worker["bootstrap.servers"],
-                                        client_id=f"connect-engine-{self._transactional_id}",
-                                        transactional_id=self._transactional_id, acks="all")
+        # Connect's baseProducerConfigs (producer.*, then producer.override.*) under its transactional settings
+        settings = self.plane.connector_clients("producer", self.config) or self.plane.clients.worker_level("producer")
+        settings.pop("enable_idempotence", None)  # a transactional producer is idempotent
+        self._client = AIOKafkaProducer(**{"bootstrap_servers": self.plane.worker["bootstrap.servers"], **settings,
+                                           "client_id": f"connect-engine-{self._transactional_id}",
+                                           "transactional_id": self._transactional_id, "acks": "all"})
         self._transactional = KafkaProducer(self._client, forget=lambda _: None)
         self._producer = self._transactional
         self._open = False  # a transaction has begun and not ended

@@ -52,6 +52,10 @@ def _same(key: str) -> str:
     return key
 
 
+def _prefixer(prefix: str) -> NameOf:
+    return lambda key: prefix + key
+
+
 def _is_security(key: str) -> bool:
     return key in SECURITY_KEYS or key.startswith(("ssl.", "sasl."))
 
@@ -165,9 +169,10 @@ class KafkaClients:
 
     own_props: Mapping[str, str] = field(default_factory=dict)
     task_props: Mapping[Role, Mapping[str, str]] = field(default_factory=lambda: {r: {} for r in ROLES})
-    policy: OverridePolicy = OverridePolicy("All")
+    policy: OverridePolicy = field(default_factory=lambda: OverridePolicy("All"))
     own_args: Mapping[str, Any] = field(default_factory=dict)
     task_args: Mapping[Role, Mapping[str, Any]] = field(default_factory=lambda: {r: {} for r in ROLES})
+    protocol: str = "PLAINTEXT"  # the worker's own clients' security.protocol, for its start-up log line
 
     @classmethod
     def from_worker(cls, raw: Mapping[str, str], transformer: ConfigTransformer | None = None) -> KafkaClients:
@@ -181,17 +186,20 @@ class KafkaClients:
         own = resolve(own)
         tasks = {role: resolve(props) for role, props in tasks.items()}
         errors: dict[str, list[str]] = {}
+        if "group.id" in tasks["consumer"]:
+            errors["consumer.group.id"] = ["one group for every sink connector would make them share their "
+                                           "partitions: set consumer.override.group.id per connector"]
         for role in ("producer", "consumer"):  # every bad key at once; admin's are the top level's + admin.*
-            errors.update(key_errors(tasks[role], role, name_of=lambda k, p=WORKER_PREFIXES[role]: p + k))
-        errors.update(key_errors(with_prefix(raw, "admin."), "admin", name_of=lambda k: "admin." + k))
+            errors.update(key_errors(tasks[role], role, name_of=_prefixer(WORKER_PREFIXES[role])))
+        errors.update(key_errors(with_prefix(raw, "admin."), "admin", name_of=_prefixer("admin.")))
         errors.update(key_errors(own, "admin"))
         _raise(errors)
         # the own clients: all three roles share the top-level keys, which are common to every role
         own_args = translate(own, "admin")
         task_args: dict[Role, Mapping[str, Any]] = {
-            role: translate(props, role, name_of=lambda k, p=WORKER_PREFIXES[role]: p + k)  # type: ignore[misc]
-            for role, props in tasks.items()}
-        return cls(own, tasks, policy, own_args, task_args)
+            role: translate(props, role, name_of=_prefixer(WORKER_PREFIXES[role])) for role, props in tasks.items()}
+        protocol = raw.get("security.protocol", "PLAINTEXT").strip().upper()
+        return cls(own, tasks, policy, own_args, task_args, protocol)
 
     def own(self) -> dict[str, Any]:
         """Arguments for the worker's own producers, consumers and admin clients."""
@@ -214,7 +222,21 @@ class KafkaClients:
         for name, messages in key_errors(overrides, role, name_of=lambda k: prefix + k,
                                          check_values=check_values).items():
             errors.setdefault(name, []).extend(messages)
+        security = {k: v for k, v in overrides.items() if _is_security(k)}
+        if check_values and security and not errors and not any(has_references(v) for v in security.values()):
+            try:  # the JAAS text, the stores: what the task's client would refuse at start
+                security_arguments({**self.task_props[role], **overrides}, name_of=self._name_of(role, overrides))
+            except ConfigError as exc:
+                for name, messages in (exc.errors or {}).items():
+                    errors.setdefault(name, []).extend(m if m.startswith("Invalid") else
+                                                       f"Invalid value for configuration {name}: {m}"
+                                                       for m in messages)
         return errors
+
+    @staticmethod
+    def _name_of(role: Role, overrides: Mapping[str, str]) -> NameOf:
+        prefix, worker_prefix = OVERRIDE_PREFIXES[role], WORKER_PREFIXES[role]
+        return lambda key: prefix + key if key in overrides else worker_prefix + key
 
     def for_connector(self, role: Role, config: Mapping[str, str]) -> dict[str, Any]:
         """Arguments for a connector's ``role`` client: worker-level, then its overrides (``config`` resolved)."""
@@ -227,13 +249,7 @@ class KafkaClients:
             raise ConfigError(f"Client Config Overrides not allowed {refused}: the '{self.policy.name}' policy does "
                               "not allow them to be overridden in the connector configuration.",
                               errors={k: ["not allowed by connector.client.config.override.policy"] for k in refused})
-        worker_prefix = WORKER_PREFIXES[role]
-        base = self.task_props[role]
-
-        def name_of(key: str) -> str:
-            return prefix + key if key in overrides else worker_prefix + key
-
-        return translate({**base, **overrides}, role, name_of=name_of)
+        return translate({**self.task_props[role], **overrides}, role, name_of=self._name_of(role, overrides))
 
 
 NO_SETTINGS = KafkaClients()

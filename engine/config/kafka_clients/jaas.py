@@ -40,11 +40,11 @@ class _Token:
 
 def _is_word_start(ch: str) -> bool:
     # StreamTokenizer's defaults (a-z, A-Z, \u00a0-\u00ff, anything past \u00ff) plus Kafka's - _ $
-    return ch.isascii() and (ch.isalpha() or ch in "_$") or "\u00a0" <= ch
+    return (ch.isascii() and (ch.isalpha() or ch in "_$")) or ch >= "\u00a0"
 
 
 def _is_word_part(ch: str) -> bool:
-    return _is_word_start(ch) or ch.isdigit() and ch.isascii() or ch in ".-"
+    return _is_word_start(ch) or (ch.isdigit() and ch.isascii()) or ch in ".-"
 
 
 class _Tokenizer:
@@ -77,7 +77,7 @@ class _Tokenizer:
         ch = text[self.pos]
         if ch in "\"'":
             return self._quoted(ch)
-        if ch.isascii() and ch.isdigit() or ch == "." or (
+        if (ch.isascii() and ch.isdigit()) or ch == "." or (
                 ch == "-" and text[self.pos + 1: self.pos + 2] != "" and
                 (text[self.pos + 1].isdigit() or text[self.pos + 1] == ".")):
             return self._number()

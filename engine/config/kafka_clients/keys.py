@@ -110,9 +110,9 @@ _PRODUCER: dict[str, Translation] = {
     "value.serializer": Translation(None, _only("ByteArraySerializer")),
 }
 _CONSUMER: dict[str, Translation] = {
-    # read by the sink loop (consumer.override.group.id, .auto.offset.reset), not passed as arguments
+    # the sink's group: read by the sink loop (consumer.override.group.id), passed as group_id
     "group.id": Translation(None, _text),
-    "auto.offset.reset": Translation(None, _choice("earliest", "latest", "none")),
+    "auto.offset.reset": Translation("auto_offset_reset", _choice("earliest", "latest", "none")),
     "enable.auto.commit": Translation(None, _choice("false")),  # Connect commits itself
     "isolation.level": Translation("isolation_level", _choice("read_uncommitted", "read_committed")),
     "max.poll.records": Translation("max_poll_records", _int),
