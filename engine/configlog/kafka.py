@@ -11,6 +11,7 @@ import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import ConsumerStoppedError, KafkaError
 
+from engine.config.kafka_clients.starting import start_client
 from engine.configlog.base import LogEntry, RawRecord
 from engine.errors import ConfigLogError, EngineNotRunning
 from engine.storage.kafka_topic_admin import describe, ensure_compacted_topic
@@ -69,9 +70,9 @@ class KafkaConfigLog:
             self._producer = AIOKafkaProducer(**{  # tansu rejects InitProducerId
                 **self._client_args, "bootstrap_servers": self.bootstrap_servers, "client_id": self.client_id,
                 "acks": "all", "enable_idempotence": False})
-            await self._producer.start()
+            await start_client(self._producer)
             self._consumer = self._new_consumer("reader", fetch_max_wait_ms=_TAIL_WAIT_MS)
-            await self._consumer.start()
+            await start_client(self._consumer)
             self._consumer.assign([self._tp])
         except KafkaError as exc:
             await self._stop_clients()
@@ -146,7 +147,7 @@ class KafkaConfigLog:
         self._require(self._consumer)
         probe = self._new_consumer("end-offset", fetch_max_wait_ms=_PROBE_WAIT_MS)
         try:
-            await probe.start()
+            await start_client(probe)
             probe.assign([self._tp])
             probe.seek(self._tp, max(self._known_end - 1, 0))
             async with asyncio.timeout(_END_OFFSET_TIMEOUT_S):

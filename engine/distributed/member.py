@@ -20,6 +20,7 @@ from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment, ConsumerProtocolMemberMetadata
 from aiokafka.errors import KafkaError
 
+from engine.config.kafka_clients.starting import start_client
 from engine.distributed.protocol import Assignment, JoinMetadata
 
 log = structlog.get_logger(component="group")
@@ -93,7 +94,7 @@ class GroupMember:
             "session_timeout_ms": self._session_timeout_ms, "heartbeat_interval_ms": self._heartbeat_interval_ms,
             "rebalance_timeout_ms": self._rebalance_timeout_ms, "request_timeout_ms": self._request_timeout_ms,
             "max_poll_interval_ms": max(self._rebalance_timeout_ms, 300_000)})
-        await self._consumer.start()
+        await start_client(self._consumer)
         self._poller = asyncio.create_task(self._poll(), name=f"group-member:{self.group_id}")
         log.info("group.joining", group=self.group_id)
 

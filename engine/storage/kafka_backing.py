@@ -18,6 +18,7 @@ import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import ConsumerStoppedError, KafkaError
 
+from engine.config.kafka_clients.starting import start_client
 from engine.errors import ConfigLogError, EngineNotRunning
 from engine.storage.kafka_topic_admin import describe, ensure_compacted_topic
 
@@ -68,9 +69,9 @@ class KafkaBackingLog:
             self._producer = AIOKafkaProducer(**{  # tansu rejects InitProducerId
                 **self._client_args, "bootstrap_servers": self.bootstrap_servers, "client_id": self.client_id,
                 "acks": "all", "enable_idempotence": False})
-            await self._producer.start()
+            await start_client(self._producer)
             self._consumer = self._new_consumer("reader")
-            await self._consumer.start()
+            await start_client(self._consumer)
             self._consumer.assign(self._tps)
             await self._consumer.seek_to_beginning(*self._tps)
             ends = await self._end_offsets()
@@ -186,7 +187,7 @@ class KafkaBackingLog:
         """Each partition's high-watermark from fresh fetches (ListOffsets is wrong on tansu)."""
         probe = self._new_consumer("end-offsets")
         try:
-            await probe.start()
+            await start_client(probe)
             probe.assign(self._tps)
             await probe.seek_to_beginning(*self._tps)
             async with asyncio.timeout(_END_TIMEOUT_S):

@@ -21,6 +21,7 @@ from aiokafka.errors import (
     for_code,
 )
 
+from engine.config.kafka_clients.starting import start_client
 from engine.errors import ConfigError, ConfigLogError
 
 log = structlog.get_logger(component="topic-admin")
@@ -45,7 +46,7 @@ async def ensure_compacted_topic(bootstrap_servers: str, topic: str, *, partitio
     admin = AIOKafkaAdminClient(**{"bootstrap_servers": bootstrap_servers, "client_id": f"{client_id}-admin",
                                    **(client_args or {})})
     try:
-        await admin.start()
+        await start_client(admin)
         if await _create(admin, topic, partitions, replication_factor, property_name):
             return partitions
         found = await _partitions(admin, topic, property_name)

@@ -30,6 +30,7 @@ from aiokafka.errors import (
 )
 from aiokafka.protocol.admin import DeleteGroupsRequest
 
+from engine.config.kafka_clients.starting import start_client
 from engine.errors import EngineNotRunning
 from engine.storage.kafka_topic_admin import describe
 from engine.topics.base import (
@@ -87,8 +88,8 @@ class KafkaTopics:
                                        "client_id": f"{self.client_id}-admin", **self._admin_config})
         producer = self._new_producer(self._producer_config)
         try:
-            await admin.start()
-            await producer.start()
+            await start_client(admin)
+            await start_client(producer)
         except KafkaError as exc:
             with contextlib.suppress(KafkaError):
                 await producer.stop()
@@ -106,7 +107,7 @@ class KafkaTopics:
         self._require(self._admin)
         client = self._new_producer(client_config)
         try:
-            await client.start()
+            await start_client(client)
         except KafkaError as exc:
             with contextlib.suppress(KafkaError):
                 await client.stop()
@@ -153,7 +154,7 @@ class KafkaTopics:
         own = AIOKafkaAdminClient(**{"bootstrap_servers": self.bootstrap_servers,
                                      "client_id": f"{self.client_id}-admin", **client_config})
         try:
-            await own.start()
+            await start_client(own)
             return await self._create_topic(own, name, partitions, configs)
         except KafkaError as exc:
             raise _error(exc, f"create topic '{name}'") from exc
@@ -219,7 +220,7 @@ class KafkaTopics:
             "heartbeat_interval_ms": max(session // 3, 100), "fetch_max_wait_ms": self.fetch_max_wait_ms,
             **chosen, "group_id": group_id})
         try:
-            await client.start()
+            await start_client(client)
             client.subscribe(topics=list(topics), listener=_Listener(group_id, on_assign, on_revoke))
         except KafkaError as exc:
             with contextlib.suppress(KafkaError):
@@ -250,7 +251,7 @@ class KafkaTopics:
                                      "client_id": f"{self.client_id}-offsets-admin", **self._admin_config,
                                      "group_id": group_id, "enable_auto_commit": False})
         try:
-            await client.start()
+            await start_client(client)
             client.assign(tps)
             earliest = await client.beginning_offsets([tp for tp, o in zip(tps, offsets.values(), strict=True)
                                                        if o is None])

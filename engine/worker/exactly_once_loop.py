@@ -23,6 +23,7 @@ from engine.api._invoke import invoke
 from engine.api.context import SourceTaskContext
 from engine.api.errors import ConnectException
 from engine.api.exactly_once import TransactionContext
+from engine.config.kafka_clients.starting import start_client
 from engine.storage.offsets import offset_key
 from engine.topics.kafka import KafkaProducer
 from engine.worker.exactly_once import WORKER_KEY, TransactionSettings
@@ -67,7 +68,7 @@ class ExactlyOnceSourceLoop(SourceLoop):
     async def open(self) -> None:
         """Start the transactional producer: InitProducerId fences the previous generation of this task."""
         try:
-            await self._client.start()
+            await start_client(self._client)
         except KafkaError as exc:
             raise ConnectException(
                 f"The broker does not support transactions ({type(exc).__name__}: {exc}), which "
