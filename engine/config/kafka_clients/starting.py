@@ -37,6 +37,9 @@ def _hint(exc: BaseException, inner: Any) -> str:
                 "must be trusted), ssl.keystore.* and ssl.endpoint.identification.algorithm")
     if isinstance(exc, UnsupportedSaslMechanismError):
         return f"the broker does not offer sasl.mechanism={mechanism} ({_described(exc)})"
+    if mechanism and isinstance(exc, KafkaConnectionError):
+        return (f"the broker closed the connection during the SASL handshake ({_described(exc)}): does it offer "
+                f"sasl.mechanism={mechanism} on a security.protocol={inner._security_protocol} listener?")
     if isinstance(exc, SaslAuthenticationFailed | KeyError | ValueError):
         return (f"SASL {mechanism} authentication{who} was refused ({_described(exc)}): check sasl.jaas.config")
     if isinstance(exc, TimeoutError):
@@ -45,9 +48,14 @@ def _hint(exc: BaseException, inner: Any) -> str:
     return _described(exc)
 
 
+def _inner(client: Any) -> Any:
+    """The ``AIOKafkaClient`` inside a producer (``client``), consumer or admin client (``_client``)."""
+    return getattr(client, "_client", None) or getattr(client, "client", None)
+
+
 async def diagnose(client: Any) -> str | None:
     """Why the client's first bootstrap address refuses it, or None if it connects now."""
-    inner = getattr(client, "_client", None)
+    inner = _inner(client)
     hosts = getattr(inner, "hosts", None)
     if inner is None or not hosts:
         return None
@@ -74,9 +82,9 @@ async def start_client(client: Any) -> None:
         reason = await diagnose(client)
         if reason is None:
             raise
-        raise KafkaConnectionError(f"{exc}: {reason}") from exc
+        raise KafkaConnectionError(f"{exc.args[0] if exc.args else 'Unable to bootstrap'}: {reason}") from exc
     except (KeyError, ValueError) as exc:  # aiokafka's SCRAM client reading a server's error message
-        inner = getattr(client, "_client", None)
+        inner = _inner(client)
         if getattr(inner, "_sasl_mechanism", None) is None:
             raise
         raise SaslAuthenticationFailed(_hint(exc, inner)) from exc

@@ -12,7 +12,9 @@ command that converts it. Without any store the system's trusted CAs are used, a
 from __future__ import annotations
 
 import os
+import re
 import ssl
+import textwrap
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,6 +29,22 @@ _PROTOCOLS = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1
 JAVA_DEFAULTS = {"ssl.keymanager.algorithm": "SunX509", "ssl.trustmanager.algorithm": "PKIX",
                  "ssl.keystore.type": "JKS", "ssl.truststore.type": "JKS", "ssl.protocol": "TLSv1.3",
                  "ssl.enabled.protocols": "TLSv1.2,TLSv1.3", "ssl.endpoint.identification.algorithm": "https"}
+
+
+_PEM_BLOCK = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END \1-----", re.DOTALL)
+
+
+def normalized_pem(text: str) -> str:
+    """PEM blocks re-wrapped: inline values from a .properties file arrive joined into one line
+    (backslash continuations), which Kafka's own PEM parser accepts and OpenSSL does not. Encryption
+    headers (``Proc-Type``) are kept on their own lines."""
+    blocks = []
+    for kind, body in _PEM_BLOCK.findall(text):
+        headers = re.findall(r"([A-Za-z-]+: [^\s]+)", body)
+        data = re.sub(r"\s+", "", re.sub(r"([A-Za-z-]+: [^\s]+)", "", body))
+        head = "".join(h + "\n" for h in headers) + ("\n" if headers else "")
+        blocks.append(f"-----BEGIN {kind}-----\n{head}{textwrap.fill(data, 64)}\n-----END {kind}-----\n")
+    return "".join(blocks)
 
 
 def _bad(key: str, message: str) -> ConfigError:
@@ -83,7 +101,7 @@ def _trust(context: ssl.SSLContext, props: Mapping[str, str]) -> None:
                                                       "ssl.truststore.location, not both")
         if kind != "PEM":
             raise _bad("ssl.truststore.certificates", "inline certificates need ssl.truststore.type=PEM")
-        pem = inline
+        pem = normalized_pem(inline)
         source = "ssl.truststore.certificates"
     elif location:
         source = "ssl.truststore.location"
@@ -129,7 +147,8 @@ def _keystore(context: ssl.SSLContext, props: Mapping[str, str]) -> None:
             raise _bad("ssl.keystore.key", "set either ssl.keystore.key or ssl.keystore.location, not both")
         if _store_type(props, "ssl.keystore.type") != "PEM":
             raise _bad("ssl.keystore.key", "an inline key needs ssl.keystore.type=PEM")
-        _load_chain(context, inline_chain.encode(), inline_key.encode(), key_password, "ssl.keystore.key")
+        _load_chain(context, normalized_pem(inline_chain).encode(), normalized_pem(inline_key).encode(), key_password,
+                    "ssl.keystore.key")
         return
     if not location:
         return
