@@ -187,8 +187,9 @@ class KafkaClients:
         tasks = {role: resolve(props) for role, props in tasks.items()}
         errors: dict[str, list[str]] = {}
         if "group.id" in tasks["consumer"]:
-            errors["consumer.group.id"] = ["one group for every sink connector would make them share their "
-                                           "partitions: set consumer.override.group.id per connector"]
+            errors["consumer.group.id"] = ["consumer.group.id is not supported: one group for every sink connector "
+                                           "would make them share their partitions: set consumer.override.group.id "
+                                           "per connector"]
         for role in ("producer", "consumer"):  # every bad key at once; admin's are the top level's + admin.*
             errors.update(key_errors(tasks[role], role, name_of=_prefixer(WORKER_PREFIXES[role])))
         errors.update(key_errors(with_prefix(raw, "admin."), "admin", name_of=_prefixer("admin.")))

@@ -125,11 +125,12 @@ class ClientCredentialsTokenProvider(AbstractTokenProvider):
         form = {"grant_type": "client_credentials"}
         if self._scope:
             form["scope"] = self._scope
-        auth = aiohttp.BasicAuth(*self._auth)
+        # Kafka's HttpAccessTokenRetriever: Basic over "clientId:clientSecret", not URL-encoded (RFC 7617)
+        basic = "Basic " + base64.b64encode(":".join(self._auth).encode()).decode()
         timeout = aiohttp.ClientTimeout(total=self._timeout_s)
         try:
             async with aiohttp.ClientSession(timeout=timeout) as session, \
-                    session.post(self.endpoint, data=form, auth=auth) as response:
+                    session.post(self.endpoint, data=form, headers={"Authorization": basic}) as response:
                 body = await response.text()
                 if response.status != 200:
                     raise ConfigError(f"The OAuth token endpoint {self.endpoint} answered {response.status}: "

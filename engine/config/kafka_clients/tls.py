@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import re
 import ssl
-import textwrap
 import tempfile
+import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 
