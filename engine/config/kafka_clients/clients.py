@@ -14,9 +14,13 @@
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import structlog
 
 from engine.config.kafka_clients.keys import (
     ROLES,
@@ -46,6 +50,7 @@ _WORKER_OWN = frozenset({"bootstrap.servers", "group.id", "client.id", "session.
                          "heartbeat.interval.ms", "request.timeout.ms"})
 
 NameOf = Callable[[str], str]
+log = structlog.get_logger(component="kafka-clients")
 
 
 def _same(key: str) -> str:
@@ -104,21 +109,41 @@ def _renamed(exc: ConfigError, name_of: NameOf) -> ConfigError:
     return ConfigError(message, errors=errors)
 
 
+def _file_stamp(path: str) -> tuple[str, float]:
+    try:
+        return path, os.stat(path).st_mtime
+    except OSError:
+        return path, -1.0
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_security(items: tuple[tuple[str, str], ...], stamps: tuple[tuple[str, float], ...]) -> dict[str, Any]:
+    """One SSL context (tens of ms: stores, system CAs) and token provider per distinct setting, shared by
+    every client that has it; a store file changed on disk (``stamps``) makes a new one."""
+    return _security(dict(items))
+
+
 def security_arguments(props: Mapping[str, str], *, name_of: NameOf = _same) -> dict[str, Any]:
     """aiokafka's ``security_protocol``, ``ssl_context`` and ``sasl_*`` from Java's security keys."""
+    security = tuple(sorted((k, v) for k, v in props.items() if _is_security(k)))
+    stamps = tuple(_file_stamp(v) for k, v in security if k.endswith(".location"))
+    try:
+        return dict(_cached_security(security, stamps))
+    except ConfigError as exc:
+        raise _renamed(exc, name_of) from None
+
+
+def _security(props: Mapping[str, str]) -> dict[str, Any]:
     protocol = (props.get("security.protocol") or "PLAINTEXT").strip().upper()
     if protocol not in SECURITY_PROTOCOLS:
-        key = name_of("security.protocol")
+        key = "security.protocol"
         raise ConfigError(f"Invalid value {protocol} for configuration {key}: String must be one of: "
                           f"{', '.join(SECURITY_PROTOCOLS)}", errors={key: ["unknown security protocol"]})
     args: dict[str, Any] = {"security_protocol": protocol}
-    try:
-        if protocol in ("SSL", "SASL_SSL"):
-            args["ssl_context"] = ssl_context(props)
-        if protocol.startswith("SASL_"):
-            args.update(sasl_arguments(props))
-    except ConfigError as exc:
-        raise _renamed(exc, name_of) from None
+    if protocol in ("SSL", "SASL_SSL"):
+        args["ssl_context"] = ssl_context(props)
+    if protocol.startswith("SASL_"):
+        args.update(sasl_arguments(props))
     return args
 
 
@@ -172,7 +197,6 @@ class KafkaClients:
     policy: OverridePolicy = field(default_factory=lambda: OverridePolicy("All"))
     own_args: Mapping[str, Any] = field(default_factory=dict)
     task_args: Mapping[Role, Mapping[str, Any]] = field(default_factory=lambda: {r: {} for r in ROLES})
-    protocol: str = "PLAINTEXT"  # the worker's own clients' security.protocol, for its start-up log line
 
     @classmethod
     def from_worker(cls, raw: Mapping[str, str], transformer: ConfigTransformer | None = None) -> KafkaClients:
@@ -200,7 +224,10 @@ class KafkaClients:
         task_args: dict[Role, Mapping[str, Any]] = {
             role: translate(props, role, name_of=_prefixer(WORKER_PREFIXES[role])) for role, props in tasks.items()}
         protocol = raw.get("security.protocol", "PLAINTEXT").strip().upper()
-        return cls(own, tasks, policy, own_args, task_args, protocol)
+        unused = sorted(k for k in own if k.startswith(("ssl.", "sasl.")))
+        if protocol == "PLAINTEXT" and unused:  # as in Java, not an error: said once, at start-up
+            log.warning("kafka_clients.security_keys_unused", security_protocol=protocol, keys=unused)
+        return cls(own, tasks, policy, own_args, task_args)
 
     def own(self) -> dict[str, Any]:
         """Arguments for the worker's own producers, consumers and admin clients."""
