@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,8 +15,8 @@ from tests.rest.pki import KEY_PASSWORD, PASSWORD, Pki, make_pki
 
 
 @pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pki]:
-    yield make_pki(tmp_path_factory.mktemp("pki"))
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
+    return make_pki(tmp_path_factory.mktemp("pki"))
 
 
 async def handshake(server: ssl.SSLContext, client: ssl.SSLContext) -> tuple[str, str, bool]:
@@ -93,7 +92,7 @@ async def test_host_names_are_checked_unless_the_algorithm_is_empty(pki: Pki) ->
         finally:
             listening.close()
 
-    with pytest.raises(ssl.SSLCertVerificationError, match="example.org"):
+    with pytest.raises(ssl.SSLCertVerificationError, match=r"example\.org"):
         await to_localhost_by_another_name(client_trusting(pki))
     await to_localhost_by_another_name(client_trusting(pki, **{"ssl.endpoint.identification.algorithm": ""}))
 

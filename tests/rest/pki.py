@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 import datetime
+import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
-
-import ipaddress
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization

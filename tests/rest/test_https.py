@@ -7,7 +7,7 @@ import asyncio
 import json
 import ssl
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +23,8 @@ from tests.rest.pki import PASSWORD, Pki, make_pki
 
 
 @pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pki]:
-    yield make_pki(tmp_path_factory.mktemp("pki"))
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
+    return make_pki(tmp_path_factory.mktemp("pki"))
 
 
 def trusting(pki: Pki, client_cert: bool = False) -> ssl.SSLContext:
@@ -147,7 +147,7 @@ async def test_a_bad_key_store_stops_the_start_naming_the_key(pki: Pki, tmp_path
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "engine.cli", "standalone", str(properties),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(process.communicate(), 60)
+    _out, err = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 1
     lines = err.decode().strip().splitlines()
     assert lines[-1].startswith("connect-engine standalone: Invalid value for configuration "
