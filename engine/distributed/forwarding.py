@@ -15,7 +15,7 @@ import structlog
 from engine.config.listeners import HTTPS_PREFIX
 from engine.config.ssl_context import prefixed_settings, ssl_context
 from engine.config.worker import WorkerConfig
-from engine.errors import ForwardingFailed
+from engine.errors import ConfigError, ForwardingFailed
 
 log = structlog.get_logger(component="forwarding")
 
@@ -49,7 +49,11 @@ class RestClient:
 
         Connection and TLS failures become Connect's 500 ``IO Error trying to forward REST request``.
         """
-        tls: ssl.SSLContext | bool = self.tls() if url.lower().startswith("https://") else True
+        try:
+            tls: ssl.SSLContext | bool = self.tls() if url.lower().startswith("https://") else True
+        except ConfigError as exc:  # Connect: 500 "Failed to start RestClient: ..."
+            log.error("forwarding.tls_settings_invalid", reason=str(exc))
+            raise ForwardingFailed(500, f"Failed to start RestClient: {exc}") from exc
         try:
             async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session, \
                     session.request(method, url, data=body, headers=dict(headers), ssl=tls,

@@ -15,7 +15,9 @@ import aiohttp
 import pytest
 
 from engine.cli.standalone import StandaloneWorker
-from engine.errors import ConfigError, EngineNotRunning
+from engine.config.worker import WorkerConfig
+from engine.distributed.forwarding import RestClient
+from engine.errors import ConfigError, EngineNotRunning, ForwardingFailed
 from engine.testing import CALLS, FAULTS
 from tests.integration.brokers import free_port
 from tests.rest.conftest import FAST, SOURCE
@@ -153,3 +155,27 @@ async def test_a_bad_key_store_stops_the_start_naming_the_key(pki: Pki, tmp_path
     assert lines[-1].startswith("connect-engine standalone: Invalid value for configuration "
                                 "listeners.https.ssl.keystore.password: Failed to load SSL keystore"), err.decode()
     assert "Traceback" not in err.decode()
+
+
+async def test_the_forwarding_client_uses_the_workers_tls_keys(pki: Pki, started: list[StandaloneWorker]) -> None:
+    https_port, http_port = free_port(), free_port()
+    await start(started, {"listeners": f"https://127.0.0.1:{https_port},http://127.0.0.1:{http_port}",
+                          "ssl.keystore.type": "PEM", "ssl.keystore.location": str(pki.server_pem),
+                          "ssl.truststore.type": "PEM", "ssl.truststore.location": str(pki.ca_pem),
+                          "ssl.client.authentication": "required"})
+    https, http = f"https://127.0.0.1:{https_port}/connectors", f"http://127.0.0.1:{http_port}/connectors"
+    trust = {"ssl.truststore.type": "PEM", "ssl.truststore.location": str(pki.ca_pem)}
+    peer = RestClient(WorkerConfig.parse({**trust, "ssl.keystore.type": "PEM",
+                                          "ssl.keystore.location": str(pki.server_pem)}))
+    assert (await peer.send("GET", https, body=None, headers={}, timeout=10))[:2] == (200, b"[]")
+    no_certificate = RestClient(WorkerConfig.parse(trust))
+    with pytest.raises(ForwardingFailed, match=r"^IO Error trying to forward REST request: "):
+        await no_certificate.send("GET", https, body=None, headers={}, timeout=10)
+    broken = RestClient(WorkerConfig.parse({"ssl.truststore.type": "PEM", "ssl.truststore.location": "/nowhere"}))
+    with pytest.raises(ForwardingFailed) as caught:
+        await broken.send("GET", https, body=None, headers={}, timeout=10)
+    assert caught.value.status == 500
+    assert str(caught.value).startswith("Failed to start RestClient: Invalid value for configuration "
+                                        "ssl.truststore.location: Cannot read /nowhere")
+    # an http URL never reads the TLS keys (KAFKA-14816)
+    assert (await broken.send("GET", http, body=None, headers={}, timeout=10))[:2] == (200, b"[]")
