@@ -73,10 +73,11 @@ def advertised_protocol(raw: Mapping[str, str]) -> str:
     return HTTP if f"{HTTP}://" in listeners or f"{HTTPS}://" not in listeners else HTTPS
 
 
-def advertised_url(raw: Mapping[str, str], bound: Mapping[Listener, int] | None = None) -> str:
+def advertised_url(raw: Mapping[str, str]) -> str:
     """The URL other workers reach this one at, as Connect's ``RestServer.advertisedUrl`` builds it:
     the advertised protocol's first listener, with ``rest.advertised.host.name`` and
-    ``rest.advertised.port`` overriding its host and port. ``bound`` gives ports chosen for port 0."""
+    ``rest.advertised.port`` overriding its host and port (port 0 stays 0: the URL is known before
+    the listeners bind)."""
     listeners = parse_listeners(raw.get(LISTENERS, ""))
     protocol = advertised_protocol(raw)
     listener = next((x for x in listeners if x.protocol == protocol), listeners[0])
@@ -89,5 +90,5 @@ def advertised_url(raw: Mapping[str, str], bound: Mapping[Listener, int] | None 
             raise _invalid(ADVERTISED_PORT, f"Invalid value {port_text} for configuration {ADVERTISED_PORT}: "
                            "Not a number of type INT") from None
     else:
-        port = (bound or {}).get(listener, listener.port)
+        port = listener.port
     return Listener(protocol, host, port).url()

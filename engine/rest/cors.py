@@ -28,7 +28,6 @@ from aiohttp import hdrs, web
 ALLOW_ORIGIN_KEY = "access.control.allow.origin"
 ALLOW_METHODS_KEY = "access.control.allow.methods"
 DEFAULT_METHODS = ("GET", "POST", "HEAD")
-SIMPLE_METHODS = frozenset(DEFAULT_METHODS)
 ALLOWED_HEADERS = ("X-Requested-With", "Content-Type", "Accept", "Origin")
 MAX_AGE_S = 1800
 
