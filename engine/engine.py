@@ -115,9 +115,10 @@ class Engine:
         self.cluster: Cluster | None = None
         if self.worker.get("group.id"):
             from engine.distributed.cluster import Cluster
+            from engine.distributed.forwarding import RestClient
             from engine.distributed.settings import ClusterSettings
 
-            self.cluster = Cluster(ClusterSettings.from_worker(self.worker))
+            self.cluster = Cluster(ClusterSettings.from_worker(self.worker), RestClient(self.worker))
         self.data_settings = DataSettings.parse(self.worker.raw)
         self.topics: Topics = topics if topics is not None else _open_topics(self.worker)
         # one per engine; nothing Spark-related happens until a task first runs a job
