@@ -74,7 +74,19 @@ class Truncate:
 Message = Begin | Commit | Relation | Change | Truncate
 
 
+_INT16 = struct.Struct("!h")
+_INT32 = struct.Struct("!i")
+_UINT32 = struct.Struct("!I")
+_INT64 = struct.Struct("!q")
+_N, _U, _T, _B = ord("n"), ord("u"), ord("t"), ord("b")
+
+
 class _Reader:
+    """A cursor over one message (hot path: tuple data is read with precompiled structs, no copies of
+    the message itself)."""
+
+    __slots__ = ("_at", "_data")
+
     def __init__(self, data: bytes) -> None:
         self._data, self._at = data, 0
 
@@ -84,22 +96,22 @@ class _Reader:
         return value
 
     def int16(self) -> int:
-        (value,) = struct.unpack_from("!h", self._data, self._at)
+        (value,) = _INT16.unpack_from(self._data, self._at)
         self._at += 2
         return int(value)
 
     def int32(self) -> int:
-        (value,) = struct.unpack_from("!i", self._data, self._at)
+        (value,) = _INT32.unpack_from(self._data, self._at)
         self._at += 4
         return int(value)
 
     def uint32(self) -> int:
-        (value,) = struct.unpack_from("!I", self._data, self._at)
+        (value,) = _UINT32.unpack_from(self._data, self._at)
         self._at += 4
         return int(value)
 
     def int64(self) -> int:
-        (value,) = struct.unpack_from("!q", self._data, self._at)
+        (value,) = _INT64.unpack_from(self._data, self._at)
         self._at += 8
         return int(value)
 
@@ -109,26 +121,30 @@ class _Reader:
         self._at = end + 1
         return value
 
-    def raw(self, length: int) -> bytes:
-        value = self._data[self._at:self._at + length]
-        self._at += length
-        return value
-
     def timestamp(self) -> datetime:
         return _PG_EPOCH + timedelta(microseconds=self.int64())
 
     def tuple_data(self) -> tuple[Any, ...]:
+        data, at = self._data, self._at
+        (count,) = _INT16.unpack_from(data, at)
+        at += 2
         values: list[Any] = []
-        for _ in range(self.int16()):
-            kind = chr(self.byte())
-            if kind == "n":
-                values.append(None)
-            elif kind == "u":
-                values.append(UNAVAILABLE)
-            elif kind in ("t", "b"):
-                values.append(self.raw(self.int32()))
+        append, unpack = values.append, _INT32.unpack_from
+        for _ in range(count):
+            kind = data[at]
+            at += 1
+            if kind == _T or kind == _B:
+                (length,) = unpack(data, at)
+                at += 4
+                append(data[at:at + length])
+                at += length
+            elif kind == _N:
+                append(None)
+            elif kind == _U:
+                append(UNAVAILABLE)
             else:
-                raise ConnectException(f"pgoutput: unknown tuple column kind {kind!r}")
+                raise ConnectException(f"pgoutput: unknown tuple column kind {chr(kind)!r}")
+        self._at = at
         return tuple(values)
 
 
@@ -184,19 +200,19 @@ def row(relation: Relation, values: tuple[Any, ...], *, key_only: bool = False) 
     for column, value in zip(relation.columns, values, strict=True):
         if key_only and not column.key:
             continue
-        out[column.name] = value if not isinstance(value, bytes) else _convert(column.type_oid, value)
+        out[column.name] = _CONVERTERS.get(column.type_oid, _text)(value) if type(value) is bytes else value
     return out
 
 
-def _convert(type_oid: int, raw: bytes) -> Any:
-    text = raw.decode()
-    if type_oid in _INT_TYPES:
-        return int(text)
-    if type_oid in _FLOAT_TYPES:
-        return float(text)  # "NaN", "Infinity" included
-    if type_oid == _BOOL:
-        return text == "t"
-    return text
+def _text(raw: bytes) -> str:
+    return raw.decode()
+
+
+def _bool(raw: bytes) -> bool:
+    return raw == b"t"
+
+
+_CONVERTERS: dict[int, Any] = {**dict.fromkeys(_INT_TYPES, int), **dict.fromkeys(_FLOAT_TYPES, float), _BOOL: _bool}
 
 
 def lsn_text(lsn: int) -> str:

@@ -92,7 +92,9 @@ class PostgresCdcSourceTask(SourceTask):
         # shielded: a poll cancelled by pause or stop must not lose what the copy already consumed;
         # the next poll picks the same fetch up
         rows = await asyncio.shield(fetch)
-        self._fetch = None
+        # read ahead: the server decodes the next batch while the worker sends this one (lost with the
+        # session if the task stops: the next one reads again from the connector's slot)
+        self._fetch = asyncio.ensure_future(self._read()) if rows else None
         records = self._records(rows)
         if records:
             self._handed_out = records[-1].source_offset

@@ -80,12 +80,12 @@ class RabbitMQSinkTask(SinkTask):
             self._sent.setdefault(tp, deque()).append((record.kafka_offset + 1, sent))
             self._in_flight += 1
             if self._in_flight >= self._config.max_in_flight:
-                await self._settle(wait_s=None)
+                await self._settle(wait_s=None, oldest=self._config.max_in_flight // 2)  # keep the pipe full
 
-    async def _settle(self, wait_s: float | None) -> None:
-        """Wait for the confirms outstanding (all, or until ``wait_s``), then move each partition's confirmed
-        offset past the unbroken run of confirmed messages at its head."""
-        pending = [sent for queue in self._sent.values() for _, sent in queue]
+    async def _settle(self, wait_s: float | None, oldest: int | None = None) -> None:
+        """Wait for the confirms outstanding (all, the ``oldest`` n of each partition, or until ``wait_s``), then
+        move each partition's confirmed offset past the unbroken run of confirmed messages at its head."""
+        pending = [sent for queue in self._sent.values() for _, sent in list(queue)[:oldest]]
         if pending:
             await asyncio.wait(pending, timeout=wait_s)
         for tp, queue in self._sent.items():
