@@ -259,3 +259,53 @@ async def test_a_slot_someone_else_created_is_refused_and_left_alone(table: CdcT
             assert not table.publication_exists(slot)
     finally:
         table.execute("SELECT pg_drop_replication_slot(%s)", slot)
+
+
+async def test_a_slot_dropped_by_hand_fails_the_task_saying_so(table: CdcTable) -> None:
+    name = f"cdc-{table.name}"
+    slot, topic = _slot(name), f"{name}.public.{table.name}"
+    async with Engine(FAST) as engine:
+        await engine.create_connector(name, table.config())
+        await engine.wait_for_state(name, "RUNNING", tasks=1)
+        table.execute("SELECT pg_drop_replication_slot(%s)", slot)
+        table.execute(f"INSERT INTO {table.name} VALUES (1, 'a')")  # read from the task's copy, then committed
+        await topic_values(engine, topic, 1)
+        status = await engine.wait_for_state(name, "RUNNING", tasks=["FAILED"])
+        assert status is not None
+        assert f"Replication slot {slot} was dropped outside this connector" in status["tasks"][0]["trace"]
+        assert (await engine.delete_connector(name)).succeeded
+        assert table.provisioned(slot) == (False, False)
+
+
+async def test_nulls_types_and_truncate_become_records(logical_pg: LogicalPostgres) -> None:
+    from engine.connectors.postgres_cdc import provisioning
+    from engine.connectors.postgres_cdc.config import CdcConfig
+
+    table = CdcTable(logical_pg.url)
+    table.execute(f"CREATE TABLE {table.name}_t (id BIGINT PRIMARY KEY, ok BOOLEAN, ratio FLOAT8, note TEXT, "
+                  "amount NUMERIC, at DATE)")
+    props = {**table.config(), "table.include.list": f"{table.name}_t", "name": f"types-{table.name}"}
+    config = CdcConfig.parse(props)
+    owner: dict[str, str | None] = {"connector": config.name, "incarnation": "0"}
+    conn = provisioning.connect(config.url)
+    try:
+        provisioning.provision(conn, config, owner)
+        table.execute(f"INSERT INTO {table.name}_t VALUES (9000000000, true, 0.5, NULL, 12.30, '2026-01-02')")
+        table.execute(f"TRUNCATE {table.name}_t")
+        task = PostgresCdcSourceTask()
+        task.initialize(SourceTaskContext(props, offset_reader=MemoryOffsetStore().reader(config.name)))
+        await task.start(props)
+        records = []
+        while len(records) < 2:
+            records += await task.poll() or []
+        await task.stop()
+        assert records[0].value["after"] == {"id": 9000000000, "ok": True, "ratio": 0.5, "note": None,
+                                             "amount": "12.30", "at": "2026-01-02"}
+        assert records[0].key == {"id": 9000000000}
+        assert records[0].topic == f"{config.topic_prefix}.public.{table.name}_t"
+        assert (records[1].value["op"], records[1].value["before"], records[1].value["after"]) == ("t", None, None)
+    finally:
+        provisioning.drop(conn, config, owner)
+        conn.close()
+        table.execute(f"DROP TABLE IF EXISTS {table.name}_t")
+        table.drop()

@@ -133,7 +133,7 @@ class _Reader:
         for _ in range(count):
             kind = data[at]
             at += 1
-            if kind == _T or kind == _B:
+            if kind in (_T, _B):
                 (length,) = unpack(data, at)
                 at += 4
                 append(data[at:at + length])

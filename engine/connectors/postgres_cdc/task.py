@@ -72,6 +72,7 @@ class PostgresCdcSourceTask(SourceTask):
         self._confirmed = 0  # how far this session confirmed the slot
         self._idle_lsn = 0  # where the copy read to when a fetch found nothing new, since the last hand-out
         self._relations: dict[int, pgoutput.Relation] = {}
+        self._lost: ConnectException | None = None
         self._fetch: asyncio.Task[list[tuple[str, int, bytes]]] | None = None
         self._reader = reader_prefix(config.slot) + secrets.token_hex(4)
         self._conn: psycopg.AsyncConnection[Any] | None = await psycopg.AsyncConnection.connect(
@@ -86,6 +87,8 @@ class PostgresCdcSourceTask(SourceTask):
 
     async def poll(self) -> list[SourceRecord] | None:
         """The changes of the transactions decoded next, or None after ``poll.interval.ms`` without any."""
+        if self._lost is not None:
+            raise self._lost
         if self._conn is None:
             return None
         fetch = self._fetch = self._fetch or asyncio.ensure_future(self._read())
@@ -194,8 +197,14 @@ class PostgresCdcSourceTask(SourceTask):
             target = max(target, self._idle_lsn)  # nothing handed out is uncommitted: skip the idle stretch too
         if target <= self._confirmed:
             return
-        await conn.execute("SELECT pg_replication_slot_advance(%s, %s::pg_lsn)",
-                           (self._config.slot, pgoutput.lsn_text(target)))
+        try:
+            await conn.execute("SELECT pg_replication_slot_advance(%s, %s::pg_lsn)",
+                               (self._config.slot, pgoutput.lsn_text(target)))
+        except psycopg.errors.UndefinedObject:
+            # commit() errors are only logged: the next poll fails the task instead
+            self._lost = ConnectException(f"Replication slot {self._config.slot} was dropped outside this connector "
+                                          "(restart the connector to create it again)")
+            raise self._lost from None
         self._confirmed = target
 
     async def stop(self, connector_deleted: bool = False) -> None:
