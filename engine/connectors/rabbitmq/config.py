@@ -15,6 +15,7 @@ QUEUE_PREFIX = "rabbitmq.queue.prefix"
 MAX_IN_FLIGHT = "rabbitmq.max.in.flight"
 CONFIRM_TIMEOUT = "rabbitmq.confirm.timeout.ms"
 
+CONNECT_TIMEOUT_S = 10  # a broker that does not answer fails the start (or the cleanup, retried) instead of hanging
 MAX_NAME = 255  # AMQP 0-9-1 short strings: exchange and queue names
 
 

@@ -15,7 +15,7 @@ import structlog
 
 from engine.api import ConfigDef, ConnectException, SinkConnector, Task
 from engine.connectors.rabbitmq import provisioning
-from engine.connectors.rabbitmq.config import CONFIG_DEF, RabbitConfig, ledger_name
+from engine.connectors.rabbitmq.config import CONFIG_DEF, CONNECT_TIMEOUT_S, RabbitConfig, ledger_name
 from engine.connectors.rabbitmq.task import RabbitMQSinkTask
 
 log = structlog.get_logger(component="rabbitmq")
@@ -33,7 +33,7 @@ class RabbitMQSinkConnector(SinkConnector):
         each topic's queue when its partitions are first assigned)."""
         self._config = config = RabbitConfig.parse(props)
         self._props = dict(props)
-        connection = await aio_pika.connect(config.url)
+        connection = await aio_pika.connect(config.url, timeout=CONNECT_TIMEOUT_S)
         provisioner = provisioning.Provisioner(connection, self._ledger())
         try:
             await provisioner.ensure_exchange(config.exchange)
@@ -61,7 +61,7 @@ class RabbitMQSinkConnector(SinkConnector):
     async def deleted(self) -> None:
         """Delete the queues and exchange this incarnation declared (its ledger), then the ledger; idempotent."""
         config = RabbitConfig.parse(self.context.configs())
-        connection = await aio_pika.connect(config.url)
+        connection = await aio_pika.connect(config.url, timeout=CONNECT_TIMEOUT_S)
         try:
             await self._cleanup(connection, self._ledger())
         finally:

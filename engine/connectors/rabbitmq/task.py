@@ -22,7 +22,7 @@ import structlog
 
 from engine.api import ConnectException, SinkRecord, SinkTask, TopicPartition
 from engine.connectors.rabbitmq import provisioning
-from engine.connectors.rabbitmq.config import RabbitConfig, ledger_name
+from engine.connectors.rabbitmq.config import CONNECT_TIMEOUT_S, RabbitConfig, ledger_name
 
 log = structlog.get_logger(component="rabbitmq")
 
@@ -43,7 +43,7 @@ def body_of(value: Any) -> bytes:
 class RabbitMQSinkTask(SinkTask):
     async def start(self, props: dict[str, str]) -> None:
         self._config = config = RabbitConfig.parse(props)
-        self._connection: aio_pika.abc.AbstractConnection | None = await aio_pika.connect(config.url)
+        self._connection: aio_pika.abc.AbstractConnection | None = await aio_pika.connect(config.url, timeout=CONNECT_TIMEOUT_S)
         # on_return_raises: a message no queue took (mandatory) fails its publish instead of counting as confirmed
         self._channel = await self._connection.channel(publisher_confirms=True, on_return_raises=True)
         self._exchange = await self._channel.get_exchange(config.exchange, ensure=False)
@@ -123,6 +123,7 @@ class RabbitMQSinkTask(SinkTask):
         if connection is not None:
             with contextlib.suppress(Exception):
                 await self._provisioner.close()
+            with contextlib.suppress(Exception):
                 await connection.close()
 
     def version(self) -> str:
