@@ -201,6 +201,7 @@ class PostgresCdcSourceTask(SourceTask):
             await conn.execute("SELECT pg_replication_slot_advance(%s, %s::pg_lsn)",
                                (self._config.slot, pgoutput.lsn_text(target)))
         except psycopg.errors.UndefinedObject:
+            log.error("postgres_cdc.slot_lost", connector=self._config.name, slot=self._config.slot)
             # commit() errors are only logged: the next poll fails the task instead
             self._lost = ConnectException(f"Replication slot {self._config.slot} was dropped outside this connector "
                                           "(restart the connector to create it again)")

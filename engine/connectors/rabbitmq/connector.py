@@ -36,9 +36,11 @@ class RabbitMQSinkConnector(SinkConnector):
         connection = await aio_pika.connect(config.url, timeout=CONNECT_TIMEOUT_S)
         provisioner = provisioning.Provisioner(connection, self._ledger())
         try:
-            await provisioner.ensure_exchange(config.exchange)
-            for topic in topics_of(props):
-                await provisioner.ensure_queue(config.queue(topic), config.exchange, topic)
+            created = [config.exchange] if await provisioner.ensure_exchange(config.exchange) else []
+            for queue, topic in ((config.queue(t), t) for t in topics_of(props)):
+                created += [queue] if await provisioner.ensure_queue(queue, config.exchange, topic) else []
+            if created:
+                log.info("rabbitmq.declared", connector=config.name, created=created)
         finally:
             await provisioner.close()
             await connection.close()

@@ -94,8 +94,10 @@ class RabbitMQSinkTask(SinkTask):
                 self._in_flight -= 1
                 error = sent.exception() if not sent.cancelled() else asyncio.CancelledError()
                 if error is not None:
-                    self._failure = self._failure or error
-                    log.error("rabbitmq.publish_failed", partition=str(tp), offset=offset - 1, error=repr(error))
+                    if self._failure is None:
+                        log.error("rabbitmq.publish_failed", connector=self._config.name, partition=str(tp),
+                                  offset=offset - 1, error=repr(error))
+                        self._failure = error
                     queue.appendleft((offset, sent))
                     self._in_flight += 1
                     break
