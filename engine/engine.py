@@ -323,7 +323,14 @@ class Engine:
         given = full.setdefault("name", name)
         if given != name:
             raise ConfigError(f"Connector name configuration ({given}) doesn't match connector name in the URL ({name})")
-        await validate_connector_config(full, timeout=self.worker.callback_timeout)
+        # as Connect's validateConnectorConfig: the connector validates what it will be started with, its
+        # ${provider:path:key} references resolved (the log keeps the references); one that does not resolve
+        # is left as written here, and fails the connector when it starts, naming the key
+        try:
+            resolved = self.worker.transformer.resolve(full)
+        except ConfigError:
+            resolved = full
+        await validate_connector_config(resolved, timeout=self.worker.callback_timeout)
         if self.cluster is not None:
             from engine.distributed.sink_group import check_sink_group
 
