@@ -35,13 +35,15 @@ type:
 
 check: lint type test   ## what CI runs
 
-bench:              ## lifecycle, dump-replay, REST, data-plane, Spark, distributed and soak benchmarks; writes BENCHMARKS.md
+bench:              ## lifecycle, dump-replay, REST, data-plane, Spark, distributed, CDC, RabbitMQ and soak benchmarks; writes BENCHMARKS.md
 	$(BIN)/python bench/lifecycle.py --write BENCHMARKS.md
 	$(BIN)/python bench/dump_replay.py --append BENCHMARKS.md
 	$(BIN)/python bench/rest_api.py --append BENCHMARKS.md
 	$(BIN)/python bench/data_plane.py --append BENCHMARKS.md
 	$(BIN)/python bench/spark_sink.py --append BENCHMARKS.md
 	$(BIN)/python bench/distributed.py --append BENCHMARKS.md
+	$(BIN)/python bench/postgres_cdc.py --append BENCHMARKS.md
+	$(BIN)/python bench/rabbitmq_sink.py --append BENCHMARKS.md
 	$(BIN)/python bench/soak.py --minutes 2 --append BENCHMARKS.md
 
 clean:

@@ -121,9 +121,10 @@ class Engine:
         self.cluster: Cluster | None = None
         if self.worker.get("group.id"):
             from engine.distributed.cluster import Cluster
+            from engine.distributed.forwarding import RestClient
             from engine.distributed.settings import ClusterSettings
 
-            self.cluster = Cluster(ClusterSettings.from_worker(self.worker))
+            self.cluster = Cluster(ClusterSettings.from_worker(self.worker), RestClient(self.worker))
         self.data_settings = DataSettings.parse(self.worker.raw)
         self.topics: Topics = topics if topics is not None else _open_topics(self.worker)
         # one per engine; nothing Spark-related happens until a task first runs a job
@@ -330,7 +331,14 @@ class Engine:
         given = full.setdefault("name", name)
         if given != name:
             raise ConfigError(f"Connector name configuration ({given}) doesn't match connector name in the URL ({name})")
-        await validate_connector_config(full, timeout=self.worker.callback_timeout, clients=self.worker.kafka)
+        # as Connect's validateConnectorConfig: the connector validates what it will be started with, its
+        # ${provider:path:key} references resolved (the log keeps the references); one that does not resolve
+        # is left as written here, and fails the connector when it starts, naming the key
+        try:
+            resolved = self.worker.transformer.resolve(full)
+        except ConfigError:
+            resolved = full
+        await validate_connector_config(resolved, timeout=self.worker.callback_timeout, clients=self.worker.kafka)
         if self.cluster is not None:
             from engine.distributed.sink_group import check_sink_group
 

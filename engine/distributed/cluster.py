@@ -16,7 +16,7 @@ from typing import Protocol
 import structlog
 
 from engine.configlog.snapshot import ConfigSnapshot
-from engine.distributed.forwarding import forward_task_configs
+from engine.distributed.forwarding import RestClient, forward_task_configs
 from engine.distributed.member import GroupMember
 from engine.distributed.planner import ClusterWork, plan
 from engine.distributed.protocol import Assignment, ClusterView, JoinMetadata, Work
@@ -46,8 +46,9 @@ class Cluster:
 
     distributed = True
 
-    def __init__(self, settings: ClusterSettings) -> None:
+    def __init__(self, settings: ClusterSettings, rest_client: RestClient) -> None:
         self.settings = settings
+        self.rest_client = rest_client  # forwards to the leader (REST requests, task configs)
         self.worker_id = settings.worker_id
         self.owned = Work()
         self.generation = -1

@@ -42,7 +42,7 @@ class ClusterSettings:
         check_required(raw)
         return cls(
             worker_id=worker.worker_id,
-            url=raw.get("rest.advertised.listener.url", "").strip() or f"http://{worker.worker_id}",
+            url=raw.get("rest.advertised.listener.url", "").strip() or worker.advertised_url,
             bootstrap_servers=raw["bootstrap.servers"],
             group_id=raw["group.id"].strip(),
             config_topic=raw["config.storage.topic"],

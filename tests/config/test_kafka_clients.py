@@ -19,7 +19,7 @@ from engine.config.kafka_clients.sasl import (
     UnsecuredTokenProvider,
     sasl_arguments,
 )
-from engine.config.kafka_clients.tls import normalized_pem, ssl_context
+from engine.config.kafka_clients.tls import client_context, normalized_pem
 from engine.config.masking import mask_config
 from engine.config.worker import WorkerConfig
 from engine.errors import ConfigError
@@ -95,9 +95,9 @@ def test_assignors_map_to_aiokafkas_and_serializers_are_accepted_only_as_connect
      "Invalid value some for configuration producer.acks: String must be one of: all, -1, 0, 1"),
     ({"consumer.fetch.min.bytes": "x"}, "consumer.fetch.min.bytes",
      "Invalid value x for configuration consumer.fetch.min.bytes: Not a number of type INT"),
-    ({"ssl.cipher.suites": "TLS_AES_128_GCM_SHA256"}, "ssl.cipher.suites",
-     "Configuration 'ssl.cipher.suites' is not supported (TLS comes from Python's ssl module; no Java security "
-     "provider settings)"),
+    ({"ssl.engine.factory.class": "x.Factory"}, "ssl.engine.factory.class",
+     "Configuration 'ssl.engine.factory.class' is not supported (TLS comes from Python's ssl module (OpenSSL); no "
+     "Java security provider)"),
     ({"sasl.kerberos.service.name": "kafka"}, "sasl.kerberos.service.name",
      "Configuration 'sasl.kerberos.service.name' is not supported (GSSAPI (Kerberos) is not supported)"),
     ({"ssl.trustmanager.algorithmm": "PKIX"}, "ssl.trustmanager.algorithmm",
@@ -225,19 +225,17 @@ def test_override_values_with_references_are_checked_only_once_resolved() -> Non
     assert clients.override_errors({"producer.override.linger.ms": "${env:LINGER}"}, "producer") == {}
 
 
-# ---- TLS -------------------------------------------------------------------------------------
+# ---- TLS (the shared builder, engine.config.ssl_context, is tested in test_ssl_context.py) ---------
 
-def _trusts(context: ssl.SSLContext, certs: Certificates) -> bool:
-    wanted = certs.ca_pem.read_text()
-    return any("connect-engine test CA" in str(c.get("subject")) for c in context.get_ca_certs()) and bool(wanted)
+def _trusts(context: ssl.SSLContext) -> bool:
+    return any("connect-engine test CA" in str(c.get("subject")) for c in context.get_ca_certs())
 
 
 def test_a_pem_truststore_file(certs: Certificates) -> None:
-    context = ssl_context({"ssl.truststore.type": "PEM", "ssl.truststore.location": str(certs.ca_pem)})
-    assert _trusts(context, certs)
+    context = client_context({"ssl.truststore.type": "PEM", "ssl.truststore.location": str(certs.ca_pem)})
+    assert _trusts(context)
     assert context.check_hostname
     assert context.verify_mode is ssl.CERT_REQUIRED
-    assert context.minimum_version is ssl.TLSVersion.TLSv1_2
 
 
 def test_a_pkcs12_truststore_also_when_typed_jks_as_java_reads_it(certs: Certificates) -> None:
@@ -245,45 +243,42 @@ def test_a_pkcs12_truststore_also_when_typed_jks_as_java_reads_it(certs: Certifi
         props = {"ssl.truststore.location": str(certs.ca_p12), "ssl.truststore.password": PASSWORD}
         if kind:
             props["ssl.truststore.type"] = kind
-        assert _trusts(ssl_context(props), certs)
+        assert _trusts(client_context(props))
 
 
 def test_inline_pem_joined_by_properties_continuations_and_an_encrypted_inline_key(certs: Certificates) -> None:
     joined = " ".join(certs.ca_pem.read_text().splitlines())  # what a \-continued .properties value becomes
     assert normalized_pem(joined) == certs.ca_pem.read_text()
-    context = ssl_context({"ssl.truststore.type": "PEM", "ssl.truststore.certificates": joined,
-                           "ssl.keystore.type": "PEM", "ssl.keystore.key": " ".join(certs.client_key_pem.splitlines()),
-                           "ssl.keystore.certificate.chain": certs.client_chain_pem, "ssl.key.password": PASSWORD,
-                           "ssl.endpoint.identification.algorithm": ""})
-    assert _trusts(context, certs)
+    context = client_context({"ssl.truststore.type": "PEM", "ssl.truststore.certificates": joined,
+                              "ssl.keystore.type": "PEM",
+                              "ssl.keystore.key": " ".join(certs.client_key_pem.splitlines()),
+                              "ssl.keystore.certificate.chain": certs.client_chain_pem, "ssl.key.password": PASSWORD,
+                              "ssl.endpoint.identification.algorithm": ""})
+    assert _trusts(context)
     assert context.check_hostname is False  # "" turns the host name check off, as in Java
 
 
 def test_a_pkcs12_keystore(certs: Certificates) -> None:
-    ssl_context({"ssl.keystore.type": "PKCS12", "ssl.keystore.location": str(certs.client_p12),
-                 "ssl.keystore.password": PASSWORD})
+    client_context({"ssl.keystore.type": "PKCS12", "ssl.keystore.location": str(certs.client_p12),
+                    "ssl.keystore.password": PASSWORD})
 
 
 @pytest.mark.parametrize(("props", "key", "fragment"), [
-    ({"ssl.truststore.location": "/nonexistent/ca.p12"}, "ssl.truststore.location", "could not read"),
-    ({"ssl.truststore.type": "PKCS12", "ssl.truststore.location": "{p12}", "ssl.truststore.password": "nope"},
-     "ssl.truststore.location", "wrong ssl.truststore.password?"),
-    ({"ssl.keystore.type": "PEM", "ssl.keystore.key": "{key}", "ssl.keystore.certificate.chain": "{chain}",
-      "ssl.key.password": "nope"}, "ssl.keystore.key", "wrong ssl.key.password?"),
-    ({"ssl.keystore.key": "{key}"}, "ssl.keystore.certificate.chain", "go together"),
-    ({"ssl.truststore.type": "JCEKS"}, "ssl.truststore.type", "not supported"),
-    ({"ssl.enabled.protocols": "TLSv1.4"}, "ssl.enabled.protocols", "unknown protocol(s) TLSv1.4"),
-    ({"ssl.endpoint.identification.algorithm": "ldaps"}, "ssl.endpoint.identification.algorithm", "not supported"),
-    ({"ssl.trustmanager.algorithm": "SunX509"}, "ssl.trustmanager.algorithm", "only Java's default PKIX"),
-    ({"ssl.truststore.location": "{jks}"}, "ssl.truststore.location", "is a JKS keystore"),
+    ({"producer.override.ssl.truststore.location": "/nonexistent/ca.p12"},
+     "producer.override.ssl.truststore.location", "Cannot read /nonexistent/ca.p12"),
+    ({"producer.override.ssl.truststore.type": "PKCS12", "producer.override.ssl.truststore.location": "{p12}",
+      "producer.override.ssl.truststore.password": "nope"},
+     "producer.override.ssl.truststore.password", "the password is wrong"),
+    ({"producer.override.ssl.provider": "SunJSSE"}, "producer.override.ssl.provider", "not supported"),
+    ({"producer.override.ssl.endpoint.identification.algorithm": "ldaps"},
+     "producer.override.ssl.endpoint.identification.algorithm", "Only 'https'"),
 ])
-def test_bad_tls_settings_name_the_key(certs: Certificates, tmp_path: Path, props: dict[str, str], key: str,
-                                       fragment: str) -> None:
-    jks = tmp_path / "old.jks"
-    jks.write_bytes(b"\xfe\xed\xfe\xed" + b"\x00" * 32)
-    values = {"p12": str(certs.ca_p12), "key": certs.client_key_pem, "chain": certs.client_chain_pem, "jks": str(jks)}
+def test_bad_tls_overrides_name_the_key_as_written(certs: Certificates, props: dict[str, str], key: str,
+                                                   fragment: str) -> None:
+    config = {"producer.override.security.protocol": "SSL",
+              **{k: v.format(p12=str(certs.ca_p12)) for k, v in props.items()}}
     with pytest.raises(ConfigError) as caught:
-        ssl_context({k: v.format(**values) if v.startswith("{") else v for k, v in props.items()})
+        WorkerConfig.parse({}).kafka.for_connector("producer", config)
     assert list(caught.value.errors) == [key]
     assert fragment in str(caught.value)
 

@@ -35,7 +35,7 @@ from engine.config.kafka_clients.keys import (
 )
 from engine.config.kafka_clients.policy import OverridePolicy
 from engine.config.kafka_clients.sasl import sasl_arguments
-from engine.config.kafka_clients.tls import ssl_context
+from engine.config.kafka_clients.tls import client_context
 from engine.config.providers import ConfigTransformer, has_references
 from engine.errors import ConfigError
 
@@ -141,7 +141,7 @@ def _security(props: Mapping[str, str]) -> dict[str, Any]:
                           f"{', '.join(SECURITY_PROTOCOLS)}", errors={key: ["unknown security protocol"]})
     args: dict[str, Any] = {"security_protocol": protocol}
     if protocol in ("SSL", "SASL_SSL"):
-        args["ssl_context"] = ssl_context(props)
+        args["ssl_context"] = client_context(props)
     if protocol.startswith("SASL_"):
         args.update(sasl_arguments(props))
     return args
@@ -224,8 +224,8 @@ class KafkaClients:
         task_args: dict[Role, Mapping[str, Any]] = {
             role: translate(props, role, name_of=_prefixer(WORKER_PREFIXES[role])) for role, props in tasks.items()}
         protocol = raw.get("security.protocol", "PLAINTEXT").strip().upper()
-        unused = sorted(k for k in own if k.startswith(("ssl.", "sasl.")))
-        if protocol == "PLAINTEXT" and unused:  # as in Java, not an error: said once, at start-up
+        unused = sorted(k for k in own if k.startswith("sasl."))  # (ssl.* serve an HTTPS listener too)
+        if not protocol.startswith("SASL_") and unused:  # as in Java, not an error: said once, at start-up
             log.warning("kafka_clients.security_keys_unused", security_protocol=protocol, keys=unused)
         return cls(own, tasks, policy, own_args, task_args)
 

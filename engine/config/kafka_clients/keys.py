@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from engine.config.kafka_clients.tls import JAVA_DEFAULTS
+from engine.config.kafka_clients.tls import SSL_KEYS
+from engine.config.ssl_context import UNSUPPORTED as UNSUPPORTED_SSL
 
 Role = Literal["producer", "consumer", "admin"]
 ROLES: tuple[Role, ...] = ("producer", "consumer", "admin")
@@ -139,11 +140,7 @@ SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 # the security keys translate_security reads (ssl.* into an SSLContext, sasl.* into sasl_* arguments)
 SECURITY_KEYS = frozenset({
     "security.protocol", "sasl.mechanism", "sasl.jaas.config", "sasl.login.callback.handler.class",
-    "sasl.oauthbearer.token.endpoint.url",
-    "ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.certificates",
-    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.keystore.key",
-    "ssl.keystore.certificate.chain", "ssl.key.password", "ssl.endpoint.identification.algorithm",
-    "ssl.protocol", "ssl.enabled.protocols", *JAVA_DEFAULTS})
+    "sasl.oauthbearer.token.endpoint.url", *SSL_KEYS})
 # the secret ones: masked in logs, never answered resolved (Kafka types them PASSWORD)
 SECRET_KEYS = frozenset({"sasl.jaas.config", "ssl.truststore.password", "ssl.keystore.password", "ssl.key.password",
                          "ssl.keystore.key", "ssl.truststore.certificates"})
@@ -162,9 +159,7 @@ UNSUPPORTED: dict[str, str] = {
                      "metric.reporters", "metrics.num.samples", "metrics.sample.window.ms",
                      "metrics.recording.level", "auto.include.jmx.reporter", "enable.metrics.push",
                      "security.providers"), "aiokafka has no such setting"),
-    **dict.fromkeys(("ssl.cipher.suites", "ssl.provider", "ssl.secure.random.implementation",
-                     "ssl.engine.factory.class", "ssl.keystore.alias", "ssl.truststore.alias"),
-                    "TLS comes from Python's ssl module; no Java security provider settings"),
+    **dict.fromkeys(UNSUPPORTED_SSL, "TLS comes from Python's ssl module (OpenSSL); no Java security provider"),
     **dict.fromkeys(("sasl.kerberos.service.name", "sasl.kerberos.kinit.cmd", "sasl.kerberos.min.time.before.relogin",
                      "sasl.kerberos.ticket.renew.jitter", "sasl.kerberos.ticket.renew.window.factor"),
                     "GSSAPI (Kerberos) is not supported"),
