@@ -107,7 +107,8 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
     # Kafka clients
     WorkerKey("security.protocol", "PLAINTEXT", "PLAINTEXT | SSL | SASL_PLAINTEXT | SASL_SSL: the worker's own clients",
               KAFKA),
-    WorkerKey("ssl.<key>", None, "TLS for the worker's own clients (ssl.truststore.*, ssl.keystore.* ...)", KAFKA),
+    WorkerKey("ssl.<key>", None, "TLS for the worker's own Kafka clients: the ssl.* keys above (Connect shares them)",
+              KAFKA),
     WorkerKey("sasl.<key>", None, "SASL for them: sasl.mechanism, sasl.jaas.config ...", KAFKA),
     WorkerKey("producer.<key>", None, "connectors' producers (security keys too: Connect does not inherit them)",
               KAFKA),
