@@ -6,12 +6,14 @@ port is never given to a client. A standalone engine and a 2-worker cluster move
 it with Connect-style ``ssl.*`` keys; an untrusted certificate stops the worker, or fails a task,
 with the reason and the setting to check.
 
-SASL: tansu 0.6 with ``--authentication`` offers SCRAM-SHA-256 and SCRAM-SHA-512 only, and cannot
-be given a user while it requires authentication (``tansu user create`` is itself refused with
-NotAuthenticated, and this build has no storage engine that keeps users across a restart). So the
-SASL handshakes are real and run to the broker's verdict, which is always a refusal: the tests
-check that each mechanism's exchange is attempted and refused with a message naming the setting.
-noida-db has neither TLS nor SASL.
+SASL: tansu 0.6 with ``--authentication`` offers SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER, but
+cannot be given a user while it requires authentication (``tansu user create`` is itself refused
+with NotAuthenticated, and this build keeps users in memory only). So against tansu the SASL
+exchanges run to its verdict, always a refusal, and the tests check the message. Logins that
+succeed go through ``tests/integration/sasl_front.py``, a FAKE broker authenticator (PLAIN and
+SCRAM, server side) between the TLS terminator and tansu: a standalone engine and a 2-worker
+cluster move records over SASL_SSL, each client family with its own credentials, and a wrong
+password is refused as a Kafka broker refuses it (error 58). noida-db has neither TLS nor SASL.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from engine.errors import EngineError
 from engine.testing import eventually
 from engine.testing.cluster import poll_until, request, worker_cluster
 from tests.integration.brokers import Broker, free_port, running_broker
+from tests.integration.sasl_front import SaslFront, fronting
 from tests.integration.tls import PASSWORD, Certificates, TlsTerminator, make_certificates, terminating
 from tests.worker.probes import SINK, SINKS, SOURCE, SOURCES, records
 
@@ -55,6 +58,103 @@ def tls_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsBroker]:
         backend = int(broker.bootstrap.rsplit(":", 1)[1])
         with terminating(certs.server_chain, backend, port) as proxy:
             yield TlsBroker(f"127.0.0.1:{port}", certs, proxy)
+
+
+@dataclass(frozen=True)
+class SaslSslBroker:
+    bootstrap: str  # TLS, then SASL (fake authenticator), then tansu
+    certs: Certificates
+    front: SaslFront
+
+
+USERS = {"connect": "connect-secret", "producer": "producer-secret", "consumer": "consumer-secret",
+         "alice": "alice-secret"}
+
+
+@pytest.fixture(scope="module")
+def sasl_ssl_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SaslSslBroker]:
+    certs = make_certificates(tmp_path_factory.mktemp("tls"))
+    tls_port, sasl_port = free_port(), free_port()
+    with running_broker("tansu", advertised_port=tls_port) as broker:
+        backend = int(broker.bootstrap.rsplit(":", 1)[1])
+        with fronting(backend, sasl_port, USERS) as front, terminating(certs.server_chain, sasl_port, tls_port):
+            yield SaslSslBroker(f"127.0.0.1:{tls_port}", certs, front)
+
+
+def jaas(module: str, user: str, password: str | None = None) -> str:
+    package = {"Plain": "plain", "Scram": "scram"}[module]
+    return (f"org.apache.kafka.common.security.{package}.{module}LoginModule required "
+            f'username="{user}" password="{USERS[user] if password is None else password}";')
+
+
+def sasl_ssl_settings(broker: SaslSslBroker, *, connect_password: str | None = None) -> dict[str, str]:
+    """Each client family its own login, as a secured cluster would hand them out."""
+    trust = {"ssl.truststore.type": "PEM", "ssl.truststore.location": str(broker.certs.ca_pem)}
+    return {
+        "security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.jaas.config": jaas("Scram", "connect", connect_password), **trust,
+        "producer.security.protocol": "SASL_SSL", "producer.sasl.mechanism": "SCRAM-SHA-256",
+        "producer.sasl.jaas.config": jaas("Scram", "producer"), **{f"producer.{k}": v for k, v in trust.items()},
+        "consumer.security.protocol": "SASL_SSL", "consumer.sasl.mechanism": "PLAIN",
+        "consumer.sasl.jaas.config": jaas("Plain", "consumer"), **{f"consumer.{k}": v for k, v in trust.items()},
+    }
+
+
+async def test_a_standalone_worker_moves_records_over_sasl_ssl_each_client_with_its_login(
+        sasl_ssl_broker: SaslSslBroker, tmp_path: Path) -> None:
+    topic = f"orders-{uuid.uuid4().hex[:10]}"
+    props = {"bootstrap.servers": sasl_ssl_broker.bootstrap, "config.storage.topic": f"configs-{uuid.uuid4().hex[:8]}",
+             "offset.storage.file.filename": str(tmp_path / "offsets"), "consumer.session.timeout.ms": "4000",
+             "connector.client.config.override.policy": "Principal", **sasl_ssl_settings(sasl_ssl_broker)}
+    front = sasl_ssl_broker.front
+    front.logins.clear()
+    async with Engine(props) as engine:
+        await engine.topics.create_topic(topic, 1)
+        # Principal: a connector may log in as someone else, here alice over SCRAM-SHA-512
+        await engine.create_connector("src", {"connector.class": SOURCE, **STRINGS,
+                                              "producer.override.sasl.mechanism": "SCRAM-SHA-512",
+                                              "producer.override.sasl.jaas.config": jaas("Scram", "alice")})
+        await engine.create_connector("snk", {"connector.class": SINK, "topics": topic, **STRINGS})
+        await engine.wait_for_state("src", "RUNNING", tasks=1)
+        SOURCES["src"].feed.put_nowait(records(topic, ["a", "b", "c"]))
+        await eventually(lambda: [r.value for r in SINKS["snk"].received] == ["a", "b", "c"], timeout=30)
+    assert {("SCRAM-SHA-512", "connect"), ("SCRAM-SHA-256", "producer"), ("PLAIN", "consumer"),
+            ("SCRAM-SHA-512", "alice")} <= set(front.logins)
+
+
+async def test_a_wrong_password_stops_the_worker_as_a_kafka_broker_refuses_it(
+        sasl_ssl_broker: SaslSslBroker, tmp_path: Path) -> None:
+    props = {"bootstrap.servers": sasl_ssl_broker.bootstrap, "config.storage.topic": f"c-{uuid.uuid4().hex[:8]}",
+             **sasl_ssl_settings(sasl_ssl_broker, connect_password="guess")}
+    with pytest.raises(EngineError) as caught:
+        async with Engine(props):
+            pass
+    message = str(caught.value)
+    assert "SASL SCRAM-SHA-512 authentication as 'connect' was refused" in message
+    assert "invalid credentials with SASL mechanism SCRAM-SHA-512" in message  # the broker's own words
+    assert "check sasl.jaas.config" in message
+    assert "guess" not in message
+
+
+async def test_a_connector_with_a_wrong_override_password_fails_its_task(
+        sasl_ssl_broker: SaslSslBroker, tmp_path: Path) -> None:
+    topic = f"orders-{uuid.uuid4().hex[:10]}"
+    props = {"bootstrap.servers": sasl_ssl_broker.bootstrap, "config.storage.topic": f"c-{uuid.uuid4().hex[:8]}",
+             "offset.storage.file.filename": str(tmp_path / "offsets"), **sasl_ssl_settings(sasl_ssl_broker)}
+    async with Engine(props) as engine:
+        await engine.topics.create_topic(topic, 1)
+        await engine.create_connector("snk", {"connector.class": SINK, "topics": topic, **STRINGS,
+                                              "consumer.override.sasl.jaas.config": jaas("Plain", "alice", "nope")})
+
+        async def task_failed() -> dict[str, object] | None:
+            body = await engine.connector_status("snk")
+            tasks = body["tasks"]
+            return body if tasks and tasks[0]["state"] == "FAILED" else None
+
+        body = await poll_until(task_failed, timeout=40)
+        trace = body["tasks"][0]["trace"]
+        assert "SASL PLAIN authentication as 'alice' was refused" in trace
+        assert "nope" not in trace
 
 
 @pytest.fixture(scope="module")
@@ -151,16 +251,20 @@ async def test_a_connector_whose_override_distrusts_the_broker_fails_its_task_wi
         assert "check ssl.truststore.*" in trace
 
 
-async def test_a_two_worker_cluster_moves_records_over_tls(tls_broker: TlsBroker, tmp_path: Path) -> None:
+async def test_a_two_worker_cluster_moves_records_over_sasl_ssl(sasl_ssl_broker: SaslSslBroker,
+                                                                 tmp_path: Path) -> None:
+    """Group membership, the config log, status and offset stores and the tasks' clients all log in."""
     source, sink = tmp_path / "in.txt", tmp_path / "out.txt"
     source.write_text("".join(f"line-{n}\n" for n in range(20)))
     topic = f"lines-{uuid.uuid4().hex[:8]}"
     # written to .properties files: inline PEM the way Java's files carry it, with \\ continuations
-    extra = {key: " \\\n".join(value.splitlines()) for key, value in tls_settings(tls_broker, tmp_path).items()}
-    extra = {**TANSU_GROUP, **extra, "offset.flush.interval.ms": "500",
-             # the worker's own clients use the top level, and here the admin client does too
-             "admin.request.timeout.ms": "10000"}
-    with worker_cluster(tls_broker.bootstrap, tmp_path, extra=extra) as cluster:
+    settings = {**sasl_ssl_settings(sasl_ssl_broker), "consumer.ssl.truststore.certificates":
+                sasl_ssl_broker.certs.ca_pem.read_text()}
+    del settings["consumer.ssl.truststore.location"]
+    extra = {key: " \\\n".join(value.splitlines()) for key, value in settings.items()}
+    extra = {**TANSU_GROUP, **extra, "offset.flush.interval.ms": "500", "admin.request.timeout.ms": "10000"}
+    sasl_ssl_broker.front.logins.clear()
+    with worker_cluster(sasl_ssl_broker.bootstrap, tmp_path, extra=extra) as cluster:
         first, second = cluster.start_worker(), cluster.start_worker()
         await cluster.started(first, second)
         status, body = await request(first, "POST", "/connectors", {"name": "file-in", "config": {
@@ -177,8 +281,8 @@ async def test_a_two_worker_cluster_moves_records_over_tls(tls_broker: TlsBroker
         lines = await poll_until(copied, timeout=60)
         # unkeyed lines spread over the auto-created topic's partitions: order holds per partition only
         assert sorted(lines, key=lambda line: int(line.split("-")[1])) == [f"line-{n}" for n in range(20)]
-        for worker in (first, second):
-            assert "CERTIFICATE" not in worker.output()
+        assert {("SCRAM-SHA-512", "connect"), ("SCRAM-SHA-256", "producer"), ("PLAIN", "consumer")} <= \
+            set(sasl_ssl_broker.front.logins)
 
 
 async def test_a_validate_refuses_overrides_the_worker_policy_forbids(tls_broker: TlsBroker, tmp_path: Path) -> None:
