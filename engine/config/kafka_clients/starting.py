@@ -84,7 +84,20 @@ async def start_client(client: Any) -> None:
             raise
         raise KafkaConnectionError(f"{exc.args[0] if exc.args else 'Unable to bootstrap'}: {reason}") from exc
     except (KeyError, ValueError) as exc:  # aiokafka's SCRAM client reading a server's error message
-        inner = _inner(client)
-        if getattr(inner, "_sasl_mechanism", None) is None:
+        if not _raised_in_sasl(exc):
             raise
-        raise SaslAuthenticationFailed(_hint(exc, inner)) from exc
+        raise SaslAuthenticationFailed(_hint(exc, _inner(client))) from exc
+
+
+_SASL_FRAMES = frozenset({"_do_sasl_handshake", "authenticator_scram", "process_server_first_message",
+                          "process_server_final_message", "step"})
+
+
+def _raised_in_sasl(exc: BaseException) -> bool:
+    """Whether ``exc`` came out of aiokafka's SASL exchange (and not, say, a malformed address)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name in _SASL_FRAMES:
+            return True
+        tb = tb.tb_next
+    return False
