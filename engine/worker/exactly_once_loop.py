@@ -17,7 +17,7 @@ from typing import Any
 
 import structlog
 from aiokafka import AIOKafkaProducer
-from aiokafka.errors import KafkaError
+from aiokafka.errors import KafkaConnectionError, KafkaError, SaslAuthenticationFailed
 
 from engine.api._invoke import invoke
 from engine.api.context import SourceTaskContext
@@ -69,6 +69,10 @@ class ExactlyOnceSourceLoop(SourceLoop):
         """Start the transactional producer: InitProducerId fences the previous generation of this task."""
         try:
             await start_client(self._client)
+        except (KafkaConnectionError, SaslAuthenticationFailed) as exc:
+            # the broker was never reached or refused the login: say that, not "no transactions"
+            raise ConnectException(
+                f"The transactional producer of task {self.connector}-{self.task_id} could not connect: {exc}") from exc
         except KafkaError as exc:
             raise ConnectException(
                 f"The broker does not support transactions ({type(exc).__name__}: {exc}), which "
