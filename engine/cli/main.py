@@ -98,8 +98,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _worker(args: argparse.Namespace) -> int:
-    """Run a worker; a configuration it cannot start with is one line naming the setting, exit 1."""
-    from engine.errors import ConfigError
+    """Run a worker; a configuration it cannot start with, or a Kafka cluster it cannot reach or log in to,
+    is one line naming the cause and the setting, exit 1 (no traceback: nothing in it helps an operator)."""
+    from aiokafka.errors import KafkaConnectionError, SaslAuthenticationFailed
+
+    from engine.errors import ConfigError, ConfigLogError
 
     try:
         if args.command == "distributed":
@@ -113,6 +116,9 @@ def _worker(args: argparse.Namespace) -> int:
             asyncio.run(run_standalone(worker_file, connector_files))
     except ConfigError as exc:
         sys.stderr.write(f"connect-engine {args.command}: {exc}\n")
+        return 1
+    except (KafkaConnectionError, SaslAuthenticationFailed, ConfigLogError) as exc:
+        sys.stderr.write(f"connect-engine {args.command}: cannot start against the Kafka cluster: {exc}\n")
         return 1
     return 0
 
