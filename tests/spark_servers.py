@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -172,3 +173,15 @@ def spark_master_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     finally:
         worker.stop()
         master.stop()
+
+
+@pytest.fixture(scope="session")
+def connect_supervisor(spark_connect_url: str) -> Iterator[Any]:
+    """A SparkSupervisor on the session's Spark Connect server (a client only: no JVM in this process)."""
+    import asyncio
+
+    from engine.spark import SparkSettings, SparkSupervisor
+
+    supervisor = SparkSupervisor(SparkSettings(remote=spark_connect_url))
+    yield supervisor
+    asyncio.run(supervisor.shutdown())

@@ -183,7 +183,9 @@ class DataFrameStore:
         from pyspark.sql.functions import col
 
         try:
-            rows = (self._spark.read.format("binaryFile").load(self.absolute(pattern))
+            # recursiveFileLookup: no partition discovery over directories the glob matched side by side
+            rows = (self._spark.read.format("binaryFile").option("recursiveFileLookup", "true")
+                    .load(self.absolute(pattern))
                     .where(col("length") > 0).select("path").collect())
         except Exception as exc:
             if _missing_path(exc):
