@@ -41,11 +41,16 @@ def spark_home() -> Path:
 
 def server_env(work: Path) -> dict[str, str]:
     """Loopback only, logs and pid files in ``work``, and executors on this venv's Python."""
-    return {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
+    return {**child_env(), "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
             "SPARK_LOG_DIR": str(work / "logs"), "SPARK_PID_DIR": str(work / "pids"),
             "SPARK_WORKER_DIR": str(work / "worker"), "SPARK_IDENT_STRING": "connect-engine-tests",
             "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
             "SPARK_DAEMON_JAVA_OPTS": QUICK_JVM, "SPARK_NO_DAEMONIZE": "1"}
+
+
+def child_env() -> dict[str, str]:
+    """This process's environment for a child, without pyspark's process-wide Connect mark."""
+    return {k: v for k, v in os.environ.items() if k not in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")}
 
 
 @dataclass
@@ -177,10 +182,21 @@ def spark_master_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def connect_supervisor(spark_connect_url: str) -> Iterator[Any]:
-    """A SparkSupervisor on the session's Spark Connect server (a client only: no JVM in this process)."""
+    """A SparkSupervisor on the session's Spark Connect server.
+
+    The session's classic local SparkContext is made first (as ``tests/spark`` and the sink tests make it),
+    so that the Connect client does not mark the whole process as Connect-only (see
+    ``engine.spark.supervisor._create_connect_session``).
+    """
     import asyncio
 
+    from pyspark.sql import SparkSession
+
     from engine.spark import SparkSettings, SparkSupervisor
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    (SparkSession.builder.master("local[6]").config("spark.ui.enabled", "false")
+     .config("spark.sql.shuffle.partitions", "2").getOrCreate())
 
     supervisor = SparkSupervisor(SparkSettings(remote=spark_connect_url))
     yield supervisor

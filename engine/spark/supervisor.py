@@ -193,8 +193,7 @@ class SparkSupervisor:
             SparkSession.getActiveSession() is None and getattr(SparkSession, "_instantiatedSession", None) is None)
         started = time.monotonic()
         if s.remote is not None:
-            # create(), not getOrCreate(): another Connect session of this process (another URL) is not ours
-            session = builder.create()
+            session = _create_connect_session(builder)
             _bound_connect_retries(session, s.server_timeout_ms / 1000)
         else:
             session = builder.getOrCreate()
@@ -454,6 +453,25 @@ def _quiet_cancellations(session: Any) -> None:
             configurator.setLevel(name, off)
     except Exception as exc:  # another logging backend: its messages stay as they are
         log.info("spark.jvm_logging_unchanged", error=f"{type(exc).__name__}: {exc}".splitlines()[0])
+
+
+def _create_connect_session(builder: Any) -> Any:
+    """``create()``, not ``getOrCreate()``: another Connect session of this process (another URL) is not ours.
+
+    pyspark marks the whole process as a Connect client (``SPARK_CONNECT_MODE_ENABLED``), which makes
+    ``pyspark.sql.functions`` build Connect columns from then on. Right for a worker that only talks to
+    Connect; wrong where a classic SparkContext already runs in the process (an embedding program's, or
+    a test session's): there the mark is taken back, and Connect jobs use SQL strings or
+    ``pyspark.sql.connect.functions``.
+    """
+    from pyspark import SparkContext
+
+    classic = SparkContext._active_spark_context is not None
+    marked = "SPARK_CONNECT_MODE_ENABLED" in os.environ
+    session = builder.create()
+    if classic and not marked:
+        os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+    return session
 
 
 def _bound_connect_retries(session: Any, seconds: float) -> None:

@@ -180,13 +180,11 @@ class DataFrameStore:
          .text(self.absolute(f"{folder}/{name}")))
 
     def list_data_dirs(self, pattern: str) -> list[str]:
-        from pyspark.sql.functions import col
-
         try:
             # recursiveFileLookup: no partition discovery over directories the glob matched side by side
             rows = (self._spark.read.format("binaryFile").option("recursiveFileLookup", "true")
                     .load(self.absolute(pattern))
-                    .where(col("length") > 0).select("path").collect())
+                    .where("length > 0").select("path").collect())
         except Exception as exc:
             if _missing_path(exc):
                 return []

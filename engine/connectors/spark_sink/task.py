@@ -48,9 +48,8 @@ def _write_batch(spark: Any, target: str, rows: list[dict[str, Any]], by_partiti
     columns = [commit_log.TP_COLUMN] if by_partition else []
     if partition_by:
         if partition_by not in df.columns:  # no row of the batch has the field: all go to the null folder
-            from pyspark.sql.functions import lit
-
-            df = df.withColumn(partition_by, lit(None).cast("string"))
+            # a SQL string, not functions.lit: the same on classic and Connect sessions in any process
+            df = df.selectExpr("*", f"CAST(NULL AS STRING) AS `{partition_by.replace('`', '``')}`")
         columns.append(partition_by)
     writer = df.write.mode("overwrite")
     if columns:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import pytest
 from engine.api.records import TopicPartition
 from engine.connectors.spark_sink.task import CRASH_EXIT_CODE, CRASH_POINTS
 from engine.spark import JobOwner, SparkSupervisor, TaskSpark
+from tests.spark_servers import child_env
 
 from .crash_child import PER_ROUND, TPS, committed_offsets, finish
 from .support import assign, committed_ids, data_dirs, listed_dirs, manifests, orders, started_task
@@ -38,7 +38,7 @@ SCENARIOS = [f"{point}:1" for point in CRASH_POINTS] + ["written:1:fresh"]
 STANDALONE = ["written:1", "manifested_one:1"]  # orphaned data; one partition published, the other not
 CASES = ([("local", s) for s in SCENARIOS] + [("connect", s) for s in SCENARIOS]
          + [("standalone", s) for s in STANDALONE])
-ENV = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable,
+ENV = {**child_env(), "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable,
        # a quick-start JVM: halves a child's start here, where the children share two cores
        "JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:CICompilerCount=1 -XX:-UsePerfData"}
 
@@ -80,7 +80,7 @@ def run_children(commands: list[list[str]], timeout: float = 300) -> list[tuple[
 
 
 def crashed(mode: str, url: str, template: Path, factory: pytest.TempPathFactory, spark: Any,
-            recover_in_process: TaskSpark | None | bool) -> dict[str, dict[str, Any]]:
+            recover_in_process: TaskSpark | bool | None) -> dict[str, dict[str, Any]]:
     """Crash one child per scenario of ``mode``, record what each left, then recover each (in this process,
     or, with ``recover_in_process=False``, in one child on the same Spark); scenario -> facts."""
     specs = [spec for m, spec in CASES if m == mode]

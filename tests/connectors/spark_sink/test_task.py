@@ -14,7 +14,17 @@ from engine.api.records import TopicPartition
 from engine.data.builder import SchemaBuilder
 from engine.data.values import Struct
 
-from .support import assign, committed_ids, committed_rows, data_dirs, listed_dirs, manifests, orders, record, started_task
+from .support import (
+    assign,
+    committed_ids,
+    committed_rows,
+    data_dirs,
+    listed_dirs,
+    manifests,
+    orders,
+    record,
+    started_task,
+)
 
 TP0, TP1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
 
@@ -36,7 +46,8 @@ async def test_put_only_buffers_and_pre_commit_publishes_with_one_manifest_per_p
     manifest = json.loads((tmp_path / "_manifests" / "orders-0" / f"{10:020d}.json").read_text())
     assert (manifest["first_offset"], manifest["next_offset"], manifest["rows"]) == (0, 10, 10)
     (path,) = manifest["paths"]  # the batch's own directory for the partition: written in place, never moved
-    assert path.startswith("_batches/__connect_batch=pq-0+") and path.endswith("/__connect_tp=orders+0")
+    assert path.startswith("_batches/__connect_batch=pq-0+")
+    assert path.endswith("/__connect_tp=orders+0")
     assert data_dirs(tmp_path) == listed_dirs(tmp_path, spark) == {tmp_path / path, tmp_path / (path[:-1] + "1")}
 
     await task.put(orders(TP0, 10, 12))  # one partition: written straight into its directory
