@@ -65,5 +65,5 @@ def test_server_timeout_is_read_and_a_bad_one_names_the_setting() -> None:
     assert SparkSettings.from_worker({}).server_timeout_ms == 10000
     assert SparkSettings.from_worker({"spark.server.timeout.ms": "2500"}).server_timeout_ms == 2500
     for bad in ("0", "-1", "soon"):
-        with pytest.raises(ConfigException, match="spark.server.timeout.ms"):
+        with pytest.raises(ConfigException, match=r"spark\.server\.timeout\.ms"):
             SparkSettings.from_worker({"spark.server.timeout.ms": bad})
