@@ -148,6 +148,8 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
     WorkerKey("spark.master", "local[*]", "the SparkSession's master", SPARK),
     WorkerKey("spark.remote", None, "a Spark Connect URL instead (a real cluster)", SPARK),
     WorkerKey("spark.app.name", "connect-engine", "the Spark application's name", SPARK),
+    WorkerKey("spark.server.timeout.ms", "10000",
+              "how long the first Spark use waits for a spark:// master or sc:// server to answer", SPARK),
     WorkerKey("spark.conf.<key>", None, "passed to the session builder as <key>", SPARK),
 )
 
