@@ -35,7 +35,7 @@ type:
 
 check: lint type test   ## what CI runs
 
-bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spark, distributed and soak benchmarks; writes BENCHMARKS.md
+bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spark, distributed, CDC, RabbitMQ and soak benchmarks; writes BENCHMARKS.md
 	$(BIN)/python bench/lifecycle.py --write BENCHMARKS.md
 	$(BIN)/python bench/dump_replay.py --append BENCHMARKS.md
 	$(BIN)/python bench/rest_api.py --append BENCHMARKS.md
@@ -43,6 +43,8 @@ bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spar
 	$(BIN)/python bench/scale_out.py --append BENCHMARKS.md
 	$(BIN)/python bench/spark_sink.py --append BENCHMARKS.md
 	$(BIN)/python bench/distributed.py --append BENCHMARKS.md
+	$(BIN)/python bench/postgres_cdc.py --append BENCHMARKS.md
+	$(BIN)/python bench/rabbitmq_sink.py --append BENCHMARKS.md
 	$(BIN)/python bench/soak.py --minutes 2 --append BENCHMARKS.md
 
 clean:

@@ -80,7 +80,8 @@ def _open_config_log(worker: WorkerConfig) -> ConfigLog:
         from engine.configlog.kafka import KafkaConfigLog
 
         return KafkaConfigLog(servers, worker.raw["config.storage.topic"],
-                              replication_factor=int(worker.raw["config.storage.replication.factor"]))
+                              replication_factor=int(worker.raw["config.storage.replication.factor"]),
+                              client_args=worker.kafka.own())
     return MemoryConfigLog()
 
 
@@ -92,8 +93,13 @@ def _open_topics(worker: WorkerConfig) -> Topics:
         from engine.topics.kafka import KafkaTopics
 
         session = worker.get("consumer.session.timeout.ms")
+        # Connect's precedence: connectors' producers get producer.*, consumers consumer.*, admins the
+        # top level + admin.* (engine.config.kafka_clients); per-connector overrides come on top
         return KafkaTopics(servers, client_id=f"connect-engine-{worker.worker_id}",
-                           session_timeout_ms=int(session) if session else 10_000)
+                           session_timeout_ms=int(session) if session else 10_000,
+                           producer_config=worker.kafka.worker_level("producer"),
+                           consumer_config=worker.kafka.worker_level("consumer"),
+                           admin_config=worker.kafka.worker_level("admin"))
     return MemoryTopics(worker.get("topics.storage.file.filename"), topic_defaults=worker_defaults(worker.raw))
 
 
@@ -134,18 +140,20 @@ class Engine:
         self.cluster: Cluster | None = None
         if self.worker.get("group.id"):
             from engine.distributed.cluster import Cluster
+            from engine.distributed.forwarding import RestClient
             from engine.distributed.settings import ClusterSettings
 
-            self.cluster = Cluster(ClusterSettings.from_worker(self.worker))
+            self.cluster = Cluster(ClusterSettings.from_worker(self.worker), RestClient(self.worker))
         self.data_settings = DataSettings.parse(self.worker.raw)
         self.topics: Topics = topics if topics is not None else _open_topics(self.worker)
         # one per engine; nothing Spark-related happens until a task first runs a job
         self.spark = SparkSupervisor(SparkSettings.from_worker(self.worker.raw))
         self._log: ConfigLog = config_log if config_log is not None else _open_config_log(self.worker)
         client_id = f"connect-engine-{self.worker.worker_id}"
-        self._status = open_status_store(self.worker.raw, client_id=client_id)
-        self._offsets = offset_store if offset_store is not None else open_offset_store(self.worker.raw,
-                                                                                        client_id=client_id)
+        own = self.worker.kafka.own()  # the worker's own clients: the top-level security settings
+        self._status = open_status_store(self.worker.raw, client_id=client_id, client_args=own)
+        self._offsets = offset_store if offset_store is not None else open_offset_store(
+            self.worker.raw, client_id=client_id, client_args=own)
         # this engine's own: several engines count apart; a cluster member reports only its own work
         self.metrics = EngineMetrics(self._status,
                                      worker_id=self.worker.worker_id if self.cluster is not None else None)
@@ -216,7 +224,8 @@ class Engine:
         try:
             async with asyncio.TaskGroup() as tg:
                 data = DataPlane(self.topics, self.worker.raw, self._offsets, self._status, self.data_settings,
-                                 self.worker.worker_id, self.spark, metrics=self.metrics.connect)
+                                 self.worker.worker_id, self.spark, metrics=self.metrics.connect,
+                                 clients=self.worker.kafka)
                 self._herder = Herder(self._log, self._status, self._offsets, self.worker, tg, self._feed,
                                       self.metrics, data, ownership=self.cluster, timers=self._timers)
                 reader = tg.create_task(self._herder.run(ready), name="configlog-reader")
@@ -342,7 +351,14 @@ class Engine:
         given = full.setdefault("name", name)
         if given != name:
             raise ConfigError(f"Connector name configuration ({given}) doesn't match connector name in the URL ({name})")
-        await validate_connector_config(full, timeout=self.worker.callback_timeout)
+        # as Connect's validateConnectorConfig: the connector validates what it will be started with, its
+        # ${provider:path:key} references resolved (the log keeps the references); one that does not resolve
+        # is left as written here, and fails the connector when it starts, naming the key
+        try:
+            resolved = self.worker.transformer.resolve(full)
+        except ConfigError:
+            resolved = full
+        await validate_connector_config(resolved, timeout=self.worker.callback_timeout, clients=self.worker.kafka)
         if self.cluster is not None:
             from engine.distributed.sink_group import check_sink_group
 

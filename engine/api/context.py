@@ -39,6 +39,9 @@ class ConnectorContext:
         self._raise_error = raise_error
         self._incarnation = incarnation
         self._closed = False
+        self.spark: Any = None
+        """As ``TaskContext.spark``, for the connector's own Spark work (say, cleaning up in ``deleted()``);
+        its jobs belong to the connector (task ``-1``). None when the worker has no Spark supervisor."""
 
     def configs(self) -> dict[str, str]:
         """The connector's raw configuration, available even before ``start`` (e.g. in ``deleted``)."""

@@ -92,17 +92,34 @@ def main(argv: list[str] | None = None) -> int:
         return _replay(args, parser)
     if args.command == "diagram":
         return _diagram(args)
-    if args.command == "distributed":
-        from engine.cli.distributed import run_distributed
+    if args.command in ("distributed", "standalone"):
+        return _worker(args)
+    return 0
 
-        asyncio.run(run_distributed(args.worker_properties))
-        return 0
-    if args.command == "standalone":
-        from engine.cli.standalone import run_standalone, split_files
 
-        worker_file, connector_files = split_files(args.files)
-        asyncio.run(run_standalone(worker_file, connector_files))
-        return 0
+def _worker(args: argparse.Namespace) -> int:
+    """Run a worker; a configuration it cannot start with, or a Kafka cluster it cannot reach or log in to,
+    is one line naming the cause and the setting, exit 1 (no traceback: nothing in it helps an operator)."""
+    from aiokafka.errors import KafkaConnectionError, SaslAuthenticationFailed
+
+    from engine.errors import ConfigError, ConfigLogError
+
+    try:
+        if args.command == "distributed":
+            from engine.cli.distributed import run_distributed
+
+            asyncio.run(run_distributed(args.worker_properties))
+        else:
+            from engine.cli.standalone import run_standalone, split_files
+
+            worker_file, connector_files = split_files(args.files)
+            asyncio.run(run_standalone(worker_file, connector_files))
+    except ConfigError as exc:
+        sys.stderr.write(f"connect-engine {args.command}: {exc}\n")
+        return 1
+    except (KafkaConnectionError, SaslAuthenticationFailed, ConfigLogError) as exc:
+        sys.stderr.write(f"connect-engine {args.command}: cannot start against the Kafka cluster: {exc}\n")
+        return 1
     return 0
 
 

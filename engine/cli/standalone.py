@@ -13,7 +13,6 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import structlog
 from aiohttp import web
@@ -23,6 +22,7 @@ from engine.engine import Engine
 from engine.errors import ConfigError
 from engine.rest.app import DEFAULT_REST_TIMEOUT_S, make_app
 from engine.rest.auth import CREDENTIALS_FILE_KEY
+from engine.rest.listening import bind, listeners_of, server_tls
 
 log = structlog.get_logger(component="standalone")
 
@@ -50,18 +50,6 @@ def read_connector_file(path: str) -> tuple[str, dict[str, str]]:
     return name, {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
 
 
-def listener_addresses(listeners: str) -> list[tuple[str, int]]:
-    """``http://host:port`` entries; only plain HTTP is served (TLS terminates in front)."""
-    addresses = []
-    for entry in (e.strip() for e in listeners.split(",") if e.strip()):
-        url = urlsplit(entry)
-        if url.scheme != "http" or url.port is None:
-            raise ConfigError(f"Invalid listener {entry!r}: expected http://host:port",
-                              errors={"listeners": [f"Invalid listener {entry}"]})
-        addresses.append((url.hostname or "127.0.0.1", url.port))
-    return addresses
-
-
 class StandaloneWorker:
     """Engine + REST server with Connect standalone's start-up and shutdown order."""
 
@@ -74,16 +62,15 @@ class StandaloneWorker:
 
     async def start(self) -> None:
         connectors = [read_connector_file(path) for path in self.connector_files]  # fail before starting
+        listeners = listeners_of(self.engine.worker)
+        tls = server_tls(self.engine.worker)  # a bad key store stops the worker before anything starts
         await self.engine.start()
         timeout = float(self.properties.get(REST_TIMEOUT_KEY, DEFAULT_REST_TIMEOUT_S * 1000)) / 1000
         app = make_app(self.engine, rest_timeout=timeout,
                        credentials_file=self.engine.worker.get(CREDENTIALS_FILE_KEY))
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        for host, port in listener_addresses(self.engine.worker.raw["listeners"]):
-            site = web.TCPSite(self._runner, host, port)
-            await site.start()
-            self.bound.append(f"http://{host}:{port}")
+        self.bound = await bind(self._runner, listeners, tls)
         log.info("worker.started", listeners=self.bound, worker=self.engine.worker.worker_id)
         for name, config in connectors:
             await self.engine.put_connector_config(name, config)

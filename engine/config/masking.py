@@ -1,7 +1,9 @@
 """Hiding secrets in configs before they are logged.
 
 A key is secret when the connector's ``ConfigDef`` types it PASSWORD or, as a fallback for keys
-it does not define, when its name mentions a password, secret or token.
+it does not define, when its name mentions a password, secret or token, or it is one of the Kafka
+client keys Kafka types PASSWORD (``sasl.jaas.config``, ``ssl.keystore.key`` ...), under any prefix
+(``producer.override.sasl.jaas.config``).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any
 
 from engine.api._invoke import invoke
 from engine.api.config_def import ConfigDef, ConfigType, Password
+from engine.config.kafka_clients.keys import SECRET_KEYS
 
 _SECRET_WORDS = ("password", "secret", "token")
 
@@ -23,7 +26,8 @@ def password_keys(config_def: ConfigDef | None) -> frozenset[str]:
 
 def is_secret_key(key: str, passwords: Collection[str] = ()) -> bool:
     lowered = key.lower()
-    return key in passwords or any(word in lowered for word in _SECRET_WORDS)
+    return (key in passwords or any(word in lowered for word in _SECRET_WORDS)
+            or any(lowered == k or lowered.endswith("." + k) for k in SECRET_KEYS))
 
 
 def mask_config(config: Mapping[str, str | None], passwords: Collection[str] = ()) -> dict[str, str | None]:

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from engine.config.kafka_clients import KafkaClients
+from engine.config.listeners import advertised_url
 from engine.config.providers import ConfigTransformer
 from engine.errors import ConfigError
 
@@ -58,6 +60,8 @@ class WorkerConfig:
 
     raw: dict[str, str]
     worker_id: str
+    # the REST URL other workers forward to (Connect's RestServer.advertisedUrl)
+    advertised_url: str
     task_shutdown_timeout: float
     connector_shutdown_timeout: float
     deleted_timeout: float
@@ -67,20 +71,26 @@ class WorkerConfig:
     deleted_max_retries: int
     # config.providers: resolves ${provider:path:key} when connectors and tasks start (KIP-297)
     transformer: ConfigTransformer
+    # security.protocol, ssl.*, sasl.*, producer.*, consumer.*, admin.*, the override policy: checked here
+    kafka: KafkaClients
 
     @classmethod
     def parse(cls, props: Mapping[str, str] | None) -> WorkerConfig:
         raw = {**_DEFAULTS, **{str(k): str(v) for k, v in (props or {}).items()}}
+        transformer = ConfigTransformer.from_worker(raw)
+        url = advertised_url(raw)
         return cls(
             raw=raw,
-            worker_id=_worker_id(raw),
+            worker_id=_worker_id(url),
+            advertised_url=url,
             task_shutdown_timeout=_millis(raw, "task.shutdown.graceful.timeout.ms"),
             connector_shutdown_timeout=_millis(raw, "connector.shutdown.graceful.timeout.ms"),
             deleted_timeout=_millis(raw, "connector.deleted.timeout.ms"),
             callback_timeout=_millis(raw, "connector.callback.timeout.ms"),
             deleted_retry_backoff=_millis(raw, "connector.deleted.retry.backoff.ms"),
             deleted_max_retries=int_setting(raw, "connector.deleted.max.retries", 10),
-            transformer=ConfigTransformer.from_worker(raw),
+            transformer=transformer,
+            kafka=KafkaClients.from_worker(raw, transformer),
         )
 
     def get(self, key: str) -> str | None:
@@ -88,10 +98,7 @@ class WorkerConfig:
         return value if value else None
 
 
-def _worker_id(raw: Mapping[str, str]) -> str:
-    """Connect's worker id: the advertised REST host:port."""
-    first = raw["listeners"].split(",")[0].strip()
-    url = urlsplit(first)
-    host = raw.get("rest.advertised.host.name") or url.hostname or "127.0.0.1"
-    port = raw.get("rest.advertised.port") or (str(url.port) if url.port else "8083")
-    return f"{host}:{port}"
+def _worker_id(url: str) -> str:
+    """Connect's worker id: the advertised REST URL's host:port."""
+    parts = urlsplit(url)
+    return parts.netloc

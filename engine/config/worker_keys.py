@@ -11,13 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 REST = "REST and identity"
+HTTPS = ("REST over HTTPS (ssl.* keys; when any listeners.https.ssl.* key is set, those replace the ssl.* "
+         "keys altogether) and CORS")
 STORES = "config log, stores and topics (memory unless a file or Kafka is named)"
 LIFECYCLE = "lifecycle timeouts"
 DATA = "data plane"
 PLUGINS = "plugins and secrets"
 SPARK = "Spark (engine.spark; nothing starts until a task runs a job)"
+KAFKA = "Kafka clients (security and settings; README: Kafka client security and settings)"
 CLUSTER = "cluster (distributed workers)"
-SECTIONS = (CLUSTER, REST, STORES, LIFECYCLE, DATA, PLUGINS, SPARK)
+SECTIONS = (CLUSTER, REST, HTTPS, STORES, KAFKA, LIFECYCLE, DATA, PLUGINS, SPARK)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,17 +49,45 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
               "how long a departed worker's work waits (0: reassign at once)", CLUSTER, True),
     WorkerKey("worker.sync.timeout.ms", "3000", "how long a worker waits to catch up with the leader's config",
               CLUSTER, True),
-    WorkerKey("rest.advertised.listener.url", None, "where other workers forward requests (http://<worker id>)",
+    WorkerKey("rest.advertised.listener.url", None, "overrides the advertised URL other workers forward to",
               CLUSTER, True),
     # REST and identity
-    WorkerKey("listeners", "http://127.0.0.1:8083", "REST listeners (comma-separated); the first names the worker",
-              REST),
-    WorkerKey("rest.advertised.host.name", None, "host of the worker id shown in statuses (the first listener's)",
-              REST),
-    WorkerKey("rest.advertised.port", None, "port of the worker id (the first listener's)", REST),
+    WorkerKey("listeners", "http://127.0.0.1:8083",
+              "REST listeners, http:// or https://, comma-separated (empty host: every interface; port 0: any "
+              "free port)", REST),
+    WorkerKey("rest.advertised.listener", None,
+              "http | https: the advertised URL's protocol (default http when a listener is http)", REST),
+    WorkerKey("rest.advertised.host.name", None,
+              "host of the advertised URL and worker id (the advertised protocol's first listener's)", REST),
+    WorkerKey("rest.advertised.port", None, "port of the advertised URL and worker id (that listener's)", REST),
     WorkerKey("rest.request.timeout.ms", "90000", "how long a request waits for a plugin, then 500", REST),
     WorkerKey("rest.basic.auth.credentials.file", None,
               "user:hash lines (python -m engine.rest.auth hash USER): requests need basic auth", REST),
+    # HTTPS and CORS
+    WorkerKey("ssl.keystore.type", "JKS", "PKCS12 | PEM (JKS: a PKCS12 file, as Java reads it)", HTTPS),
+    WorkerKey("ssl.keystore.location", None, "the HTTPS listeners' key and certificate chain", HTTPS),
+    WorkerKey("ssl.keystore.password", None, "its password (PKCS12)", HTTPS),
+    WorkerKey("ssl.key.password", None, "the private key's password (an encrypted PEM key)", HTTPS),
+    WorkerKey("ssl.keystore.certificate.chain", None, "inline PEM chain instead of a file (type PEM)", HTTPS),
+    WorkerKey("ssl.keystore.key", None, "inline PEM private key with it", HTTPS),
+    WorkerKey("ssl.truststore.type", "JKS", "PKCS12 | PEM", HTTPS),
+    WorkerKey("ssl.truststore.location", None,
+              "whom the forwarding client and client authentication trust (else the system CAs)", HTTPS),
+    WorkerKey("ssl.truststore.password", None, "its password (PKCS12)", HTTPS),
+    WorkerKey("ssl.truststore.certificates", None, "inline PEM certificates instead of a file (type PEM)",
+              HTTPS),
+    WorkerKey("ssl.protocol", "TLSv1.3", "TLS | TLSv1.2 | TLSv1.3: the highest version used", HTTPS),
+    WorkerKey("ssl.enabled.protocols", "TLSv1.2,TLSv1.3", "TLS versions allowed (their range)", HTTPS),
+    WorkerKey("ssl.cipher.suites", None, "TLS 1.2 suites allowed, Java or OpenSSL names (default OpenSSL's)",
+              HTTPS),
+    WorkerKey("ssl.endpoint.identification.algorithm", "https",
+              "https: the forwarding client checks host names; empty: it does not", HTTPS),
+    WorkerKey("ssl.client.authentication", "none", "none | requested | required: client certificates", HTTPS),
+    WorkerKey("listeners.https.<ssl key>", None, "an ssl.* key for HTTPS only (any one set: only these count)",
+              HTTPS),
+    WorkerKey("access.control.allow.origin", None, "CORS: allowed origins, comma-separated, * = any "
+              "(empty: no CORS headers)", HTTPS),
+    WorkerKey("access.control.allow.methods", None, "CORS: allowed methods (default GET,POST,HEAD)", HTTPS),
     # stores
     WorkerKey("bootstrap.servers", None, "Kafka brokers: config log and topics (and in a cluster every store) on "
               "Kafka", STORES),
@@ -73,6 +104,18 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
     WorkerKey("status.storage.partitions", "5", "partitions of the status topic", STORES),
     WorkerKey("status.storage.replication.factor", "1", "its replication factor (-1: the broker's)", STORES),
     WorkerKey("topics.storage.file.filename", None, "in-process topics kept in a file (survive a restart)", STORES),
+    # Kafka clients
+    WorkerKey("security.protocol", "PLAINTEXT", "PLAINTEXT | SSL | SASL_PLAINTEXT | SASL_SSL: the worker's own clients",
+              KAFKA),
+    WorkerKey("ssl.<key>", None, "TLS for the worker's own Kafka clients: the ssl.* keys above (Connect shares them)",
+              KAFKA),
+    WorkerKey("sasl.<key>", None, "SASL for them: sasl.mechanism, sasl.jaas.config ...", KAFKA),
+    WorkerKey("producer.<key>", None, "connectors' producers (security keys too: Connect does not inherit them)",
+              KAFKA),
+    WorkerKey("consumer.<key>", None, "connectors' consumers (likewise)", KAFKA),
+    WorkerKey("admin.<key>", None, "connectors' admin clients (over the top-level keys)", KAFKA),
+    WorkerKey("connector.client.config.override.policy", "All",
+              "which <client>.override.* keys connectors may set: All | None | Principal", KAFKA),
     # lifecycle
     WorkerKey("task.shutdown.graceful.timeout.ms", "5000", "how long a stopping task may take, then abandoned",
               LIFECYCLE),
@@ -105,6 +148,8 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
     WorkerKey("spark.master", "local[*]", "the SparkSession's master", SPARK),
     WorkerKey("spark.remote", None, "a Spark Connect URL instead (a real cluster)", SPARK),
     WorkerKey("spark.app.name", "connect-engine", "the Spark application's name", SPARK),
+    WorkerKey("spark.server.timeout.ms", "10000",
+              "how long the first Spark use waits for a spark:// master or sc:// server to answer", SPARK),
     WorkerKey("spark.conf.<key>", None, "passed to the session builder as <key>", SPARK),
 )
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import ConsumerStoppedError, KafkaError
 
+from engine.config.kafka_clients.starting import start_client
 from engine.configlog.base import LogEntry, RawRecord
 from engine.errors import ConfigLogError, EngineNotRunning
 from engine.storage.kafka_topic_admin import describe, ensure_compacted_topic
@@ -42,8 +43,9 @@ class KafkaConfigLog:
     """
 
     def __init__(self, bootstrap_servers: str, topic: str, *, replication_factor: int = 1,
-                 client_id: str = "connect-engine") -> None:
+                 client_id: str = "connect-engine", client_args: Mapping[str, Any] | None = None) -> None:
         self.bootstrap_servers = bootstrap_servers
+        self._client_args = dict(client_args or {})  # the worker's security settings (KafkaClients.own())
         self.topic = topic
         self.replication_factor = replication_factor
         self.client_id = client_id
@@ -65,12 +67,12 @@ class KafkaConfigLog:
             return
         try:
             await self._ensure_topic()
-            self._producer = AIOKafkaProducer(
-                bootstrap_servers=self.bootstrap_servers, client_id=self.client_id,
-                acks="all", enable_idempotence=False)  # tansu rejects InitProducerId
-            await self._producer.start()
+            self._producer = AIOKafkaProducer(**{  # tansu rejects InitProducerId
+                **self._client_args, "bootstrap_servers": self.bootstrap_servers, "client_id": self.client_id,
+                "acks": "all", "enable_idempotence": False})
+            await start_client(self._producer)
             self._consumer = self._new_consumer("reader", fetch_max_wait_ms=_TAIL_WAIT_MS)
-            await self._consumer.start()
+            await start_client(self._consumer)
             self._consumer.assign([self._tp])
         except KafkaError as exc:
             await self._stop_clients()
@@ -101,16 +103,18 @@ class KafkaConfigLog:
                     await client.stop()
 
     def _new_consumer(self, role: str, **extra: Any) -> Any:
-        return AIOKafkaConsumer(
-            bootstrap_servers=self.bootstrap_servers, client_id=f"{self.client_id}-configlog-{role}",
-            group_id=None, enable_auto_commit=False, auto_offset_reset="earliest", **extra)
+        return AIOKafkaConsumer(**{
+            **self._client_args, "bootstrap_servers": self.bootstrap_servers,
+            "client_id": f"{self.client_id}-configlog-{role}", "group_id": None, "enable_auto_commit": False,
+            "auto_offset_reset": "earliest", **extra})
 
     # ---- the topic ------------------------------------------------------------------------
 
     async def _ensure_topic(self) -> None:
         await ensure_compacted_topic(self.bootstrap_servers, self.topic, partitions=1,
                                      replication_factor=self.replication_factor, property_name=TOPIC_PROPERTY,
-                                     client_id=f"{self.client_id}-configlog", single_partition=True)
+                                     client_id=f"{self.client_id}-configlog", single_partition=True,
+                                     client_args=self._client_args)
 
     # ---- writing --------------------------------------------------------------------------
 
@@ -143,7 +147,7 @@ class KafkaConfigLog:
         self._require(self._consumer)
         probe = self._new_consumer("end-offset", fetch_max_wait_ms=_PROBE_WAIT_MS)
         try:
-            await probe.start()
+            await start_client(probe)
             probe.assign([self._tp])
             probe.seek(self._tp, max(self._known_end - 1, 0))
             async with asyncio.timeout(_END_OFFSET_TIMEOUT_S):

@@ -16,7 +16,7 @@ from typing import Protocol
 import structlog
 
 from engine.configlog.snapshot import ConfigSnapshot
-from engine.distributed.forwarding import forward_task_configs
+from engine.distributed.forwarding import RestClient, forward_task_configs
 from engine.distributed.member import GroupMember
 from engine.distributed.planner import ClusterWork, plan
 from engine.distributed.protocol import Assignment, ClusterView, JoinMetadata, Work
@@ -46,8 +46,9 @@ class Cluster:
 
     distributed = True
 
-    def __init__(self, settings: ClusterSettings) -> None:
+    def __init__(self, settings: ClusterSettings, rest_client: RestClient) -> None:
         self.settings = settings
+        self.rest_client = rest_client  # forwards to the leader (REST requests, task configs)
         self.worker_id = settings.worker_id
         self.owned = Work()
         self.generation = -1
@@ -67,7 +68,8 @@ class Cluster:
             client_id=f"connect-engine-{settings.worker_id}-group", join_metadata=self._join_metadata,
             planner=self._plan, on_assignment=self._received,
             session_timeout_ms=settings.session_timeout_ms, heartbeat_interval_ms=settings.heartbeat_interval_ms,
-            rebalance_timeout_ms=settings.rebalance_timeout_ms, request_timeout_ms=settings.request_timeout_ms)
+            rebalance_timeout_ms=settings.rebalance_timeout_ms, request_timeout_ms=settings.request_timeout_ms,
+            client_args=settings.client_args)
 
     # ---- what the herder and the engine ask -----------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ssl
 from collections.abc import Mapping
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -11,7 +12,10 @@ import aiohttp
 import orjson
 import structlog
 
-from engine.errors import ForwardingFailed
+from engine.config.listeners import HTTPS_PREFIX
+from engine.config.ssl_context import prefixed_settings, ssl_context
+from engine.config.worker import WorkerConfig
+from engine.errors import ConfigError, ForwardingFailed
 
 log = structlog.get_logger(component="forwarding")
 
@@ -19,18 +23,44 @@ _TASK_CONFIGS_RETRY_S = 30.0
 _BACKOFF_S = 0.25
 
 
-async def send(method: str, url: str, *, body: bytes | None, headers: Mapping[str, str],
-               timeout: float) -> tuple[int, bytes, str]:
-    """One HTTP request to another worker: its status, body and content type.
+class RestClient:
+    """Connect's ``RestClient``: requests to other workers, over HTTPS with the worker's own TLS keys.
 
-    Connection failures become Connect's 500 ``IO Error trying to forward REST request``.
+    The TLS context comes from the ``listeners.https.*`` keys, or the plain ``ssl.*`` ones when
+    none is set (``SSLUtils.createClientSideSslContextFactory``): it trusts the configured trust
+    store, presents the key store to a worker that asks for a client certificate, and checks host
+    names unless ``ssl.endpoint.identification.algorithm`` is empty. As in Connect (KAFKA-14816)
+    it is built on the first https URL only, so an http cluster never reads the TLS keys.
     """
-    try:
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session, \
-                session.request(method, url, data=body, headers=dict(headers)) as response:
-            return response.status, await response.read(), response.content_type
-    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        raise ForwardingFailed(500, f"IO Error trying to forward REST request: {exc!r}") from exc
+
+    def __init__(self, worker: WorkerConfig) -> None:
+        self._worker = worker
+        self._ssl: ssl.SSLContext | None = None
+
+    def tls(self) -> ssl.SSLContext:
+        if self._ssl is None:
+            settings, prefix = prefixed_settings(self._worker.raw, HTTPS_PREFIX)
+            self._ssl = ssl_context(self._worker.transformer.resolve(settings), "client", prefix=prefix)
+        return self._ssl
+
+    async def send(self, method: str, url: str, *, body: bytes | None, headers: Mapping[str, str],
+                   timeout: float) -> tuple[int, bytes, str]:
+        """One HTTP request to another worker: its status, body and content type.
+
+        Connection and TLS failures become Connect's 500 ``IO Error trying to forward REST request``.
+        """
+        try:
+            tls: ssl.SSLContext | bool = self.tls() if url.lower().startswith("https://") else True
+        except ConfigError as exc:  # Connect: 500 "Failed to start RestClient: ..."
+            log.error("forwarding.tls_settings_invalid", reason=str(exc))
+            raise ForwardingFailed(500, f"Failed to start RestClient: {exc}") from exc
+        try:
+            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session, \
+                    session.request(method, url, data=body, headers=dict(headers), ssl=tls,
+                                    allow_redirects=False) as response:
+                return response.status, await response.read(), response.content_type
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            raise ForwardingFailed(500, f"IO Error trying to forward REST request: {exc!r}") from exc
 
 
 class Leadership(Protocol):
@@ -41,6 +71,9 @@ class Leadership(Protocol):
 
     @property
     def leader_url(self) -> str | None: ...
+
+    @property
+    def rest_client(self) -> RestClient: ...
 
 
 async def forward_task_configs(cluster: Leadership, connector: str, configs: list[dict[str, str]]) -> bool:
@@ -61,7 +94,8 @@ async def forward_task_configs(cluster: Leadership, connector: str, configs: lis
         if leader_url:
             url = f"{leader_url.rstrip('/')}/connectors/{quote(connector, safe='')}/tasks?forward=true"
             try:
-                status, answer, _ = await send("POST", url, body=body, headers=_JSON, timeout=30.0)
+                status, answer, _ = await cluster.rest_client.send("POST", url, body=body, headers=_JSON,
+                                                                   timeout=30.0)
             except ForwardingFailed as exc:
                 last = str(exc)
             else:

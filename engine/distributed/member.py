@@ -20,6 +20,7 @@ from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment, ConsumerProtocolMemberMetadata
 from aiokafka.errors import KafkaError
 
+from engine.config.kafka_clients.starting import start_client
 from engine.distributed.protocol import Assignment, JoinMetadata
 
 log = structlog.get_logger(component="group")
@@ -57,8 +58,10 @@ class GroupMember:
                  join_metadata: Callable[[], JoinMetadata], planner: Planner,
                  on_assignment: Callable[[Assignment, int], None],
                  session_timeout_ms: int = 10_000, heartbeat_interval_ms: int = 3_000,
-                 rebalance_timeout_ms: int = 60_000, request_timeout_ms: int = 40_000) -> None:
+                 rebalance_timeout_ms: int = 60_000, request_timeout_ms: int = 40_000,
+                 client_args: Mapping[str, Any] | None = None) -> None:
         self.bootstrap_servers = bootstrap_servers
+        self._client_args = dict(client_args or {})  # the worker's security settings (KafkaClients.own())
         self.group_id = group_id
         self.topic = topic
         self.client_id = client_id
@@ -84,14 +87,14 @@ class GroupMember:
         return str(getattr(coordinator, "member_id", "")) if coordinator is not None else ""
 
     async def start(self) -> None:
-        self._consumer = AIOKafkaConsumer(
-            self.topic, bootstrap_servers=self.bootstrap_servers, group_id=self.group_id,
-            client_id=self.client_id, enable_auto_commit=False, auto_offset_reset="latest",
-            partition_assignment_strategy=(_ConnectAssignor(self),),
-            session_timeout_ms=self._session_timeout_ms, heartbeat_interval_ms=self._heartbeat_interval_ms,
-            rebalance_timeout_ms=self._rebalance_timeout_ms, request_timeout_ms=self._request_timeout_ms,
-            max_poll_interval_ms=max(self._rebalance_timeout_ms, 300_000))
-        await self._consumer.start()
+        self._consumer = AIOKafkaConsumer(self.topic, **{
+            **self._client_args, "bootstrap_servers": self.bootstrap_servers, "group_id": self.group_id,
+            "client_id": self.client_id, "enable_auto_commit": False, "auto_offset_reset": "latest",
+            "partition_assignment_strategy": (_ConnectAssignor(self),),
+            "session_timeout_ms": self._session_timeout_ms, "heartbeat_interval_ms": self._heartbeat_interval_ms,
+            "rebalance_timeout_ms": self._rebalance_timeout_ms, "request_timeout_ms": self._request_timeout_ms,
+            "max_poll_interval_ms": max(self._rebalance_timeout_ms, 300_000)})
+        await start_client(self._consumer)
         self._poller = asyncio.create_task(self._poll(), name=f"group-member:{self.group_id}")
         log.info("group.joining", group=self.group_id)
 

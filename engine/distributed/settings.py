@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from engine.config.worker import WorkerConfig, int_setting
 from engine.errors import ConfigError
@@ -32,6 +33,8 @@ class ClusterSettings:
     request_timeout_ms: int
     scheduled_rebalance_max_delay_ms: int
     sync_timeout_s: float
+    # the worker's security settings for the group membership client (KafkaClients.own())
+    client_args: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_worker(cls, worker: WorkerConfig) -> ClusterSettings:
@@ -39,7 +42,7 @@ class ClusterSettings:
         check_required(raw)
         return cls(
             worker_id=worker.worker_id,
-            url=raw.get("rest.advertised.listener.url", "").strip() or f"http://{worker.worker_id}",
+            url=raw.get("rest.advertised.listener.url", "").strip() or worker.advertised_url,
             bootstrap_servers=raw["bootstrap.servers"],
             group_id=raw["group.id"].strip(),
             config_topic=raw["config.storage.topic"],
@@ -50,4 +53,5 @@ class ClusterSettings:
             request_timeout_ms=int_setting(raw, "request.timeout.ms", 40_000, minimum=1),
             scheduled_rebalance_max_delay_ms=int_setting(raw, "scheduled.rebalance.max.delay.ms", 300_000),
             sync_timeout_s=int_setting(raw, "worker.sync.timeout.ms", 3_000, minimum=1) / 1000,
+            client_args=worker.kafka.own(),
         )

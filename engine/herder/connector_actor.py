@@ -55,6 +55,8 @@ from engine.herder.messages import (
 from engine.herder.restart_policy import NEVER_RESTART, RestartPolicy
 from engine.plugins.classes import qualified_name
 from engine.plugins.loading import load_connector_class
+from engine.spark.supervisor import JobOwner
+from engine.spark.task_spark import TaskSpark
 from engine.storage.base import OffsetStore, StatusStore
 from engine.storage.status import Status
 from engine.worker.connector_runner import ConnectorRunner, InstanceState
@@ -337,12 +339,23 @@ class ConnectorActor:
         def raise_error(exc: BaseException) -> None:
             self._s.post_threadsafe(self.name, RaisedError(runner, exc))
 
+        context: ConnectorContext
         if issubclass(runner.cls, SinkConnector):
-            return SinkConnectorContext(runner.config, request_reconfiguration=reconfigure, raise_error=raise_error,
-                                        incarnation=self.incarnation)
-        return SourceConnectorContext(runner.config, offset_reader=self._s.offsets.reader(self.name),
-                                      request_reconfiguration=reconfigure, raise_error=raise_error,
-                                      incarnation=self.incarnation)
+            context = SinkConnectorContext(runner.config, request_reconfiguration=reconfigure,
+                                           raise_error=raise_error, incarnation=self.incarnation)
+        else:
+            context = SourceConnectorContext(runner.config, offset_reader=self._s.offsets.reader(self.name),
+                                             request_reconfiguration=reconfigure, raise_error=raise_error,
+                                             incarnation=self.incarnation)
+        context.spark = self._connector_spark()
+        return context
+
+    def _connector_spark(self) -> TaskSpark | None:
+        """The connector's own handle on the worker's Spark (its jobs are task ``-1``'s)."""
+        data = self._s.data
+        if data is None or data.spark is None:
+            return None
+        return TaskSpark(data.spark, JobOwner(self.name, -1, 0))
 
     def _report(self, report: Report) -> None:
         self._s.post(self.name, report)
@@ -684,7 +697,7 @@ class ConnectorActor:
                 abandoned.append(runner.body)
         outcome = await run_deleted(self.name, self.cls, config, instance, self._s.offsets,
                                     timeout=self._s.worker.deleted_timeout, incarnation=self.incarnation,
-                                    attempt=attempt)
+                                    attempt=attempt, spark=self._connector_spark())
         if abandoned:  # stops that passed their timeout keep the deletion open until they return
             watched: list[asyncio.Future[Any]] = [outcome.lingering] if outcome.lingering is not None else []
             outcome = replace(outcome, lingering=until_returned([*watched, *abandoned]))
@@ -714,7 +727,7 @@ class ConnectorActor:
             cls = None
         outcome = await run_deleted(self.name, cls, self._resolved_or_raw(config), None, self._s.offsets,
                                     timeout=self._s.worker.deleted_timeout, incarnation=record.incarnation,
-                                    attempt=attempt)
+                                    attempt=attempt, spark=self._connector_spark())
         self._s.status.remove_connector(self.name)  # what a crashed owner left behind
         if outcome.succeeded:
             self._remove_offsets(cls, config)

@@ -52,18 +52,22 @@ class DeletionOutcome:
 
 
 def _closed_context(cls: type[Connector], config: dict[str, str], offsets: OffsetStore,
-                    name: str, incarnation: str | None) -> ConnectorContext:
+                    name: str, incarnation: str | None, spark: Any) -> ConnectorContext:
     def refuse() -> None:
         raise RuntimeError("the connector is being deleted")
 
     def refuse_error(exc: BaseException) -> None:
         raise RuntimeError("the connector is being deleted") from exc
 
+    context: ConnectorContext
     if issubclass(cls, SinkConnector):
-        return SinkConnectorContext(config, request_reconfiguration=refuse, raise_error=refuse_error,
-                                    incarnation=incarnation)
-    return SourceConnectorContext(config, offset_reader=offsets.reader(name), incarnation=incarnation,
-                                  request_reconfiguration=refuse, raise_error=refuse_error)
+        context = SinkConnectorContext(config, request_reconfiguration=refuse, raise_error=refuse_error,
+                                       incarnation=incarnation)
+    else:
+        context = SourceConnectorContext(config, offset_reader=offsets.reader(name), incarnation=incarnation,
+                                         request_reconfiguration=refuse, raise_error=refuse_error)
+    context.spark = spark
+    return context
 
 
 async def run_deleted(
@@ -76,6 +80,7 @@ async def run_deleted(
     timeout: float,
     incarnation: str | None = None,
     attempt: int = 1,
+    spark: Any = None,
 ) -> DeletionOutcome:
     """Call ``deleted()`` on ``instance``, or on a fresh one (``initialize`` first) if it has none.
 
@@ -94,7 +99,7 @@ async def run_deleted(
         if target is None:
             assert cls is not None
             target = cls()
-            await invoke(target.initialize, _closed_context(cls, config, offsets, name, incarnation))
+            await invoke(target.initialize, _closed_context(cls, config, offsets, name, incarnation, spark))
         await invoke(target.deleted)
 
     running = asyncio.ensure_future(call())

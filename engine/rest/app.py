@@ -8,6 +8,7 @@ from typing import Any
 import structlog
 from aiohttp import web
 
+from engine.distributed.forwarding import RestClient
 from engine.engine import Engine
 from engine.errors import EngineError, NotLeader
 from engine.observability.request_stage import current_stage, timed_out_message
@@ -15,9 +16,10 @@ from engine.plugins.discovery import PluginRegistry
 from engine.rest import connectors, loggers, metrics, openapi, server_info
 from engine.rest import plugins as plugin_routes
 from engine.rest.auth import CREDENTIALS_FILE_KEY, BasicAuth, load_credentials
+from engine.rest.cors import CrossOrigin
 from engine.rest.errors import error_response, status_of
 from engine.rest.forward import forward
-from engine.rest.keys import CLUSTER_ID, ENGINE, PLUGINS, REST_TIMEOUT
+from engine.rest.keys import CLUSTER_ID, ENGINE, PLUGINS, REST_CLIENT, REST_TIMEOUT
 from engine.rest.routing import add_routes, consumes_json
 
 log = structlog.get_logger(component="rest")
@@ -70,11 +72,15 @@ def make_app(engine: Engine, *, rest_timeout: float = DEFAULT_REST_TIMEOUT_S,
 
     ``plugins`` defaults to what is installed plus the worker's ``plugin.path``;
     ``credentials_file`` (basic auth, see ``engine.rest.auth``) to ``rest.basic.auth.credentials.file``.
+    CORS follows ``access.control.allow.*`` (``engine.rest.cors``); its preflights need no credentials.
     """
     credentials_file = credentials_file or engine.worker.get(CREDENTIALS_FILE_KEY)
     auth = [BasicAuth(load_credentials(credentials_file)).middleware()] if credentials_file else []
-    app = web.Application(middlewares=[metrics.count_requests, *auth, connect_errors])
+    cross_origin = CrossOrigin.from_worker(engine.worker.raw)
+    cors = [cross_origin.middleware()] if cross_origin is not None else []
+    app = web.Application(middlewares=[metrics.count_requests, *cors, *auth, connect_errors])
     app[ENGINE] = engine
+    app[REST_CLIENT] = engine.cluster.rest_client if engine.cluster is not None else RestClient(engine.worker)
     app[REST_TIMEOUT] = rest_timeout
     app[CLUSTER_ID] = cluster_id
     app[PLUGINS] = plugins if plugins is not None else PluginRegistry.discover(engine.worker.get("plugin.path"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from engine.distributed.forwarding import RestClient
 from engine.engine import Engine
 from engine.plugins.discovery import PluginRegistry
 
@@ -11,3 +12,4 @@ ENGINE = web.AppKey("engine", Engine)
 REST_TIMEOUT = web.AppKey("rest_timeout", float)
 CLUSTER_ID = web.AppKey("cluster_id", str)
 PLUGINS = web.AppKey("plugins", PluginRegistry)
+REST_CLIENT = web.AppKey("rest_client", RestClient)

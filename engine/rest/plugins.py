@@ -19,7 +19,7 @@ from engine.plugins.classes import import_class
 from engine.plugins.discovery import connector_plugin_type
 from engine.rest.body import json_body, string_map
 from engine.rest.errors import BadRequest, RestError
-from engine.rest.keys import PLUGINS
+from engine.rest.keys import ENGINE, PLUGINS
 from engine.validation.framework import CONFIG_DEF_STAGE, framework_config_def, validate_config_infos
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -88,7 +88,8 @@ async def validate_plugin_config(request: web.Request) -> web.Response:
     if included is not None and not _normalized(included).endswith(_normalized(plugin)):
         raise BadRequest(f"Included connector type {included} does not match request type {plugin}")
     try:
-        infos = await validate_config_infos(config, plugins=request.app[PLUGINS])
+        infos = await validate_config_infos(config, plugins=request.app[PLUGINS],
+                                            clients=request.app[ENGINE].worker.kafka)
     except Exception as exc:
         java_name = next((name for cls, name in _JAVA_NAMES if isinstance(exc, cls)), None)
         raise RestError(500, describe(exc, java_name)) from exc

@@ -4,6 +4,7 @@ Importing this package does not import pyspark; the session is built on first us
 """
 
 from engine.spark.metrics import Durations, SparkMetrics, prometheus_families
+from engine.spark.probe import SparkUnreachable
 from engine.spark.settings import SparkSettings
 from engine.spark.supervisor import JobOwner, SparkJobCancelled, SparkJobFailed, SparkSupervisor
 from engine.spark.task_spark import TaskSpark
@@ -16,6 +17,7 @@ __all__ = [
     "SparkMetrics",
     "SparkSettings",
     "SparkSupervisor",
+    "SparkUnreachable",
     "TaskSpark",
     "prometheus_families",
 ]

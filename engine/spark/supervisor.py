@@ -17,6 +17,7 @@ import contextlib
 import contextvars
 import itertools
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +30,7 @@ import structlog
 
 from engine.api.errors import ConnectException
 from engine.spark.metrics import Outcome, SparkMetrics
+from engine.spark.probe import probe
 from engine.spark.settings import SparkSettings
 
 T = TypeVar("T")
@@ -170,6 +172,7 @@ class SparkSupervisor:
         from pyspark.sql import SparkSession  # lazy: see module docstring
 
         s = self.settings
+        probe(s)  # an unreachable master or Connect server fails here, within spark.server.timeout.ms
         builder: Any = SparkSession.builder
         if s.remote is not None:
             builder = builder.remote(s.remote)
@@ -178,6 +181,9 @@ class SparkSupervisor:
                 # Spark's launcher reads this before any conf: without it the driver binds
                 # the host's external address.
                 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            # Executors start this Python for Python work (createDataFrame, UDFs): the worker's own
+            # interpreter, with the same pyspark, unless the user chose another.
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
             builder = builder.master(s.master)
         builder = builder.appName(s.app_name)
         for key, value in s.session_conf().items():
@@ -186,13 +192,17 @@ class SparkSupervisor:
         self._owns_session = s.remote is not None or (
             SparkSession.getActiveSession() is None and getattr(SparkSession, "_instantiatedSession", None) is None)
         started = time.monotonic()
-        session = builder.getOrCreate()
+        if s.remote is not None:
+            session = _create_connect_session(builder)
+            _bound_connect_retries(session, s.server_timeout_ms / 1000)
+        else:
+            session = builder.getOrCreate()
         if self._owns_session and s.remote is None:
             _quiet_cancellations(session)
         log.info(
             "spark.session_started",
             master=s.master if s.remote is None else None,
-            remote=s.remote,
+            remote=_endpoint(s.remote),
             app_name=s.app_name,
             seconds=round(time.monotonic() - started, 3),
         )
@@ -443,6 +453,43 @@ def _quiet_cancellations(session: Any) -> None:
             configurator.setLevel(name, off)
     except Exception as exc:  # another logging backend: its messages stay as they are
         log.info("spark.jvm_logging_unchanged", error=f"{type(exc).__name__}: {exc}".splitlines()[0])
+
+
+def _create_connect_session(builder: Any) -> Any:
+    """``create()``, not ``getOrCreate()``: another Connect session of this process (another URL) is not ours.
+
+    pyspark marks the whole process as a Connect client (``SPARK_CONNECT_MODE_ENABLED``), which makes
+    ``pyspark.sql.functions`` build Connect columns from then on. Right for a worker that only talks to
+    Connect; wrong where a classic SparkContext already runs in the process (an embedding program's, or
+    a test session's): there the mark is taken back, and Connect jobs use SQL strings or
+    ``pyspark.sql.connect.functions``.
+    """
+    from pyspark import SparkContext
+
+    classic = SparkContext._active_spark_context is not None
+    marked = "SPARK_CONNECT_MODE_ENABLED" in os.environ
+    session = builder.create()
+    if classic and not marked:
+        os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+    return session
+
+
+def _bound_connect_retries(session: Any, seconds: float) -> None:
+    """Retry a failing Connect RPC for about ``seconds`` (the client's default is ten minutes), so a
+    server that goes away fails the running job, and with it the task, instead of hanging it."""
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+
+    retries, waited, backoff = 0, 0.0, 0.05
+    while waited < seconds and retries < 30:
+        waited += backoff
+        backoff = min(backoff * 4, 2.0)
+        retries += 1
+    session.client.set_retry_policies([DefaultPolicy(max_retries=retries, max_backoff=2000, jitter=100)])
+
+
+def _endpoint(remote: str | None) -> str | None:
+    """``sc://host:port`` without the URL's parameters (which may hold a token), for logs."""
+    return None if remote is None else remote.split("/;")[0].split(";")[0]
 
 
 def _raise_if_cancelled(job: _Job, reason: str) -> None:

@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import ConsumerStoppedError, KafkaError
 
+from engine.config.kafka_clients.starting import start_client
 from engine.errors import ConfigLogError, EngineNotRunning
 from engine.storage.kafka_topic_admin import describe, ensure_compacted_topic
 
@@ -36,8 +37,9 @@ class KafkaBackingLog:
 
     def __init__(self, bootstrap_servers: str, topic: str, *, partitions: int, replication_factor: int,
                  property_name: str, client_id: str, on_record: OnRecord,
-                 isolation_level: str = "read_uncommitted") -> None:
+                 isolation_level: str = "read_uncommitted", client_args: Mapping[str, Any] | None = None) -> None:
         self.bootstrap_servers = bootstrap_servers
+        self._client_args = dict(client_args or {})  # the worker's security settings, for every client here
         self.topic = topic
         self.partitions = partitions
         self.replication_factor = replication_factor
@@ -62,13 +64,14 @@ class KafkaBackingLog:
             found = await ensure_compacted_topic(
                 self.bootstrap_servers, self.topic, partitions=self.partitions,
                 replication_factor=self.replication_factor, property_name=self.property_name,
-                client_id=self.client_id)
+                client_id=self.client_id, client_args=self._client_args)
             self._tps = [TopicPartition(self.topic, p) for p in range(found)]
-            self._producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap_servers, client_id=self.client_id,
-                                              acks="all", enable_idempotence=False)  # tansu rejects InitProducerId
-            await self._producer.start()
+            self._producer = AIOKafkaProducer(**{  # tansu rejects InitProducerId
+                **self._client_args, "bootstrap_servers": self.bootstrap_servers, "client_id": self.client_id,
+                "acks": "all", "enable_idempotence": False})
+            await start_client(self._producer)
             self._consumer = self._new_consumer("reader")
-            await self._consumer.start()
+            await start_client(self._consumer)
             self._consumer.assign(self._tps)
             await self._consumer.seek_to_beginning(*self._tps)
             ends = await self._end_offsets()
@@ -140,9 +143,10 @@ class KafkaBackingLog:
     # ---- reading ----------------------------------------------------------------------------
 
     def _new_consumer(self, role: str) -> Any:
-        return AIOKafkaConsumer(bootstrap_servers=self.bootstrap_servers, client_id=f"{self.client_id}-{role}",
-                                group_id=None, enable_auto_commit=False, auto_offset_reset="earliest",
-                                fetch_max_wait_ms=_FETCH_WAIT_MS, isolation_level=self._isolation_level)
+        return AIOKafkaConsumer(**{
+            **self._client_args, "bootstrap_servers": self.bootstrap_servers, "client_id": f"{self.client_id}-{role}",
+            "group_id": None, "enable_auto_commit": False, "auto_offset_reset": "earliest",
+            "fetch_max_wait_ms": _FETCH_WAIT_MS, "isolation_level": self._isolation_level})
 
     async def _read(self) -> None:
         consumer = self._consumer
@@ -183,7 +187,7 @@ class KafkaBackingLog:
         """Each partition's high-watermark from fresh fetches (ListOffsets is wrong on tansu)."""
         probe = self._new_consumer("end-offsets")
         try:
-            await probe.start()
+            await start_client(probe)
             probe.assign(self._tps)
             await probe.seek_to_beginning(*self._tps)
             async with asyncio.timeout(_END_TIMEOUT_S):

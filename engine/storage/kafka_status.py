@@ -8,6 +8,8 @@ alike on any worker. Local writes update the cache at once; the topic brings the
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 from engine.storage.kafka_backing import KafkaBackingLog, TopicBacked
 from engine.storage.status import MemoryStatusStore, Status, TopicStatus, topic_key
@@ -19,11 +21,13 @@ class KafkaStatusStore(TopicBacked, MemoryStatusStore):
     _journaled = True
 
     def __init__(self, bootstrap_servers: str, topic: str, *, partitions: int = 5, replication_factor: int = 1,
-                 client_id: str = "connect-engine") -> None:
+                 client_id: str = "connect-engine",
+                 client_args: Mapping[str, Any] | None = None) -> None:
         super().__init__()
         self.log = KafkaBackingLog(bootstrap_servers, topic, partitions=partitions,
                                    replication_factor=replication_factor, property_name=PROPERTY,
-                                   client_id=f"{client_id}-status", on_record=self.apply_record)
+                                   client_id=f"{client_id}-status", on_record=self.apply_record,
+                                   client_args=client_args)
 
     def _persist(self, key: str, status: Status | None) -> None:
         self.log.send(key, None if status is None else json.dumps(status.to_json()).encode())

@@ -6,6 +6,7 @@ way (``TopicAdmin.verifyTopicCleanupPolicyOnlyCompact``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import structlog
@@ -20,6 +21,7 @@ from aiokafka.errors import (
     for_code,
 )
 
+from engine.config.kafka_clients.starting import start_client
 from engine.errors import ConfigError, ConfigLogError
 
 log = structlog.get_logger(component="topic-admin")
@@ -34,14 +36,17 @@ _KEEPS = {"config.storage.topic": "connector configurations", "status.storage.to
 
 
 async def ensure_compacted_topic(bootstrap_servers: str, topic: str, *, partitions: int, replication_factor: int,
-                                 property_name: str, client_id: str, single_partition: bool = False) -> int:
+                                 property_name: str, client_id: str, single_partition: bool = False,
+                                 client_args: Mapping[str, Any] | None = None) -> int:
     """Create ``topic`` compacted if missing, else refuse a non-compacted one; returns its partition count.
 
-    ``single_partition`` (the config topic) also refuses any count but one.
+    ``single_partition`` (the config topic) also refuses any count but one. ``client_args``: the
+    worker's security and connection settings (``engine.config.kafka_clients``).
     """
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers, client_id=f"{client_id}-admin")
+    admin = AIOKafkaAdminClient(**{"bootstrap_servers": bootstrap_servers, "client_id": f"{client_id}-admin",
+                                   **(client_args or {})})
     try:
-        await admin.start()
+        await start_client(admin)
         if await _create(admin, topic, partitions, replication_factor, property_name):
             return partitions
         found = await _partitions(admin, topic, property_name)

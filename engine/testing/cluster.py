@@ -19,6 +19,7 @@ import json
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -49,10 +50,12 @@ class WorkerProcess:
     port: int
     process: subprocess.Popen[bytes]
     log: Path
+    scheme: str = "http"
+    tls: ssl.SSLContext | None = None  # what ``request`` uses for https (trust, client certificate)
 
     @property
     def url(self) -> str:
-        return f"http://{HOST}:{self.port}"
+        return f"{self.scheme}://{HOST}:{self.port}"
 
     @property
     def worker_id(self) -> str:
@@ -86,12 +89,15 @@ class WorkerProcess:
 
 @dataclass
 class WorkerCluster:
-    """Workers of one group on one broker, with their own internal topics."""
+    """Workers of one group on one broker, with their own internal topics. ``scheme="https"`` gives
+    them HTTPS listeners (``extra`` carries the ``ssl.*`` keys) and ``tls`` is the test's client side."""
 
     bootstrap: str
     directory: Path
     delay_ms: int = 0
     extra: dict[str, str] = field(default_factory=dict)
+    scheme: str = "http"
+    tls: ssl.SSLContext | None = None
     workers: list[WorkerProcess] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -103,7 +109,7 @@ class WorkerCluster:
 
     def properties(self, port: int) -> dict[str, str]:
         return {"group.id": self.group, "bootstrap.servers": self.bootstrap,
-                "listeners": f"http://{HOST}:{port}", **self.topics,
+                "listeners": f"{self.scheme}://{HOST}:{port}", **self.topics,
                 "scheduled.rebalance.max.delay.ms": str(self.delay_ms),
                 "session.timeout.ms": "6000", "heartbeat.interval.ms": "1000", "request.timeout.ms": "5000",
                 "task.shutdown.graceful.timeout.ms": "3000", "connector.shutdown.graceful.timeout.ms": "3000",
@@ -120,7 +126,7 @@ class WorkerCluster:
                 [sys.executable, "-m", "engine", "--log-level", log_level, "distributed", str(props)],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
                 env={**os.environ, "SPARK_LOCAL_IP": HOST})
-        worker = WorkerProcess(name, port, process, log)
+        worker = WorkerProcess(name, port, process, log, self.scheme, self.tls)
         self.workers.append(worker)
         return worker
 
@@ -173,7 +179,8 @@ async def request(worker: WorkerProcess, method: str, path: str, body: Any = Non
     deadline = time.monotonic() + timeout
     async with aiohttp.ClientSession() as session:
         while True:
-            async with session.request(method, worker.url + path, json=body) as response:
+            async with session.request(method, worker.url + path, json=body,
+                                       ssl=worker.tls if worker.tls is not None else True) as response:
                 text = await response.text()
                 payload = json.loads(text) if text else None
                 if response.status == 409 and retry_conflicts and time.monotonic() < deadline and \

@@ -9,6 +9,8 @@ yet, so source contexts are ignored. With ``errors.deadletterqueue.context.heade
 from __future__ import annotations
 
 import traceback
+from collections.abc import Mapping
+from typing import Any
 
 import structlog
 
@@ -84,7 +86,7 @@ class DeadLetterQueueReporter:
         return [(key, text.encode("utf-8")) for key, text in headers]
 
 
-async def ensure_dlq_topic(topics: Topics, policy: ErrorPolicy) -> bool:
+async def ensure_dlq_topic(topics: Topics, policy: ErrorPolicy, client_config: Mapping[str, Any] | None = None) -> bool:
     """Create the DLQ topic with one partition if it is missing; True if this call created it.
 
     The ``Topics`` protocol takes no replication factor: ``KafkaTopics`` applies its own, so
@@ -93,7 +95,7 @@ async def ensure_dlq_topic(topics: Topics, policy: ErrorPolicy) -> bool:
     topic = policy.dlq_topic.strip()
     if not topic:
         return False
-    created = await topics.create_topic(topic, DLQ_PARTITIONS)
+    created = await topics.create_topic(topic, DLQ_PARTITIONS, client_config=client_config)
     if created:
         log.info("task.dlq_topic_created", topic=topic, partitions=DLQ_PARTITIONS)
     return created

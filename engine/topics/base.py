@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from engine.topics.errors import TopicsError
 
@@ -148,6 +148,14 @@ class Producer(Protocol):
         ...
 
 
+class OwnProducer(Producer, Protocol):
+    """A producer with a client of its own (``Topics.producer_with``): its owner closes it."""
+
+    async def close(self) -> None:
+        """Wait for what was sent, then release the client; idempotent."""
+        ...
+
+
 class Consumer(Protocol):
     async def getmany(self, timeout_ms: int = 0, max_records: int | None = None) -> list[ConsumedRecord]:
         """Records from the assigned, unpaused partitions, in order per partition; waits up to
@@ -192,8 +200,13 @@ class Topics(Protocol):
         ...
 
     async def create_topic(self, name: str, partitions: int = 1,
-                           configs: Mapping[str, str] | None = None) -> bool:
-        """Create the topic if it does not exist; True if this call created it."""
+                           configs: Mapping[str, str] | None = None,
+                           client_config: Mapping[str, Any] | None = None) -> bool:
+        """Create the topic if it does not exist; True if this call created it.
+
+        ``client_config``: a connector's Kafka admin client arguments (``admin.override.*``); a broker's
+        topics use them, in-process ones have no client to apply them to.
+        """
         ...
 
     async def list_topics(self) -> list[str]:
@@ -206,10 +219,18 @@ class Topics(Protocol):
 
     def producer(self) -> Producer: ...
 
+    async def producer_with(self, client_config: Mapping[str, Any]) -> OwnProducer:
+        """A producer of its own for a connector's Kafka producer arguments (``producer.override.*``),
+        released by its ``close``; in-process topics have no client to apply them to."""
+        ...
+
     async def consumer(self, group_id: str, topics: Collection[str],
                        on_assign: RebalanceCallback = NO_CALLBACK,
-                       on_revoke: RebalanceCallback = NO_CALLBACK) -> Consumer:
+                       on_revoke: RebalanceCallback = NO_CALLBACK,
+                       client_config: Mapping[str, Any] | None = None) -> Consumer:
         """A started group member subscribed to ``topics``; its assignment arrives during ``getmany``.
+
+        ``client_config``: a connector's Kafka consumer arguments (worker-level and ``consumer.override.*``).
 
         A group with no committed offset for a partition starts at its earliest record
         (Connect's sink default, ``auto.offset.reset=earliest``).

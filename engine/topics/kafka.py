@@ -30,6 +30,7 @@ from aiokafka.errors import (
 )
 from aiokafka.protocol.admin import DeleteGroupsRequest
 
+from engine.config.kafka_clients.starting import start_client
 from engine.errors import EngineNotRunning
 from engine.storage.kafka_topic_admin import describe
 from engine.topics.base import (
@@ -63,7 +64,10 @@ class KafkaTopics:
     def __init__(self, bootstrap_servers: str, *, client_id: str = "connect-engine",
                  replication_factor: int = 1, session_timeout_ms: int = 10_000,
                  fetch_max_wait_ms: int = 100, producer_config: Mapping[str, Any] | None = None,
-                 consumer_config: Mapping[str, Any] | None = None) -> None:
+                 consumer_config: Mapping[str, Any] | None = None,
+                 admin_config: Mapping[str, Any] | None = None) -> None:
+        """``*_config``: aiokafka arguments for connectors' clients (``engine.config.kafka_clients``),
+        applied over this class's defaults, as Connect applies ``producer.*`` over its own."""
         self.bootstrap_servers = bootstrap_servers
         self.client_id = client_id
         self.replication_factor = replication_factor
@@ -71,6 +75,9 @@ class KafkaTopics:
         self.fetch_max_wait_ms = fetch_max_wait_ms
         self._producer_config = dict(producer_config or {})
         self._consumer_config = dict(consumer_config or {})
+        self._admin_config = dict(admin_config or {})
+        self._dedicated: dict[KafkaProducer, Any] = {}  # producers of their own (connector overrides)
+        self._stopping: set[asyncio.Task[None]] = set()
         self._admin: Any = None
         self._producer: Any = None
         self._producers: set[KafkaProducer] = set()
@@ -79,12 +86,12 @@ class KafkaTopics:
     async def open(self) -> None:
         if self._admin is not None:
             return
-        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap_servers, client_id=f"{self.client_id}-admin")
-        producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap_servers, client_id=self.client_id,
-                                    acks="all", enable_idempotence=False, **self._producer_config)
+        admin = AIOKafkaAdminClient(**{"bootstrap_servers": self.bootstrap_servers,
+                                       "client_id": f"{self.client_id}-admin", **self._admin_config})
+        producer = self._new_producer(self._producer_config)
         try:
-            await admin.start()
-            await producer.start()
+            await start_client(admin)
+            await start_client(producer)
         except KafkaError as exc:
             with contextlib.suppress(KafkaError):
                 await producer.stop()
@@ -92,12 +99,40 @@ class KafkaTopics:
             raise _error(exc, f"connect to {self.bootstrap_servers}") from exc
         self._admin, self._producer = admin, producer
 
+    def _new_producer(self, config: Mapping[str, Any]) -> Any:
+        return AIOKafkaProducer(**{"bootstrap_servers": self.bootstrap_servers, "client_id": self.client_id,
+                                   "acks": "all", "enable_idempotence": False, **config})
+
+    async def producer_with(self, client_config: Mapping[str, Any]) -> KafkaProducer:
+        """A producer with its own aiokafka client (a connector's ``producer.override.*``), stopped when
+        the returned producer is closed."""
+        self._require(self._admin)
+        client = self._new_producer(client_config)
+        try:
+            await start_client(client)
+        except KafkaError as exc:
+            with contextlib.suppress(KafkaError):
+                await client.stop()
+            raise _error(exc, f"connect to {client_config.get('bootstrap_servers', self.bootstrap_servers)}") from exc
+        wrapper = KafkaProducer(client, self._forget_dedicated)
+        self._dedicated[wrapper] = client
+        return wrapper
+
+    def _forget_dedicated(self, wrapper: KafkaProducer) -> None:
+        client = self._dedicated.pop(wrapper, None)
+        if client is not None:
+            task = asyncio.get_running_loop().create_task(_stop_quietly(client), name="topics-producer-stop")
+            self._stopping.add(task)
+            task.add_done_callback(self._stopping.discard)
+
     async def close(self) -> None:
         """Flush and close producers, leave groups, stop the clients; idempotent."""
         for consumer in list(self._consumers):
             await consumer.close()
-        for wrapper in list(self._producers):
+        for wrapper in [*self._producers, *self._dedicated]:
             await wrapper.close()
+        if self._stopping:
+            await asyncio.wait(list(self._stopping))
         admin, producer = self._admin, self._producer
         self._admin = self._producer = None
         if producer is not None:
@@ -111,8 +146,24 @@ class KafkaTopics:
             raise EngineNotRunning("The topics are not open")
         return client
 
-    async def create_topic(self, name: str, partitions: int = 1, configs: Mapping[str, str] | None = None) -> bool:
+    async def create_topic(self, name: str, partitions: int = 1, configs: Mapping[str, str] | None = None,
+                           client_config: Mapping[str, Any] | None = None) -> bool:
+        """``client_config``: a connector's admin settings (``admin.override.*``), used by an admin client
+        made for this call."""
         admin = self._require(self._admin)
+        if client_config is None:
+            return await self._create_topic(admin, name, partitions, configs)
+        own = AIOKafkaAdminClient(**{"bootstrap_servers": self.bootstrap_servers,
+                                     "client_id": f"{self.client_id}-admin", **client_config})
+        try:
+            await start_client(own)
+            return await self._create_topic(own, name, partitions, configs)
+        except KafkaError as exc:
+            raise _error(exc, f"create topic '{name}'") from exc
+        finally:
+            await own.close()
+
+    async def _create_topic(self, admin: Any, name: str, partitions: int, configs: Mapping[str, str] | None) -> bool:
         # -1 means "broker default"; aiokafka accepts it only alongside an (empty) assignment
         assignments: dict[int, list[int]] | None = {} if self.replication_factor == -1 else None
         new = NewTopic(name, partitions, self.replication_factor, replica_assignments=assignments,
@@ -159,15 +210,19 @@ class KafkaTopics:
         return wrapper
 
     async def consumer(self, group_id: str, topics: Collection[str], on_assign: RebalanceCallback = NO_CALLBACK,
-                       on_revoke: RebalanceCallback = NO_CALLBACK) -> KafkaConsumer:
+                       on_revoke: RebalanceCallback = NO_CALLBACK,
+                       client_config: Mapping[str, Any] | None = None) -> KafkaConsumer:
+        """``client_config`` (a connector's worker-level and override settings) replaces ``consumer_config``."""
         self._require(self._admin)
-        config = {"heartbeat_interval_ms": max(self.session_timeout_ms // 3, 100), **self._consumer_config}
-        client = AIOKafkaConsumer(
-            bootstrap_servers=self.bootstrap_servers, client_id=f"{self.client_id}-{group_id}", group_id=group_id,
-            enable_auto_commit=False, auto_offset_reset="earliest", session_timeout_ms=self.session_timeout_ms,
-            fetch_max_wait_ms=self.fetch_max_wait_ms, **config)
+        chosen = self._consumer_config if client_config is None else client_config
+        session = int(chosen.get("session_timeout_ms", self.session_timeout_ms))
+        client = AIOKafkaConsumer(**{
+            "bootstrap_servers": self.bootstrap_servers, "client_id": f"{self.client_id}-{group_id}",
+            "enable_auto_commit": False, "auto_offset_reset": "earliest", "session_timeout_ms": session,
+            "heartbeat_interval_ms": max(session // 3, 100), "fetch_max_wait_ms": self.fetch_max_wait_ms,
+            **chosen, "group_id": group_id})
         try:
-            await client.start()
+            await start_client(client)
             client.subscribe(topics=list(topics), listener=_Listener(group_id, on_assign, on_revoke))
         except KafkaError as exc:
             with contextlib.suppress(KafkaError):
@@ -194,10 +249,11 @@ class KafkaTopics:
         would with no offset under ``auto.offset.reset=earliest``."""
         await self._require_empty(group_id)
         tps = [KafkaTopicPartition(tp[0], tp[1]) for tp in offsets]
-        client = AIOKafkaConsumer(bootstrap_servers=self.bootstrap_servers, group_id=group_id,
-                                  client_id=f"{self.client_id}-offsets-admin", enable_auto_commit=False)
+        client = AIOKafkaConsumer(**{"bootstrap_servers": self.bootstrap_servers,
+                                     "client_id": f"{self.client_id}-offsets-admin", **self._admin_config,
+                                     "group_id": group_id, "enable_auto_commit": False})
         try:
-            await client.start()
+            await start_client(client)
             client.assign(tps)
             earliest = await client.beginning_offsets([tp for tp, o in zip(tps, offsets.values(), strict=True)
                                                        if o is None])
@@ -233,6 +289,11 @@ class KafkaTopics:
             raise _error(exc, f"describe group '{group_id}'") from exc
         if _has_members(described):
             raise GroupNotEmpty(group_id)
+
+
+async def _stop_quietly(client: Any) -> None:
+    with contextlib.suppress(KafkaError):
+        await client.stop()
 
 
 def _has_members(described: Any) -> bool:

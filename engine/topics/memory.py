@@ -8,6 +8,7 @@ import os
 import time
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import structlog
@@ -146,8 +147,9 @@ class MemoryTopics:
 
     # ---- topics ---------------------------------------------------------------------------
 
-    async def create_topic(self, name: str, partitions: int = 1, configs: Mapping[str, str] | None = None) -> bool:
-        self._require_open()
+    async def create_topic(self, name: str, partitions: int = 1, configs: Mapping[str, str] | None = None,
+                           client_config: Mapping[str, Any] | None = None) -> bool:
+        self._require_open()  # client_config: no Kafka client here to apply it to
         return self._create(name, partitions, configs or {})
 
     def _create(self, name: str, partitions: int, configs: Mapping[str, str]) -> bool:
@@ -266,6 +268,10 @@ class MemoryTopics:
     def producer(self) -> MemoryProducer:
         return MemoryProducer(self)
 
+    async def producer_with(self, client_config: Mapping[str, Any]) -> MemoryProducer:
+        """A producer like any other: in process there is no Kafka client to apply ``client_config`` to."""
+        return MemoryProducer(self)
+
     # ---- retention, compaction and checkpoints -------------------------------------------
 
     async def maintain(self) -> None:
@@ -341,7 +347,8 @@ class MemoryTopics:
     # ---- groups ---------------------------------------------------------------------------
 
     async def consumer(self, group_id: str, topics: Collection[str], on_assign: RebalanceCallback = NO_CALLBACK,
-                       on_revoke: RebalanceCallback = NO_CALLBACK, *,
+                       on_revoke: RebalanceCallback = NO_CALLBACK,
+                       client_config: Mapping[str, Any] | None = None, *,
                        auto_offset_reset: str = "earliest") -> MemoryConsumer:
         """``auto_offset_reset`` (Kafka's ``auto.offset.reset``, ``earliest`` or ``latest``) places a
         member with no committed offset, or one below the log start offset retention moved."""
@@ -459,6 +466,9 @@ class MemoryProducer:
 
     async def flush(self) -> None:
         """Nothing is ever pending."""
+
+    async def close(self) -> None:
+        """Nothing to release: every producer shares the topics."""
 
 
 class MemoryConsumer:

@@ -10,6 +10,7 @@ from functools import cache, partial
 from engine.api._inline import INLINE_ATTRIBUTE
 from engine.api._invoke import invoke
 from engine.api.connector import Config, Connector
+from engine.config.kafka_clients import NO_SETTINGS, ROLES, KafkaClients
 from engine.errors import ConfigError, OperationTimeout
 from engine.herder.restart_policy import restart_key_errors
 from engine.observability.request_stage import enter_stage
@@ -63,6 +64,18 @@ def _framework_errors(config: Mapping[str, str | None]) -> dict[str, list[str]]:
     return errors
 
 
+def client_override_errors(config: Mapping[str, str | None], clients: KafkaClients) -> dict[str, list[str]]:
+    """``producer.override.*``, ``consumer.override.*``, ``admin.override.*``: refused by
+    ``connector.client.config.override.policy`` (Connect's message), unknown, unsupported or malformed
+    (``AbstractHerder.validateClientOverrides``). Every prefix is checked, whichever clients the
+    connector uses: a key that would do nothing is refused rather than dropped."""
+    errors: dict[str, list[str]] = {}
+    for role in ROLES:
+        for key, messages in clients.override_errors(config, role).items():
+            errors.setdefault(key, []).extend(messages)
+    return errors
+
+
 def _key_of(message: str, default: str) -> str:
     """The config key a ConfigException message names (``... for configuration <key>: ...``)."""
     marker = "for configuration "
@@ -112,8 +125,12 @@ def _data_plane_errors(cls: type[Connector], props: Mapping[str, str]) -> dict[s
     return errors
 
 
-async def validate_connector_config(config: Mapping[str, str | None], *, timeout: float) -> type[Connector]:
-    """Raise ConfigError with every problem found; return the connector class when valid."""
+async def validate_connector_config(config: Mapping[str, str | None], *, timeout: float,
+                                    clients: KafkaClients = NO_SETTINGS) -> type[Connector]:
+    """Raise ConfigError with every problem found; return the connector class when valid.
+
+    ``clients``: the worker's Kafka client settings, whose override policy the overrides must pass.
+    """
     class_name = config.get("connector.class")
     if not class_name:
         raise ConfigError(f"Connector config {dict(config)} contains no connector type")
@@ -121,6 +138,8 @@ async def validate_connector_config(config: Mapping[str, str | None], *, timeout
     errors = _framework_errors(config)
     props = {k: v for k, v in config.items() if v is not None}
     for key, messages in _data_plane_errors(cls, props).items():
+        errors.setdefault(key, []).extend(messages)
+    for key, messages in client_override_errors(config, clients).items():
         errors.setdefault(key, []).extend(messages)
     enter_stage(VALIDATING)
     try:

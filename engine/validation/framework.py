@@ -23,12 +23,15 @@ from engine.api.config_def import (
     ConfigValue,
     Importance,
     LambdaValidator,
+    Password,
     Range,
     ValidString,
     Width,
 )
 from engine.api.connector import Config, Connector, SinkConnector, SourceConnector
 from engine.api.errors import ConfigException
+from engine.config.kafka_clients import NO_SETTINGS, OVERRIDE_PREFIXES, KafkaClients
+from engine.config.masking import is_secret_key
 from engine.errors import ConfigError
 from engine.herder.restart_policy import RESTART_KEYS, restart_key_errors
 from engine.observability.request_stage import enter_stage
@@ -45,7 +48,7 @@ from engine.transforms.chain import (
     unknown_predicate,
 )
 from engine.transforms.resolve import Kind, check_concrete, find_class
-from engine.validation.connector import VALIDATING, _validator_instance
+from engine.validation.connector import VALIDATING, _validator_instance, client_override_errors
 from engine.validation.source_config import SOURCE_KEYS, unique_aliases
 
 COMMON_GROUP = "Common"
@@ -304,8 +307,8 @@ def _transform_checks(props: Mapping[str, str | None], values: dict[str, ConfigV
             values.setdefault(key, ConfigValue(key, chosen)).add_error_message(unknown_predicate(prefix, chosen))
 
 
-async def validate_config_infos(config: Mapping[str, str | None], *,
-                                plugins: PluginRegistry | None = None) -> dict[str, Any]:
+async def validate_config_infos(config: Mapping[str, str | None], *, plugins: PluginRegistry | None = None,
+                                clients: KafkaClients = NO_SETTINGS) -> dict[str, Any]:
     """Connect's ConfigInfos for ``config``: framework keys, then the connector's, with every error found.
 
     ``plugins`` (the REST app's registry) is asked first, then ``load_connector_class``. Raises
@@ -330,6 +333,14 @@ async def validate_config_infos(config: Mapping[str, str | None], *,
         value.errors.extend(m for m in messages if m not in value.errors)
     if issubclass(cls, SinkConnector):
         _sink_checks(config, values)
+    # every *.override.* key gets an entry, as Connect's policy validation lists each (secrets hidden)
+    overrides = [k for k in props if k.startswith(tuple(OVERRIDE_PREFIXES.values()))]
+    for key in overrides:
+        secret = is_secret_key(key)
+        values.setdefault(key, ConfigValue(key, Password(props[key]) if secret else props[key],
+                                           type=ConfigType.PASSWORD if secret else None))
+    for key, messages in client_override_errors(config, clients).items():  # policy: the worker's
+        values.setdefault(key, ConfigValue(key, props.get(key))).errors.extend(messages)
     for key in (k for k, v in config.items() if v is None):
         values.setdefault(key, ConfigValue(key)).add_error_message(NULL_VALUE)
 

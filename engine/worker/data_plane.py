@@ -5,7 +5,9 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from engine.config.kafka_clients import NO_SETTINGS, OVERRIDE_PREFIXES, KafkaClients, Role
 from engine.errors import ConfigError
 from engine.observability.connect_metrics import ConnectMetrics, Kind, TaskCounters
 from engine.spark.supervisor import SparkSupervisor
@@ -79,6 +81,7 @@ class DataPlane:
     worker_id: str
     spark: SparkSupervisor | None = None
     metrics: ConnectMetrics | None = None  # the engine's Connect families; None: counted, never exposed
+    clients: KafkaClients = NO_SETTINGS  # Kafka client settings: worker-level, overrides, the policy
     _producer: Producer | None = field(default=None, init=False)
 
     def producer(self) -> Producer:
@@ -86,6 +89,14 @@ class DataPlane:
         if self._producer is None:
             self._producer = self.topics.producer()
         return self._producer
+
+    def connector_clients(self, role: Role, config: Mapping[str, str]) -> dict[str, Any] | None:
+        """A connector's Kafka ``role`` client arguments when it sets ``<role>.override.*`` (then its
+        clients are its own); None: the worker's shared clients serve it."""
+        prefix = OVERRIDE_PREFIXES[role]
+        if not any(key.startswith(prefix) for key in config):
+            return None
+        return self.clients.for_connector(role, config)
 
     def task_started(self, connector: str, task: int, kind: Kind) -> TaskCounters:
         """Fresh counters for a new task instance, exposed at ``/metrics`` until ``task_stopped``."""

@@ -17,12 +17,13 @@ from typing import Any
 
 import structlog
 from aiokafka import AIOKafkaProducer
-from aiokafka.errors import KafkaError
+from aiokafka.errors import KafkaConnectionError, KafkaError, SaslAuthenticationFailed
 
 from engine.api._invoke import invoke
 from engine.api.context import SourceTaskContext
 from engine.api.errors import ConnectException
 from engine.api.exactly_once import TransactionContext
+from engine.config.kafka_clients.starting import start_client
 from engine.storage.offsets import offset_key
 from engine.topics.kafka import KafkaProducer
 from engine.worker.exactly_once import WORKER_KEY, TransactionSettings
@@ -46,9 +47,12 @@ class ExactlyOnceSourceLoop(SourceLoop):
             raise ConnectException(f"{WORKER_KEY}=enabled needs the source offsets on Kafka")
         self._offsets_topic: str = offsets_log.topic
         self._transactional_id = transactional_id(self.plane.worker, self.connector, self.task_id)
-        self._client = AIOKafkaProducer(bootstrap_servers=self.plane.worker["bootstrap.servers"],
-                                        client_id=f"connect-engine-{self._transactional_id}",
-                                        transactional_id=self._transactional_id, acks="all")
+        # Connect's baseProducerConfigs (producer.*, then producer.override.*) under its transactional settings
+        settings = self.plane.connector_clients("producer", self.config) or self.plane.clients.worker_level("producer")
+        settings.pop("enable_idempotence", None)  # a transactional producer is idempotent
+        self._client = AIOKafkaProducer(**{"bootstrap_servers": self.plane.worker["bootstrap.servers"], **settings,
+                                           "client_id": f"connect-engine-{self._transactional_id}",
+                                           "transactional_id": self._transactional_id, "acks": "all"})
         self._transactional = KafkaProducer(self._client, forget=lambda _: None)
         self._producer = self._transactional
         self._open = False  # a transaction has begun and not ended
@@ -64,7 +68,11 @@ class ExactlyOnceSourceLoop(SourceLoop):
     async def open(self) -> None:
         """Start the transactional producer: InitProducerId fences the previous generation of this task."""
         try:
-            await self._client.start()
+            await start_client(self._client)
+        except (KafkaConnectionError, SaslAuthenticationFailed) as exc:
+            # the broker was never reached or refused the login: say that, not "no transactions"
+            raise ConnectException(
+                f"The transactional producer of task {self.connector}-{self.task_id} could not connect: {exc}") from exc
         except KafkaError as exc:
             raise ConnectException(
                 f"The broker does not support transactions ({type(exc).__name__}: {exc}), which "

@@ -31,7 +31,7 @@ from engine.converters.bytearray import ByteArrayConverter
 from engine.data.schema import Schema, SchemaAndValue
 from engine.spark import SparkJobCancelled
 from engine.tolerance import DeadLetterQueueReporter, ProcessingContext, Stage, make_errant_reporter
-from engine.topics.base import ConsumedRecord, Consumer, TopicPartition
+from engine.topics.base import ConsumedRecord, Consumer, OwnProducer, TopicPartition
 from engine.worker.task_loop import TaskLoop
 from states import TargetState
 
@@ -98,6 +98,12 @@ class SinkLoop(TaskLoop):
         assert isinstance(self.task_context, SinkTaskContext)
         self.context: SinkTaskContext = self.task_context
         self.consumer: Consumer | None = None
+        # consumer.override.* (and producer./admin.override.* for the DLQ): clients of the connector's own
+        self._client = self.plane.connector_clients("consumer", self.config)
+        self._dlq_clients = ((self.plane.connector_clients("producer", self.config),
+                              self.plane.connector_clients("admin", self.config)) if self.policy.dlq_topic else
+                             (None, None))
+        self._dlq_producer: OwnProducer | None = None
         self._current: dict[TopicPartition, int] = {}  # next offset to read, after delivery
         self._committed: dict[TopicPartition, int] = {}
         self._batch: list[SinkRecord] = []
@@ -111,7 +117,8 @@ class SinkLoop(TaskLoop):
         self._task_lock = asyncio.Lock()
         self._interval = self.plane.settings.offset_flush_interval_s
         self._next_commit = time.monotonic() + self._interval
-        self._max_records = self.plane.settings.max_poll_records
+        self._max_records = int(self._client.get("max_poll_records", self.plane.settings.max_poll_records)) \
+            if self._client is not None else self.plane.settings.max_poll_records
         self._consumed: dict[tuple[str, int, int], ConsumedRecord] = {}
         self.errant = None  # only with somewhere to report to (and then the DLQ topic is made at open)
         if self.policy.dlq_topic.strip() or self.policy.log_enable:
@@ -137,9 +144,13 @@ class SinkLoop(TaskLoop):
         if self._dlq is not None:
             from engine.tolerance import ensure_dlq_topic
 
-            await ensure_dlq_topic(self.plane.topics, self.policy)
+            producer_client, admin_client = self._dlq_clients
+            await ensure_dlq_topic(self.plane.topics, self.policy, admin_client)
+            if producer_client is not None:
+                self._dlq.producer = self._dlq_producer = await self.plane.topics.producer_with(producer_client)
         self.consumer = await self.plane.topics.consumer(group_id(self.connector, self.config), topics,
-                                                         on_assign=self._on_assign, on_revoke=self._on_revoke)
+                                                         on_assign=self._on_assign, on_revoke=self._on_revoke,
+                                                         client_config=self._client)
 
     async def _subscription(self) -> list[str]:
         """``topics``, or the existing topics ``topics.regex`` matches in full (Java's ``matches``).
@@ -167,6 +178,8 @@ class SinkLoop(TaskLoop):
         """Commit and close every owned partition, then leave the group."""
         consumer = self.consumer
         if consumer is None:
+            if self._dlq_producer is not None:
+                await self._dlq_producer.close()
             return
         try:
             async with self._task_lock:
@@ -176,6 +189,8 @@ class SinkLoop(TaskLoop):
                     await self._close_partitions(owned)
         finally:
             await consumer.close()
+            if self._dlq_producer is not None:
+                await self._dlq_producer.close()
 
     # ---- rebalance listener -------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from engine.api.errors import ConnectException, RetriableException
 from engine.api.records import RecordMetadata, SourceRecord
 from engine.api.task import SourceTask
 from engine.tolerance import ProcessingContext, Stage
-from engine.topics.base import BatchAck, OutgoingRecord
+from engine.topics.base import BatchAck, OutgoingRecord, OwnProducer
 from engine.topics.base import RecordMetadata as TopicsMetadata
 from engine.worker.submitted_records import SubmittedBatch, SubmittedRecords
 from engine.worker.task_loop import TaskLoop
@@ -73,6 +73,8 @@ class SourceLoop(TaskLoop):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._producer = self.plane.producer()
+        self._own_producer: OwnProducer | None = None  # producer.override.*: a client of the connector's own
+        self._admin_client = self.plane.connector_clients("admin", self.config)  # admin.override.*: topic creation
         self._submitted = SubmittedRecords()
         self._acks: list[SourceRecord | _SentBatch] = []
         self._in_flight = 0
@@ -87,6 +89,10 @@ class SourceLoop(TaskLoop):
         self._paused = False
         self._drainer: asyncio.Task[None] | None = None
         self._room: asyncio.Event | None = None  # made the first time the producer falls behind
+
+    async def open(self) -> None:
+        if (client := self.plane.connector_clients("producer", self.config)) is not None:
+            self._producer = self._own_producer = await self.plane.topics.producer_with(client)
 
     # ---- the loop -----------------------------------------------------------------------------
 
@@ -198,7 +204,7 @@ class SourceLoop(TaskLoop):
                     if headers is _FAILED:
                         continue
             if self._creation is not None and topic not in self._created:
-                await self._creation.ensure(self.plane.topics, topic)
+                await self._creation.ensure(self.plane.topics, topic, self._admin_client)
                 self._created.add(topic)
             outgoing.append(OutgoingRecord(topic, key, value, headers, out.kafka_partition))
             sent.append(record)
@@ -343,6 +349,8 @@ class SourceLoop(TaskLoop):
         if self._drainer is not None:
             await asyncio.wait((self._drainer,))
         await self.commit_offsets()
+        if self._own_producer is not None:
+            await self._own_producer.close()
         if not failed:
             self._check_send_error()
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from engine.api.errors import ConfigException
 from engine.topics.base import Topics
@@ -85,7 +86,8 @@ class TopicCreation:
     def group_for(self, topic: str) -> CreationGroup:
         return next(g for g in self.groups if g.matches(topic))
 
-    async def ensure(self, topics: Topics, topic: str) -> bool:
-        """Create ``topic`` per its group if it does not exist; True if this call created it."""
+    async def ensure(self, topics: Topics, topic: str, client_config: Mapping[str, Any] | None = None) -> bool:
+        """Create ``topic`` per its group if it does not exist; True if this call created it.
+        ``client_config``: the connector's admin client arguments (``admin.override.*``)."""
         group = self.group_for(topic)
-        return await topics.create_topic(topic, max(1, group.partitions), group.configs)
+        return await topics.create_topic(topic, max(1, group.partitions), group.configs, client_config)

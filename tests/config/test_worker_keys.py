@@ -125,7 +125,7 @@ def test_the_scan_finds_the_readers_it_is_meant_to(reads: Reads) -> None:
     assert "engine.rest.app" in reads.keys["plugin.path"]  # engine.worker.get(k)
     assert "engine.rest.app" in reads.keys["rest.basic.auth.credentials.file"]  # an imported constant
     assert "engine.spark.settings" in reads.keys["spark.master"]  # a module constant
-    assert "engine.cli.standalone" in reads.keys["listeners"]  # worker.raw[k]
+    assert "engine.rest.listening" in reads.keys["listeners"]  # worker.raw[k]
     assert "engine.worker.task_converters" in reads.keys["key.converter"]  # _setting(k, connector, worker, d)
     assert "engine.worker.data_plane" in reads.keys["offset.flush.timeout.ms"]  # DATA_PLANE_DEFAULTS
 

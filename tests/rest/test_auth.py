@@ -15,7 +15,8 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from engine import Engine
-from engine.cli.standalone import StandaloneWorker, listener_addresses
+from engine.cli.standalone import StandaloneWorker
+from engine.config.listeners import Listener, parse_listeners
 from engine.config.worker import WorkerConfig
 from engine.errors import ConfigError
 from engine.rest.app import make_app
@@ -141,9 +142,9 @@ async def test_the_hash_cli_prints_a_line_that_verifies(tmp_path: Path, engine: 
 
 
 def test_the_default_listener_is_loopback() -> None:
-    addresses = listener_addresses(WorkerConfig.parse(None).raw["listeners"])
-    assert addresses == [("127.0.0.1", 8083)]
-    assert all(ipaddress.ip_address(host).is_loopback for host, _ in addresses)
+    listeners = parse_listeners(WorkerConfig.parse(None).raw["listeners"])
+    assert listeners == [Listener("http", "127.0.0.1", 8083)]
+    assert all(ipaddress.ip_address(listener.host).is_loopback for listener in listeners)
 
 
 async def test_the_standalone_worker_applies_the_credentials_file(credentials: Path) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.integration.brokers import free_port
+from tests.rest.pki import PASSWORD, make_pki
 from tests.rest.worker_process import Worker, start_worker
 
 KC = str(Path(sys.executable).with_name("kc"))
@@ -28,11 +29,11 @@ async def worker(tmp_path: Path) -> AsyncIterator[Worker]:
     await running.stop()
 
 
-async def kc(worker: Worker, *args: str) -> Any:
+async def kc(worker: Worker, *args: str, env: dict[str, str] | None = None) -> Any:
     """Run ``kc``; return its JSON output (None when it prints nothing)."""
     process = await asyncio.create_subprocess_exec(
         KC, "--url", worker.url, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "NO_COLOR": "1"})
+        env={**os.environ, "NO_COLOR": "1", **(env or {})})
     out, err = await process.communicate()
     assert process.returncode == 0, f"kc {' '.join(args)} failed: {err.decode()} {out.decode()}"
     text = out.decode().strip()
@@ -72,3 +73,29 @@ async def test_kc_round_trip(worker: Worker) -> None:
 
     await kc(worker, "delete", "orders")
     assert await kc(worker, "list") == []
+
+
+async def test_kc_over_https(tmp_path: Path) -> None:
+    """kc (requests) verifies the worker's certificate against the test CA (REQUESTS_CA_BUNDLE)."""
+    pki = make_pki(tmp_path / "pki")
+    properties = tmp_path / "worker.properties"
+    properties.write_text(f"listeners=https://127.0.0.1:{free_port()}\n"
+                          f"ssl.keystore.type=PKCS12\nssl.keystore.location={pki.server_p12}\n"
+                          f"ssl.keystore.password={PASSWORD}\n")
+    worker = await start_worker(properties)
+    try:
+        assert worker.url.startswith("https://")
+        trust = {"REQUESTS_CA_BUNDLE": str(pki.ca_pem)}
+        config = {"connector.class": "engine.testing.RecordingSourceConnector", "tasks.max": "1"}
+        created = await kc(worker, "create", "-d", json.dumps({"name": "tls", "config": config}), env=trust)
+        assert created["name"] == "tls"
+        assert await kc(worker, "list", env=trust) == ["tls"]
+        await kc(worker, "delete", "tls", env=trust)
+        assert await kc(worker, "list", env=trust) == []
+        process = await asyncio.create_subprocess_exec(  # trusting another CA: refused (kc exits 0 anyway)
+            KC, "--url", worker.url, "list", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            env={**os.environ, "NO_COLOR": "1", "REQUESTS_CA_BUNDLE": str(pki.other_ca_pem)})
+        out, _ = await process.communicate()
+        assert "CERTIFICATE_VERIFY_FAILED" in out.decode()
+    finally:
+        await worker.stop()

@@ -58,3 +58,29 @@ def failing_job(message: str) -> Callable[[Any], int]:
         return int(spark.sparkContext.parallelize(range(4), 2).mapPartitions(fail).count())
 
     return fn
+
+
+def long_udf_job(marker: str) -> Callable[[Any], int]:
+    """As ``long_job`` with DataFrames only (a Python UDF): runs on Spark Connect too, which has no RDDs."""
+
+    def fn(spark: Any) -> int:
+        from engine.connectors.spark_sink.store import is_connect
+
+        if is_connect(spark):  # this process also runs a classic session: pick the Connect functions
+            from pyspark.sql.connect import functions as F
+        else:
+            from pyspark.sql import functions as F  # type: ignore[no-redef]
+
+        def slow(value):  # type: ignore[no-untyped-def]  # no hints: Spark would read them as a pandas UDF's
+            import time as _time
+
+            with open(marker, "a") as f:
+                f.write("started\n")
+            _time.sleep(0.2)
+            return value
+
+        slow_udf = F.udf(slow, "long")
+        row = spark.range(0, 1000, 1, 2).select(slow_udf("id").alias("v")).agg(F.sum("v")).collect()[0]
+        return int(row[0])
+
+    return fn

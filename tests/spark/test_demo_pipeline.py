@@ -120,7 +120,8 @@ def test_ctrl_c_during_a_spark_write_stops_quietly(tmp_path: Path) -> None:
                                stderr=subprocess.STDOUT, text=True, env=ENV)
     try:
         _wait_for(lambda: parquet_rows(parquet) > 0, "rows in Parquet", process, 240, every=0.2)  # Spark is warm
-        _wait_for(lambda: any((parquet / "_staging").glob("*/*/_temporary")), "Spark write", process, 60)
+        writing = ("_batches/*/_temporary", "_batches/*/*/_temporary")  # a batch's write in progress
+        _wait_for(lambda: any(any(parquet.glob(p)) for p in writing), "Spark write", process, 60)
         process.send_signal(signal.SIGINT)
         out, _ = process.communicate(timeout=120)
     finally:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from engine.spark import SparkSettings
 
 
@@ -55,3 +57,13 @@ def test_spark_remote_selects_spark_connect() -> None:
 def test_empty_values_mean_defaults() -> None:
     s = SparkSettings.from_worker({"spark.master": "", "spark.remote": "", "spark.app.name": ""})
     assert (s.master, s.remote, s.app_name) == ("local[*]", None, "connect-engine")
+
+
+def test_server_timeout_is_read_and_a_bad_one_names_the_setting() -> None:
+    from engine.api.errors import ConfigException
+
+    assert SparkSettings.from_worker({}).server_timeout_ms == 10000
+    assert SparkSettings.from_worker({"spark.server.timeout.ms": "2500"}).server_timeout_ms == 2500
+    for bad in ("0", "-1", "soon"):
+        with pytest.raises(ConfigException, match=r"spark\.server\.timeout\.ms"):
+            SparkSettings.from_worker({"spark.server.timeout.ms": bad})

@@ -2,18 +2,16 @@
 
 The manifests (``commit_log``) are the source of truth for what is written, not the consumer
 group: ``pre_commit`` returns only offsets a manifest covers, and ``open`` seeks each partition
-to just after its last manifest, after deleting whatever a crash left half-done. So a record is
+to just after its last manifest, after removing whatever a crash left half-done. So a record is
 in Parquet exactly when its offset is below the partition's last manifest's ``next_offset``.
+Every file operation is a supervised Spark job (``context.spark``), done through ``store``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
-import shutil
 import uuid
 from collections.abc import Collection, Mapping
-from pathlib import Path
 from typing import Any
 
 import structlog
@@ -23,32 +21,40 @@ from engine.connectors.spark_sink import commit_log
 from engine.connectors.spark_sink.config import SparkSinkConfig
 from engine.connectors.spark_sink.rows import to_row
 from engine.connectors.spark_sink.spark_runner import run_spark
+from engine.connectors.spark_sink.store import OutputStore, store_for
 from engine.spark import SparkJobCancelled
 
 log = structlog.get_logger(component="spark_sink")
 
-VERSION = "1.0.0"
+VERSION = "2.0.0"
 # where ``test.crash.at`` may kill the process, in the order a commit reaches them
-CRASH_POINTS = ("put", "staged", "moved_one", "moved", "manifested_one", "manifested")
+CRASH_POINTS = ("put", "written", "manifested_one", "manifested")
 CRASH_EXIT_CODE = 86
-_PART_COLUMN = "__connect_batch_part"  # Spark partitions the staging output by it: one folder per topic-partition
+
+Entries = list[tuple[int, dict[str, Any]]]
+Plan = list[tuple[TopicPartition, Entries, int]]
 
 
-def _write_staging(spark: Any, rows: list[dict[str, Any]], target: str, partition_by: str | None) -> None:
-    """Runs in Spark's worker thread: one job writes every partition's rows, split into folders.
+def _write_batch(spark: Any, target: str, rows: list[dict[str, Any]], by_partition: bool,
+                 partition_by: str | None) -> None:
+    """One Spark job writes the batch into its own directory; the writer's commit protocol publishes it.
 
-    ``overwrite``: the folder is this batch's alone, and a retried job (errors.retry.*) must be able
-    to replace a failed attempt's partial output.
+    ``by_partition``: rows of several topic-partitions, split into ``__connect_tp=...`` directories by
+    the writer (a batch of one partition is written straight into its directory: no sort, no extra
+    column). ``overwrite``: the directory is this batch's alone, and a retried job (errors.retry.*)
+    replaces a failed attempt's partial output.
     """
     df = spark.createDataFrame(rows)
-    columns = [_PART_COLUMN]
+    columns = [commit_log.TP_COLUMN] if by_partition else []
     if partition_by:
         if partition_by not in df.columns:  # no row of the batch has the field: all go to the null folder
-            from pyspark.sql.functions import lit
-
-            df = df.withColumn(partition_by, lit(None).cast("string"))
+            # a SQL string, not functions.lit: the same on classic and Connect sessions in any process
+            df = df.selectExpr("*", f"CAST(NULL AS STRING) AS `{partition_by.replace('`', '``')}`")
         columns.append(partition_by)
-    df.write.mode("overwrite").partitionBy(*columns).parquet(target)
+    writer = df.write.mode("overwrite")
+    if columns:
+        writer = writer.partitionBy(*columns)
+    writer.parquet(target)
 
 
 def _name(tp: TopicPartition) -> str:
@@ -61,34 +67,39 @@ class SparkParquetSinkTask(SinkTask):
 
     async def start(self, props: dict[str, str]) -> None:
         self._config = SparkSinkConfig.parse(props)
-        self._root = Path(self._config.path)
-        self._staging = commit_log.staging_dir(self._root, self._config.connector, self._config.task_id)
-        self._buffers: dict[TopicPartition, list[tuple[int, dict[str, Any]]]] = {}
+        self._store: OutputStore | None = None
+        self._store_session: Any = None
+        self._buffers: dict[TopicPartition, Entries] = {}
         self._seen: dict[TopicPartition, int] = {}  # next offset after the last record put since open/rewind
         self._durable: dict[TopicPartition, int] = {}  # next offset after the last manifest
         self._buffered = 0
         self._crash_counts: dict[str, int] = {}
         self._log = log.bind(connector=self._config.connector, task=self._config.task_id)
 
+    def _store_of(self, spark: Any) -> OutputStore:
+        """The store on this session, made once per session (it may be rebuilt after a restart)."""
+        if self._store is None or self._store_session is not spark:
+            self._store, self._store_session = store_for(spark, self._config.path), spark
+        return self._store
+
     async def open(self, partitions: Collection[TopicPartition]) -> None:
-        """Recover the partitions on disk, then rewind the consumer to just after their manifests."""
+        """Recover the partitions (through Spark), then rewind the consumer to just after their manifests."""
         tps = sorted(partitions)
         if not tps:
             return
 
-        def recover() -> tuple[dict[str, int], dict[TopicPartition, int | None]]:
-            removed = commit_log.recover(self._root, [(tp.topic, tp.partition) for tp in tps], self._staging)
-            return removed, {tp: commit_log.next_offset(self._root, tp.topic, tp.partition) for tp in tps}
+        def recover(spark: Any) -> dict[tuple[str, int], int | None]:
+            return commit_log.recover(self._store_of(spark), [(tp.topic, tp.partition) for tp in tps])
 
-        removed, found = await asyncio.to_thread(recover)
-        rewinds = {tp: offset for tp, offset in found.items() if offset is not None}
+        found = await run_spark(self.context, recover)
+        rewinds = {tp: offset for tp in tps if (offset := found.get((tp.topic, tp.partition))) is not None}
         for tp in tps:
             self._drop(tp)
         self._durable.update(rewinds)
         if rewinds:
             self.context.offset(rewinds)
         self._log.info("spark_sink.opened", partitions=[_name(tp) for tp in tps],
-                       rewinds={_name(tp): o for tp, o in rewinds.items()}, removed=removed)
+                       rewinds={_name(tp): o for tp, o in rewinds.items()})
 
     async def put(self, records: Collection[SinkRecord]) -> None:
         """Only buffer, with the original offsets; redelivered records already covered are skipped."""
@@ -112,7 +123,7 @@ class SparkParquetSinkTask(SinkTask):
 
     async def pre_commit(self, current_offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         """Publish the buffered rows of these partitions, then return the offsets manifests cover."""
-        plan: list[tuple[TopicPartition, list[tuple[int, dict[str, Any]]], int]] = []
+        plan: Plan = []
         for tp, current in sorted(current_offsets.items()):
             entries = [entry for entry in self._buffers.get(tp, []) if entry[0] < current]
             if tp not in self._seen or (current <= self._durable.get(tp, 0) and not entries):
@@ -122,8 +133,8 @@ class SparkParquetSinkTask(SinkTask):
             try:
                 await self._commit(plan)
             except SparkJobCancelled:
-                # Pause or stop cancelled the write, and only the write can be: nothing was published.
-                # The buffers stay, so a stop's final commit writes them (redelivery after a pause's
+                # Pause or stop cancelled the commit: what it published is booked (``_manifested``), the
+                # rest stays buffered, so a stop's final commit writes it (redelivery after a pause's
                 # rewind is skipped as already seen).
                 raise
             except BaseException:
@@ -134,48 +145,47 @@ class SparkParquetSinkTask(SinkTask):
         return {tp: self._durable[tp] for tp, current in current_offsets.items()
                 if tp in self._durable and self._durable[tp] <= current}
 
-    async def _commit(self, plan: list[tuple[TopicPartition, list[tuple[int, dict[str, Any]]], int]]) -> None:
+    async def _commit(self, plan: Plan) -> None:
+        """One supervised job: write the batch, then publish one manifest per partition."""
         batch_id = uuid.uuid4().hex[:16]
-        staged = self._staging / batch_id
-        rows = [{**row, _PART_COLUMN: index} for index, (_tp, entries, _next) in enumerate(plan)
-                for _offset, row in entries]
-        try:
-            if rows:
-                await run_spark(self.context, _write_staging, rows, str(staged), self._config.partition_by)
-            self._crash("staged")
-            publishing = asyncio.ensure_future(asyncio.to_thread(self._publish, plan, staged, batch_id))
-            try:
-                await asyncio.shield(publishing)
-            except asyncio.CancelledError:  # the thread cannot stop: let its short file steps finish first
-                await asyncio.wait((publishing,))
-                raise
-        finally:
-            await asyncio.to_thread(shutil.rmtree, staged, True)
-        self._log.info("spark_sink.batch_committed", batch=batch_id, rows=len(rows),
+        batch = commit_log.batch_dir(self._config.connector, self._config.task_id, batch_id)
+        with_rows = [(tp, entries) for tp, entries, _next in plan if entries]
+        await run_spark(self.context, self._commit_job, plan, batch, batch_id, len(with_rows) > 1)
+        self._log.info("spark_sink.batch_committed", batch=batch_id, rows=sum(len(e) for _tp, e, _n in plan),
                        offsets={_name(tp): next_offset for tp, _entries, next_offset in plan})
 
-    def _publish(self, plan: list[tuple[TopicPartition, list[tuple[int, dict[str, Any]]], int]], staged: Path,
-                 batch_id: str) -> None:
-        """Per partition: move its staged files into place, then append its manifest (the commit)."""
-        for index, (tp, entries, next_offset) in enumerate(plan):
+    def _commit_job(self, spark: Any, plan: Plan, batch: str, batch_id: str, by_partition: bool) -> None:
+        """In the job's thread: the data (one Spark write), then the manifests, each booked as it lands."""
+        store = self._store_of(spark)
+        rows: list[dict[str, Any]] = []
+        for tp, entries, _next in plan:
+            if by_partition:
+                value = commit_log.tp_value(tp.topic, tp.partition)
+                rows.extend({**row, commit_log.TP_COLUMN: value} for _offset, row in entries)
+            else:
+                rows.extend(row for _offset, row in entries)
+        if rows:
+            only = next(tp for tp, entries, _next in plan if entries)
+            target = batch if by_partition else f"{batch}/{commit_log.tp_dir_name(only.topic, only.partition)}"
+            _write_batch(spark, store.absolute(target), rows, by_partition, self._config.partition_by)
+        self._crash("written")
+        for tp, entries, next_offset in plan:
             first = entries[0][0] if entries else self._durable.get(tp, next_offset)
-            files: list[str] = []
-            if entries:
-                folder = staged / f"{_PART_COLUMN}={index}"
-                files = commit_log.publish(self._root, folder, tp.topic, tp.partition, first, batch_id,
-                                           on_moved=lambda: self._crash("moved_one"))
-                self._crash("moved")
+            paths = (f"{batch}/{commit_log.tp_dir_name(tp.topic, tp.partition)}",) if entries else ()
             manifest = commit_log.Manifest(topic=tp.topic, partition=tp.partition, first_offset=first,
-                                           next_offset=next_offset, batch_id=batch_id, files=tuple(files),
+                                           next_offset=next_offset, batch_id=batch_id, paths=paths,
                                            rows=len(entries), connector=self._config.connector,
                                            task=self._config.task_id)
-            commit_log.write_manifest(self._root, manifest)
-            self._durable[tp] = next_offset
-            written = len(entries)
-            self._buffers[tp] = [entry for entry in self._buffers.get(tp, []) if entry[0] >= next_offset]
-            self._buffered -= written
+            commit_log.write_manifest(store, manifest)
+            self._manifested(tp, next_offset, len(entries))
             self._crash("manifested_one")
         self._crash("manifested")
+
+    def _manifested(self, tp: TopicPartition, next_offset: int, written: int) -> None:
+        """Book a published partition at once: a cancel later in the same job must not make it look unwritten."""
+        self._durable[tp] = next_offset
+        self._buffers[tp] = [entry for entry in self._buffers.get(tp, []) if entry[0] >= next_offset]
+        self._buffered -= written
 
     def _drop(self, tp: TopicPartition) -> None:
         self._buffered -= len(self._buffers.pop(tp, []))

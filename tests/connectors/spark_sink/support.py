@@ -1,4 +1,4 @@
-"""Helpers shared by the Spark sink tests: a task driven directly, records, committed rows."""
+"""Helpers shared by the Spark sink tests: a task driven directly, records, committed rows, what is on disk."""
 
 from __future__ import annotations
 
@@ -7,16 +7,20 @@ from typing import Any
 
 from engine.api.context import SinkTaskContext
 from engine.api.records import SinkRecord, TopicPartition
-from engine.connectors.spark_sink import SparkParquetSinkTask, read_committed
+from engine.connectors.spark_sink import SparkParquetSinkTask, commit_log, read_committed
+from engine.connectors.spark_sink.store import store_for
 
 
 def props(root: Path, **extra: str) -> dict[str, str]:
     return {"name": "pq", "path": str(root), "topics": "orders", **extra}
 
 
-async def started_task(root: Path, **extra: str) -> tuple[SparkParquetSinkTask, SinkTaskContext]:
+async def started_task(root: Path, spark_runner: Any = None,
+                       **extra: str) -> tuple[SparkParquetSinkTask, SinkTaskContext]:
+    """A started task; ``spark_runner`` is its ``context.spark`` (None: the sink's fallback local session)."""
     config = props(root, **extra)
     context = SinkTaskContext(config)
+    context.spark = spark_runner
     task = SparkParquetSinkTask()
     task.initialize(context)
     await task.start(config)
@@ -42,8 +46,23 @@ def orders(tp: TopicPartition, start: int, stop: int) -> list[SinkRecord]:
 
 
 def committed_rows(root: Path, spark: Any) -> list[dict[str, Any]]:
-    return [row.asDict() for row in read_committed(root, spark).collect()]
+    return [row.asDict() for row in read_committed(str(root), spark).collect()]
 
 
 def committed_ids(root: Path, spark: Any) -> list[str]:
     return sorted(row["id"] for row in committed_rows(root, spark))
+
+
+def manifests(root: Path, spark: Any, partition: int, topic: str = "orders") -> list[commit_log.Manifest]:
+    return commit_log.read_manifests(store_for(spark, str(root)), topic, partition)
+
+
+def listed_dirs(root: Path, spark: Any) -> set[Path]:
+    """The batch directories the manifests name, as local paths."""
+    return {root / path for m in commit_log.all_manifests(store_for(spark, str(root))) for path in m.paths}
+
+
+def data_dirs(root: Path) -> set[Path]:
+    """Batch directories on the local disk holding Parquet data (an orphan removed over Connect holds none)."""
+    return {folder for folder in (root / commit_log.BATCHES).glob(f"*/{commit_log.TP_COLUMN}=*")
+            if any(folder.rglob("*.parquet"))}

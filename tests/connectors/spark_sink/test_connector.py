@@ -9,9 +9,9 @@ import pytest
 
 from engine.api.context import SinkConnectorContext
 from engine.api.records import TopicPartition
-from engine.connectors.spark_sink import SparkParquetSinkConnector, commit_log
+from engine.connectors.spark_sink import SparkParquetSinkConnector
 
-from .support import assign, orders, props, started_task
+from .support import assign, committed_ids, data_dirs, orders, props, started_task
 
 TP0 = TopicPartition("orders", 0)
 
@@ -28,9 +28,10 @@ async def written(root: Path) -> None:
     await assign(task, context, TP0)
     await task.put(orders(TP0, 0, 6))
     await task.pre_commit({TP0: 6})
-    leftover = commit_log.staging_dir(root, "pq", 3) / "dead" / "x.parquet"
-    leftover.parent.mkdir(parents=True)
-    leftover.write_bytes(b"half")
+    for leftover in (root / "_batches" / "__connect_batch=pq-3+dead" / "__connect_tp=orders+0" / "x.parquet",  # a crash's
+                     root / "_batches" / "__connect_batch=pq-eu-0+live" / "__connect_tp=orders+0" / "x.parquet"):  # "pq-eu"'s
+        leftover.parent.mkdir(parents=True)
+        leftover.write_bytes(b"half")
 
 
 def test_each_task_gets_its_own_id() -> None:
@@ -40,16 +41,19 @@ def test_each_task_gets_its_own_id() -> None:
 
 
 @pytest.mark.parametrize("delete_output", [False, True])
-async def test_deleted_removes_staging_and_the_output_only_when_asked_and_can_run_twice(
+async def test_deleted_removes_unlisted_batches_and_the_output_only_when_asked_and_can_run_twice(
         tmp_path: Path, spark: Any, delete_output: bool) -> None:
     (tmp_path / "README").write_text("not ours")
     await written(tmp_path)
     c = connector(props(tmp_path, **{"delete.output.on.delete": str(delete_output).lower()}))
-    c.deleted()
-    c.deleted()
-    assert not (tmp_path / "_staging").exists()
+    await c.deleted()
+    await c.deleted()
+    assert not (tmp_path / "_batches" / "__connect_batch=pq-3+dead" / "__connect_tp=orders+0").exists()
     assert (tmp_path / "README").exists()
     assert (tmp_path / "_manifests").exists() is not delete_output
-    assert bool(list(commit_log.data_files(tmp_path))) is not delete_output
     if delete_output:
         assert sorted(p.name for p in tmp_path.iterdir()) == ["README"]
+    else:
+        assert committed_ids(tmp_path, spark) == [f"0-{o}" for o in range(6)]
+        assert (tmp_path / "_batches" / "__connect_batch=pq-eu-0+live").exists()  # another connector's batch in progress
+        assert len(data_dirs(tmp_path)) == 2

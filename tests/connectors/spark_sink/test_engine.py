@@ -13,13 +13,12 @@ import pytest
 from structlog.testing import capture_logs
 
 from engine import Engine
-from engine.connectors.spark_sink import commit_log
 from engine.connectors.spark_sink import task as task_module
 from engine.topics.base import TopicPartition
 from engine.topics.memory import MemoryTopics
 from tests.spark.jobs import long_job, wait_started
 
-from .support import committed_ids
+from .support import committed_ids, data_dirs, listed_dirs, manifests
 
 WORKER = {"offset.flush.interval.ms": "200", "task.shutdown.graceful.timeout.ms": "5000",
           "connector.shutdown.graceful.timeout.ms": "5000"}
@@ -46,7 +45,7 @@ async def test_records_produced_to_a_topic_land_in_parquet_after_a_commit(tmp_pa
         while (ids := await asyncio.to_thread(committed_ids, root, spark)) != expected:
             assert time.monotonic() < deadline, f"only {len(ids)} rows committed"
             await asyncio.sleep(0.2)
-        manifested = {p: commit_log.next_offset(root, "orders", p) for p in (0, 1)}
+        manifested = {p: max((m.next_offset for m in manifests(root, spark, p)), default=None) for p in (0, 1)}
         assert sum(o or 0 for o in manifested.values()) == 30
         topics = engine.topics
         assert isinstance(topics, MemoryTopics)
@@ -56,7 +55,7 @@ async def test_records_produced_to_a_topic_land_in_parquet_after_a_commit(tmp_pa
             await asyncio.sleep(0.1)
 
         await engine.delete_connector("pq")
-    assert not (root / "_staging").exists()
+    assert data_dirs(root) == listed_dirs(root, spark)  # no batch left unlisted
     assert await asyncio.to_thread(committed_ids, root, spark) == expected  # the data outlives the connector
 
 
@@ -65,15 +64,16 @@ async def test_a_sink_stopped_mid_write_still_commits_what_it_was_given(
     """Stop cancels the running write (the task's Spark jobs go first), then the stop-time commit writes
     the same records under a job of its own; nothing is logged at error level."""
     started = str(tmp_path / "write-started")
-    real_write, writes = task_module._write_staging, []
+    real_write, writes = task_module._write_batch, []
 
-    def first_write_hangs(session: Any, rows: list[dict[str, Any]], target: str, partition_by: str | None) -> None:
+    def first_write_hangs(session: Any, target: str, rows: list[dict[str, Any]], by_partition: bool,
+                          partition_by: str | None) -> None:
         writes.append(len(rows))
         if len(writes) == 1:
             long_job(started)(session)  # a Spark action that only cancellation ends
-        real_write(session, rows, target, partition_by)
+        real_write(session, target, rows, by_partition, partition_by)
 
-    monkeypatch.setattr(task_module, "_write_staging", first_write_hangs)
+    monkeypatch.setattr(task_module, "_write_batch", first_write_hangs)
     root = tmp_path / "out"
     with capture_logs() as logs:
         async with Engine({**WORKER, "offset.flush.interval.ms": "600000"}) as engine:
@@ -94,7 +94,7 @@ async def test_a_sink_stopped_mid_write_still_commits_what_it_was_given(
             assert isinstance(topics, MemoryTopics)
             assert topics.committed("connect-pq", TopicPartition("orders", 0)) == 5
     assert writes == [5, 5]
-    assert commit_log.next_offset(root, "orders", 0) == 5
+    assert [m.next_offset for m in manifests(root, spark, 0)] == [5]
     assert await asyncio.to_thread(committed_ids, root, spark) == [f"o{n}" for n in range(5)]
     assert [e for e in logs if e["log_level"] in ("error", "critical")] == []
     assert any(e["event"] == "task.pre_commit_interrupted" for e in logs)

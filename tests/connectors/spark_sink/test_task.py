@@ -11,11 +11,20 @@ from typing import Any
 import pytest
 
 from engine.api.records import TopicPartition
-from engine.connectors.spark_sink import commit_log
 from engine.data.builder import SchemaBuilder
 from engine.data.values import Struct
 
-from .support import assign, committed_ids, committed_rows, orders, record, started_task
+from .support import (
+    assign,
+    committed_ids,
+    committed_rows,
+    data_dirs,
+    listed_dirs,
+    manifests,
+    orders,
+    record,
+    started_task,
+)
 
 TP0, TP1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
 
@@ -29,19 +38,21 @@ async def test_put_only_buffers_and_pre_commit_publishes_with_one_manifest_per_p
     task, context = await started_task(tmp_path)
     assert await assign(task, context, TP0, TP1) == {}  # no manifest yet: nothing to rewind to
     await task.put(orders(TP0, 0, 10) + orders(TP1, 0, 5))
-    assert not list(commit_log.data_files(tmp_path))
+    assert not data_dirs(tmp_path)
     assert committed_ids(tmp_path, spark) == []
 
     assert await task.pre_commit({TP0: 10, TP1: 5}) == {TP0: 10, TP1: 5}
     assert committed_ids(tmp_path, spark) == sorted(ids(TP0, 0, 10) + ids(TP1, 0, 5))
     manifest = json.loads((tmp_path / "_manifests" / "orders-0" / f"{10:020d}.json").read_text())
     assert (manifest["first_offset"], manifest["next_offset"], manifest["rows"]) == (0, 10, 10)
-    assert all((tmp_path / f).is_file() for f in manifest["files"])
-    assert not any((tmp_path / "_staging").rglob("*.parquet"))  # staging is emptied after each batch
+    (path,) = manifest["paths"]  # the batch's own directory for the partition: written in place, never moved
+    assert path.startswith("_batches/__connect_batch=pq-0+")
+    assert path.endswith("/__connect_tp=orders+0")
+    assert data_dirs(tmp_path) == listed_dirs(tmp_path, spark) == {tmp_path / path, tmp_path / (path[:-1] + "1")}
 
-    await task.put(orders(TP0, 10, 12))
+    await task.put(orders(TP0, 10, 12))  # one partition: written straight into its directory
     assert await task.pre_commit({TP0: 12, TP1: 5}) == {TP0: 12, TP1: 5}
-    assert [m.next_offset for m in commit_log.read_manifests(tmp_path, "orders", 0)] == [10, 12]
+    assert [m.next_offset for m in manifests(tmp_path, spark, 0)] == [10, 12]
     assert committed_ids(tmp_path, spark) == sorted(ids(TP0, 0, 12) + ids(TP1, 0, 5))
 
 
@@ -70,27 +81,24 @@ async def test_open_rewinds_to_just_after_the_manifests_and_redelivery_is_not_du
     assert committed_ids(tmp_path, spark) == sorted(ids(TP0, 0, 20) + ids(TP1, 0, 6))
 
 
-async def test_open_removes_staging_and_unmanifested_files_of_its_partitions_only(
-        tmp_path: Path, spark: Any) -> None:
+async def test_open_removes_unmanifested_batches_of_its_partitions_only(tmp_path: Path, spark: Any) -> None:
     task, context = await started_task(tmp_path)
     await assign(task, context, TP0)
     await task.put(orders(TP0, 0, 4))
     await task.pre_commit({TP0: 4})
-    kept = set(commit_log.data_files(tmp_path))
-    staged = commit_log.staging_dir(tmp_path, "pq", 0) / "abc" / "part-0.parquet"
-    staged.parent.mkdir(parents=True)
-    staged.write_bytes(b"half")
-    orphan = tmp_path / commit_log.data_file_name("orders", 0, 4, "dead", 0)
-    foreign = tmp_path / commit_log.data_file_name("orders", 1, 0, "beef", 0)  # another task's partition
-    temp = tmp_path / "_manifests" / "orders-0" / ".00000000000000000009.json.dead.tmp"
+    kept = data_dirs(tmp_path)
+    orphan = tmp_path / "_batches" / "__connect_batch=pq-3+dead" / "__connect_tp=orders+0" / "part-0.parquet"  # any task's
+    foreign = tmp_path / "_batches" / "__connect_batch=pq-0+beef" / "__connect_tp=orders+1" / "part-0.parquet"  # not its partition
+    temp = tmp_path / "_manifests" / "orders-0" / ".00000000000000000009.json.tmp"  # hidden: never read
     for path in (orphan, foreign, temp):
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"junk")
 
     fresh, context = await started_task(tmp_path)
     assert await assign(fresh, context, TP0) == {TP0: 4}
-    assert [p for p in (staged, orphan, temp) if p.exists()] == []
+    assert not orphan.parent.exists()
     assert foreign.exists()
-    assert set(commit_log.data_files(tmp_path)) == kept | {foreign}
+    assert data_dirs(tmp_path) == kept | {foreign.parent}
     assert committed_ids(tmp_path, spark) == ids(TP0, 0, 4)
 
 
@@ -99,8 +107,8 @@ async def test_tombstones_and_skipped_offsets_are_covered_by_an_empty_manifest(t
     await assign(task, context, TP0)
     await task.put([record("orders", 0, o, None) for o in range(3)])
     assert await task.pre_commit({TP0: 5}) == {TP0: 5}  # 3 and 4 were dropped before put (an SMT)
-    (manifest,) = commit_log.read_manifests(tmp_path, "orders", 0)
-    assert (manifest.files, manifest.next_offset) == ((), 5)
+    (manifest,) = manifests(tmp_path, spark, 0)
+    assert (manifest.paths, manifest.next_offset) == ((), 5)
     fresh, context = await started_task(tmp_path)
     assert await assign(fresh, context, TP0) == {TP0: 5}
 
@@ -120,7 +128,7 @@ async def test_partition_by_a_field_with_struct_and_schemaless_values(tmp_path: 
                     record("orders", 1, 0, {"id": "j0", "region": "eu", "extra": 7}),
                     record("orders", 1, 1, {"id": "j1"})])
     assert await task.pre_commit({TP0: 2, TP1: 2}) == {TP0: 2, TP1: 2}
-    assert {p.name for p in tmp_path.iterdir() if not p.name.startswith("_")} == {
+    assert {p.name for p in tmp_path.glob("_batches/__connect_batch=pq-0+*/__connect_tp=*/*")} == {
         "region=eu", "region=us", "region=__HIVE_DEFAULT_PARTITION__"}
     rows = {r["id"]: r for r in committed_rows(tmp_path, spark)}
     assert set(rows) == {"s0", "s1", "j0", "j1"}
@@ -153,14 +161,14 @@ class Runner:
 async def test_jobs_go_through_context_spark_and_a_failed_commit_drops_the_buffer(
         tmp_path: Path, spark: Any) -> None:
     task, context = await started_task(tmp_path)
-    runner = Runner(spark, fail_first=True)
-    context.spark = runner  # type: ignore[attr-defined]
     await assign(task, context, TP0)
+    runner = Runner(spark, fail_first=True)
+    context.spark = runner
     await task.put(orders(TP0, 0, 5))
     with pytest.raises(RuntimeError, match="job failed"):
         await task.pre_commit({TP0: 5})
     assert committed_ids(tmp_path, spark) == []
-    assert not any((tmp_path / "_staging").rglob("*"))
+    assert not data_dirs(tmp_path)
     # the sink loop seeks back to the committed offset (0) and redelivers: nothing doubles
     await task.put(orders(TP0, 0, 5))
     assert await task.pre_commit({TP0: 5}) == {TP0: 5}

@@ -1,0 +1,45 @@
+"""``connector.client.config.override.policy`` (KIP-458): which ``*.override.*`` keys a connector may set.
+
+Kafka's three policies by their aliases or class names: ``All`` (the default) allows every key,
+``None`` none, ``Principal`` only ``sasl.jaas.config``, ``sasl.mechanism`` and ``security.protocol``.
+A refused key gets Connect's message (``AbstractConnectorClientConfigOverridePolicy``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from engine.errors import ConfigError
+
+POLICY_KEY = "connector.client.config.override.policy"
+_PACKAGE = "org.apache.kafka.connect.connector.policy."
+_ALLOWED: dict[str, frozenset[str] | None] = {
+    "All": None, "None": frozenset(), "Principal": frozenset({"sasl.jaas.config", "sasl.mechanism",
+                                                              "security.protocol"})}
+
+
+@dataclass(frozen=True, slots=True)
+class OverridePolicy:
+    name: str  # All, None, Principal
+
+    @classmethod
+    def parse(cls, worker: Mapping[str, str]) -> OverridePolicy:
+        raw = (worker.get(POLICY_KEY) or "All").strip()
+        for name in _ALLOWED:
+            if raw in (name, f"{name}ConnectorClientConfigOverridePolicy",
+                       f"{_PACKAGE}{name}ConnectorClientConfigOverridePolicy"):
+                return cls(name)
+        message = (f"Invalid value {raw} for configuration {POLICY_KEY}: choose All, None or Principal "
+                   "(custom policy classes are not supported)")
+        raise ConfigError(message, errors={POLICY_KEY: [message]})
+
+    def allows(self, key: str) -> bool:
+        allowed = _ALLOWED[self.name]
+        return allowed is None or key in allowed
+
+    def refusal(self, key: str) -> str | None:
+        """Connect's message for an override ``key`` (unprefixed) this policy refuses; None if allowed."""
+        if self.allows(key):
+            return None
+        return f"The '{self.name}' policy does not allow '{key}' to be overridden in the connector configuration."

@@ -1,0 +1,162 @@
+"""TLS for the integration tests: certificates made with ``cryptography`` and an asyncio TLS terminator
+in front of a plain broker port (tansu's own ``tls://`` listener did not complete a handshake with
+aiokafka; ../shared/ENVIRONMENT.md). The terminator is real TLS: clients verify the broker's
+certificate against the test CA, as they would a broker's own listener.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import ipaddress
+import ssl
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.serialization import pkcs12
+from cryptography.x509.oid import NameOID
+
+HOST = "127.0.0.1"
+PASSWORD = "changeit"
+
+
+def _name(common: str) -> x509.Name:
+    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
+
+
+def _pem(cert: x509.Certificate) -> bytes:
+    return cert.public_bytes(serialization.Encoding.PEM)
+
+
+def _key_pem(key: ec.EllipticCurvePrivateKey, password: str | None = None) -> bytes:
+    encryption = (serialization.BestAvailableEncryption(password.encode()) if password
+                  else serialization.NoEncryption())
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, encryption)
+
+
+def _cert(subject: str, key: ec.EllipticCurvePrivateKey, issuer: str, issuer_key: ec.EllipticCurvePrivateKey, *,
+          ca: bool) -> x509.Certificate:
+    now = datetime.datetime.now(datetime.UTC)
+    builder = (x509.CertificateBuilder().subject_name(_name(subject)).issuer_name(_name(issuer))
+               .public_key(key.public_key()).serial_number(x509.random_serial_number())
+               .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=2))
+               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+    if not ca:
+        builder = builder.add_extension(x509.SubjectAlternativeName(
+            [x509.IPAddress(ipaddress.ip_address(HOST)), x509.DNSName("localhost")]), critical=False)
+    return builder.sign(issuer_key, hashes.SHA256())
+
+
+@dataclass(frozen=True)
+class Certificates:
+    """A test CA, a broker certificate it signed, a client key pair, and a second CA nobody uses."""
+
+    directory: Path
+    ca_pem: Path  # the truststore, PEM
+    ca_p12: Path  # the truststore, PKCS12 (password PASSWORD)
+    other_ca_pem: Path  # a CA that did not sign the broker: "untrusted"
+    server_chain: Path  # the broker's key + certificate, for the terminator
+    client_p12: Path  # a client keystore, PKCS12 (password PASSWORD)
+    client_key_pem: str  # inline PEM (encrypted with PASSWORD)
+    client_chain_pem: str
+
+
+def make_certificates(directory: Path) -> Certificates:
+    directory.mkdir(parents=True, exist_ok=True)
+    ca_key, other_key, server_key, client_key = (ec.generate_private_key(ec.SECP256R1()) for _ in range(4))
+    ca = _cert("connect-engine test CA", ca_key, "connect-engine test CA", ca_key, ca=True)
+    other = _cert("some other CA", other_key, "some other CA", other_key, ca=True)
+    server = _cert("broker", server_key, "connect-engine test CA", ca_key, ca=False)
+    client = _cert("client", client_key, "connect-engine test CA", ca_key, ca=False)
+    paths = {name: directory / name for name in ("ca.pem", "ca.p12", "other-ca.pem", "server.pem", "client.p12")}
+    paths["ca.pem"].write_bytes(_pem(ca))
+    paths["other-ca.pem"].write_bytes(_pem(other))
+    paths["server.pem"].write_bytes(_key_pem(server_key) + _pem(server))
+    encryption = serialization.BestAvailableEncryption(PASSWORD.encode())
+    paths["ca.p12"].write_bytes(pkcs12.serialize_key_and_certificates(b"ca", None, None, [ca], encryption))
+    paths["client.p12"].write_bytes(
+        pkcs12.serialize_key_and_certificates(b"client", client_key, client, [ca], encryption))
+    return Certificates(directory, paths["ca.pem"], paths["ca.p12"], paths["other-ca.pem"], paths["server.pem"],
+                        paths["client.p12"], _key_pem(client_key, PASSWORD).decode(),
+                        (_pem(client) + _pem(ca)).decode())
+
+
+class TlsTerminator:
+    """Accepts TLS on ``port`` and pipes the plaintext to ``backend_port``; runs its own loop in a thread."""
+
+    def __init__(self, certificate_chain: Path, backend_port: int, port: int) -> None:
+        self.port = port
+        self.backend_port = backend_port
+        self._context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self._context.load_cert_chain(certificate_chain)
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="tls-terminator", daemon=True)
+        self._server: asyncio.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+        self.handshakes = 0
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._server = self._loop.run_until_complete(
+            asyncio.start_server(self._handle, HOST, self.port, ssl=self._context))
+        self._ready.set()
+        try:
+            self._loop.run_forever()
+        finally:
+            self._loop.close()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.handshakes += 1
+        try:
+            backend_reader, backend_writer = await asyncio.open_connection(HOST, self.backend_port)
+        except OSError:
+            writer.close()
+            return
+        self._writers |= {writer, backend_writer}
+        try:
+            await asyncio.gather(_pipe(reader, backend_writer), _pipe(backend_reader, writer))
+        finally:
+            self._writers -= {writer, backend_writer}
+
+    def start(self) -> None:
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError(f"the TLS terminator did not listen on {HOST}:{self.port}")
+
+    def stop(self) -> None:
+        async def close() -> None:
+            if self._server is not None:
+                self._server.close()
+            for writer in list(self._writers):
+                writer.close()
+            await asyncio.sleep(0.05)
+            self._loop.stop()
+
+        self._loop.call_soon_threadsafe(lambda: self._loop.create_task(close()))
+        self._thread.join(10)
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(OSError, ConnectionError, ssl.SSLError, asyncio.IncompleteReadError):
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+    with contextlib.suppress(OSError, ConnectionError, ssl.SSLError, RuntimeError):
+        writer.close()
+
+
+@contextlib.contextmanager
+def terminating(certificate_chain: Path, backend_port: int, port: int) -> Iterator[TlsTerminator]:
+    proxy = TlsTerminator(certificate_chain, backend_port, port)
+    proxy.start()
+    try:
+        yield proxy
+    finally:
+        proxy.stop()
