@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Self
 
 
@@ -45,7 +45,15 @@ class ConnectRecord:
     headers: tuple[Header, ...] = ()
 
     def new_record(self, **changes: Any) -> Self:
-        return replace(self, **changes)
+        """A copy with ``changes`` (``dataclasses.replace``'s result, made by copying the slots: SMTs call
+        this for every record, and ``replace`` re-runs ``__init__`` with every field by keyword)."""
+        names = _FIELDS.get(type(self))
+        if names is None or not changes.keys() <= names.keys() or any(k.startswith("original_") for k in changes):
+            return replace(self, **changes)  # a subclass, __post_init__'s defaults, or replace's error for a bad name
+        record = _new(type(self))
+        for name, setter in names.items():
+            setter(record, changes[name] if name in changes else getattr(self, name))
+        return record
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,3 +81,9 @@ class SinkRecord(ConnectRecord):
             object.__setattr__(self, "original_kafka_partition", self.kafka_partition)
         if self.original_kafka_offset is None:
             object.__setattr__(self, "original_kafka_offset", self.kafka_offset)
+
+
+_new = object.__new__
+# the slot setters of the record classes this module defines, by field name; anything else uses replace
+_FIELDS: dict[type, dict[str, Any]] = {
+    cls: {f.name: getattr(cls, f.name).__set__ for f in fields(cls)} for cls in (SourceRecord, SinkRecord)}

@@ -41,6 +41,7 @@ class TimestampRouter(Transformation[ConnectRecord]):
     def __init__(self) -> None:
         self.topic_format = "${topic}-${timestamp}"
         self.timestamp_format = SimpleDateFormat("yyyyMMdd")
+        self._last: tuple[tuple[str, int], str] | None = None  # (topic, timestamp) -> routed topic
 
     def config(self) -> ConfigDef:
         return self.CONFIG_DEF
@@ -51,6 +52,7 @@ class TimestampRouter(Transformation[ConnectRecord]):
         pattern = parsed[self.TIMESTAMP_FORMAT]
         try:
             self.timestamp_format = SimpleDateFormat(pattern)
+            self._last = None
         except ValueError as exc:
             raise ConfigException(self.TIMESTAMP_FORMAT, pattern, str(exc)) from exc
 
@@ -58,6 +60,10 @@ class TimestampRouter(Transformation[ConnectRecord]):
         timestamp = record.timestamp
         if timestamp is None:
             raise DataException(f"Timestamp missing on record: {record}")
-        formatted = self.timestamp_format.format(timestamp)
-        topic = self.topic_format.replace("${topic}", record.topic).replace("${timestamp}", formatted)
+        key = (record.topic, timestamp)
+        topic = self._last[1] if self._last is not None and self._last[0] == key else None
+        if topic is None:  # records come in runs of one topic and (nearly) one timestamp: format once per run
+            formatted = self.timestamp_format.format(timestamp)
+            topic = self.topic_format.replace("${topic}", record.topic).replace("${timestamp}", formatted)
+            self._last = (key, topic)
         return record.new_record(topic=topic)

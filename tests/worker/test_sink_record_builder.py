@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from engine.api import SinkRecord
+from engine.api import SinkRecord, SourceRecord
 from engine.api.records import Header
 from engine.data import Schema
 from engine.worker.sink_loop import _sink_record
@@ -24,3 +24,21 @@ def test_a_record_built_by_slots_equals_the_constructed_one() -> None:
     assert built.new_record(topic="routed").original_topic == "orders"  # SMT copies keep the original coordinates
     with pytest.raises(dataclasses.FrozenInstanceError):
         built.topic = "other"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("record", [
+    SinkRecord(topic="t", kafka_partition=1, key="k", value=1, timestamp=5, kafka_offset=7, timestamp_type="CreateTime"),
+    SourceRecord(topic="t", value=1, source_partition={"p": 1}, source_offset={"o": 2}),
+])
+def test_new_record_copies_by_slots_as_replace_would(record: SinkRecord | SourceRecord) -> None:
+    for changes in ({"topic": "u"}, {"value": None, "value_schema": Schema.INT32_SCHEMA}, {}):
+        assert record.new_record(**changes) == dataclasses.replace(record, **changes)
+    with pytest.raises(TypeError):
+        record.new_record(nonsense=1)
+
+
+def test_new_record_of_a_sink_record_keeps_its_original_coordinates() -> None:
+    record = SinkRecord(topic="t", kafka_partition=1, value=1, kafka_offset=7)
+    moved = record.new_record(topic="u", kafka_partition=2, kafka_offset=9)
+    assert (moved.original_topic, moved.original_kafka_partition, moved.original_kafka_offset) == ("t", 1, 7)
+    assert record.new_record(original_topic=None).original_topic == "t"  # __post_init__'s default, as replace
