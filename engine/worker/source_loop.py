@@ -1,7 +1,8 @@
 """The source task loop (Connect's ``AbstractWorkerSourceTask``/``WorkerSourceTask``).
 
-poll -> transformation chain -> converters -> producer; ``commit_record`` once the record is
-acknowledged (or with ``None`` when it was dropped); source offsets of acknowledged records are
+poll -> transformation chain -> converters -> producer, the whole ``poll()`` batch in one
+``send_batch``; ``commit_record`` once the record is acknowledged (or with ``None`` when it was
+dropped), only for a task that overrides it; source offsets of acknowledged records are
 written every ``offset.flush.interval.ms``, on pause and on stop, each time followed by
 ``commit()``.
 
@@ -37,7 +38,6 @@ from states import TargetState
 log = structlog.get_logger(component="worker")
 
 MAX_IN_FLIGHT = 10_000  # sends awaiting acknowledgement before the loop waits for the producer
-
 
 
 class _SentBatch:
