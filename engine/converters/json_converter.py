@@ -28,6 +28,8 @@ import decimal
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+import orjson
+
 from engine.api.config_def import (
     CaseInsensitiveValidString,
     ConfigDef,
@@ -135,10 +137,13 @@ class JsonConverter(BuiltinConverter):
                 return b'{"schema":null,"payload":' + fast + b"}" if self.schemas_enabled else fast
         payload = self._to_json(schema, value)
         try:
+            body = jackson.dumps_plain(payload)  # orjson when it writes what Jackson writes
+            if body is None:
+                body = jackson.dumps(payload)
             if not self.schemas_enabled:
-                return jackson.dumps(payload)
+                return body
             schema_json = b"null" if schema is None else self.schema_json(schema)
-            return b'{"schema":' + schema_json + b',"payload":' + jackson.dumps(payload) + b"}"
+            return b'{"schema":' + schema_json + b',"payload":' + body + b"}"
         except UnicodeEncodeError as exc:
             raise DataException(
                 "Converting Kafka Connect data to byte[] failed due to serialization error: "
@@ -248,7 +253,10 @@ class JsonConverter(BuiltinConverter):
             return None
         if not isinstance(node, dict):
             raise DataException("Schema must contain 'type' field")
-        key = jackson.dumps(node)
+        try:  # the cache key: the node's JSON, by orjson (C) where it can; equal bytes are an equal schema
+            key = orjson.dumps(node)
+        except (TypeError, orjson.JSONEncodeError):
+            key = jackson.dumps(node)
         cached = self._to_connect_cache.get(key)
         if cached is None:
             cached = self._build_schema(node)
