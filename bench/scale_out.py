@@ -181,8 +181,8 @@ def markdown(results: list[dict[str, Any]], command: str, load: float) -> str:
         f"record in a sink task's `put`. Median of {REPEATS}.",
         "",
         "| workers | records/s | runs | tasks per worker (source / sink) | peak RSS per worker MiB "
-        "| CPU cores busy while moving (median): broker, workers |",
-        "|---|---|---|---|---|---|",
+        "| CPU cores busy while moving (median): broker, workers | records per worker CPU-second |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in results:
         placement = r["placement"]
@@ -192,7 +192,8 @@ def markdown(results: list[dict[str, Any]], command: str, load: float) -> str:
             for worker in sorted({w for ws in placement.values() for w in ws}))
         lines.append(f"| {r['workers']} | {r['records_s']:,.0f} | {', '.join(f'{x:,.0f}' for x in r['runs'])} | "
                      f"{spread} | {', '.join(f'{m:.0f}' for m in r['peak_rss_mib'])} | "
-                     f"{', '.join(f'{k} {v:.2f}' for k, v in r['cores'].items())} |")
+                     f"{', '.join(f'{k} {v:.2f}' for k, v in r['cores'].items())} | "
+                     f"{r['records_s'] / sum(v for k, v in r['cores'].items() if k != 'broker'):,.0f} |")
     verdict = "met" if ratio >= 1.6 else "**missed**"
     lines += ["", f"2 workers / 1 worker: **{ratio:.2f}x** (target >= 1.6, {verdict}). Runs dropped because the "
               f"sink's group never settled on noida (made again with fresh names): "
