@@ -111,10 +111,10 @@ def _fewer_full_collections() -> None:
     """Make CPython's full (oldest-generation) collections 100x rarer, once per process.
 
     A worker holds many long-lived objects (its runners, lifecycles and parked coroutines: about
-    240 per connector with two tasks), and with the default thresholds creating a thousand
-    connectors ran a full collection every few milliseconds: 40 % of the CPU in
-    ``bench/lifecycle.py``. Young collections are untouched, so short-lived cycles go as soon as
-    before. A process that set its own thresholds keeps them.
+    240 per connector with two tasks); with the default thresholds, full collections over them took
+    about 40 % of the CPU of ``bench/lifecycle.py`` at 1,000 connectors. Young collections are
+    untouched, so short-lived cycles go as soon as before. A process that set its own thresholds
+    keeps them.
     """
     first, second, third = gc.get_threshold()
     if (first, second, third) == DEFAULT_GC_THRESHOLD:
