@@ -45,6 +45,7 @@ bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spar
 	$(BIN)/python bench/distributed.py --append BENCHMARKS.md
 	$(BIN)/python bench/postgres_cdc.py --append BENCHMARKS.md
 	$(BIN)/python bench/rabbitmq_sink.py --append BENCHMARKS.md
+	$(BIN)/python bench/metrics_cost.py --append BENCHMARKS.md
 	$(BIN)/python bench/soak.py --minutes 2 --append BENCHMARKS.md
 
 clean:
