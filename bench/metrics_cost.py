@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.observability.connect_metrics import TaskCounters  # noqa: E402
+from engine.observability.connect_metrics import TaskCounters
 
 BATCH = 1000
 
