@@ -158,14 +158,12 @@ def parquet_rows(output: Path | str, spark: Any = None) -> int:
     """Rows the sink has committed: the sum over its manifests (what readers may read).
 
     Without ``spark``, read from the local disk (the output of a local or standalone driver on this
-    machine); with a session, through the sink's own store, as ``read_committed`` reads them (a Spark
-    Connect client, whose output is the server's and may not be on this machine at all).
+    machine); with a session, through Spark (a Spark Connect client, whose output is the server's and
+    may not be on this machine at all). Both read the manifests' documented layout (README: Spark), not
+    the sink's code: the CLI does not import connectors (import layers).
     """
     if spark is not None:
-        from engine.connectors.spark_sink.commit_log import all_manifests
-        from engine.connectors.spark_sink.store import store_for
-
-        return sum(m.rows for m in all_manifests(store_for(spark, str(output))))
+        return _rows_through_spark(spark, f"{str(output).rstrip('/')}/_manifests")
     total = 0
     for manifest in Path(output, "_manifests").glob("*/*.json"):
         # a manifest is a file, or (written over Spark Connect) a directory holding one part file
@@ -175,6 +173,19 @@ def parquet_rows(output: Path | str, spark: Any = None) -> int:
             except ValueError:
                 continue
     return total
+
+
+def _rows_through_spark(spark: Any, manifests: str) -> int:
+    """One Spark job sums the manifests' ``rows``; files and directories starting with ``_`` or ``.`` (a
+    write in progress, a rename's temporary file) are not read, as Spark never reads them."""
+    try:
+        row = (spark.read.schema("rows LONG").option("recursiveFileLookup", "true").json(manifests)
+               .selectExpr("coalesce(sum(rows), 0)").first())
+    except Exception as exc:
+        if "PATH_NOT_FOUND" in str(exc).split("\n", 1)[0]:
+            return 0  # no commit yet
+        raise
+    return int(row[0])
 
 
 def _manifest_texts(manifest: Path) -> list[str]:
@@ -202,6 +213,7 @@ class RowCounter:
         return await asyncio.to_thread(self._count_remote)
 
     def _count_remote(self) -> int:
+        assert self._remote is not None  # count() only calls this with a remote
         if self._session is None:
             from pyspark.sql import SparkSession
 
@@ -214,9 +226,9 @@ class RowCounter:
 
 
 async def run_pipeline(workdir: Path, port: int, duration: float | None, every_s: float = 0.5,
-                       spark: Mapping[str, str] | None = None) -> int:
-    """``spark``: the worker's ``spark.*`` properties (``spark_properties``; default local)."""
-    spark_props = dict(spark) if spark is not None else spark_properties()
+                       spark_props: Mapping[str, str] | None = None) -> int:
+    """``spark_props``: the worker's ``spark.*`` properties (``spark_properties``; default local)."""
+    spark_props = dict(spark_props) if spark_props is not None else spark_properties()
     # absolute: a Spark Connect server (or a cluster's executors) resolve a relative path against their own
     # working directory, not this process's
     db, output = workdir / "shop.db", (workdir / "parquet").resolve()
@@ -322,14 +334,14 @@ async def _report(engine: Engine, db: Path, counter: RowCounter, stop: asyncio.E
 
 
 def main(workdir: str, port: int, duration: float | None, *, fresh: bool = False,
-         spark: Mapping[str, str] | None = None) -> int:
-    """``fresh`` (``--reset``): remove what an earlier run left in ``workdir`` first; ``spark``: see
+         spark_props: Mapping[str, str] | None = None) -> int:
+    """``fresh`` (``--reset``): remove what an earlier run left in ``workdir`` first; ``spark_props``: see
     ``run_pipeline``."""
     if fresh:
         removed = reset(Path(workdir))
         _say(f"reset {workdir}: removed {', '.join(removed) if removed else 'nothing (it held no pipeline)'}\n")
     try:
-        return asyncio.run(run_pipeline(Path(workdir), port, duration, spark=spark))
+        return asyncio.run(run_pipeline(Path(workdir), port, duration, spark_props=spark_props))
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             sys.stderr.write(f"connect-engine pipeline: port {port} on 127.0.0.1 is already in use (another "

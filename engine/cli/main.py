@@ -94,10 +94,10 @@ def main(argv: list[str] | None = None) -> int:
         from engine.cli.demo_pipeline import spark_properties
 
         try:
-            spark = spark_properties(args.spark_master, args.spark_remote, args.spark_conf)
+            spark_props = spark_properties(args.spark_master, args.spark_remote, args.spark_conf)
         except ValueError as exc:
             parser.error(str(exc))
-        return run_pipeline(args.dir, args.port, args.duration, fresh=args.reset, spark=spark)
+        return run_pipeline(args.dir, args.port, args.duration, fresh=args.reset, spark_props=spark_props)
     if args.command == "demo":
         from engine.cli.demo import run_demo
 

@@ -21,7 +21,7 @@ import pytest
 from engine.cli.demo_pipeline import count_orders, parquet_rows
 from engine.connectors.spark_sink import read_committed
 from engine.spark import SparkSupervisor
-from tests.spark_servers import child_env
+from tests.spark_servers import QUICK_JVM, child_env
 
 ENV = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
 
@@ -147,12 +147,13 @@ def test_ctrl_c_during_a_spark_write_stops_quietly(tmp_path: Path) -> None:
 def _until_rows_then_interrupt(command: list[str], timeout: float) -> list[str]:
     """Run the pipeline until it reports committed rows, then Ctrl-C it; every line it printed."""
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               env={**child_env(), "SPARK_LOCAL_IP": "127.0.0.1"})
+                               env={**child_env(), "SPARK_LOCAL_IP": "127.0.0.1", "JAVA_TOOL_OPTIONS": QUICK_JVM})
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(process.stdout.readline, "")),  # type: ignore[union-attr]
                               daemon=True)
     reader.start()
     try:
+        assert process.stdout is not None
         deadline = time.monotonic() + timeout
         while not any(_reported_rows(line) for line in list(lines)):
             assert process.poll() is None, "".join(lines)[-3000:]
@@ -164,6 +165,8 @@ def _until_rows_then_interrupt(command: list[str], timeout: float) -> list[str]:
     finally:
         if process.poll() is None:
             process.kill()
+            process.wait()
+        process.stdout.close()  # type: ignore[union-attr]
     assert process.returncode == 0, "".join(lines)[-3000:]
     return lines
 
@@ -183,8 +186,9 @@ def _stopped_rows(lines: list[str]) -> int:
 def test_the_pipeline_on_a_standalone_cluster(spark_master_url: str, tmp_path: Path,
                                               supervisor: SparkSupervisor) -> None:
     """``--spark-master spark://...``: the driver in the pipeline, executors on the cluster write the data."""
-    lines = _until_rows_then_interrupt([*_command(tmp_path, "--spark-master", spark_master_url,
-                                                  "--spark-conf", "spark.executor.memory=512m")], 400)
+    lines = _until_rows_then_interrupt([*_command(tmp_path), "--spark-master", spark_master_url,
+                                        "--spark-conf", "spark.executor.memory=512m",
+                                        "--spark-conf", f"spark.executor.extraJavaOptions={QUICK_JVM}"], 400)
     assert any(line.strip() == f"Spark         cluster {spark_master_url}, driver here" for line in lines), lines[:12]
     rows = _stopped_rows(lines)
     assert rows > 0
@@ -199,7 +203,7 @@ def test_the_pipeline_on_a_standalone_cluster(spark_master_url: str, tmp_path: P
 def test_the_pipeline_on_spark_connect(spark_connect_url: str, tmp_path: Path,
                                        connect_supervisor: SparkSupervisor) -> None:
     """``--spark-remote sc://...``: the pipeline is only a client; it counts through the server's reads too."""
-    lines = _until_rows_then_interrupt([*_command(tmp_path, "--spark-remote", spark_connect_url)], 300)
+    lines = _until_rows_then_interrupt([*_command(tmp_path), "--spark-remote", spark_connect_url], 300)
     assert any(line.strip().startswith(f"Spark         Spark Connect server {spark_connect_url}") for line in lines)
     rows = _stopped_rows(lines)
     assert rows > 0

@@ -36,7 +36,8 @@ BATCHES: list[list[dict[str, Any]]] = [
     # nested: maps whose value types show up only in some rows, lists, Rows (structs), decimals, times
     [{"m": {"a": 1}}, {"m": {"a": 1, "b": 2}}, {"m": {"z": "s"}, "l": [1, 2]}, {"l": []}, {"l": [None, 3]},
      {"s": Row(x=1, y="a")}, {"s": Row(x=2, y=None)}, {"d": decimal.Decimal("1.5")},
-     {"t": datetime.datetime(2026, 1, 1)}, {"t": datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)},
+     {"t": datetime.datetime(2026, 1, 1)},  # noqa: DTZ001 - a naive one on purpose
+     {"t": datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)},
      {"day": datetime.date(2026, 1, 1)}, {"b": b"\x00"}],
     # a null map value first, its type later; a number, then a string (Spark widens to string)
     [{"m": {"k": None}}, {"m": {"k": 1.5}}, {"n": 1}, {"n": 2}, {"n": "x"}, {"n": 3}],
