@@ -207,10 +207,11 @@ class RowCounter:
         self._remote = remote
         self._session: Any = None
 
-    async def count(self) -> int:
+    async def count(self, timeout: float = 15.0) -> int:
+        """TimeoutError after ``timeout`` s (a Connect server that went away: its client retries for minutes)."""
         if self._remote is None:
             return parquet_rows(self.output)
-        return await asyncio.to_thread(self._count_remote)
+        return await asyncio.wait_for(asyncio.to_thread(self._count_remote), timeout)
 
     def _count_remote(self) -> int:
         assert self._remote is not None  # count() only calls this with a remote
@@ -282,9 +283,12 @@ async def run_pipeline(workdir: Path, port: int, duration: float | None, every_s
             loop.remove_signal_handler(sig)
         await worker.stop()
     try:
-        _say(f"stopped: {await counter.count()} rows in Parquet; run it again to carry on\n")
-    finally:
-        await counter.close()
+        rows = str(await counter.count())
+    except Exception as exc:  # the Connect server is away: the rows are there, uncounted
+        rows = f"? ({type(exc).__name__})"
+    _say(f"stopped: {rows} rows in Parquet; run it again to carry on\n")
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(counter.close(), 15.0)
     return 0
 
 

@@ -3,6 +3,7 @@ would from every row (the sink passes it instead of letting Spark infer it row b
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import decimal
 from typing import Any
@@ -14,6 +15,7 @@ from pyspark.sql import Row
 from engine.connectors.spark_sink.rows import schema_of, to_row
 from engine.data.builder import SchemaBuilder
 from engine.data.values import Struct
+from engine.spark import SparkSupervisor
 
 ADDRESS = SchemaBuilder.struct().field("city", SchemaBuilder.string().optional().build()).build()
 PERSON = (SchemaBuilder.struct().field("name", SchemaBuilder.string().build())
@@ -47,6 +49,17 @@ BATCHES: list[list[dict[str, Any]]] = [
 @pytest.mark.parametrize("rows", BATCHES, ids=["flat", "sparse", "nested", "late-types"])
 def test_schema_of_is_the_schema_spark_infers_from_every_row(rows: list[dict[str, Any]], spark: Any) -> None:
     assert schema_of(spark, rows) == spark.createDataFrame(rows).schema
+
+
+def test_schema_of_on_spark_connect_is_the_schema_the_connect_client_infers(
+        spark: Any, connect_supervisor: SparkSupervisor) -> None:
+    """The Connect client infers on its own (and sorts each dict first): the same rule, the same result."""
+    remote = asyncio.run(connect_supervisor.session())
+    for rows in BATCHES:
+        assert schema_of(remote, rows) == remote.createDataFrame(rows).schema
+    written = remote.createDataFrame(BATCHES[1], schema_of(remote, BATCHES[1]))
+    assert sorted(map(tuple, written.select("id", "name", "late").collect())) == [
+        (1, None, None), (2, "b", None), (3, "c", None), (4, None, True)]
 
 
 def test_schema_of_fails_as_spark_does(spark: Any) -> None:
