@@ -24,6 +24,16 @@ def _parser() -> argparse.ArgumentParser:
     pipeline.add_argument("--reset", action="store_true",
                           help="start afresh: first remove what earlier runs left in --dir (database, topics, "
                                "offsets, configs, Parquet; nothing else)")
+    where = pipeline.add_mutually_exclusive_group()
+    where.add_argument("--spark-master", metavar="URL",
+                       help="run the sink's Spark jobs on this master, e.g. spark://host:7077 (default local[2]); "
+                            "the driver stays in this process")
+    where.add_argument("--spark-remote", metavar="sc://HOST:PORT",
+                       help="run them on a Spark Connect server instead (the driver runs there; --dir must be a "
+                            "path the server can write)")
+    pipeline.add_argument("--spark-conf", metavar="KEY=VALUE", action="append", default=[],
+                          help="a Spark setting for the worker's session (worker property spark.conf.KEY); "
+                               "repeatable")
     commands.add_parser("demo", help="create, pause, resume, stop and delete a connector, printing each transition")
     standalone = commands.add_parser(
         "standalone", help="run a worker with Connect's REST API (like connect-standalone)",
@@ -81,8 +91,13 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(args.log_level)
     if args.command == "pipeline":
         from engine.cli.demo_pipeline import main as run_pipeline
+        from engine.cli.demo_pipeline import spark_properties
 
-        return run_pipeline(args.dir, args.port, args.duration, fresh=args.reset)
+        try:
+            spark_props = spark_properties(args.spark_master, args.spark_remote, args.spark_conf)
+        except ValueError as exc:
+            parser.error(str(exc))
+        return run_pipeline(args.dir, args.port, args.duration, fresh=args.reset, spark_props=spark_props)
     if args.command == "demo":
         from engine.cli.demo import run_demo
 

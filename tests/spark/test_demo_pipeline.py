@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -19,6 +21,7 @@ import pytest
 from engine.cli.demo_pipeline import count_orders, parquet_rows
 from engine.connectors.spark_sink import read_committed
 from engine.spark import SparkSupervisor
+from tests.spark_servers import QUICK_JVM, child_env
 
 ENV = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
 
@@ -139,3 +142,76 @@ def test_ctrl_c_during_a_spark_write_stops_quietly(tmp_path: Path) -> None:
     names = [e["event"] for e in events]
     assert "task.pre_commit_interrupted" in names  # the write really was cut short ...
     assert names.index("spark_sink.batch_committed") > names.index("task.pre_commit_interrupted")  # ... then done
+
+
+def _until_rows_then_interrupt(command: list[str], timeout: float) -> list[str]:
+    """Run the pipeline until it reports committed rows, then Ctrl-C it; every line it printed."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env={**child_env(), "SPARK_LOCAL_IP": "127.0.0.1", "JAVA_TOOL_OPTIONS": QUICK_JVM})
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(process.stdout.readline, "")),  # type: ignore[union-attr]
+                              daemon=True)
+    reader.start()
+    try:
+        assert process.stdout is not None
+        deadline = time.monotonic() + timeout
+        while not any(_reported_rows(line) for line in list(lines)):
+            assert process.poll() is None, "".join(lines)[-3000:]
+            assert time.monotonic() < deadline, f"no rows in Parquet within {timeout} s:\n" + "".join(lines)[-3000:]
+            time.sleep(0.5)
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=120)
+        reader.join(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdout.close()  # type: ignore[union-attr]
+    assert process.returncode == 0, "".join(lines)[-3000:]
+    return lines
+
+
+def _reported_rows(line: str) -> int:
+    found = re.search(r"rows in Parquet:\s+(\d+)", line)
+    return int(found[1]) if found else 0
+
+
+def _stopped_rows(lines: list[str]) -> int:
+    found = re.match(r"stopped: (\d+) rows in Parquet", lines[-1])
+    assert found, lines[-5:]
+    return int(found[1])
+
+
+@pytest.mark.timeout(600)
+def test_the_pipeline_on_a_standalone_cluster(spark_master_url: str, tmp_path: Path,
+                                              supervisor: SparkSupervisor) -> None:
+    """``--spark-master spark://...``: the driver in the pipeline, executors on the cluster write the data."""
+    lines = _until_rows_then_interrupt([*_command(tmp_path), "--spark-master", spark_master_url,
+                                        "--spark-conf", "spark.executor.memory=512m",
+                                        "--spark-conf", f"spark.executor.extraJavaOptions={QUICK_JVM}"], 400)
+    assert any(line.strip() == f"Spark         cluster {spark_master_url}, driver here" for line in lines), lines[:12]
+    rows = _stopped_rows(lines)
+    assert rows > 0
+    spark = asyncio.run(supervisor.session())  # the files are on this machine: read them back locally
+    ids = [int(row["row"]["id"]) for row in read_committed(tmp_path / "parquet", spark).select("row").collect()]
+    assert len(ids) == rows == parquet_rows(tmp_path / "parquet")
+    assert len(set(ids)) == len(ids)
+    assert rows <= count_orders(tmp_path / "shop.db")
+
+
+@pytest.mark.timeout(600)
+def test_the_pipeline_on_spark_connect(spark_connect_url: str, tmp_path: Path,
+                                       connect_supervisor: SparkSupervisor) -> None:
+    """``--spark-remote sc://...``: the pipeline is only a client; it counts through the server's reads too."""
+    lines = _until_rows_then_interrupt([*_command(tmp_path), "--spark-remote", spark_connect_url], 300)
+    assert any(line.strip().startswith(f"Spark         Spark Connect server {spark_connect_url}") for line in lines)
+    rows = _stopped_rows(lines)
+    assert rows > 0
+    spark = asyncio.run(connect_supervisor.session())
+    output = str(tmp_path / "parquet")
+    ids = [int(row["row"]["id"]) for row in read_committed(output, spark).select("row").collect()]
+    assert len(ids) == rows == parquet_rows(output, spark)
+    assert len(set(ids)) == len(ids)
+    assert rows <= count_orders(tmp_path / "shop.db")
+    # the server shares this disk here: the local count reads the manifests it wrote (directories) alike
+    assert parquet_rows(tmp_path / "parquet") == rows
