@@ -89,7 +89,9 @@ class BenchSinkTask(SinkTask):
         return None
 
 
-class _OneTask:
+class FanOutConnector:
+    """A connector whose ``max_tasks`` tasks each get its props plus its index and the task count."""
+
     task: type[Task]
 
     async def start(self, props: dict[str, str]) -> None:
@@ -105,11 +107,11 @@ class _OneTask:
         return [{**self.props, "bench.task": str(i), "bench.tasks": str(max_tasks)} for i in range(max_tasks)]
 
 
-class BenchSourceConnector(_OneTask, SourceConnector):
+class BenchSourceConnector(FanOutConnector, SourceConnector):
     task = BenchSourceTask
 
 
-class BenchSinkConnector(_OneTask, SinkConnector):
+class BenchSinkConnector(FanOutConnector, SinkConnector):
     task = BenchSinkTask
 
 

@@ -14,6 +14,7 @@ import time
 from collections.abc import Collection
 from pathlib import Path
 
+from bench.data_connectors import FanOutConnector
 from engine.api import (
     SinkConnector,
     SinkRecord,
@@ -21,7 +22,6 @@ from engine.api import (
     SourceConnector,
     SourceRecord,
     SourceTask,
-    Task,
     TopicPartition,
 )
 
@@ -87,27 +87,11 @@ class CountSinkTask(SinkTask):
         return None
 
 
-class _Tasks:
-    task: type[Task]
-
-    async def start(self, props: dict[str, str]) -> None:
-        self.props = props
-
-    async def stop(self) -> None:
-        return None
-
-    async def task_class(self) -> type[Task]:
-        return self.task
-
-    async def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [{**self.props, "bench.task": str(i), "bench.tasks": str(max_tasks)} for i in range(max_tasks)]
-
-
-class GenSourceConnector(_Tasks, SourceConnector):
+class GenSourceConnector(FanOutConnector, SourceConnector):
     task = GenSourceTask
 
 
-class CountSinkConnector(_Tasks, SinkConnector):
+class CountSinkConnector(FanOutConnector, SinkConnector):
     task = CountSinkTask
 
 

@@ -18,10 +18,10 @@ import hashlib
 import hmac
 import os
 import struct
-import threading
 from collections.abc import Iterator, Mapping
 
-HOST = "127.0.0.1"
+from tests.integration.loopback_proxy import LoopbackProxy, pipe
+
 _HANDSHAKE, _AUTHENTICATE, _API_VERSIONS = 17, 36, 18
 _HASHES = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}
 _ITERATIONS = 4096
@@ -81,40 +81,25 @@ class _Scram:
         return b"v=" + base64.b64encode(server_signature), True
 
 
-class SaslFront:
+class SaslFront(LoopbackProxy):
     """Listens on ``port``; authenticates each connection, then relays it to ``backend_port``."""
+
+    name = "SASL front"
 
     def __init__(self, backend_port: int, port: int, users: Mapping[str, str],
                  mechanisms: tuple[str, ...] = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")) -> None:
-        self.backend_port = backend_port
-        self.port = port
+        super().__init__(backend_port, port)
         self.users = dict(users)
         self.mechanisms = mechanisms
         self.logins: list[tuple[str, str]] = []  # (mechanism, user) of each successful login
         self.refusals: list[tuple[str, str | None]] = []
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="sasl-front", daemon=True)
-        self._server: asyncio.Server | None = None
-        self._writers: set[asyncio.StreamWriter] = set()
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        self._server = self._loop.run_until_complete(asyncio.start_server(self._handle, HOST, self.port))
-        self._ready.set()
-        try:
-            self._loop.run_forever()
-        finally:
-            self._loop.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            backend_reader, backend_writer = await asyncio.open_connection(HOST, self.backend_port)
-        except OSError:
-            writer.close()
+        backend = await self._backend(writer)
+        if backend is None:
             return
-        self._writers |= {writer, backend_writer}
-        relay = asyncio.ensure_future(_pipe(backend_reader, writer))
+        backend_reader, backend_writer = backend
+        relay = asyncio.ensure_future(pipe(backend_reader, writer))
         try:
             await self._serve(reader, writer, backend_writer)
         finally:
@@ -186,30 +171,6 @@ class SaslFront:
     async def _send(writer: asyncio.StreamWriter, payload: bytes) -> None:
         writer.write(struct.pack(">i", len(payload)) + payload)
         await writer.drain()
-
-    def start(self) -> None:
-        self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError(f"the SASL front did not listen on {HOST}:{self.port}")
-
-    def stop(self) -> None:
-        async def close() -> None:
-            if self._server is not None:
-                self._server.close()
-            for writer in list(self._writers):
-                writer.close()
-            await asyncio.sleep(0.05)
-            self._loop.stop()
-
-        self._loop.call_soon_threadsafe(lambda: self._loop.create_task(close()))
-        self._thread.join(10)
-
-
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    with contextlib.suppress(OSError, ConnectionError, asyncio.IncompleteReadError):
-        while data := await reader.read(65536):
-            writer.write(data)
-            await writer.drain()
 
 
 @contextlib.contextmanager

@@ -11,7 +11,6 @@ import contextlib
 import datetime
 import ipaddress
 import ssl
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import NameOID
 
-HOST = "127.0.0.1"
+from tests.integration.loopback_proxy import HOST, LoopbackProxy, pipe
+
 PASSWORD = "changeit"
 
 
@@ -87,69 +87,27 @@ def make_certificates(directory: Path) -> Certificates:
                         (_pem(client) + _pem(ca)).decode())
 
 
-class TlsTerminator:
-    """Accepts TLS on ``port`` and pipes the plaintext to ``backend_port``; runs its own loop in a thread."""
+class TlsTerminator(LoopbackProxy):
+    """Accepts TLS on ``port`` and pipes the plaintext to ``backend_port``."""
+
+    name = "TLS terminator"
 
     def __init__(self, certificate_chain: Path, backend_port: int, port: int) -> None:
-        self.port = port
-        self.backend_port = backend_port
-        self._context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        self._context.load_cert_chain(certificate_chain)
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="tls-terminator", daemon=True)
-        self._server: asyncio.Server | None = None
-        self._writers: set[asyncio.StreamWriter] = set()
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(certificate_chain)
+        super().__init__(backend_port, port, context)
         self.handshakes = 0
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        self._server = self._loop.run_until_complete(
-            asyncio.start_server(self._handle, HOST, self.port, ssl=self._context))
-        self._ready.set()
-        try:
-            self._loop.run_forever()
-        finally:
-            self._loop.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.handshakes += 1
-        try:
-            backend_reader, backend_writer = await asyncio.open_connection(HOST, self.backend_port)
-        except OSError:
-            writer.close()
+        backend = await self._backend(writer)
+        if backend is None:
             return
-        self._writers |= {writer, backend_writer}
+        backend_reader, backend_writer = backend
         try:
-            await asyncio.gather(_pipe(reader, backend_writer), _pipe(backend_reader, writer))
+            await asyncio.gather(pipe(reader, backend_writer), pipe(backend_reader, writer))
         finally:
             self._writers -= {writer, backend_writer}
-
-    def start(self) -> None:
-        self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError(f"the TLS terminator did not listen on {HOST}:{self.port}")
-
-    def stop(self) -> None:
-        async def close() -> None:
-            if self._server is not None:
-                self._server.close()
-            for writer in list(self._writers):
-                writer.close()
-            await asyncio.sleep(0.05)
-            self._loop.stop()
-
-        self._loop.call_soon_threadsafe(lambda: self._loop.create_task(close()))
-        self._thread.join(10)
-
-
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    with contextlib.suppress(OSError, ConnectionError, ssl.SSLError, asyncio.IncompleteReadError):
-        while data := await reader.read(65536):
-            writer.write(data)
-            await writer.drain()
-    with contextlib.suppress(OSError, ConnectionError, ssl.SSLError, RuntimeError):
-        writer.close()
 
 
 @contextlib.contextmanager
