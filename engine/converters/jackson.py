@@ -119,27 +119,54 @@ def dumps(node: Any) -> bytes:
     return "".join(out).encode("utf-8")
 
 
-_CONTROL = re.compile("[\x00-\x1f]")
+_CONTROL_SEARCH = re.compile("[\x00-\x1f]").search
 _INT64 = (-(1 << 63), 1 << 63)
 
 
-def _plain(node: Any) -> bool:
-    """Whether orjson writes ``node`` exactly as Jackson does: no control characters in strings (their
-    escapes differ in case), int64 integers, and doubles Java prints without an exponent."""
-    kind = type(node)
+def _plain_scalar(node: Any, kind: type) -> bool | None:
+    """``_plain`` for a scalar; None for a container or a type orjson may write differently."""
     if kind is str:
-        return _CONTROL.search(node) is None
+        return _CONTROL_SEARCH(node) is None
     if kind is int:
         return bool(_INT64[0] <= node < _INT64[1])
     if node is None or kind is bool:
         return True
     if kind is float:
         return bool(node == 0.0 or 1e-3 <= abs(node) < 1e7)
-    if kind is dict:
-        return all(type(k) is str and _CONTROL.search(k) is None and _plain(v) for k, v in node.items())
+    return None
+
+
+def _plain(node: Any) -> bool:
+    """Whether orjson writes ``node`` exactly as Jackson does: no control characters in strings (their
+    escapes differ in case), int64 integers, and doubles Java prints without an exponent.
+
+    A loop, not ``all()`` over a generator: this runs for every schemaless value a source writes.
+    """
+    kind = type(node)
+    if kind is dict:  # the common case, a flat record: scalars checked inline
+        for key, value in node.items():
+            if type(key) is not str or _CONTROL_SEARCH(key) is not None:
+                return False
+            kind = type(value)
+            if kind is str:
+                if _CONTROL_SEARCH(value) is not None:
+                    return False
+            elif kind is int:
+                if not _INT64[0] <= value < _INT64[1]:
+                    return False
+            elif kind is float:
+                if not (value == 0.0 or 1e-3 <= abs(value) < 1e7):
+                    return False
+            elif value is not None and kind is not bool and not _plain(value):
+                return False
+        return True
     if kind is list:
-        return all(_plain(v) for v in node)
-    return False
+        for value in node:
+            scalar = _plain_scalar(value, type(value))
+            if scalar is False or (scalar is None and not _plain(value)):
+                return False
+        return True
+    return bool(_plain_scalar(node, kind))
 
 
 def dumps_plain(node: Any) -> bytes | None:
@@ -151,9 +178,12 @@ def dumps_plain(node: Any) -> bytes | None:
     if not _plain(node):
         return None
     try:
-        return orjson.dumps(node)
+        encoded = orjson.dumps(node)
     except (TypeError, orjson.JSONEncodeError):  # e.g. a lone surrogate: let dumps raise its error
         return None
+    # a copy sized to the value: orjson's own bytes keep its ~1 KiB write buffer, and a batch of them
+    # held until the topic has them cost 2.6 us each to allocate (0.4 us with the copy; bench/data_plane.py)
+    return bytes(memoryview(encoded))
 
 
 def _reject_constant(token: str) -> Any:

@@ -41,3 +41,25 @@ def test_what_orjson_reads_differently_takes_the_exact_path(converter: JsonConve
             converter.to_connect_data("t", raw)
         return
     assert repr(converter.to_connect_data("t", raw).value) == repr(exact)
+
+
+# the write side: orjson's bytes are used only where they are Jackson's bytes
+WRITTEN = [{"id": 1, "name": "customer-1", "amount": 1.25, "active": True, "none": None},
+           {"nested": {"list": [1, 2.5, "x", None, False, {"deep": 0.001}]}}, [1, "a", 0.0, -0.0], "plain", 7,
+           {"big": 2**63 - 1, "small": -2**63}, {"unicode": "café 😀"}, {"f": 9999999.5}]
+NOT_WRITTEN = [{"ctl": "a\x01b"}, {"a\n": 1}, {"nan": float("nan")}, {"inf": float("inf")}, {"e7": 1e7},
+               {"tiny": 1e-4}, {"big": 2**63}, {"small": -2**63 - 1}, {1: "int key"}, {"tuple": (1, 2)},
+               {"deep": [{"x": [1e20]}]}, [{"ctl": "\x1f"}], {"bytes": b"x"}]
+
+
+@pytest.mark.parametrize("value", WRITTEN)
+def test_the_write_fast_path_writes_jacksons_bytes(value: object) -> None:
+    fast = jackson.dumps_plain(value)
+    assert fast is not None
+    assert fast == jackson.dumps(value)
+    assert type(fast) is bytes
+
+
+@pytest.mark.parametrize("value", NOT_WRITTEN)
+def test_what_orjson_writes_differently_takes_the_exact_path(value: object) -> None:
+    assert jackson.dumps_plain(value) is None
