@@ -49,6 +49,7 @@ import structlog  # noqa: E402
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer  # noqa: E402
 
 from bench.data_connectors import RUNS, SINK, SOURCE, Run  # noqa: E402
+from bench.report import append_to  # noqa: E402
 from engine import Engine  # noqa: E402
 from engine.api import SourceRecord  # noqa: E402
 from engine.converters.json_converter import JsonConverter  # noqa: E402
@@ -382,9 +383,7 @@ def main() -> None:
     command = "python bench/data_plane.py " + " ".join(sys.argv[1:])
     report = markdown(rows, command.strip(), args.records, args.broker_records, load)
     print(report)
-    if args.append:
-        with open(args.append, "a", encoding="utf-8") as out:
-            out.write("\n" + report)
+    append_to(args.append, "\n" + report)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition  # noqa: E402
 
+from bench.report import append_to  # noqa: E402
 from engine.testing.cluster import WorkerCluster, WorkerProcess, free_port, poll_until, request  # noqa: E402
 from tests.integration.brokers import running_broker  # noqa: E402
 
@@ -304,9 +305,7 @@ def main() -> None:
     configure_logging("WARNING")  # the in-process engine (catch-up) logs only what matters
     result = asyncio.run(run(args.connectors, args.catchup, args.samples))
     print(json.dumps(result, default=str))
-    if args.append:
-        with open(args.append, "a", encoding="utf-8") as f:
-            f.write(_markdown(result))
+    append_to(args.append, _markdown(result))
 
 
 if __name__ == "__main__":

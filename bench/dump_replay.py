@@ -16,6 +16,7 @@ from pathlib import Path
 
 import orjson
 
+from bench.report import append_to
 from engine.scenario.dump import read_dump
 
 
@@ -61,9 +62,7 @@ def main() -> None:
               "connectors": len(replay.snapshot.connectors), "target_records_per_s": 100_000,
               "met": rate >= 100_000}
     print(json.dumps(result))
-    if args.append:
-        with open(args.append, "a", encoding="utf-8") as out:
-            out.write(_markdown(result))
+    append_to(args.append, _markdown(result))
 
 
 def _markdown(r: dict[str, float]) -> str:

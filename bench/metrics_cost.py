@@ -18,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.report import append_to
 from engine.observability.connect_metrics import TaskCounters
 
 BATCH = 1000
@@ -50,9 +51,7 @@ def main() -> None:
             f"at {args.records_per_s:,.0f} records/s: {batch * 1e6:,.0f} us; share {counters / batch * 100:.4f} % "
             f"(target: within 3 %).\n")
     print(text)
-    if args.append:
-        with open(args.append, "a") as out:
-            out.write(text)
+    append_to(args.append, text)
 
 
 if __name__ == "__main__":

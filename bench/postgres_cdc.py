@@ -30,6 +30,7 @@ import structlog
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.data_connectors import RUNS, SINK, Run
+from bench.report import append_to
 from engine import Engine
 from engine.api.context import SourceTaskContext
 from engine.connectors.postgres_cdc import PostgresCdcSourceTask, provisioning
@@ -172,9 +173,7 @@ def main() -> None:
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     report = _markdown(asyncio.run(run(args.rows)))
     print(report)
-    if args.append:
-        with open(args.append, "a", encoding="utf-8") as out:
-            out.write("\n" + report)
+    append_to(args.append, "\n" + report)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ import structlog
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.report import append_to
 from engine.api import SinkRecord, TopicPartition
 from engine.api.context import SinkTaskContext
 from engine.connectors.rabbitmq import RabbitMQSinkTask
@@ -129,9 +130,7 @@ def main() -> None:
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     report = _markdown(asyncio.run(run(args.messages)))
     print(report)
-    if args.append:
-        with open(args.append, "a", encoding="utf-8") as out:
-            out.write("\n" + report)
+    append_to(args.append, "\n" + report)
 
 
 if __name__ == "__main__":

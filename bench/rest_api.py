@@ -24,6 +24,7 @@ from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench.report import append_to
 from engine import Engine
 from engine.rest.app import make_app
 
@@ -138,9 +139,7 @@ def main() -> None:
     args = parser.parse_args()
     result = asyncio.run(run(args.connectors))
     print(json.dumps({k: round(v, 3) for k, v in result.items()}))
-    if args.append:
-        with open(args.append, "a", encoding="utf-8") as out:
-            out.write(_markdown(result))
+    append_to(args.append, _markdown(result))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic  # noqa: E402
 
+from bench.report import append_to  # noqa: E402
 from bench.scale_connectors import SINK, SOURCE  # noqa: E402
 from engine.testing.cluster import WorkerCluster, WorkerProcess, poll_until, request  # noqa: E402
 from tests.integration.brokers import running_broker  # noqa: E402
@@ -218,9 +219,7 @@ def main() -> None:
     command = ("python bench/scale_out.py " + " ".join(sys.argv[1:])).strip()
     report = markdown(results, command, load)
     print(report)
-    if args.append:
-        with open(args.append, "a", encoding="utf-8") as out:
-            out.write("\n" + report)
+    append_to(args.append, "\n" + report)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from bench.report import append_to
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -177,9 +179,7 @@ def main() -> None:
         result = Soak(Path(directory), args.rate, args.retention_s).run(args.minutes, args.every)
     text = markdown(result, args)
     print(text)
-    if args.append:
-        with open(args.append, "a", encoding="utf-8") as out:
-            out.write(text)
+    append_to(args.append, text)
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ import structlog
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
+from bench.report import append_to
 from engine import Engine
 from engine.api import SinkRecord, TopicPartition
 from engine.api.context import SinkTaskContext
@@ -289,9 +290,7 @@ def main() -> None:
         parser.error(f"--modes: unknown {', '.join(unknown)} (choose from {', '.join(MODES)})")
     report = _markdown(run_all(args.rows, modes))
     print(report)
-    if args.append:
-        with open(args.append, "a", encoding="utf-8") as out:
-            out.write("\n" + report)
+    append_to(args.append, "\n" + report)
 
 
 if __name__ == "__main__":
