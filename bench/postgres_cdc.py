@@ -36,7 +36,7 @@ from engine.api.context import SourceTaskContext
 from engine.connectors.postgres_cdc import PostgresCdcSourceTask, provisioning
 from engine.connectors.postgres_cdc.config import CdcConfig
 from engine.storage.offsets import MemoryOffsetStore
-from tests.postgres_logical import logical_postgres
+from tests.postgres_server import logical_postgres
 
 PER_TRANSACTION = 500
 BATCH = 2048

@@ -1,5 +1,5 @@
 """RabbitMQ sink benchmark: publish rate with publisher confirms, the sink task against a bare aio-pika
-publisher, same broker (127.0.0.1:5672), same run.
+publisher, same broker (a private RabbitMQ node started for the run on a free port), same run.
 
 * sink: `RabbitMQSinkTask.put` of N records in batches of 500 (as the sink loop hands them over), then
   `pre_commit` (which waits for every confirm); clock from the first put to pre_commit returning all N.
@@ -32,8 +32,8 @@ from engine.api import SinkRecord, TopicPartition
 from engine.api.context import SinkTaskContext
 from engine.connectors.rabbitmq import RabbitMQSinkTask
 from engine.connectors.rabbitmq.config import ledger_name
+from tests.session_services import rabbitmq_url
 
-URL = "amqp://guest:guest@127.0.0.1:5672/"
 BATCH = 500
 IN_FLIGHT = 5000
 REPEATS = 3
@@ -42,8 +42,8 @@ BODY = b"x" * 100
 
 async def _sink_seconds(n: int) -> float:
     name = f"bench-{uuid.uuid4().hex[:8]}"
-    props = {"name": name, "topics": "orders", "rabbitmq.url": URL, "rabbitmq.max.in.flight": str(IN_FLIGHT)}
-    connection = await aio_pika.connect(URL)
+    props = {"name": name, "topics": "orders", "rabbitmq.url": rabbitmq_url(), "rabbitmq.max.in.flight": str(IN_FLIGHT)}
+    connection = await aio_pika.connect(rabbitmq_url())
     channel = await connection.channel()
     await channel.declare_exchange(f"connect.{name}", aio_pika.ExchangeType.DIRECT, durable=True)
     task = RabbitMQSinkTask()
@@ -68,7 +68,7 @@ async def _sink_seconds(n: int) -> float:
 
 async def _bare_seconds(n: int) -> float:
     name = f"bare-{uuid.uuid4().hex[:8]}"
-    connection = await aio_pika.connect(URL)
+    connection = await aio_pika.connect(rabbitmq_url())
     channel = await connection.channel(publisher_confirms=True, on_return_raises=True)
     exchange = await channel.declare_exchange(name, aio_pika.ExchangeType.DIRECT, durable=True)
     queue = await channel.declare_queue(name, durable=True)
@@ -108,7 +108,7 @@ def _markdown(r: dict[str, Any]) -> str:
     return "\n".join([
         "## RabbitMQ sink (`python bench/rabbitmq_sink.py`, run by `make bench`)",
         "",
-        f"The machine's RabbitMQ 3.10 (127.0.0.1); {r['n']:,} persistent 100-byte messages, publisher confirms, "
+        f"A private RabbitMQ 3.10 node on 127.0.0.1 (Debian's package); {r['n']:,} persistent 100-byte messages, publisher confirms, "
         f"at most {IN_FLIGHT:,} unconfirmed; median of {REPEATS}. Baseline in the same run: a bare aio-pika "
         "publisher (one confirming channel, same exchange type, queue, `mandatory`).",
         "",

@@ -1,4 +1,4 @@
-"""What the RabbitMQ sink's tests share: the machine's broker (127.0.0.1:5672, guest/guest), existence
+"""What the RabbitMQ sink's tests share: the session's broker (``rabbitmq_url()``, guest/guest), existence
 checks by passive declare (no management plugin here), messages read back with basic.get, and a
 connector whose ``deleted()`` kills its worker half-way (queues deleted, exchange and ledger not)."""
 
@@ -15,8 +15,8 @@ import aio_pika.exceptions
 from engine import Engine
 from engine.connectors.rabbitmq import RabbitMQSinkConnector, provisioning
 from engine.connectors.rabbitmq.config import ledger_name
+from tests.session_services import rabbitmq_url
 
-RABBITMQ = "amqp://guest:guest@127.0.0.1:5672/"
 CONNECTOR = "engine.connectors.rabbitmq.RabbitMQSinkConnector"
 KILLED_IN_DELETED = "tests.connectors.rabbitmq_support.KilledAfterDeletingTheQueues"
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
@@ -29,12 +29,12 @@ def unique(prefix: str = "rmq") -> str:
 
 
 def sink_config(**extra: str) -> dict[str, str]:
-    return {"connector.class": CONNECTOR, "rabbitmq.url": RABBITMQ, "key.converter": BYTES, "value.converter": BYTES,
+    return {"connector.class": CONNECTOR, "rabbitmq.url": rabbitmq_url(), "key.converter": BYTES, "value.converter": BYTES,
             **extra}
 
 
 async def exists(kind: str, name: str) -> bool:
-    connection = await aio_pika.connect(RABBITMQ)
+    connection = await aio_pika.connect(rabbitmq_url())
     try:
         return await provisioning.Provisioner(connection, "unused").exists(kind, name)
     finally:
@@ -53,7 +53,7 @@ async def resources(name: str, topics: list[str], exchange: str | None = None,
 
 async def messages(queue: str) -> list[bytes]:
     """Every message in ``queue``, taken (acknowledged); none while the queue does not exist yet."""
-    connection = await aio_pika.connect(RABBITMQ)
+    connection = await aio_pika.connect(rabbitmq_url())
     try:
         channel = await connection.channel()
         try:
@@ -79,7 +79,7 @@ async def produce(engine: Engine, topic: str, values: list[str]) -> None:
 
 async def delete_all(*names: tuple[str, str]) -> None:
     """Test cleanup: delete the given (kind, name) objects if a failed test left them."""
-    connection = await aio_pika.connect(RABBITMQ)
+    connection = await aio_pika.connect(rabbitmq_url())
     try:
         channel = await connection.channel()
         for kind, name in names:

@@ -26,7 +26,8 @@ import pytest
 from engine import Engine
 from engine.connectors.audit.config import default_audit_table
 from engine.testing import eventually
-from tests.connectors.test_audit_table import CONNECTOR, FAST, POSTGRES, Database
+from tests.connectors.test_audit_table import CONNECTOR, FAST, Database
+from tests.session_services import postgres_url
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -137,7 +138,7 @@ def check_writable_and_captured(db: Database, audit: str) -> None:
 
 @pytest.fixture
 def postgres(tmp_path: Path) -> Iterator[Database]:
-    db = Database(POSTGRES, "postgres")
+    db = Database(postgres_url(), "postgres")
     db.execute(f"CREATE TABLE {db.table} (id INTEGER PRIMARY KEY, item TEXT NOT NULL)")
     yield db
     db.execute(f"DROP TABLE IF EXISTS {db.table} CASCADE")
@@ -246,6 +247,6 @@ async def test_a_worker_killed_mid_cleanup_leaves_nothing_that_hurts_the_next_in
 
 
 def _backends_waiting_on(table: str) -> list[Any]:
-    with psycopg.connect(POSTGRES, autocommit=True) as conn:
+    with psycopg.connect(postgres_url(), autocommit=True) as conn:
         return conn.execute("SELECT pid, query FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
                             "AND query LIKE %s", (f"%{table}%",)).fetchall()

@@ -17,8 +17,8 @@ from engine.api.context import SourceTaskContext
 from engine.connectors.audit import AuditTableSourceTask
 from engine.connectors.audit.dialects import Dialect, connect
 from engine.storage.offsets import MemoryOffsetStore
+from tests.session_services import postgres_url
 
-POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"  # the test machine's server (trust auth)
 CONNECTOR = "engine.connectors.audit.AuditTableSourceConnector"
 FAST = {"task.shutdown.graceful.timeout.ms": "2000", "connector.shutdown.graceful.timeout.ms": "2000"}
 
@@ -54,7 +54,7 @@ class Database:
 def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
     """A missing PostgreSQL server is an error, never a skip: CI runs one."""
     kind = request.param
-    db = Database(f"sqlite:///{tmp_path / 'app.db'}" if kind == "sqlite" else POSTGRES, kind)
+    db = Database(f"sqlite:///{tmp_path / 'app.db'}" if kind == "sqlite" else postgres_url(), kind)
     db.execute(f"CREATE TABLE {db.table} (id INTEGER PRIMARY KEY, item TEXT NOT NULL)")
     yield db
     dialect = db.dialect()

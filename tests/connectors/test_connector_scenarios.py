@@ -15,8 +15,9 @@ import pytest
 from engine.scenario.model import load_scenario
 from engine.scenario.runner import ScenarioRunner
 from tests.connectors.cdc_support import CdcTable
-from tests.connectors.rabbitmq_support import RABBITMQ, delete_all, exists, unique
-from tests.postgres_logical import LogicalPostgres
+from tests.connectors.rabbitmq_support import delete_all, exists, unique
+from tests.postgres_server import LogicalPostgres
+from tests.session_services import rabbitmq_url
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios" / "connectors"
 
@@ -65,7 +66,7 @@ async def test_postgres_cdc_lifecycle_scenario(table: CdcTable, monkeypatch: pyt
 
 async def test_rabbitmq_sink_lifecycle_scenario(monkeypatch: pytest.MonkeyPatch) -> None:
     exchange, prefix = unique("scenario"), unique("scenario") + "."
-    monkeypatch.setenv("RABBITMQ_URL", RABBITMQ)
+    monkeypatch.setenv("RABBITMQ_URL", rabbitmq_url())
     monkeypatch.setenv("RMQ_EXCHANGE", exchange)
     monkeypatch.setenv("RMQ_PREFIX", prefix)
     queues = [prefix + "orders", prefix + "refunds"]

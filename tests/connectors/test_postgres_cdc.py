@@ -23,8 +23,8 @@ from engine.errors import ConfigError
 from engine.storage.offsets import MemoryOffsetStore
 from engine.testing import eventually
 from tests.connectors.cdc_support import FAST, KILLED_IN_DELETED, CdcTable, topic_values
-from tests.connectors.test_audit_table import POSTGRES
-from tests.postgres_logical import LogicalPostgres
+from tests.postgres_server import LogicalPostgres
+from tests.session_services import postgres_url
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -237,7 +237,7 @@ async def test_validation_names_the_bad_url_the_missing_table_and_the_wal_level(
         assert "Cannot connect to PostgreSQL at 127.0.0.1:1/postgres" in unreachable["postgres.url"][0]
         missing = await errors(**{"table.include.list": "public.nope"})
         assert missing["table.include.list"] == [f"Table public.nope does not exist in {table.url.split('@')[1]}"]
-        replica = await errors(**{"postgres.url": POSTGRES, "table.include.list": "public.pg_class_x"})
+        replica = await errors(**{"postgres.url": postgres_url(), "table.include.list": "public.pg_class_x"})
         assert "wal_level is replica" in replica["postgres.url"][0]
         assert "logical decoding needs wal_level=logical" in replica["postgres.url"][0]
         assert "slot.name" in await errors(**{"slot.name": "Bad-Name"})

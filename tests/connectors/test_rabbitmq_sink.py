@@ -1,4 +1,4 @@
-"""The RabbitMQ sink on the machine's broker: start declares the exchange and a queue per topic; they
+"""The RabbitMQ sink on the session's broker: start declares the exchange and a queue per topic; they
 outlive pause, stop, restart and a worker restart; deletion removes what the connector created and
 nothing else, also after a kill -9 inside ``deleted()``; a re-created connector starts clean;
 ``pre_commit`` returns only confirmed offsets."""
@@ -24,7 +24,6 @@ from engine.testing import eventually
 from tests.connectors.rabbitmq_support import (
     FAST,
     KILLED_IN_DELETED,
-    RABBITMQ,
     delete_all,
     exists,
     messages,
@@ -33,6 +32,7 @@ from tests.connectors.rabbitmq_support import (
     sink_config,
     unique,
 )
+from tests.session_services import rabbitmq_url
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -95,7 +95,7 @@ async def test_declares_on_start_keeps_through_lifecycle_and_delete_removes_what
 
 async def test_a_pre_existing_exchange_and_queue_are_used_and_left_alone() -> None:
     name, exchange = unique(), unique("theirs")
-    connection = await aio_pika.connect(RABBITMQ)
+    connection = await aio_pika.connect(rabbitmq_url())
     channel = await connection.channel()
     await channel.declare_exchange(exchange, aio_pika.ExchangeType.DIRECT, durable=True)
     await channel.declare_queue(f"{name}.refunds", durable=True)
@@ -206,7 +206,7 @@ async def test_pre_commit_returns_only_confirmed_offsets() -> None:
     props = {**sink_config(topics="orders"), "name": name}
     task = RabbitMQSinkTask()
     task.initialize(SinkTaskContext(props))
-    connection = await aio_pika.connect(RABBITMQ)
+    connection = await aio_pika.connect(rabbitmq_url())
     channel = await connection.channel()
     await channel.declare_exchange(f"connect.{name}", aio_pika.ExchangeType.DIRECT, durable=True)
     try:

@@ -1,9 +1,11 @@
-"""A private PostgreSQL cluster with ``wal_level=logical``, for the CDC source's tests and benchmark.
+"""Private PostgreSQL clusters for the tests and benchmarks: one with ``wal_level=logical`` for the CDC
+source, one with the default ``wal_level=replica`` (logical decoding refuses it) for the audit-table
+connector and the CDC source's refusal of such a server.
 
-The machine's shared server runs ``wal_level=replica`` (logical decoding refuses it), so the test
-session makes its own: ``initdb`` under the ``postgres`` user (PostgreSQL refuses to run as root),
-a free port on 127.0.0.1, the unix socket in the data directory, stopped by PID. Missing binaries
-are an error, never a skip: CI runs on a machine that has them.
+No server runs when a machine starts, so the test session makes its own: ``initdb`` under the
+``postgres`` user (PostgreSQL refuses to run as root), a free port on 127.0.0.1, the unix socket in
+the data directory, stopped by PID. Missing binaries are an error, never a skip: CI installs them
+(Debian's ``postgresql``).
 """
 
 from __future__ import annotations
@@ -27,15 +29,16 @@ _READY_TIMEOUT_S = 60.0
 
 @dataclass(frozen=True, slots=True)
 class LogicalPostgres:
-    """A running private cluster; ``url`` connects as the superuser to database ``postgres``."""
+    """A running private cluster; ``url`` connects as the superuser to ``database``."""
 
     port: int
     data_dir: Path
     pid: int
+    database: str = "postgres"
 
     @property
     def url(self) -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{self.database}"
 
 
 def _bindir() -> Path:
@@ -59,6 +62,13 @@ def _as_postgres(args: list[str]) -> list[str]:
 @contextlib.contextmanager
 def logical_postgres() -> Iterator[LogicalPostgres]:
     """Start a private cluster (``wal_level=logical``), yield it, stop it by PID and remove its files."""
+    with private_postgres("logical") as cluster:
+        yield cluster
+
+
+@contextlib.contextmanager
+def private_postgres(wal_level: str, database: str = "postgres") -> Iterator[LogicalPostgres]:
+    """Start a private cluster at ``wal_level`` with ``database`` created in it; stop and remove it after."""
     bindir = _bindir()
     parent = Path(tempfile.mkdtemp(prefix="connect-pg-"))
     data = parent / "data"
@@ -69,7 +79,7 @@ def logical_postgres() -> Iterator[LogicalPostgres]:
                                  "--no-sync"]), capture_output=True, text=True, check=True)
     port = _free_port()
     server = subprocess.Popen(
-        _as_postgres([str(bindir / "postgres"), "-D", str(data), "-p", str(port), "-c", "wal_level=logical",
+        _as_postgres([str(bindir / "postgres"), "-D", str(data), "-p", str(port), "-c", f"wal_level={wal_level}",
                       "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={data}",
                       "-c", "max_replication_slots=64", "-c", "max_wal_senders=16", "-c", "fsync=off",
                       "-c", "full_page_writes=off"]),
@@ -77,7 +87,10 @@ def logical_postgres() -> Iterator[LogicalPostgres]:
     try:
         cluster = LogicalPostgres(port, data, server.pid)
         _wait_ready(cluster, server)
-        yield cluster
+        if database != "postgres":
+            with psycopg.connect(cluster.url, autocommit=True) as conn:
+                conn.execute(f'CREATE DATABASE "{database}"')
+        yield LogicalPostgres(port, data, server.pid, database)
     finally:
         _stop(server)
         shutil.rmtree(parent, ignore_errors=True)
