@@ -1,7 +1,7 @@
 PY  ?= python3
 BIN := .venv/bin
 
-.PHONY: install run reset demo test unit integration lint type check bench clean
+.PHONY: install run reset demo test unit integration lint type docs check bench clean
 
 install:            ## venv + editable install with the dev tools and test brokers
 	$(PY) -m venv .venv
@@ -33,7 +33,10 @@ lint:               ## ruff, and the import layers (import-linter contracts in p
 type:
 	$(BIN)/mypy
 
-check: lint type test   ## what CI runs
+docs:               ## the documentation site (docs/ -> site/), strict: a broken link or a stale reference fails it
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+check: lint type docs test   ## what CI runs
 
 bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spark, distributed, CDC, RabbitMQ and soak benchmarks; writes BENCHMARKS.md
 	$(BIN)/python bench/lifecycle.py --write BENCHMARKS.md
@@ -49,4 +52,4 @@ bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spar
 	$(BIN)/python bench/soak.py --minutes 2 --append BENCHMARKS.md
 
 clean:
-	rm -rf .venv .mypy_cache .pytest_cache .ruff_cache build dist *.egg-info
+	rm -rf .venv .mypy_cache .pytest_cache .ruff_cache build dist site *.egg-info

@@ -69,7 +69,10 @@ the other workers take the work over. Deleting a connector runs deleted() on its
         "replay", help="run scenario files (or replay a config topic dump) and print the transition trace",
         description="Run each scenario against a fresh engine and print its transition trace and a PASS/FAIL "
                     "line; exit 1 if any expectation failed, 2 if a file is malformed.")
-    replay.add_argument("files", nargs="*", metavar="FILE", help="scenario YAML files (see scenarios/README.md)")
+    replay.add_argument("files", nargs="*", metavar="FILE",
+                        help="scenario YAML files, or builtin:NAME for a shipped one (NAME may be a glob)")
+    replay.add_argument("--list", action="store_true", dest="list_builtin",
+                        help="list the scenarios shipped with the package and exit")
     replay.add_argument("--log", choices=["memory", "file", "kafka"], default="memory",
                         help="config log the engine runs on (default memory)")
     replay.add_argument("--bootstrap-servers", help="Kafka brokers for --log kafka")
@@ -161,12 +164,26 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         from engine.cli.replay_dump import replay_dump
 
         return asyncio.run(replay_dump(args.config_topic_dump, args.dry_run, args.output))
+    if args.list_builtin:
+        from engine.scenario.builtin import builtin_scenarios
+
+        for scenario in builtin_scenarios():
+            print(f"builtin:{scenario.name}  {scenario.title}")
+        return 0
     if args.dry_run:
         parser.error("--dry-run only applies to --config-topic-dump")
     if args.log == "kafka" and not args.bootstrap_servers:
         parser.error("--log kafka needs --bootstrap-servers")
     if not args.files:
         parser.error("replay needs scenario FILEs")
-    return asyncio.run(replay(args.files, args.log, args.bootstrap_servers, args.output, timeline=args.timeline))
+    from engine.scenario.builtin import resolve
+    from engine.scenario.model import ScenarioError
+
+    try:
+        paths = [path for argument in args.files for path in resolve(argument)]
+    except ScenarioError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return asyncio.run(replay(paths, args.log, args.bootstrap_servers, args.output, timeline=args.timeline))
 
 

@@ -1,4 +1,4 @@
-"""What README.md says about the demo pipeline and CI, checked against what they do."""
+"""What README.md and docs/getting-started.md say about the demo pipeline and CI, checked against what they do."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from engine import Engine
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
+GETTING_STARTED = (ROOT / "docs" / "getting-started.md").read_text()
 
 
 def _objects(db: Path) -> set[str]:
@@ -29,9 +30,9 @@ async def test_the_readme_says_what_a_deleted_audit_source_leaves_in_sqlite(tmp_
         before = _objects(db)
         assert (await engine.delete_connector("orders-audit")).succeeded
     audit = {name for name in before if name.startswith("connect_audit_orders_audit_")}
-    assert len(audit) == 4  # the table and its three triggers, as the README says
+    assert len(audit) == 4  # the table and its three triggers, as the page says
     assert _objects(db) == {"orders", "sqlite_sequence"}
-    assert "`orders` and `sqlite_sequence`" in README
+    assert "`orders` and `sqlite_sequence`" in GETTING_STARTED
 
 
 def test_the_readme_names_the_make_target_ci_runs() -> None:

@@ -17,6 +17,7 @@ from engine.scenario.timeline import timeline_svg
 from engine.scenario.transition_trace import TraceLine
 from states.connector import CONNECTOR_TRANSITIONS
 from states.task import TASK_TRANSITIONS
+from tests.docs.blocks import doc_block
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -146,13 +147,13 @@ def test_empty_timeline_is_still_an_svg() -> None:
 
 
 def test_replay_writes_a_timeline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    scenario = Path(__file__).resolve().parents[2] / "scenarios" / "01-pause-and-resume.yaml"
+    scenario = Path(__file__).resolve().parents[2] / "engine" / "scenario" / "builtin" / "01-pause-and-resume.yaml"
     target = tmp_path / "timeline.svg"
     assert main(["replay", "--timeline", str(target), str(scenario)]) == 0
     assert ET.parse(target).getroot().tag == f"{SVG}svg"
 
 
 @pytest.mark.parametrize("kind", ["connector", "task"])
-def test_the_readme_shows_the_current_diagrams(kind: str) -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert f"```mermaid\n{mermaid(kind)}```" in readme
+def test_the_docs_show_the_current_diagrams(kind: str) -> None:
+    shown = {"connector": doc_block("connector-diagram"), "task": doc_block("task-diagram")}
+    assert shown[kind] == mermaid(kind)

@@ -1,4 +1,4 @@
-"""The README's demo walkthrough, word for word, then a second ``make run``: no row is skipped.
+"""The demo walkthrough of docs/getting-started.md, word for word, then a second ``make run``: no row is skipped.
 
 The walkthrough ends by deleting both connectors: ``deleted()`` drops the audit table, and the
 second run creates them again. The re-created source must capture and deliver again (it used to
@@ -8,7 +8,6 @@ resume after the old table's last id and skip every new row, silently).
 from __future__ import annotations
 
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -19,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from engine.cli.demo_pipeline import count_orders, parquet_rows
-
-README = Path(__file__).resolve().parents[2] / "README.md"
+from tests.docs.blocks import doc_block
 
 
 def _free_port() -> int:
@@ -30,11 +28,9 @@ def _free_port() -> int:
 
 
 def walkthrough_commands() -> list[list[str]]:
-    """The curl lines of the README's walkthrough block, as argument lists (comments dropped)."""
-    section = README.read_text().split("## The demo pipeline (`make run`)", 1)[1]
-    block = re.search(r"```sh\n(.*?)```", section, re.S)
-    assert block is not None, "the README lost its walkthrough"
-    commands = [line.split("#", 1)[0].split() for line in block.group(1).splitlines() if line.startswith("curl")]
+    """The curl lines of the getting-started walkthrough block, as argument lists (comments dropped)."""
+    block = doc_block("demo-walkthrough")
+    commands = [line.split("#", 1)[0].split() for line in block.splitlines() if line.startswith("curl")]
     assert len(commands) >= 7
     return [[part.strip("'") for part in command] for command in commands]
 

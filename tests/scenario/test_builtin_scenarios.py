@@ -1,0 +1,56 @@
+"""The shipped scenario files are package data: found through importlib.resources, listed and run
+by ``connect-engine replay`` (``--list``, ``builtin:<name>``) with nothing but the package."""
+
+from __future__ import annotations
+
+from importlib.resources import files
+
+import pytest
+
+from engine.cli import main
+from engine.scenario.builtin import builtin_scenarios, resolve
+from engine.scenario.model import ScenarioError, load_scenario
+
+
+def _resource_names() -> set[str]:
+    root = files("engine.scenario.builtin")
+    names = {entry.name.removesuffix(".yaml") for entry in root.iterdir() if entry.name.endswith(".yaml")}
+    names |= {f"connectors/{entry.name.removesuffix('.yaml')}" for entry in root.joinpath("connectors").iterdir()
+              if entry.name.endswith(".yaml")}
+    return names
+
+
+def test_the_scenarios_are_package_resources() -> None:
+    names = _resource_names()
+    assert "01-pause-and-resume" in names
+    assert "connectors/rabbitmq-sink-lifecycle" in names
+    assert {scenario.name for scenario in builtin_scenarios()} == names
+
+
+def test_every_shipped_scenario_parses() -> None:
+    for scenario in builtin_scenarios():
+        assert load_scenario(scenario.path).steps, scenario.name
+
+
+def test_replay_lists_them(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", "--list"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in listed] == [f"builtin:{s.name}" for s in builtin_scenarios()]
+    assert "builtin:01-pause-and-resume  create, pause and resume a connector and its tasks" in listed
+
+
+def test_replay_runs_one_by_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", "builtin:01-pause-and-resume"]) == 0
+    assert "1 passed, 0 failed" in capsys.readouterr().out
+
+
+def test_a_glob_names_several_and_a_file_is_still_a_file() -> None:
+    assert len(resolve("builtin:0*")) == 9
+    assert resolve("my/own.yaml") == ["my/own.yaml"]
+
+
+def test_an_unknown_name_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(ScenarioError, match="no shipped scenario"):
+        resolve("builtin:nope")
+    assert main(["replay", "builtin:nope"]) == 2
+    assert "builtin:nope: no shipped scenario has that name" in capsys.readouterr().err
