@@ -3,7 +3,7 @@
 A generator inserts orders into an embedded SQLite database; the audit-table source captures
 them through the triggers it provisioned; records go through the in-process topics to the Spark
 Parquet sink, which commits files and offsets together. The worker serves the REST API, so the
-pipeline can be paused, stopped, resumed, restarted and deleted while it runs (README: "The demo
+pipeline can be paused, stopped, resumed, restarted and deleted while it runs (docs/getting-started.md: "The demo
 pipeline"). Spark is local by default; ``--spark-master spark://...`` or ``--spark-remote sc://...``
 run the sink's jobs on a standalone cluster or a Spark Connect server (``spark_properties``).
 """
@@ -159,7 +159,7 @@ def parquet_rows(output: Path | str, spark: Any = None) -> int:
 
     Without ``spark``, read from the local disk (the output of a local or standalone driver on this
     machine); with a session, through Spark (a Spark Connect client, whose output is the server's and
-    may not be on this machine at all). Both read the manifests' documented layout (README: Spark), not
+    may not be on this machine at all). Both read the manifests' documented layout (docs/shipped-connectors/spark-parquet-sink.md), not
     the sink's code: the CLI does not import connectors (import layers).
     """
     if spark is not None:

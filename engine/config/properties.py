@@ -33,7 +33,7 @@ def parse_properties(text: str) -> dict[str, str]:
 
 
 def load_properties(path: str | Path) -> dict[str, str]:
-    """A properties file read as UTF-8 (Kafka's ``Utils.loadProps`` reads ISO-8859-1; see the README)."""
+    """A properties file read as UTF-8 (Kafka's ``Utils.loadProps`` reads ISO-8859-1; see docs/compatibility.md)."""
     try:
         text = Path(path).read_bytes().decode("utf-8")
     except OSError as exc:

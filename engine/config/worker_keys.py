@@ -18,7 +18,7 @@ LIFECYCLE = "lifecycle timeouts"
 DATA = "data plane"
 PLUGINS = "plugins and secrets"
 SPARK = "Spark (engine.spark; nothing starts until a task runs a job)"
-KAFKA = "Kafka clients (security and settings; README: Kafka client security and settings)"
+KAFKA = "Kafka clients (security and settings; docs/operating/kafka-clients.md)"
 CLUSTER = "cluster (distributed workers)"
 SECTIONS = (CLUSTER, REST, HTTPS, STORES, KAFKA, LIFECYCLE, DATA, PLUGINS, SPARK)
 
