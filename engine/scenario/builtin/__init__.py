@@ -3,7 +3,9 @@
 They are package data (the YAML files beside this module), so a plain ``pip install`` has them:
 ``importlib.resources`` finds them in an installed wheel and in a checkout alike. A name is the
 file's path under this package without ``.yaml`` (``01-pause-and-resume``,
-``connectors/rabbitmq-sink-lifecycle``); ``builtin:<pattern>`` takes a glob over those names.
+``connectors/rabbitmq-sink-lifecycle``); ``builtin:<pattern>`` takes a glob over those names, whose
+``*`` stays within a directory: ``builtin:*`` is the lifecycle scenarios that need no outside server,
+``builtin:connectors/*`` the ones that do.
 """
 
 from __future__ import annotations
@@ -55,7 +57,9 @@ def resolve(argument: str) -> list[str]:
     if not argument.startswith(PREFIX):
         return [argument]
     pattern = argument.removeprefix(PREFIX)
-    matches = [str(scenario.path) for scenario in builtin_scenarios() if fnmatchcase(scenario.name, pattern)]
+    depth = pattern.count("/")
+    matches = [str(scenario.path) for scenario in builtin_scenarios()
+               if scenario.name.count("/") == depth and fnmatchcase(scenario.name, pattern)]
     if not matches:
         raise ScenarioError(argument, "no shipped scenario has that name (connect-engine replay --list names them)")
     return matches
