@@ -58,7 +58,7 @@ from engine.storage.base import OffsetStore
 from engine.storage.factory import open_offset_store, open_status_store
 from engine.storage.status import Status
 from engine.topics.base import Topics
-from engine.topics.log_config import worker_defaults
+from engine.topics.log_config import retention_check_interval_ms, worker_defaults
 from engine.topics.memory import MemoryTopics
 from engine.validation.connector import check_name, validate_connector_config
 from engine.worker.data_plane import DataPlane, DataSettings
@@ -100,7 +100,8 @@ def _open_topics(worker: WorkerConfig) -> Topics:
                            producer_config=worker.kafka.worker_level("producer"),
                            consumer_config=worker.kafka.worker_level("consumer"),
                            admin_config=worker.kafka.worker_level("admin"))
-    return MemoryTopics(worker.get("topics.storage.file.filename"), topic_defaults=worker_defaults(worker.raw))
+    return MemoryTopics(worker.get("topics.storage.file.filename"), topic_defaults=worker_defaults(worker.raw),
+                        retention_check_interval_ms=retention_check_interval_ms(worker.raw))
 
 
 DEFAULT_GC_THRESHOLD = (700, 10, 10)  # CPython's
