@@ -20,8 +20,8 @@ from structlog.testing import capture_logs
 
 from engine import Engine
 from engine.errors import ConfigError
-from engine.topics import MemoryTopics, TopicPartition, TopicsError
 from engine.testing import eventually
+from engine.topics import MemoryTopics, TopicPartition, TopicsError
 from engine.topics.log_config import LogConfig, retention_check_interval_ms, worker_defaults
 from engine.topics.segment import FileSegment
 from tests.topics.contract import read
