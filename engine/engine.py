@@ -22,6 +22,7 @@ from engine.configlog.records import (
     ConfigRecord,
     ConnectorConfigRecord,
     ConnectorTombstone,
+    LoggerLevelRecord,
     PendingCleanupRecord,
     RestartRecord,
     TargetStateRecord,
@@ -48,6 +49,7 @@ from engine.herder.deletion import DeletionOutcome
 from engine.herder.herder import Herder
 from engine.herder.timers import LoopTimers, Timers
 from engine.herder.transition_feed import Subscription, TransitionFeed
+from engine.observability.log_levels import LOG_LEVELS
 from engine.observability.metrics import EngineMetrics
 from engine.observability.request_stage import enter_stage
 from engine.plugins.loading import connector_type, load_connector_class
@@ -71,6 +73,7 @@ if TYPE_CHECKING:
 # settled(): this many consecutive quiet looks, with loop turns between, rule out a message in transit
 _SETTLED_POLLS = 5
 _SETTLE_POLL_S = 0.002
+_READ_BACK_TIMEOUT_S = 60.0  # a cluster-wide log level read back from the config topic
 
 
 def _open_config_log(worker: WorkerConfig) -> ConfigLog:
@@ -527,6 +530,16 @@ class Engine:
             raise NotLeader(self.cluster.leader_url)
         self._require(name)
         await self.herder.submit_task_configs(name, [{str(k): str(v) for k, v in c.items()} for c in configs])
+
+    async def set_cluster_logger_level(self, namespace: str, level: str) -> None:
+        """KIP-976 ``scope=cluster``: in a cluster, a ``logger-cluster-<namespace>`` record every worker
+        applies when it reads it (this one included, before this returns); standalone, this worker."""
+        LOG_LEVELS.validate(level)
+        if self.cluster is None:
+            LOG_LEVELS.set(namespace, level)
+            return
+        offset = await self.herder.append([LoggerLevelRecord(namespace, level)])
+        await self.herder.wait_read(offset + 1, _READ_BACK_TIMEOUT_S)
 
     async def append_record(self, key: str, value: Mapping[str, Any] | bytes | None) -> int:
         """Append one raw config record (tests, replays); malformed ones are skipped and counted."""
