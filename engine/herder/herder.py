@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from engine.api.connector import Connector
 from engine.config.worker import WorkerConfig
 from engine.configlog.base import ConfigLog
 from engine.configlog.codec import decode, encode
@@ -28,10 +29,10 @@ from engine.configlog.records import (
     TaskConfigRecord,
 )
 from engine.configlog.snapshot import ConfigSnapshot
-from engine.errors import CorruptRecord, EngineNotRunning
+from engine.errors import ConfigError, CorruptRecord, EngineNotRunning
 from engine.herder.cleanups import CleanupState, CleanupTracker
 from engine.herder.connector_actor import ConnectorActor
-from engine.herder.deletion import DeletionOutcome
+from engine.herder.deletion import DeletionOutcome, remove_offsets_if_asked
 from engine.herder.messages import (
     AwaitStarted,
     Boot,
@@ -47,6 +48,7 @@ from engine.herder.timers import LoopTimers, Timers
 from engine.herder.transition_feed import TransitionEvent, TransitionFeed
 from engine.observability.log_levels import LOG_LEVELS, InvalidLogLevel
 from engine.observability.metrics import EngineMetrics
+from engine.plugins.loading import load_connector_class
 from engine.storage.base import OffsetStore, StatusStore
 from states import TransitionRecord
 
@@ -225,8 +227,16 @@ class Herder:
         log.info("connector.cleanup_retrying", connector=connector, incarnation=incarnation, attempt=attempt)
         self.post(connector, RunCleanup(record))
 
-    def _clear_cleanup(self, connector: str) -> None:
-        """End a pending cleanup in the log (it succeeded late, or was given up)."""
+    def _clear_cleanup(self, connector: str, succeeded: bool) -> None:
+        """End a pending cleanup in the log (it succeeded late, or was given up); one that succeeded
+        late removes the offsets its connector asks to, as one that succeeded on time does."""
+        pending = self.snapshot.pending_cleanups.get(connector)
+        if succeeded and pending is not None:
+            try:
+                cls: type[Connector] | None = load_connector_class(pending.properties.get("connector.class", ""))
+            except ConfigError:
+                cls = None
+            remove_offsets_if_asked(connector, cls, pending.properties, self.offsets)
         if not self._closing:
             task = self.spawn(self._append_clear(connector), f"cleanup-clear:{connector}")
             self._clearing.add(task)
