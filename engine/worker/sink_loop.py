@@ -30,7 +30,13 @@ from engine.api.task import SinkTask
 from engine.converters.bytearray import ByteArrayConverter
 from engine.data.schema import Schema, SchemaAndValue
 from engine.spark import SparkJobCancelled
-from engine.tolerance import DeadLetterQueueReporter, ProcessingContext, Stage, make_errant_reporter
+from engine.tolerance import (
+    DeadLetterQueueReporter,
+    ProcessingContext,
+    Stage,
+    make_errant_reporter,
+    open_dead_letter_queue,
+)
 from engine.topics.base import ConsumedRecord, Consumer, OwnProducer, TopicPartition
 from engine.worker.task_loop import TaskLoop
 from states import TargetState
@@ -142,12 +148,8 @@ class SinkLoop(TaskLoop):
     async def open(self) -> None:
         topics = await self._subscription()
         if self._dlq is not None:
-            from engine.tolerance import ensure_dlq_topic
-
-            producer_client, admin_client = self._dlq_clients
-            await ensure_dlq_topic(self.plane.topics, self.policy, admin_client)
-            if producer_client is not None:
-                self._dlq.producer = self._dlq_producer = await self.plane.topics.producer_with(producer_client)
+            self._dlq_producer = await open_dead_letter_queue(self.plane.topics, self.policy, self._dlq,
+                                                              *self._dlq_clients)
         self.consumer = await self.plane.topics.consumer(group_id(self.connector, self.config), topics,
                                                          on_assign=self._on_assign, on_revoke=self._on_revoke,
                                                          client_config=self._client)

@@ -73,12 +73,11 @@ SOURCE_ONLY_KEYS = ["topic.creation.groups", "exactly.once.support", "transactio
 # our addition, last in both kinds: the auto-restart policy (engine/herder/restart_policy.py)
 RESTART_POLICY_KEYS = ["restart.policy", "restart.backoff.initial.ms", "restart.backoff.max.ms",
                        "restart.backoff.multiplier", "restart.max.attempts", "restart.reset.after.ms"]
-FRAMEWORK_SOURCE_KEYS = [*FRAMEWORK_KEYS, *SOURCE_ONLY_KEYS, *RESTART_POLICY_KEYS]
-FRAMEWORK_SINK_KEYS = [
-    *FRAMEWORK_KEYS, "topics", "topics.regex", "errors.deadletterqueue.topic.name",
-    "errors.deadletterqueue.topic.replication.factor", "errors.deadletterqueue.context.headers.enable",
-    *RESTART_POLICY_KEYS,
-]
+DLQ_KEYS = ["errors.deadletterqueue.topic.name", "errors.deadletterqueue.topic.replication.factor",
+            "errors.deadletterqueue.context.headers.enable"]
+# a source's dead letter queue is our addition: its keys come after Connect's source keys
+FRAMEWORK_SOURCE_KEYS = [*FRAMEWORK_KEYS, *SOURCE_ONLY_KEYS, *DLQ_KEYS, *RESTART_POLICY_KEYS]
+FRAMEWORK_SINK_KEYS = [*FRAMEWORK_KEYS, "topics", "topics.regex", *DLQ_KEYS, *RESTART_POLICY_KEYS]
 
 
 @pytest.fixture
