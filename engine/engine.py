@@ -371,10 +371,14 @@ class Engine:
 
     async def create_connector(self, name: str, config: Mapping[str, str],
                                initial_state: str | TargetState | None = None, *,
-                               wait_started: bool = True) -> dict[str, Any]:
+                               wait_started: bool = True, initial_offsets: Sequence[Any] | None = None) -> dict[str, Any]:
         """Create a connector (RUNNING, or ``initial_state`` RUNNING/PAUSED/STOPPED); returns its info once
         it started (or failed) and its tasks are configured, so its status is there to read.
-        ``wait_started=False`` returns once the config is written (scenarios settle instead)."""
+        ``wait_started=False`` returns once the config is written (scenarios settle instead).
+
+        ``initial_offsets`` (KIP-995): KIP-875 offsets the connector starts from, checked as
+        ``PATCH /offsets`` checks them before anything is written; the connector is written STOPPED,
+        its offsets set, then moved to ``initial_state``. The info then has ``offsets_status``."""
         target = _target(initial_state)
         self._leader_only()
         checked = await self._checked_config(name, config)
@@ -382,14 +386,26 @@ class Engine:
             if name in self.herder.snapshot.connectors:
                 raise ConnectorAlreadyExists(name)
             await self._previous_cleanup_done(name)
+            initial = None if initial_offsets is None else await offsets_admin.check_initial(
+                load_connector_class(checked.get("connector.class", "")), name, checked, initial_offsets)
             records: list[ConfigRecord] = []
-            if target is not None:
+            if initial is not None:
+                records.append(TargetStateRecord(name, TargetState.STOPPED))
+            elif target is not None:
                 records.append(TargetStateRecord(name, target))
             records.append(ConnectorConfigRecord(name, checked))
             await self._write(name, records)
+            if initial is not None:
+                await offsets_admin.write_initial(initial, self._offsets, self.topics, name,
+                                                  sink_group_id(name, checked))
+                if target is not TargetState.STOPPED:
+                    await self._write(name, [TargetStateRecord(name, target or TargetState.STARTED)])
         if wait_started:
             await self._started(name)  # outside the lock: a delete may come in while it starts, as in Connect
-        return await self.connector_info(name)
+        info = await self.connector_info(name)
+        if initial is not None:
+            info["offsets_status"] = initial.message
+        return info
 
     async def put_connector_config(self, name: str, config: Mapping[str, str], *,
                                    wait_started: bool = True) -> dict[str, Any]:

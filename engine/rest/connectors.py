@@ -67,8 +67,10 @@ async def list_connectors(request: web.Request) -> web.Response:
 
 async def create_connector(request: web.Request) -> web.Response:
     name, config, initial_state = create_request(await json_body(request, numbers_as_text=True))
+    # KIP-995: the offsets keep their JSON numbers (the config's are bound to strings)
+    offsets = (await json_body(request)).get("initial_offsets")
     engine = _engine(request)
-    info = await engine.create_connector(name, config, initial_state)
+    info = await engine.create_connector(name, config, initial_state, initial_offsets=offsets)
     await _started(engine, name)
     return web.json_response(info, status=201, headers={"Location": f"/connectors/{quote(name, safe='')}"})
 

@@ -46,7 +46,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "ConnectorInfo": {"type": "object", "required": ["name", "config", "tasks", "type"],
                       "properties": {"name": {"type": "string"}, "config": _ref("ConnectorConfig"),
                                      "tasks": _array(_ref("ConnectorTaskId")),
-                                     "type": {"type": "string", "enum": ["source", "sink", "unknown"]}}},
+                                     "type": {"type": "string", "enum": ["source", "sink", "unknown"]},
+                                     "offsets_status": {"type": "string"}}},  # KIP-995, on create only
     "ConnectorState": {"type": "object", "required": ["state", "worker_id"],
                        "properties": {"state": _STATE, "worker_id": {"type": "string"}, "trace": {"type": "string"}}},
     "TaskState": {"type": "object", "required": ["id", "state", "worker_id"],
@@ -63,7 +64,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "CreateConnectorRequest": {"type": "object", "required": ["name", "config"], "additionalProperties": False,
                                "properties": {"name": {"type": "string"}, "config": _ref("ConnectorConfig"),
                                               "initial_state": {"type": "string",
-                                                                "enum": ["RUNNING", "PAUSED", "STOPPED"]}}},
+                                                                "enum": ["RUNNING", "PAUSED", "STOPPED"]},
+                                              "initial_offsets": _array(_ref("ConnectorOffset"))}},  # KIP-995
     "ConnectorOffset": {"type": "object", "required": ["partition", "offset"],
                         "properties": {"partition": {"type": "object"}, "offset": {"type": ["object", "null"]}}},
     "ConnectorOffsets": {"type": "object", "required": ["offsets"],
