@@ -225,7 +225,7 @@ class Engine:
             async with asyncio.TaskGroup() as tg:
                 data = DataPlane(self.topics, self.worker.raw, self._offsets, self._status, self.data_settings,
                                  self.worker.worker_id, self.spark, metrics=self.metrics.connect,
-                                 clients=self.worker.kafka)
+                                 clients=self.worker.kafka, timers=self._timers)
                 self._herder = Herder(self._log, self._status, self._offsets, self.worker, tg, self._feed,
                                       self.metrics, data, ownership=self.cluster, timers=self._timers)
                 reader = tg.create_task(self._herder.run(ready), name="configlog-reader")

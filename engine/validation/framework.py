@@ -50,6 +50,7 @@ from engine.transforms.chain import (
 from engine.transforms.resolve import Kind, check_concrete, find_class
 from engine.validation.connector import VALIDATING, _validator_instance, client_override_errors
 from engine.validation.source_config import SOURCE_KEYS, unique_aliases
+from engine.worker.rate_limit import RATE_KEYS
 
 COMMON_GROUP = "Common"
 TRANSFORMS_GROUP = "Transforms"
@@ -178,9 +179,9 @@ def _config_def(keys: list[ConfigKey]) -> ConfigDef:
 
 
 # our additions, listed last: a source's errors.deadletterqueue.*; RESTART_KEYS (restart.policy and its
-# backoff, engine/herder/restart_policy.py)
-SOURCE_CONFIG_DEF = _config_def([*_connector_keys(), *SOURCE_KEYS, *_dlq_keys(), *RESTART_KEYS])
-SINK_CONFIG_DEF = _config_def([*_connector_keys(), *_sink_keys(), *RESTART_KEYS])
+# backoff, engine/herder/restart_policy.py); RATE_KEYS (records/bytes.per.second.max, engine/worker/rate_limit.py)
+SOURCE_CONFIG_DEF = _config_def([*_connector_keys(), *SOURCE_KEYS, *_dlq_keys(), *RESTART_KEYS, *RATE_KEYS])
+SINK_CONFIG_DEF = _config_def([*_connector_keys(), *_sink_keys(), *RESTART_KEYS, *RATE_KEYS])
 
 
 def framework_config_def(cls: type[Connector]) -> ConfigDef:

@@ -141,6 +141,10 @@ class SourceLoop(TaskLoop):
                 control.set_paused(False)
             if time.monotonic() >= self._next_commit:
                 await self.commit_offsets()
+            if self.pacer is not None:
+                await self.pace(lambda: self._next_commit - time.monotonic(), self.commit_offsets)
+                if control.stopping() or control.target is not TargetState.STARTED:
+                    continue
             records = await self._poll()
             if records:
                 await self._send(records)
@@ -258,6 +262,9 @@ class SourceLoop(TaskLoop):
             positions = [i for i in range(len(submit)) if i not in skipped]
             if not outgoing:
                 self._submitted.submit_batch(submit).ack()
+        if self.pacer is not None:
+            self.pacer.spend(len(records), sum(len(o.key or b"") + len(o.value or b"") for o in outgoing)
+                             if self.pacer.counts_bytes else 0)
         if outgoing:
             submitted = self._submitted.submit_batch(submit)
             acked: asyncio.Future[BatchAck]
