@@ -76,7 +76,7 @@ class TaskCounters:
         self.commit_ms = 0.0
         self.commit_ms_max = 0.0
         self.errors = ErrorMetrics()  # the task's ToleranceOperator counts into this
-        self.throttles = 0  # waits for records.per.second.max / bytes.per.second.max (ours)
+        self.throttles = 0  # waits for record.rate.limit / bytes.per.second.max (ours)
         self.throttled_s = 0.0  # their total length, on the pacer's clock
 
     def batch(self, size: int) -> None:
@@ -199,7 +199,7 @@ class ConnectMetrics:
                                              "Offset commit attempts of the task and their total duration.",
                                              labels=labels)
         throttles = CounterMetricFamily("connect_engine_task_throttles",
-                                        "Waits the task made for its rate limits (records.per.second.max, "
+                                        "Waits the task made for its rate limits (record.rate.limit, "
                                         "bytes.per.second.max).", labels=labels)
         throttled = CounterMetricFamily("connect_engine_task_throttled_seconds",
                                         "Time the task waited for its rate limits, in seconds.", labels=labels)

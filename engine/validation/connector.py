@@ -94,7 +94,7 @@ def _data_plane_errors(cls: type[Connector], props: Mapping[str, str]) -> dict[s
     from engine.api.errors import ConfigException
     from engine.tolerance import ErrorPolicy
     from engine.transforms.chain import TransformationChain
-    from engine.worker.rate_limit import RECORDS_PER_SECOND_MAX, RateLimits
+    from engine.worker.rate_limit import RECORD_RATE_LIMIT, RateLimits
     from engine.worker.task_converters import TaskConverters
 
     def transforms() -> None:
@@ -104,7 +104,7 @@ def _data_plane_errors(cls: type[Connector], props: Mapping[str, str]) -> dict[s
     checks: list[tuple[Callable[[], object], str]] = [
         (partial(ErrorPolicy.from_config, props), "errors.tolerance"),
         (partial(TaskConverters.check, props, {}), "value.converter"),
-        (partial(RateLimits.from_config, props), RECORDS_PER_SECOND_MAX)]
+        (partial(RateLimits.from_config, props), RECORD_RATE_LIMIT)]
     if props.get("transforms", "").strip() or props.get("predicates", "").strip():
         checks.append((transforms, "transforms"))
     for check, default_key in checks:

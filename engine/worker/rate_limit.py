@@ -1,4 +1,4 @@
-"""Per-task rate limits (our addition, after KIP-731's idea): ``records.per.second.max`` and
+"""Per-task rate limits (our addition, after KIP-731's idea): ``record.rate.limit`` and
 ``bytes.per.second.max`` on any connector.
 
 A source is paced between ``poll()`` calls and a sink between ``put()`` calls: each batch spends
@@ -24,7 +24,7 @@ from engine.api.config_def import ConfigDefError, ConfigKey, ConfigType, Importa
 from engine.api.errors import ConfigException
 from engine.observability.connect_metrics import TaskCounters
 
-RECORDS_PER_SECOND_MAX = "records.per.second.max"
+RECORD_RATE_LIMIT = "record.rate.limit"
 BYTES_PER_SECOND_MAX = "bytes.per.second.max"
 RATE_LIMITS_GROUP = "Rate Limits"
 
@@ -73,7 +73,7 @@ def _key(order: int, name: str, what: str, display: str) -> ConfigKey:
 
 
 RATE_KEYS = [
-    _key(1, RECORDS_PER_SECOND_MAX, "records", "Records per second per task"),
+    _key(1, RECORD_RATE_LIMIT, "records", "Records per second per task"),
     _key(2, BYTES_PER_SECOND_MAX, "bytes (keys and values as serialized)", "Bytes per second per task"),
 ]
 
@@ -85,7 +85,7 @@ class RateLimits:
 
     @classmethod
     def from_config(cls, config: Mapping[str, str]) -> RateLimits:
-        return cls(_rate(config, RECORDS_PER_SECOND_MAX), _rate(config, BYTES_PER_SECOND_MAX))
+        return cls(_rate(config, RECORD_RATE_LIMIT), _rate(config, BYTES_PER_SECOND_MAX))
 
     @property
     def active(self) -> bool:

@@ -76,7 +76,7 @@ RESTART_POLICY_KEYS = ["restart.policy", "restart.backoff.initial.ms", "restart.
 DLQ_KEYS = ["errors.deadletterqueue.topic.name", "errors.deadletterqueue.topic.replication.factor",
             "errors.deadletterqueue.context.headers.enable"]
 # a source's dead letter queue is our addition: its keys come after Connect's source keys
-RATE_KEYS = ["records.per.second.max", "bytes.per.second.max"]  # ours, last
+RATE_KEYS = ["record.rate.limit", "bytes.per.second.max"]  # ours, last
 FRAMEWORK_SOURCE_KEYS = [*FRAMEWORK_KEYS, *SOURCE_ONLY_KEYS, *DLQ_KEYS, *RESTART_POLICY_KEYS, *RATE_KEYS]
 FRAMEWORK_SINK_KEYS = [*FRAMEWORK_KEYS, "topics", "topics.regex", *DLQ_KEYS, *RESTART_POLICY_KEYS, *RATE_KEYS]
 

@@ -1,4 +1,4 @@
-"""``records.per.second.max`` and ``bytes.per.second.max`` (our addition): sources paced between
+"""``record.rate.limit`` and ``bytes.per.second.max`` (our addition): sources paced between
 polls, sinks between puts, on the engine's timers. With ``VirtualTimers`` nothing waits in real
 time: the tests read how many records went through per virtual second and the throttle metrics."""
 
@@ -66,7 +66,7 @@ def source(**extra: str) -> dict[str, str]:
 
 async def test_a_source_is_paced_between_polls_by_records_per_second(
         engine: Engine, topics: MemoryTopics, timers: VirtualTimers) -> None:
-    await engine.create_connector("src", source(**{"records.per.second.max": "10"}))
+    await engine.create_connector("src", source(**{"record.rate.limit": "10"}))
     await engine.wait_for_state("src", "RUNNING", tasks=1)
     for n in range(4):
         SOURCES["src"].feed.put_nowait(records("out", [f"v{n}-{i}" for i in range(5)], start=5 * n))
@@ -101,7 +101,7 @@ async def test_a_sink_is_paced_between_puts(engine: Engine, topics: MemoryTopics
     producer = topics.producer()
     for i in range(5):
         await producer.send("in", None, f"r{i}".encode(), partition=0)
-    config = {"connector.class": SINK, "topics": "in", **STRINGS, "records.per.second.max": "2"}
+    config = {"connector.class": SINK, "topics": "in", **STRINGS, "record.rate.limit": "2"}
     await engine.create_connector("snk", config)
     # at most one second's records per read: puts of 2, 2, 1, one virtual second apart
     await eventually(lambda: len(SINKS["snk"].received) == 2)
@@ -118,11 +118,11 @@ async def test_a_sink_is_paced_between_puts(engine: Engine, topics: MemoryTopics
 
 async def test_a_config_update_changes_the_limit(
         engine: Engine, topics: MemoryTopics, timers: VirtualTimers) -> None:
-    await engine.create_connector("src", source(**{"records.per.second.max": "1"}))
+    await engine.create_connector("src", source(**{"record.rate.limit": "1"}))
     await engine.wait_for_state("src", "RUNNING", tasks=1)
     SOURCES["src"].feed.put_nowait(records("out", [f"a{i}" for i in range(5)]))
     await eventually(lambda: timers.pending == [5.0])  # 5 records at 1/s
-    await engine.put_connector_config("src", source(**{"records.per.second.max": "1000"}))
+    await engine.put_connector_config("src", source(**{"record.rate.limit": "1000"}))
     await engine.wait_for_state("src", "RUNNING", tasks=1)
     SOURCES["src"].feed.put_nowait(records("out", [f"b{i}" for i in range(5)], start=5))
     SOURCES["src"].feed.put_nowait(records("out", [f"c{i}" for i in range(5)], start=10))
@@ -135,8 +135,8 @@ async def test_a_config_update_changes_the_limit(
 
 async def test_bad_limits_are_refused_with_the_key_named(engine: Engine) -> None:
     with pytest.raises(ConfigError) as refused:
-        await engine.create_connector("src", source(**{"records.per.second.max": "0"}))
-    assert "records.per.second.max" in str(refused.value)
+        await engine.create_connector("src", source(**{"record.rate.limit": "0"}))
+    assert "record.rate.limit" in str(refused.value)
     with pytest.raises(ConfigError) as refused:
         await engine.create_connector("src", source(**{"bytes.per.second.max": "lots"}))
     assert "bytes.per.second.max" in str(refused.value)
