@@ -50,7 +50,9 @@ from engine.herder.timers import LoopTimers, Timers
 from engine.herder.transition_feed import Subscription, TransitionFeed
 from engine.observability.metrics import EngineMetrics
 from engine.observability.request_stage import enter_stage
+from engine.plugins.discovery import PluginRegistry
 from engine.plugins.loading import connector_type, load_connector_class
+from engine.plugins.reload import ReloadResult, connectors_using, reload_plugins
 from engine.spark.metrics import prometheus_families
 from engine.spark.settings import SparkSettings
 from engine.spark.supervisor import SparkSupervisor
@@ -561,6 +563,25 @@ class Engine:
 
     async def connector_config(self, name: str) -> dict[str, str]:
         return dict(self._require(name))
+
+    def reload_plugins(self, registry: PluginRegistry | None = None) -> ReloadResult:
+        """See plugins installed since the worker started (``engine/plugins/reload.py``); a distribution
+        some connector uses keeps its loaded version. ``registry`` (the REST app's) is refreshed in place."""
+        def in_use(packages: frozenset[str]) -> list[str]:
+            running = {n: c for n, c in self.herder.snapshot.connectors.items() if self._runs_here(n)}
+            return connectors_using(running, packages)
+
+        result = reload_plugins(self.worker.get("plugin.path"), in_use, registry)
+        if registry is not None:
+            registry.refresh(result.registry)
+        return result
+
+    def _runs_here(self, name: str) -> bool:
+        """Some instance of the connector (or of a task) is alive in this process: RUNNING or PAUSED."""
+        me = self.worker.worker_id
+        units = [self._status.connector(name), *self._status.tasks(name).values()]
+        return any(s is not None and s.worker_id == me and s.state in ("RUNNING", "PAUSED", "RESTARTING")
+                   for s in units)
 
     async def connector_info(self, name: str) -> dict[str, Any]:
         """Connect's ConnectorInfo: name, config, tasks, type."""
