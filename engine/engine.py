@@ -136,7 +136,8 @@ class Engine:
                  offset_store: OffsetStore | None = None, topics: Topics | None = None,
                  timers: Timers | None = None) -> None:
         """``config_log``/``offset_store``/``topics`` hand in stores that outlive this engine (tests, replays);
-        ``timers`` is the clock auto-restart backoffs run on (real time by default; scenarios install a virtual one)."""
+        ``timers`` is the clock auto-restart backoffs and rate-limit waits run on (real time by default;
+        scenarios and tests install a virtual one)."""
         self.worker = WorkerConfig.parse(worker_config)
         # group.id makes this engine a member of a distributed cluster (Kafka's DistributedHerder)
         self.cluster: Cluster | None = None

@@ -53,8 +53,12 @@ async def test_a_failed_start_answers_500_without_its_details_and_logs_them(quie
 async def test_status_traces_are_replaced_and_the_embedded_api_keeps_them(
         quiet: Client, quiet_engine: Engine) -> None:
     config = {**SOURCE, "test.fail.task.start": "true"}
-    assert (await quiet.post("/connectors", json={"name": "tasks", "config": config})).status == 201
-    await quiet_engine.wait_for_state("tasks", "RUNNING", tasks=["FAILED", "FAILED"])
+    with capture_logs() as logs:
+        assert (await quiet.post("/connectors", json={"name": "tasks", "config": config})).status == 201
+        await quiet_engine.wait_for_state("tasks", "RUNNING", tasks=["FAILED", "FAILED"])
+    failures = [e for e in logs if e["event"] == "task.state_changed" and e["to_state"] == "FAILED"]
+    assert {e["task"] for e in failures} == {0, 1}
+    assert all("injected failure in task-" in e["trace"] for e in failures)  # the log keeps the trace
     status = await (await quiet.get("/connectors/tasks/status")).json()
     worker = quiet_engine.worker.worker_id
     for task in status["tasks"]:
