@@ -193,8 +193,10 @@ class SourceLoop(TaskLoop):
         key_converter, value_converter = self.converters.key, self.converters.value
         outgoing: list[OutgoingRecord] = []
         sent: list[SourceRecord] = []
-        submit: list[SourceRecord] = []  # sent and dropped records, in poll order: every offset is committed
-        dropped: list[int] | None = None  # indices in ``submit`` of records dropped (filtered, skipped)
+        # with a dropped record (filtered, skipped): sent and dropped records in poll order, every offset
+        # committed, and the indices of the dropped ones; until one is dropped, ``sent`` is that list
+        submit: list[SourceRecord] | None = None
+        dropped: list[int] = []
         for record in records:
             if not isinstance(record, SourceRecord):
                 raise ConnectException(f"SourceTask.poll() returned {type(record).__name__}, not a SourceRecord")
@@ -210,7 +212,7 @@ class SourceLoop(TaskLoop):
                     _check_dead_letter(ctx)
                 if transformed is None:
                     self._acks.append(record)  # dropped: commit_record(record, None)
-                    dropped = [] if dropped is None else dropped
+                    submit = submit if submit is not None else list(sent)
                     dropped.append(len(submit))
                     submit.append(record)
                     continue
@@ -223,7 +225,7 @@ class SourceLoop(TaskLoop):
                                           partial(key_converter.from_connect_data, topic, out.key_schema, out.key),
                                           exc)
                 if key is _FAILED:
-                    dropped = [] if dropped is None else dropped
+                    submit = submit if submit is not None else list(sent)
                     dropped.append(len(submit))
                     submit.append(record)
                     continue
@@ -234,7 +236,7 @@ class SourceLoop(TaskLoop):
                                             partial(value_converter.from_connect_data, topic, out.value_schema,
                                                     out.value), exc)
                 if value is _FAILED:
-                    dropped = [] if dropped is None else dropped
+                    submit = submit if submit is not None else list(sent)
                     dropped.append(len(submit))
                     submit.append(record)
                     continue
@@ -246,7 +248,7 @@ class SourceLoop(TaskLoop):
                     headers = await self._recover(record, Stage.HEADER_CONVERTER, self.converters.header,
                                                   partial(self._headers, out), exc)
                     if headers is _FAILED:
-                        dropped = [] if dropped is None else dropped
+                        submit = submit if submit is not None else list(sent)
                         dropped.append(len(submit))
                         submit.append(record)
                         continue
@@ -255,9 +257,10 @@ class SourceLoop(TaskLoop):
                 self._created.add(topic)
             outgoing.append(OutgoingRecord(topic, key, value, headers, out.kafka_partition))
             sent.append(record)
-            submit.append(record)
+            if submit is not None:
+                submit.append(record)
         positions: list[int] | None = None
-        if dropped is not None:  # Connect's recordDropped: a dropped record's offset is committable at once,
+        if submit is not None:  # Connect's recordDropped: a dropped record's offset is committable at once,
             skipped = set(dropped)  # after the records polled before it (KAFKA-14079)
             positions = [i for i in range(len(submit)) if i not in skipped]
             if not outgoing:
@@ -266,7 +269,7 @@ class SourceLoop(TaskLoop):
             self.pacer.spend(len(records), sum(len(o.key or b"") + len(o.value or b"") for o in outgoing)
                              if self.pacer.counts_bytes else 0)
         if outgoing:
-            submitted = self._submitted.submit_batch(submit)
+            submitted = self._submitted.submit_batch(sent if submit is None else submit)
             acked: asyncio.Future[BatchAck]
             try:
                 acked = asyncio.ensure_future(self._producer.send_batch(outgoing))

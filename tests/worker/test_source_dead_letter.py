@@ -147,3 +147,17 @@ async def test_source_connectors_list_the_dlq_keys(engine: Engine) -> None:
 
     assert {"errors.deadletterqueue.topic.name", "errors.deadletterqueue.topic.replication.factor",
             "errors.deadletterqueue.context.headers.enable"} <= set(SOURCE_CONFIG_DEF.config_keys)
+
+
+async def test_a_skipped_last_record_without_a_dlq_has_its_offset_committed_too(
+        engine: Engine, offsets: MemoryOffsetStore, topics: MemoryTopics) -> None:
+    """Connect's recordDropped (KAFKA-14079): tolerated and filtered records are not polled again."""
+    await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS, **EXTRACT_ID,
+                                          "errors.tolerance": "all"})
+    await engine.wait_for_state("src", "RUNNING", tasks=1)
+    SOURCES["src"].feed.put_nowait(records("orders", [{"id": 1}, "not a map"]))
+    await eventually(lambda: len(SOURCES["src"].committed_records) == 2)
+    await engine.stop_connector("src")
+    await engine.wait_for_state("src", "STOPPED")
+    assert offsets.get("src", {"part": "p0"}) == {"n": 2}
+    assert [json.loads(v or b"") for _, v, _ in held(topics, "orders")] == [1]
