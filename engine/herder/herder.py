@@ -163,9 +163,10 @@ class Herder:
         counts = self._transition_counts
         key = ("connector" if record.task is None else "task", record.trigger, record.from_state, record.to_state)
         counts[key] = counts.get(key, 0.0) + 1
+        extra = {"trace": trace} if trace else {}  # a failure's trace stays in the log, whatever REST shows
         self._transition_log.info(event, connector=record.connector, task=record.task, trigger=record.trigger,
                                   from_state=record.from_state, to_state=record.to_state,
-                                  worker=self.worker.worker_id)
+                                  worker=self.worker.worker_id, **extra)
         if self.feed.listened:
             self.feed.publish(TransitionEvent(record.connector, record.task, record.trigger, record.from_state,
                                               record.to_state, trace, time.time()))
