@@ -6,6 +6,8 @@ way (``TopicAdmin.verifyTopicCleanupPolicyOnlyCompact``).
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +19,7 @@ from aiokafka.errors import (
     IncompatibleBrokerVersion,
     TopicAlreadyExistsError,
     TopicAuthorizationFailedError,
+    UnknownTopicOrPartitionError,
     UnsupportedVersionError,
     for_code,
 )
@@ -30,6 +33,7 @@ CLEANUP_POLICY = "cleanup.policy"
 COMPACT = "compact"
 _UNVERIFIABLE = (UnsupportedVersionError, IncompatibleBrokerVersion, TopicAuthorizationFailedError,
                  ClusterAuthorizationFailedError)
+_METADATA_WAIT_S = 10.0  # how long a topic another worker just created may stay unknown to this broker
 # what each internal topic keeps, for the refusal message (Connect's wording per store)
 _KEEPS = {"config.storage.topic": "connector configurations", "status.storage.topic": "connector and task statuses",
           "offset.storage.topic": "source connector offsets"}
@@ -83,6 +87,11 @@ async def _create(admin: Any, topic: str, partitions: int, replication_factor: i
 
 async def _partitions(admin: Any, topic: str, property_name: str) -> int:
     (described,) = await admin.describe_topics([topic])
+    deadline = time.monotonic() + _METADATA_WAIT_S
+    # another worker's creation reached the controller, not yet this broker's metadata (KRaft): ask again
+    while for_code(described["error_code"]) is UnknownTopicOrPartitionError and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+        (described,) = await admin.describe_topics([topic])
     if described["error_code"] != 0:
         error = for_code(described["error_code"]).__name__
         raise ConfigLogError(f"Could not describe {_kind(property_name)} topic '{topic}': {error}")

@@ -32,6 +32,7 @@ from engine.data.schema import Schema, SchemaAndValue
 from engine.spark import SparkJobCancelled
 from engine.tolerance import DeadLetterQueueReporter, ProcessingContext, Stage, make_errant_reporter
 from engine.topics.base import ConsumedRecord, Consumer, OwnProducer, TopicPartition
+from engine.topics.errors import TopicsError
 from engine.worker.task_loop import TaskLoop
 from states import TargetState
 
@@ -146,11 +147,19 @@ class SinkLoop(TaskLoop):
 
             producer_client, admin_client = self._dlq_clients
             await ensure_dlq_topic(self.plane.topics, self.policy, admin_client)
-            if producer_client is not None:
-                self._dlq.producer = self._dlq_producer = await self.plane.topics.producer_with(producer_client)
-        self.consumer = await self.plane.topics.consumer(group_id(self.connector, self.config), topics,
-                                                         on_assign=self._on_assign, on_revoke=self._on_revoke,
-                                                         client_config=self._client)
+            if producer_client is None:
+                await self.plane.open_producer(self.config)
+            else:
+                try:
+                    self._dlq.producer = self._dlq_producer = await self.plane.topics.producer_with(producer_client)
+                except TopicsError as exc:
+                    raise self.plane.client_failure("producer", self.config, exc) from exc
+        try:
+            self.consumer = await self.plane.topics.consumer(group_id(self.connector, self.config), topics,
+                                                             on_assign=self._on_assign, on_revoke=self._on_revoke,
+                                                             client_config=self._client)
+        except TopicsError as exc:
+            raise self.plane.client_failure("consumer", self.config, exc) from exc
 
     async def _subscription(self) -> list[str]:
         """``topics``, or the existing topics ``topics.regex`` matches in full (Java's ``matches``).
