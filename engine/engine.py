@@ -211,7 +211,9 @@ class Engine:
             except BaseExceptionGroup as group:  # the task group's wrapping: the cause itself, said once
                 raise _first_cause(group) from None
         if ready.exception() is not None:  # the log's end could not be read
-            await self.abort()
+            with contextlib.suppress(BaseExceptionGroup):  # the same failure, as the task group wraps it
+                await self.abort()
+            self._main = None
             raise ready.exception()  # type: ignore[misc]
         if self.cluster is not None:
             await self._join(self.cluster)

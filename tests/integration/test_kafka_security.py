@@ -57,7 +57,8 @@ def _fresh_probes() -> None:
 def secured() -> Iterator[ApacheKafka]:
     """Kafka 4.1 with the authorizer on. ``connect`` may do anything but read or write ``orders-*``;
     ``producer`` writes ``orders-a-*``, ``alice`` ``orders-b-*``, ``consumer`` reads ``orders-*`` in
-    ``connect-*`` groups; ``bob`` may do anything but write ``denied-*`` or read ``locked-*``."""
+    ``connect-*`` groups; ``bob`` may do anything but write ``denied-*`` or read ``locked-*``; ``alice``
+    may also use ``alice-*`` topics, but create none."""
     with apache_kafka("4.1", users=USERS, authorizer=True) as kafka:
         for who in ("connect", "bob"):
             add_acl(kafka, f"User:{who}", ["All"], topics=["*"], groups=["*"], cluster=True)
@@ -67,6 +68,7 @@ def secured() -> Iterator[ApacheKafka]:
         add_acl(kafka, "User:consumer", ["Read"], topics=["orders-"], groups=["connect-"], prefixed=True)
         add_acl(kafka, "User:bob", ["Write"], topics=["denied-"], prefixed=True, deny=True)
         add_acl(kafka, "User:bob", ["Read"], topics=["locked-"], prefixed=True, deny=True)
+        add_acl(kafka, "User:alice", ["Read", "Write", "Describe", "DescribeConfigs"], topics=["alice-"], prefixed=True)
         yield kafka
 
 
@@ -211,6 +213,29 @@ async def test_a_worker_denied_read_on_its_config_topic_stops_naming_principal_t
     assert done.returncode == 1
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "principal User:bob is not authorized to READ topic" in done.stderr
+
+
+async def test_a_worker_that_may_not_create_topics_uses_the_ones_an_administrator_made(
+        secured: ApacheKafka, tmp_path: Path) -> None:
+    """Connect's TopicAdmin: a create refused by the ACLs falls back to assuming the topic exists."""
+    made, missing = f"alice-configs-{uuid.uuid4().hex[:8]}", f"alice-missing-{uuid.uuid4().hex[:8]}"
+    admin = AIOKafkaAdminClient(bootstrap_servers=secured.bootstrap_servers())  # User:ANONYMOUS, a super user
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(made, 1, 1, topic_configs={"cleanup.policy": "compact"})])
+    finally:
+        await admin.close()
+    worker = {"bootstrap.servers": secured.bootstrap_servers("SASL_SSL"), **login(secured, "alice", "SCRAM-SHA-256")}
+    async with Engine(standalone(tmp_path, **worker, **{"config.storage.topic": made})) as engine:
+        await engine.create_connector("src", {"connector.class": SOURCE, **STRINGS})
+        await engine.wait_for_state("src", "RUNNING", tasks=1)
+    with pytest.raises(EngineError) as caught:
+        async with Engine(standalone(tmp_path, **worker, **{"config.storage.topic": missing})):
+            pass
+    message = str(caught.value)
+    assert f"Could not create config topic '{missing}', and it does not exist" in message
+    assert f"principal User:alice is not authorized to CREATE topic '{missing}'" in message
+    assert "check sasl.jaas.config" in message
 
 
 @pytest.mark.parametrize(("who", "override", "setting"), [
