@@ -37,7 +37,8 @@ from engine.testing.kafka.acls import add_acl
 from tests.integration.tls import PASSWORD, Certificates, make_certificates
 from tests.worker.probes import SINK, SINKS, SOURCE, SOURCES, records
 
-pytestmark = pytest.mark.integration
+# the first test of the module starts the secured broker and makes its ACLs (a JVM per kafka-acls call)
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
 STRINGS = {"value.converter": "org.apache.kafka.connect.storage.StringConverter",
            "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
@@ -259,6 +260,20 @@ async def test_a_task_denied_write_on_its_topic_fails_naming_principal_topic_and
     assert f"kafka-acls --add --allow-principal User:{who} --operation Write --topic {topic}" in trace
     assert setting in trace
     assert USERS[who] not in trace
+
+
+async def test_an_exactly_once_task_denied_its_transactional_id_fails_naming_it(secured: ApacheKafka) -> None:
+    """``producer`` has no ACL on transactional ids: InitProducerId is refused, which is not "no transactions"."""
+    tag = uuid.uuid4().hex[:8]
+    props = {**each_its_own(secured), "config.storage.topic": f"configs-{tag}", "offset.storage.topic": f"offsets-{tag}",
+             "exactly.once.source.support": "enabled", "task.shutdown.graceful.timeout.ms": "5000"}
+    async with Engine(props) as engine:
+        await engine.create_connector("src", {"connector.class": SOURCE, **STRINGS})
+        trace = await failed_task(engine, "src")
+    assert "principal User:producer is not authorized to WRITE transactional id" in trace
+    assert "--operation Write --transactional-id" in trace
+    assert "check producer.sasl.jaas.config" in trace
+    assert "does not support transactions" not in trace
 
 
 async def test_a_connector_with_a_wrong_override_password_fails_its_task(secured: ApacheKafka,
