@@ -42,7 +42,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
 STRINGS = {"value.converter": "org.apache.kafka.connect.storage.StringConverter",
            "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
-USERS = {name: f"{name}-secret" for name in ("admin", "connect", "producer", "consumer", "alice", "bob")}
+USERS = {name: f"{name}-secret" for name in ("admin", "connect", "producer", "consumer", "creator", "alice", "bob")}
 MODULES = {"PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
            "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
            "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule"}
@@ -56,14 +56,16 @@ def _fresh_probes() -> None:
 
 @pytest.fixture(scope="module")
 def secured() -> Iterator[ApacheKafka]:
-    """Kafka 4.1 with the authorizer on. ``connect`` may do anything but read or write ``orders-*``;
+    """Kafka 4.1 with the authorizer on. ``connect`` may do anything but read, write or create ``orders-*``,
+    which ``creator`` creates;
     ``producer`` writes ``orders-a-*``, ``alice`` ``orders-b-*``, ``consumer`` reads ``orders-*`` in
     ``connect-*`` groups; ``bob`` may do anything but write ``denied-*`` or read ``locked-*``; ``alice``
     may also use ``alice-*`` topics, but create none."""
     with apache_kafka("4.1", users=USERS, authorizer=True) as kafka:
         for who in ("connect", "bob"):
             add_acl(kafka, f"User:{who}", ["All"], topics=["*"], groups=["*"], cluster=True)
-        add_acl(kafka, "User:connect", ["Read", "Write"], topics=["orders-"], prefixed=True, deny=True)
+        add_acl(kafka, "User:connect", ["Read", "Write", "Create"], topics=["orders-"], prefixed=True, deny=True)
+        add_acl(kafka, "User:creator", ["Create"], topics=["orders-", "denied-"], prefixed=True)
         add_acl(kafka, "User:producer", ["Write"], topics=["orders-a-"], prefixed=True)
         add_acl(kafka, "User:alice", ["Write"], topics=["orders-b-"], prefixed=True)
         add_acl(kafka, "User:consumer", ["Read"], topics=["orders-"], groups=["connect-"], prefixed=True)
@@ -91,9 +93,12 @@ def principal_override(user: str, mechanism: str, role: str = "producer") -> dic
 
 def each_its_own(kafka: ApacheKafka, **extra: str) -> dict[str, str]:
     """The worker as ``connect`` (SCRAM-SHA-512), tasks' producers as ``producer`` (SCRAM-SHA-256), their
-    consumers as ``consumer`` (PLAIN), all over SASL_SSL: the credentials a secured cluster hands out."""
+    consumers as ``consumer`` (PLAIN), connectors' admin clients (topic creation: the top level, then
+    ``admin.*``) as ``creator`` (SCRAM-SHA-256), all over SASL_SSL: the credentials a secured cluster
+    hands out."""
     return {"bootstrap.servers": kafka.bootstrap_servers("SASL_SSL"), **login(kafka, "connect", "SCRAM-SHA-512"),
             **login(kafka, "producer", "SCRAM-SHA-256", prefix="producer."),
+            **login(kafka, "creator", "SCRAM-SHA-256", prefix="admin."),
             **login(kafka, "consumer", "PLAIN", prefix="consumer."), **extra}
 
 
@@ -119,13 +124,14 @@ async def failed_task(engine: Engine, connector: str, timeout: float = 45) -> st
 
 async def test_a_standalone_worker_moves_records_each_client_logged_in_as_itself(
         secured: ApacheKafka, tmp_path: Path) -> None:
-    """``producer`` may write only orders-a-*, ``alice`` (a connector's override, policy Principal) only
-    orders-b-*, ``consumer`` read them, and the worker's ``connect`` neither: both topics arrive."""
+    """``creator`` (admin.*) may create orders-*, ``producer`` write only orders-a-*, ``alice`` (a
+    connector's override, policy Principal) only orders-b-*, ``consumer`` read them, and the worker's
+    ``connect`` none of it: both topics arrive."""
     mine, theirs = f"orders-a-{uuid.uuid4().hex[:8]}", f"orders-b-{uuid.uuid4().hex[:8]}"
     props = standalone(tmp_path, **each_its_own(secured, **{"connector.client.config.override.policy": "Principal"}))
     async with Engine(props) as engine:
         for topic in (mine, theirs):
-            await engine.topics.create_topic(topic, 1)  # by the worker's admin client: connect may create
+            await engine.topics.create_topic(topic, 1)  # connectors' admin client: as creator (admin.*)
         await engine.create_connector("src", {"connector.class": SOURCE, **STRINGS})
         await engine.create_connector("src-alice", {"connector.class": SOURCE, **STRINGS,
                                                     **principal_override("alice", "SCRAM-SHA-512")})
