@@ -16,6 +16,7 @@ from engine.api.config_def import ConfigDef, ConfigType, Importance
 from engine.converters.registry.avro_data import AvroData
 from engine.converters.registry.config import registry_config_def
 from engine.converters.registry.converter import Reader, RegistryConverter, Writer, require
+from engine.data.logical import Decimal
 from engine.data.schema import Schema
 
 __all__ = ["AvroConverter"]
@@ -77,7 +78,10 @@ class AvroConverter(RegistryConverter):
         fastavro = self._fastavro
 
         def make_writer(written_under: str | None) -> Writer:
-            parsed = self._parse(avro if written_under is None else json.loads(written_under))
+            under = avro if written_under is None else json.loads(written_under)
+            if _is_bytes(under):
+                return _raw_writer(schema)
+            parsed = self._parse(under)
             write = fastavro.schemaless_writer
 
             def writer(value: Any) -> bytes:
@@ -94,6 +98,8 @@ class AvroConverter(RegistryConverter):
         connect = self.avro_data.to_connect_schema(avro)
         parsed = self._parse(avro)
         to_connect = self.avro_data.to_connect(connect, avro)
+        if _is_bytes(avro):
+            return connect, _raw_reader(connect)
         read = self._fastavro.schemaless_reader
 
         def reader(payload: memoryview) -> Any:
@@ -115,3 +121,20 @@ def _record_name(avro: Any) -> str | None:
         namespace = avro.get("namespace")
         return f"{namespace}.{avro['name']}" if namespace else str(avro["name"])
     return None
+
+
+def _is_bytes(avro: Any) -> bool:
+    """A top-level ``bytes`` schema: Confluent's serdes write and read its payload raw, without Avro's length."""
+    return avro == "bytes" or (isinstance(avro, dict) and avro.get("type") == "bytes")
+
+
+def _raw_writer(schema: Schema) -> Writer:
+    if schema.name == Decimal.LOGICAL_NAME:
+        return lambda value: Decimal.from_logical(schema, value)
+    return lambda value: bytes(value)
+
+
+def _raw_reader(schema: Schema) -> Reader:
+    if schema.name == Decimal.LOGICAL_NAME:
+        return lambda payload: Decimal.to_logical(schema, bytes(payload))
+    return lambda payload: bytes(payload)

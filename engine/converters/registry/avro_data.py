@@ -280,7 +280,9 @@ class AvroData:
         builder: SchemaBuilder
         if (kind == "bytes" and logical == "decimal") or (kind == "fixed" and logical == "decimal"):
             builder = Decimal.builder(int(avro.get("scale", 0)))
-            builder.parameter(PRECISION_PARAM, str(int(avro.get("precision", DEFAULT_PRECISION))))
+            precision = int(avro.get("precision", DEFAULT_PRECISION))
+            if precision != DEFAULT_PRECISION:  # 64 is what an absent parameter means when writing
+                builder.parameter(PRECISION_PARAM, str(precision))
         elif kind == "int" and logical == "date":
             builder = Date.builder()
         elif kind == "int" and logical == "time-millis":

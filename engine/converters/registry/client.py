@@ -106,8 +106,9 @@ class SchemaRegistryClient:
     @staticmethod
     def _http_error(exc: urllib.error.HTTPError, method: str, url: str) -> RegistryError:
         try:
-            payload = json.loads(exc.read() or b"{}")
-        except ValueError:
+            with exc:
+                payload = json.loads(exc.read() or b"{}")
+        except (ValueError, OSError):
             payload = {}
         code = int(payload.get("error_code", 0)) if isinstance(payload, dict) else 0
         message = payload.get("message", exc.reason) if isinstance(payload, dict) else exc.reason
