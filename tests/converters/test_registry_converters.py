@@ -340,3 +340,16 @@ def test_a_value_of_the_wrong_type_names_topic_and_id(schema_registry_url: str) 
     converter.from_connect_data(topic, schema, Struct(schema).put("x", 1))
     with pytest.raises(DataException, match=rf"Avro data from topic {topic} with schema id \d+"):
         converter.from_connect_data(topic, schema, "not a struct")
+
+
+def test_registry_credentials_are_masked_in_logged_configs() -> None:
+    from engine.config.masking import mask_config
+
+    masked = mask_config({"value.converter.basic.auth.user.info": "u:p-secret-1",
+                          "key.converter.bearer.auth.token": "tok-2",
+                          "value.converter.schema.registry.ssl.truststore.password": "pw-3",
+                          "value.converter.schema.registry.url": "https://bob:pw-4@a:8081,https://b:8081",
+                          "value.converter.auto.register.schemas": "false"})
+    assert not any(s in repr(masked) for s in ("p-secret-1", "tok-2", "pw-3", "pw-4", "bob"))
+    assert masked["value.converter.schema.registry.url"] == "https://[hidden]@a:8081,https://b:8081"
+    assert masked["value.converter.auto.register.schemas"] == "false"
