@@ -9,8 +9,8 @@ client keys Kafka types PASSWORD (``sasl.jaas.config``, ``ssl.keystore.key`` ...
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
 import re
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from engine.api._invoke import invoke
