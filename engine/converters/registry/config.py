@@ -181,11 +181,11 @@ def _auth_headers(parsed: Mapping[str, Any], raw: Mapping[str, Any], urls: list[
     return headers
 
 
-def _sasl_user_info(raw: Mapping[str, Any]) -> str:
+def _sasl_user_info(converter_configs: Mapping[str, Any]) -> str:
     """``SASL_INHERIT``: username and password of a PLAIN or SCRAM ``sasl.jaas.config``."""
     from engine.config.kafka_clients.jaas import client_login_module
 
-    text = _secret(raw.get("sasl.jaas.config"))
+    text = _secret(converter_configs.get("sasl.jaas.config"))  # the converter's own (value.converter.sasl...)
     if not text:
         raise ConfigException(f"{BASIC_SOURCE}=SASL_INHERIT needs sasl.jaas.config")
     module = client_login_module(text)
