@@ -17,6 +17,7 @@ from engine.converters.bytearray import ByteArrayConverter
 from engine.converters.json_converter import JsonConverter
 from engine.converters.registry.avro import AvroConverter
 from engine.converters.registry.json_schema import JsonSchemaConverter
+from engine.converters.registry.protobuf import ProtobufConverter
 from engine.converters.simple_header import SimpleHeaderConverter
 from engine.converters.string_converter import StringConverter
 from engine.plugins.classes import ClassNotFound, import_class
@@ -30,6 +31,7 @@ _KAFKA_NAMES: Final[dict[type, str]] = {
     SimpleHeaderConverter: "org.apache.kafka.connect.storage.SimpleHeaderConverter",
     AvroConverter: "io.confluent.connect.avro.AvroConverter",
     JsonSchemaConverter: "io.confluent.connect.json.JsonSchemaConverter",
+    ProtobufConverter: "io.confluent.connect.protobuf.ProtobufConverter",
 }
 
 

@@ -148,14 +148,15 @@ class SchemaRegistryClient:
         self._ids[key] = schema_id
         return schema_id
 
-    def by_id(self, schema_id: int, *, subject: str | None = None) -> RegisteredSchema:
-        """``GET /schemas/ids/{id}`` (cached)."""
+    def by_id(self, schema_id: int, *, subject: str | None = None, fmt: str | None = None) -> RegisteredSchema:
+        """``GET /schemas/ids/{id}`` (cached); ``fmt`` is the registry's ``format`` (``serialized``)."""
         found = self._schemas.get(schema_id)
         if found is not None:
             return found
+        query = {k: v for k, v in (("subject", subject), ("format", fmt)) if v}
         path = f"/schemas/ids/{schema_id}"
-        if subject:
-            path += f"?subject={_quote(subject)}"
+        if query:
+            path += "?" + urllib.parse.urlencode(query)
         answer = self._request("GET", path)
         registered = RegisteredSchema(schema_id, answer["schema"], answer.get("schemaType") or "AVRO",
                                       subject, None, tuple(answer.get("references") or ()))

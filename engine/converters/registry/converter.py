@@ -49,6 +49,7 @@ class RegistryConverter(BuiltinConverter):
     SCHEMA_TYPE: ClassVar[str] = "AVRO"
     FORMAT: ClassVar[str] = "Avro"
     JAVA_NAME: ClassVar[str] = ""
+    SCHEMA_FORMAT: ClassVar[str | None] = None  # the registry's ``format`` to fetch schemas in
 
     def __init__(self) -> None:
         self.is_key = False
@@ -173,7 +174,7 @@ class RegistryConverter(BuiltinConverter):
         settings = self._settings()
         side = "key" if self.is_key else "value"
         try:
-            registered = settings.client.by_id(schema_id)
+            registered = settings.client.by_id(schema_id, fmt=self.SCHEMA_FORMAT)
         except RegistryError as exc:
             reason = "schema not found" if exc.error_code in _NOT_FOUND_CODES else "registry error"
             raise DataException(f"Failed to deserialize data for topic {topic} to {self.FORMAT}: Error "
