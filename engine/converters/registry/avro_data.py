@@ -429,17 +429,16 @@ class AvroData:
             return lambda v: None if v is None else {key_fn(e["key"]): value_fn(e["value"]) for e in v}
         if name == UNION_NAME:
             return self._union_value(schema)
-        fields = [(f, self._name(f.name), self.to_connect(f.schema, None)) for f in schema.fields]
+        fields = [(self._name(f.name), self.to_connect(f.schema, None)) for f in schema.fields]
+        from_decoded = Struct.from_decoded
 
         def struct(value: Any) -> Any:
             if value is None:
                 return None
             if isinstance(value, tuple):  # fastavro's (record name, value) inside a union
                 value = value[1]
-            out = Struct(schema)
-            for field, avro_name, fn in fields:
-                out.put(field, fn(value.get(avro_name)))
-            return out
+            # fastavro decoded these with the writer's schema: no second validation per value
+            return from_decoded(schema, [fn(value.get(avro_name)) for avro_name, fn in fields])
 
         return struct
 
