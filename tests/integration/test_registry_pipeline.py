@@ -1,5 +1,5 @@
-"""Source -> Kafka -> sink with the schema-registry converters and a real registry (Apicurio), on a real
-broker; the topic's bytes are read back with Confluent's own deserializer; bad records go to the DLQ
+"""Source -> Kafka -> sink with the schema-registry converters and a real registry (Apicurio), on noida and
+Apache Kafka 4.1; the topic's bytes are read back with Confluent's own deserializer; bad records go to the DLQ
 with their coordinates and schema id, and the registry's credentials never reach a log line.
 """
 
@@ -26,7 +26,7 @@ from engine.data.logical import Decimal, Timestamp
 from engine.data.schema import Schema
 from engine.data.values import Struct
 from engine.testing import eventually
-from tests.integration.brokers import Broker, running_broker
+from tests.integration.brokers import running_broker
 from tests.worker.probes import SINK, SINKS, SOURCE, SOURCES
 
 pytestmark = pytest.mark.integration
@@ -45,10 +45,14 @@ def _fresh_probes() -> None:
     SINKS.clear()
 
 
-@pytest.fixture(scope="module")
-def noida() -> Iterator[Broker]:
-    with running_broker("noida") as started:
-        yield started
+@pytest.fixture(scope="module", params=["noida", "apache-kafka-4.1"])
+def bootstrap(request: pytest.FixtureRequest) -> Iterator[str]:
+    """noida (started here) and the session's Apache Kafka 4.1 (``tests/kafka_servers.py``)."""
+    if request.param == "noida":
+        with running_broker("noida") as started:
+            yield started.bootstrap
+    else:
+        yield request.getfixturevalue("kafka41").bootstrap_servers()
 
 
 def _converters(url: str, name: str) -> dict[str, str]:
@@ -74,8 +78,8 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _worker(broker: Broker, tmp_path: Path, suffix: str) -> dict[str, str]:
-    return {"bootstrap.servers": broker.bootstrap, "config.storage.topic": f"configs-{suffix}",
+def _worker(bootstrap: str, tmp_path: Path, suffix: str) -> dict[str, str]:
+    return {"bootstrap.servers": bootstrap, "config.storage.topic": f"configs-{suffix}",
             "offset.storage.file.filename": str(tmp_path / "offsets"),
             "consumer.session.timeout.ms": "6000", "task.shutdown.graceful.timeout.ms": "5000"}
 
@@ -83,14 +87,14 @@ def _worker(broker: Broker, tmp_path: Path, suffix: str) -> dict[str, str]:
 @pytest.mark.parametrize("converter", ["io.confluent.connect.avro.AvroConverter",
                                        "io.confluent.connect.json.JsonSchemaConverter",
                                        "io.confluent.connect.protobuf.ProtobufConverter"])
-async def test_records_flow_source_kafka_sink_through_the_registry(noida: Broker, tmp_path: Path,
+async def test_records_flow_source_kafka_sink_through_the_registry(bootstrap: str, tmp_path: Path,
                                                                    schema_registry_url: str, converter: str) -> None:
     suffix = uuid.uuid4().hex[:10]
     topic = f"orders-{suffix}"
     converters = _converters(schema_registry_url, converter)
     orders = [_order(n) for n in range(5)]
     with capture_logs() as logs:
-        async with Engine(_worker(noida, tmp_path, suffix)) as engine:
+        async with Engine(_worker(bootstrap, tmp_path, suffix)) as engine:
             await engine.topics.create_topic(topic, 1)
             await engine.create_connector("src", {"connector.class": SOURCE, **converters})
             await engine.create_connector("snk", {"connector.class": SINK, "topics": topic, **converters})
@@ -108,11 +112,11 @@ async def test_records_flow_source_kafka_sink_through_the_registry(noida: Broker
             assert received[0].value_schema.field("amount").schema.name == Decimal.LOGICAL_NAME
     assert SECRET not in repr(logs)
     if converter.endswith("AvroConverter"):
-        await _confluent_reads_the_topic(noida, topic, schema_registry_url, orders)
+        await _confluent_reads_the_topic(bootstrap, topic, schema_registry_url, orders)
 
 
-async def _confluent_reads_the_topic(broker: Broker, topic: str, url: str, orders: list[tuple[Struct, Struct]]) -> None:
-    consumer = AIOKafkaConsumer(topic, bootstrap_servers=broker.bootstrap, auto_offset_reset="earliest",
+async def _confluent_reads_the_topic(bootstrap: str, topic: str, url: str, orders: list[tuple[Struct, Struct]]) -> None:
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest",
                                 enable_auto_commit=False)
     await consumer.start()
     try:
@@ -132,7 +136,7 @@ async def _confluent_reads_the_topic(broker: Broker, topic: str, url: str, order
 
 
 async def test_bad_records_go_to_the_dead_letter_queue_with_topic_partition_offset_and_schema_id(
-        noida: Broker, tmp_path: Path, schema_registry_url: str) -> None:
+        bootstrap: str, tmp_path: Path, schema_registry_url: str) -> None:
     suffix = uuid.uuid4().hex[:10]
     topic, dlq = f"orders-{suffix}", f"dlq-{suffix}"
     converters = _converters(schema_registry_url, "io.confluent.connect.avro.AvroConverter")
@@ -143,7 +147,7 @@ async def test_bad_records_go_to_the_dead_letter_queue_with_topic_partition_offs
     good_converter.configure({"schema.registry.url": schema_registry_url}, False)
     good = good_converter.from_connect_data(topic, VALUE, _order(1)[1])
     unknown_id = b"\x00" + (424242).to_bytes(4, "big") + b"\x02"
-    producer = AIOKafkaProducer(bootstrap_servers=noida.bootstrap)
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
     await producer.start()
     try:
         for value in (b"\x07not-avro", unknown_id, good):
@@ -151,7 +155,7 @@ async def test_bad_records_go_to_the_dead_letter_queue_with_topic_partition_offs
     finally:
         await producer.stop()
     with capture_logs() as logs:
-        async with Engine(_worker(noida, tmp_path, suffix)) as engine:
+        async with Engine(_worker(bootstrap, tmp_path, suffix)) as engine:
             await engine.create_connector("snk", {
                 "connector.class": SINK, "topics": topic, **converters, "errors.tolerance": "all",
                 "errors.log.enable": "true", "errors.deadletterqueue.topic.name": dlq,
@@ -159,7 +163,7 @@ async def test_bad_records_go_to_the_dead_letter_queue_with_topic_partition_offs
                 "errors.deadletterqueue.context.headers.enable": "true", "consumer.auto.offset.reset": "earliest"})
             await eventually(lambda: len(SINKS["snk"].received) == 1, timeout=30)
             assert SINKS["snk"].received[0].value == _order(1)[1]
-            consumer = AIOKafkaConsumer(dlq, bootstrap_servers=noida.bootstrap, auto_offset_reset="earliest")
+            consumer = AIOKafkaConsumer(dlq, bootstrap_servers=bootstrap, auto_offset_reset="earliest")
             await consumer.start()
             try:
                 dead: list[Any] = []
