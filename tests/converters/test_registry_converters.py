@@ -8,8 +8,12 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import subprocess
+import sys
+import urllib.parse
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,6 +31,7 @@ from engine.data.builder import SchemaBuilder
 from engine.data.logical import Date, Decimal, Time, Timestamp
 from engine.data.schema import Schema, SchemaAndValue
 from engine.data.values import Struct
+from tests.integration.tls import make_certificates, terminating
 from tests.schema_registry import free_port
 
 ENUM = {"io.confluent.connect.avro.Enum": "com.example.Color", "io.confluent.connect.avro.Enum.RED": "RED",
@@ -353,3 +358,35 @@ def test_registry_credentials_are_masked_in_logged_configs() -> None:
     assert not any(s in repr(masked) for s in ("p-secret-1", "tok-2", "pw-3", "pw-4", "bob"))
     assert masked["value.converter.schema.registry.url"] == "https://[hidden]@a:8081,https://b:8081"
     assert masked["value.converter.auto.register.schemas"] == "false"
+
+
+def test_tls_to_the_registry_with_schema_registry_ssl_keys(schema_registry_url: str, tmp_path: Path) -> None:
+    """The registry behind a TLS terminator: trusted through ``schema.registry.ssl.truststore.*``; an
+    untrusted CA is a clear error."""
+    certs = make_certificates(tmp_path / "tls")
+    backend = urllib.parse.urlsplit(schema_registry_url)
+    port = free_port()
+    https = f"https://127.0.0.1:{port}{backend.path}"
+    schema, value = _with_enum()
+    topic = _topic()
+    with terminating(certs.server_chain, backend.port or 0, port) as proxy:
+        trusted = {"schema.registry.ssl.truststore.type": "PEM",
+                   "schema.registry.ssl.truststore.location": str(certs.ca_pem)}
+        data = _avro(https, **trusted).from_connect_data(topic, schema, value)
+        assert _avro(https, **trusted).to_connect_data(topic, data).value == value
+        assert proxy.handshakes >= 2
+        untrusted = {"schema.registry.ssl.truststore.type": "PEM",
+                     "schema.registry.ssl.truststore.location": str(certs.other_ca_pem)}
+        with pytest.raises(DataException, match="CERTIFICATE_VERIFY_FAILED"):
+            _avro(https, **untrusted).to_connect_data(topic, data)
+
+
+def test_the_engine_imports_without_the_registry_extra_and_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    blocked = ("fastavro", "jsonschema", "google", "google.protobuf")
+    code = (f"import sys\nfor m in {blocked!r}: sys.modules[m] = None\n"
+            "import engine, engine.engine, engine.converters.factory, engine.converters.registry.protobuf\n"
+            "assert not any(sys.modules.get(m) for m in " + repr(blocked) + ")\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    monkeypatch.setitem(sys.modules, "fastavro", None)  # import fastavro now raises ImportError
+    with pytest.raises(ConfigException, match=r"pip install 'connect-engine\[registry\]'"):
+        converter_for("io.confluent.connect.avro.AvroConverter", {"schema.registry.url": "http://x"}, False)
