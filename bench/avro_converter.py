@@ -10,12 +10,19 @@ pipeline without Connect's data model does. The record: 10 fields (ints, strings
 string, a double, a boolean, a Decimal, a Timestamp, a string map). Median of 5 rounds, converter
 and baseline alternating.
 
-    python bench/avro_converter.py [--records N] [--append BENCHMARKS.md]
+Then the data plane with Avro on Apache Kafka 4.1 (``engine.testing.kafka``, one node): records/s
+from a source task's first poll to the sink task holding the last record, with AvroConverter and,
+for scale, JsonConverter with schemas (``bench/data_plane.py``'s engine run and its 4-field
+Struct); baseline: raw aiokafka (send all, flush; a group consumer reads all) with fastavro
+schemaless encoding each value before sending and decoding each one read. Median of 3, alternating.
+
+    python bench/avro_converter.py [--records N] [--pipeline-records N | --no-pipeline] [--append BENCHMARKS.md]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import datetime as dt
 import decimal
 import io
@@ -70,12 +77,96 @@ def rate(n: int, seconds: float) -> float:
     return n / seconds
 
 
+async def fastavro_kafka_baseline(bootstrap: str, dicts: list[dict[str, Any]], parsed: Any) -> float:
+    """Raw aiokafka with fastavro schemaless both ways: the clock from the first send to the last record decoded."""
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+    topic = f"base-avro-{time.monotonic_ns()}"
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(topic, 1, 1)])
+    finally:
+        await admin.close()
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=False)
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=f"g-{topic}", auto_offset_reset="earliest",
+                                enable_auto_commit=False, session_timeout_ms=6000, heartbeat_interval_ms=2000,
+                                fetch_max_wait_ms=100)
+    write, read = fastavro.schemaless_writer, fastavro.schemaless_reader
+    n = len(dicts)
+    await producer.start()
+    await consumer.start()
+    try:
+        await producer.partitions_for(topic)
+        while not consumer.assignment():
+            await consumer.getmany(timeout_ms=100)
+        started = time.perf_counter()
+        seen = 0
+
+        async def reader() -> None:
+            nonlocal seen
+            while seen < n:
+                got = await consumer.getmany(timeout_ms=100, max_records=2000)
+                for records in got.values():
+                    for record in records:
+                        read(io.BytesIO(record.value), parsed, None)
+                    seen += len(records)
+
+        reading = asyncio.ensure_future(reader())
+        for d in dicts:
+            out = io.BytesIO()
+            write(out, parsed, d)
+            await producer.send(topic, out.getvalue())
+        await producer.flush()
+        await asyncio.wait_for(reading, 180)
+        return time.perf_counter() - started
+    finally:
+        await consumer.stop()
+        await producer.stop()
+
+
+async def pipeline(n: int, registry_url: str) -> list[tuple[str, float, list[float]]]:
+    """(label, median records/s, runs) for Avro, JSON with schemas and the fastavro baseline on Apache Kafka."""
+    from bench import data_plane
+    from engine import Engine
+    from engine.testing.kafka import apache_kafka
+
+    avro = "io.confluent.connect.avro.AvroConverter"
+    data_plane.CONVERTERS["avro"] = {"key.converter": avro, "value.converter": avro,
+                                     "key.converter.schema.registry.url": registry_url,
+                                     "value.converter.schema.registry.url": registry_url}
+    scenario = data_plane.Scenario("avro", "Avro", "avro", "raw aiokafka + fastavro both ways")
+    json_scenario = data_plane.Scenario("schema", "JSON with schemas", "schema", "")
+    data = data_plane.payload("schema", n)  # Structs of bench.Customer; the JSON scenario's too
+    dicts = [{f.name: s.get(f.name) for f in data_plane.VALUE_SCHEMA.fields} for s in data.values]
+    converter = AvroConverter()
+    converter.configure({"schema.registry.url": registry_url}, False)
+    parsed = fastavro.parse_schema(converter.avro_data.from_connect_schema(data_plane.VALUE_SCHEMA))
+    runs: dict[str, list[float]] = {"avro": [], "json": [], "base": []}
+    with apache_kafka("4.1") as kafka:
+        bootstrap = kafka.bootstrap_servers()
+        worker = {**data_plane.WORKER, "bootstrap.servers": bootstrap,
+                  "config.storage.topic": f"bench-configs-{time.monotonic_ns()}", "consumer.session.timeout.ms": "6000"}
+        async with Engine(worker) as engine:
+            for _ in range(data_plane.REPEATS):
+                runs["avro"].append(n / await data_plane.engine_run(engine, scenario, data))
+                runs["json"].append(n / await data_plane.engine_run(engine, json_scenario, data))
+                runs["base"].append(n / await fastavro_kafka_baseline(bootstrap, dicts, parsed))
+    return [(label, statistics.median(runs[key]), runs[key]) for key, label in
+            (("avro", "engine, AvroConverter"), ("json", "engine, JsonConverter (schemas)"),
+             ("base", "raw aiokafka + fastavro schemaless"))]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=20_000)
+    parser.add_argument("--pipeline-records", type=int, default=50_000)
+    parser.add_argument("--no-pipeline", action="store_true", help="the converter comparison only")
     parser.add_argument("--append", metavar="FILE")
     args = parser.parse_args()
     n = args.records
+    rows: list[tuple[str, float, list[float]]] = []
     structs, dicts = records(n)
     with tempfile.TemporaryDirectory(prefix="bench-registry-") as work:
         registry = start_registry(Path(work))
@@ -115,10 +206,16 @@ def main() -> None:
                     fastavro.schemaless_reader(io.BytesIO(p), parsed, None)
                 timings["base_r"].append(time.perf_counter() - t)
             requests = writer.settings.client.requests
+            if not args.no_pipeline:
+                from bench.data_plane import quiet
+
+                quiet()
+                rows = asyncio.run(pipeline(args.pipeline_records, registry.url))
         finally:
             registry.stop()
     med = {k: rate(n, statistics.median(v)) for k, v in timings.items()}
-    text = (f"\n## Avro converter vs bare fastavro (`python bench/avro_converter.py --records {n}`)\n\n"
+    command = " ".join(["python bench/avro_converter.py", *sys.argv[1:]])
+    text = (f"\n## Avro converter vs bare fastavro (`{command}`)\n\n"
             f"{platform.python_implementation()} {platform.python_version()}, fastavro {fastavro.__version__}; "
             f"{n:,} records of 10 fields, median of {ROUNDS} rounds; registry round trips made by the writer: "
             f"{requests} (Apicurio Registry started {registry.started_in_s:.1f} s).\n\n"
@@ -127,6 +224,13 @@ def main() -> None:
             f"{med['conv_w'] / med['base_w']:.2f}x |\n"
             f"| read (framed bytes -> Struct vs bytes -> dict) | {med['conv_r']:,.0f} | {med['base_r']:,.0f} | "
             f"{med['conv_r'] / med['base_r']:.2f}x |\n")
+    if rows:
+        base = rows[-1][1]
+        text += (f"\nThe data plane with Avro on Apache Kafka 4.1 (one node), {args.pipeline_records:,} records of "
+                 "`bench.Customer` (4 fields), source -> topic -> sink, median of 3:\n\n"
+                 "| run | records/s | vs baseline | runs |\n|---|---:|---:|---|\n")
+        text += "".join(f"| {label} | {rate_:,.0f} | {rate_ / base:.2f}x | {', '.join(f'{r:,.0f}' for r in runs)} |\n"
+                        for label, rate_, runs in rows)
     print(text)
     append_to(args.append, text)
 

@@ -29,6 +29,9 @@ from engine.data.logical import Date, Decimal, Time, Timestamp
 from engine.data.schema import Schema
 from engine.data.values import Struct
 
+# the first test to ask for the registry may fetch (~115 MB, once) and start it: more than the default 60 s
+pytestmark = pytest.mark.timeout(240)
+
 ENUM = {"io.confluent.connect.protobuf.Enum": "Color", "io.confluent.connect.protobuf.Enum.RED": "0",
         "io.confluent.connect.protobuf.Enum.GREEN": "1"}
 

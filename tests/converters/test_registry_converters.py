@@ -34,6 +34,9 @@ from engine.data.values import Struct
 from tests.integration.tls import make_certificates, terminating
 from tests.schema_registry import free_port
 
+# the first test to ask for the registry may fetch (~115 MB, once) and start it: more than the default 60 s
+pytestmark = pytest.mark.timeout(240)
+
 ENUM = {"io.confluent.connect.avro.Enum": "com.example.Color", "io.confluent.connect.avro.Enum.RED": "RED",
         "io.confluent.connect.avro.Enum.GREEN": "GREEN"}
 
@@ -316,7 +319,7 @@ def test_missing_subject(schema_registry_url: str) -> None:
     with pytest.raises(DataException, match=rf"error looking up the Avro schema for subject {topic}-value"):
         _avro(schema_registry_url, **{"auto.register.schemas": False}).from_connect_data(
             topic, Schema.STRING_SCHEMA, "x")
-    with pytest.raises(DataException, match=rf"error fetching the latest the Avro schema for subject {topic}-value"):
+    with pytest.raises(DataException, match=rf"error fetching the latest version of the Avro schema for subject {topic}-value"):
         _avro(schema_registry_url, **{"use.latest.version": True}).from_connect_data(topic, Schema.STRING_SCHEMA, "x")
 
 

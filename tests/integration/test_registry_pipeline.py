@@ -29,7 +29,7 @@ from engine.testing import eventually
 from tests.integration.brokers import running_broker
 from tests.worker.probes import SINK, SINKS, SOURCE, SOURCES
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]  # first use may fetch the registry
 
 SECRET = "registry-pw-4b1d"
 VALUE = (SchemaBuilder.struct().name("shop.Order").field("id", Schema.INT64_SCHEMA)

@@ -143,8 +143,8 @@ class RegistryConverter(BuiltinConverter):
             else:
                 schema_id = client.lookup(subject, text, self.SCHEMA_TYPE, normalize=settings.normalize)
         except RegistryError as exc:
-            verb = "looking up" if not settings.auto_register and not settings.use_latest else (
-                "fetching the latest" if settings.use_latest else "registering")
+            verb = ("fetching the latest version of" if settings.use_latest
+                    else "registering" if settings.auto_register else "looking up")
             if exc.status == 409:
                 raise DataException(f"Failed to serialize {self.FORMAT} data from topic {topic}: the registry "
                                     f"refused the {what} as incompatible: {exc}") from exc
