@@ -184,3 +184,27 @@ async def test_bad_records_go_to_the_dead_letter_queue_with_topic_partition_offs
     assert len(errors) == 2
     assert f"topic='{topic}', partition=0, offset=1" in errors[1]["message"]
     assert SECRET not in repr(logs)
+
+
+async def test_an_unknown_schema_id_fails_the_task_without_tolerance(bootstrap: str, tmp_path: Path,
+                                                                     schema_registry_url: str) -> None:
+    suffix = uuid.uuid4().hex[:10]
+    topic = f"orders-{suffix}"
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+    await producer.start()
+    try:
+        await producer.send_and_wait(topic, b"\x00" + (515151).to_bytes(4, "big") + b"\x02", partition=0)
+    finally:
+        await producer.stop()
+    converters = _converters(schema_registry_url, "io.confluent.connect.avro.AvroConverter")
+    with capture_logs() as logs:
+        async with Engine(_worker(bootstrap, tmp_path, suffix)) as engine:
+            await engine.create_connector("snk", {"connector.class": SINK, "topics": topic, **converters,
+                                                  "consumer.auto.offset.reset": "earliest"})
+            status = await engine.wait_for_state("snk", "RUNNING", tasks=["FAILED"], timeout=30)
+    assert status is not None
+    trace = status["tasks"][0]["trace"]
+    assert "Tolerance exceeded in error handler" in trace
+    assert f"topic {topic} to Avro: Error retrieving Avro value schema for id 515151 (schema not found)" in trace
+    assert SINKS["snk"].received == []
+    assert SECRET not in repr(logs)
