@@ -233,11 +233,12 @@ class Herder:
         late removes the offsets its connector asks to, as one that succeeded on time does."""
         pending = self.snapshot.pending_cleanups.get(connector)
         if succeeded and pending is not None:
+            config = pending.properties  # the deleted connector's, not the worker's
             try:
-                cls: type[Connector] | None = load_connector_class(pending.properties.get("connector.class", ""))
+                cls: type[Connector] | None = load_connector_class(config.get("connector.class", ""))
             except ConfigError:
                 cls = None
-            remove_offsets_if_asked(connector, cls, pending.properties, self.offsets)
+            remove_offsets_if_asked(connector, cls, config, self.offsets)
         if not self._closing:
             task = self.spawn(self._append_clear(connector), f"cleanup-clear:{connector}")
             self._clearing.add(task)
