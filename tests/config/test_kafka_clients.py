@@ -444,6 +444,10 @@ def test_an_acl_refusal_names_the_principal_the_resource_the_grant_and_the_setti
     assert "principal User:ANONYMOUS is not authorized to READ group 'connect-snk'" in plain
     assert "--group connect-snk" in plain
     assert "check security.protocol" in plain
+    own = denial(TopicAuthorizationFailedError("orders"), _Client("SASL_SSL", "PLAIN", "alice"), operation="WRITE",
+                 resource="orders", prefix="producer.override.")
+    assert own.endswith("check producer.override.sasl.jaas.config (or producer.sasl.jaas.config when the connector "
+                        "does not set it)")
 
 
 def test_a_plaintext_client_dropped_by_a_tls_listener_is_not_told_about_sasl() -> None:

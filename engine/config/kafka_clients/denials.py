@@ -51,10 +51,14 @@ def identity_setting(client: Any, prefix: str = "") -> str:
     """The setting that makes ``client`` the principal it is, under ``prefix`` (``producer.`` ...)."""
     protocol = str(getattr(_inner(client), "_security_protocol", "PLAINTEXT"))
     if protocol.startswith("SASL_"):
-        return f"{prefix}sasl.jaas.config"
-    if protocol == "SSL":
-        return f"{prefix}ssl.keystore.*"
-    return f"{prefix}security.protocol (an unauthenticated client is User:ANONYMOUS)"
+        key = "sasl.jaas.config"
+    elif protocol == "SSL":
+        key = "ssl.keystore.*"
+    else:
+        return f"{prefix}security.protocol (an unauthenticated client is User:ANONYMOUS)"
+    if prefix.endswith("override."):  # a connector's own client: its override, or the worker's key under it
+        return f"{prefix}{key} (or {prefix.removesuffix('override.')}{key} when the connector does not set it)"
+    return f"{prefix}{key}"
 
 
 def is_denial(exc: BaseException) -> bool:
