@@ -268,6 +268,20 @@ async def test_a_task_denied_write_on_its_topic_fails_naming_principal_topic_and
     assert USERS[who] not in trace
 
 
+async def test_a_sink_task_denied_read_on_its_group_fails_naming_principal_group_and_setting(
+        secured: ApacheKafka, tmp_path: Path) -> None:
+    """``consumer`` may read in ``connect-*`` groups only; this sink's group is its own choice."""
+    topic, group = f"orders-a-{uuid.uuid4().hex[:8]}", f"elsewhere-{uuid.uuid4().hex[:8]}"
+    async with Engine(standalone(tmp_path, **each_its_own(secured))) as engine:
+        await engine.topics.create_topic(topic, 1)
+        await engine.create_connector("snk", {"connector.class": SINK, "topics": topic, **STRINGS,
+                                              "consumer.override.group.id": group})
+        trace = await failed_task(engine, "snk")
+    assert f"principal User:consumer is not authorized to READ group '{group}'" in trace
+    assert f"kafka-acls --add --allow-principal User:consumer --operation Read --group {group}" in trace
+    assert "check consumer.override.sasl.jaas.config (or consumer.sasl.jaas.config" in trace
+
+
 async def test_an_exactly_once_task_denied_its_transactional_id_fails_naming_it(secured: ApacheKafka) -> None:
     """``producer`` has no ACL on transactional ids: InitProducerId is refused, which is not "no transactions"."""
     tag = uuid.uuid4().hex[:8]
