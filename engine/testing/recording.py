@@ -23,6 +23,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+import structlog
+
 from engine.api import (
     Config,
     ConnectException,
@@ -45,6 +47,7 @@ class Call:
     unit: str
     method: str
     args: dict[str, Any] = field(default_factory=dict)
+    worker: str = ""  # the worker id of the cluster member that made the call ("" outside a cluster)
 
 
 class CallLog:
@@ -60,11 +63,21 @@ class CallLog:
         if record_file:
             with open(record_file, "a", encoding="utf-8") as f:
                 f.write(json.dumps({"connector": call.connector, "unit": call.unit, "method": call.method,
-                                    "args": call.args, "pid": os.getpid(), "at": time.time()}) + "\n")
+                                    "args": call.args, "pid": os.getpid(), "worker": call.worker,
+                                    "at": time.time()}) + "\n")
 
     def of(self, connector: str, unit: str | None = None) -> list[Call]:
         with self._lock:
             return [c for c in self._calls if c.connector == connector and (unit is None or c.unit == unit)]
+
+    def all(self) -> list[Call]:
+        """Every call so far, in the order they were made (across workers and threads)."""
+        with self._lock:
+            return list(self._calls)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._calls)
 
     def methods(self, connector: str, unit: str | None = None) -> list[str]:
         """Method names in call order, e.g. ``["initialize", "start", "stop", "deleted"]``."""
@@ -82,7 +95,9 @@ def _hit(connector: str, unit: str, config: Mapping[str, str], method: str, pref
          args: dict[str, Any], *, record: bool = True) -> None:
     """Record the call, then apply any injected fault and the config-driven behaviours."""
     if record:
-        CALLS.add(Call(connector, unit, method, args), config.get("test.record.file"))
+        # a cluster member's engine binds its worker id; callbacks run in a copy of that context
+        worker = str(structlog.contextvars.get_contextvars().get("worker", ""))
+        CALLS.add(Call(connector, unit, method, args, worker), config.get("test.record.file"))
     FAULTS.hit(connector, unit, prefix + method)
     block = config.get(f"test.block.{prefix}{method}.ms")
     if block:
