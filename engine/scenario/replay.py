@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from engine.scenario.expected_faults import ExpectedFaults
 from engine.scenario.cluster_runner import ClusterScenarioRunner
+from engine.scenario.expected_faults import ExpectedFaults
 from engine.scenario.model import Scenario, ScenarioError, load_scenario
 from engine.scenario.runner import LogKind, ScenarioResult, ScenarioRunner
 from engine.scenario.timeline import timeline_svg
