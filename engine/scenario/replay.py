@@ -49,8 +49,8 @@ def print_result(result: ScenarioResult, out: TextIO, expected: int = 0) -> None
     else:
         print(f"FAIL {scenario.name}{seed}: {_where(result)}{result.failure}", file=out)
         if result.seed is not None:
-            for line in result.rounds[-5:]:
-                print(f"  rebalance {line}", file=out)
+            for rebalance in result.rounds[-5:]:
+                print(f"  rebalance {rebalance}", file=out)
             print(f"  replay it: connect-engine replay --seed {result.seed} {scenario.path}", file=out)
     if expected:
         print(f"  expected: {expected} warning/error log line(s) provoked by this scenario's injected faults "
