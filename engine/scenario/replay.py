@@ -1,7 +1,8 @@
 """``connect-engine replay FILE...``: run scenario files and print traces and verdicts.
 
 Cluster scenarios (``workers: N``) run on the deterministic in-process cluster with the file's
-``seed`` (``--seed`` overrides it); ``--explore N`` tries N seeds and stops at the first that fails.
+``seed`` (``--seed`` overrides it); ``--explore N`` tries N seeds and stops at the first that fails;
+``--processes`` runs them on real worker processes and a broker instead.
 
 Text output streams: each scenario's header is printed before it runs (so whatever it logs shows
 under it), its trace and verdict as soon as it finishes. Log lines its injected faults provoke are
@@ -19,6 +20,7 @@ from typing import TextIO
 from engine.scenario.cluster_runner import ClusterScenarioRunner
 from engine.scenario.expected_faults import ExpectedFaults
 from engine.scenario.model import Scenario, ScenarioError, load_scenario
+from engine.scenario.process_runner import ProcessScenarioRunner
 from engine.scenario.runner import LogKind, ScenarioResult, ScenarioRunner
 from engine.scenario.timeline import timeline_svg
 
@@ -104,7 +106,7 @@ async def explore(scenario: Scenario, runs: int, first_seed: int = 0) -> tuple[S
 
 async def replay(paths: Sequence[str], log: str, bootstrap_servers: str | None, output: str,
                  out: TextIO | None = None, err: TextIO | None = None, *, timeline: str | None = None,
-                 seed: int | None = None, explore_runs: int | None = None) -> int:
+                 seed: int | None = None, explore_runs: int | None = None, processes: bool = False) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
     try:
@@ -113,14 +115,21 @@ async def replay(paths: Sequence[str], log: str, bootstrap_servers: str | None, 
         print(f"error: {exc}", file=err)
         return EXIT_BAD_FILE
     text = output != "json"
-    kind = LogKind(log)
+    kind = LogKind.KAFKA if processes else LogKind(log)
+    if processes and not all(s.cluster for s in scenarios):
+        print("error: --processes runs cluster scenarios (workers: N) only: "
+              + ", ".join(s.path for s in scenarios if not s.cluster), file=err)
+        return EXIT_BAD_FILE
     results = []
     with ExpectedFaults().installed() as expected:
         for scenario in scenarios:
             expected.begin(scenario)
             if text:
                 print_header(kind, scenario.name, scenario.path, out)
-            if explore_runs is not None and scenario.cluster:
+            if processes:
+                assert bootstrap_servers is not None
+                result = await ProcessScenarioRunner(scenario, bootstrap_servers).run()
+            elif explore_runs is not None and scenario.cluster:
                 result, tried = await explore(scenario, explore_runs, seed or 0)
                 if text:
                     verdict = (f"seed {result.seed} breaks it" if not result.passed
