@@ -15,8 +15,10 @@ line to PATH, for tests whose engine runs in another process; ``test.task.count=
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Collection, Mapping
@@ -229,3 +231,91 @@ class RecordingSourceConnector(_RecordingConnector, SourceConnector):
 
 class RecordingSinkConnector(_RecordingConnector, SinkConnector):
     task_type = RecordingSinkTask
+
+
+def instrumented(connector: type[Any], module: str | None = None) -> type[Any]:
+    """A subclass of your connector whose lifecycle callbacks, and its tasks', are recorded in
+    ``CALLS`` (and obey injected ``FAULTS``) before your code runs: what scenario ``calls``
+    expectations and the cluster invariants read.
+
+    Workers load classes by name, so assign it at module level to the name it returns,
+    ``Recorded<YourClass>``: ``RecordedOrdersConnector = instrumented(OrdersConnector)``, then
+    ``connector.class: my_tests.RecordedOrdersConnector``; its task class is the nested
+    ``RecordedOrdersConnector.Task``. ``module`` defaults to the caller's. Task configs gain
+    ``connector.name`` and ``task.index`` (how a task knows whose it is).
+    """
+    home = module or str(sys._getframe(1).f_globals.get("__name__", "__main__"))  # as namedtuple does
+    task_base: type[Any] = connector().task_class()
+
+    class RecordedTask(task_base):  # type: ignore[misc]
+        def initialize(self, context: Any) -> Any:
+            config = context.configs()
+            self._recorded = (config.get("connector.name", "?"), f"task-{config.get('task.index', '?')}", config)
+            self._record("initialize")
+            base = getattr(super(), "initialize", None)
+            return base(context) if base is not None else None
+
+        def start(self, props: dict[str, str]) -> Any:
+            self._record("start")
+            return super().start(props)
+
+        def stop(self, connector_deleted: bool = False) -> Any:
+            self._record("stop", connector_deleted=connector_deleted)
+            if accepts_deleted:
+                return super().stop(connector_deleted=connector_deleted)
+            return super().stop()
+
+        def _record(self, method: str, **args: Any) -> None:
+            name, unit, config = getattr(self, "_recorded", ("?", "task-?", {}))
+            _hit(name, unit, config, method, "task.", args)
+
+    accepts_deleted = "connector_deleted" in inspect.signature(task_base.stop).parameters
+
+    class Recorded(connector):  # type: ignore[misc]
+        def initialize(self, context: Any) -> Any:
+            config = context.configs()
+            self._recorded = (config.get("name", "?"), config)
+            self._record("initialize")
+            base = getattr(super(), "initialize", None)
+            return base(context) if base is not None else None
+
+        def start(self, props: dict[str, str]) -> Any:
+            self._recorded = (props.get("name", self._recorded[0] if hasattr(self, "_recorded") else "?"), props)
+            self._record("start")
+            return super().start(props)
+
+        def stop(self) -> Any:
+            self._record("stop")
+            return super().stop()
+
+        def task_class(self) -> type[Task]:
+            return RecordedTask
+
+        def task_configs(self, max_tasks: int) -> Any:
+            self._record("task_configs", max_tasks=max_tasks)
+            name = self._recorded[0]
+            configs = super().task_configs(max_tasks)
+
+            def tagged(result: list[dict[str, str]]) -> list[dict[str, str]]:
+                return [{**c, "connector.name": name, "task.index": str(n)} for n, c in enumerate(result)]
+
+            if inspect.isawaitable(configs):
+                async def later() -> list[dict[str, str]]:
+                    return tagged(await configs)
+                return later()
+            return tagged(configs)
+
+        def deleted(self) -> Any:
+            self._record("deleted")
+            return super().deleted()
+
+        def _record(self, method: str, **args: Any) -> None:
+            name, config = getattr(self, "_recorded", ("?", {}))
+            _hit(name, "connector", config, method, "", args)
+
+    Recorded.__name__ = Recorded.__qualname__ = f"Recorded{connector.__name__}"
+    RecordedTask.__name__ = "Task"
+    RecordedTask.__qualname__ = f"{Recorded.__qualname__}.Task"
+    Recorded.__module__ = RecordedTask.__module__ = home
+    Recorded.Task = RecordedTask
+    return Recorded
