@@ -438,15 +438,25 @@ class ClusterScenarioRunner:
             self._check_assigned(args["assigned"])
         if "workers" in args:
             self._check_workers(args["connector"], args["workers"])
+        if "cleanup" in args:
+            self._check_cleanup(args["connector"], args["cleanup"])
         if "connector" in args:
             engine = self._observer()
-            await check_connector(engine, {k: v for k, v in args.items() if k != "workers"})
+            await check_connector(engine, {k: v for k, v in args.items() if k not in ("workers", "cleanup")})
 
     def _observer(self) -> Engine | None:
         """A worker to read the cluster through: the leader, else any running worker."""
         with contextlib.suppress(EngineNotRunning):
             return self._leader()
         return next((self.engines[n] for n in sorted(self.engines)), None)
+
+    def _check_cleanup(self, connector: str, expected: dict[str, Any] | None) -> None:
+        """The cluster's view: each worker lists what it knows (``GET /connector-cleanups``), the
+        worker running a cleanup knows more than the others' PENDING."""
+        got = cluster_cleanup([self.engines[n].connector_cleanups() for n in sorted(self.engines)], connector)
+        if (expected is None) != (got is None) or (expected and got and any(got.get(k) != v
+                                                                             for k, v in expected.items())):
+            raise ExpectationFailed(f"connector {connector}: cleanup is {got}, expected {expected}")
 
     def running_units(self) -> dict[str, set[str]]:
         """Per worker, the units whose status says that worker runs them (not UNASSIGNED)."""
@@ -481,6 +491,12 @@ class ClusterScenarioRunner:
                 wrong.append(f"tasks run on {got_tasks}, expected {expected['tasks']}")
         if wrong:
             raise ExpectationFailed(f"connector {connector}: " + "; ".join(wrong))
+
+
+def cluster_cleanup(listings: list[list[dict[str, Any]]], connector: str) -> dict[str, Any] | None:
+    """One connector's unfinished cleanup across the workers' listings: its owner's entry, else PENDING."""
+    entries = [entry for listing in listings for entry in listing if entry["connector"] == connector]
+    return next((e for e in entries if e["state"] != "PENDING"), entries[0] if entries else None)
 
 
 def _canonical(line: TraceLine) -> tuple[int, int, str, int, int, str]:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from engine.scenario.cluster_runner import cluster_cleanup
 from engine.scenario.expect import ExpectationFailed, calls_match, render_call
 from engine.scenario.invariants import ClusterInvariants
 from engine.scenario.model import Scenario, Step
@@ -156,9 +157,11 @@ class ProcessScenarioRunner:
         port = worker_id.rsplit(":", 1)[-1]
         return next((n for n, p in self.ports.items() if str(p) == port), worker_id)
 
+    def _live(self) -> list[WorkerProcess]:
+        return [self.processes[n] for n in sorted(self.processes) if self.processes[n].alive and n not in self._stopped]
+
     def _any(self) -> WorkerProcess:
-        live = [self.processes[n] for n in sorted(self.processes)
-                if self.processes[n].alive and n not in self._stopped]
+        live = self._live()
         if not live:
             raise RequestFailed("EngineNotRunning: no worker is running")
         return live[0]
@@ -314,8 +317,11 @@ class ProcessScenarioRunner:
             if attempts != args["task_restart_attempts"]:
                 wrong.append(f"task_restart_attempts is {attempts}, expected {args['task_restart_attempts']}")
         if "cleanup" in args:
-            _, cleanups = await request(process, "GET", "/connector-cleanups")
-            got_cleanup = next((c for c in cleanups or [] if c["connector"] == name), None)
+            listings = []
+            for live in self._live():
+                code, cleanups = await request(live, "GET", "/connector-cleanups")
+                listings.append(cleanups if code == 200 else [])
+            got_cleanup = cluster_cleanup(listings, name)
             want_cleanup = args["cleanup"]
             if (want_cleanup is None) != (got_cleanup is None) or (
                     want_cleanup and got_cleanup and any(got_cleanup.get(k) != v for k, v in want_cleanup.items())):

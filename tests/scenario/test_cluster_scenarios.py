@@ -41,6 +41,9 @@ async def test_cluster_scenario(path: Path) -> None:
     assert result.passed, f"step {result.failed_step}: {result.failure}\n{rendered(result)}"
     assert result.trace, "a scenario that makes no transition tests nothing"
     assert {line.worker for line in result.trace} <= {f"w{n}" for n in range(1, 10)}
+    # the promises hold in other interleavings too, not just the file's
+    other, _ = await explore(load_scenario(path), 5, first_seed=100)
+    assert other.passed, f"seed {other.seed}, step {other.failed_step}: {other.failure}"
 
 
 async def test_a_seed_replays_the_same_trace_byte_for_byte() -> None:
