@@ -24,6 +24,7 @@ from engine.configlog.records import (
     ConfigRecord,
     ConnectorConfigRecord,
     ConnectorTombstone,
+    LoggerLevelRecord,
     PendingCleanupRecord,
     RestartRecord,
     TargetStateRecord,
@@ -50,6 +51,7 @@ from engine.herder.deletion import DeletionOutcome
 from engine.herder.herder import Herder
 from engine.herder.timers import LoopTimers, Timers
 from engine.herder.transition_feed import Subscription, TransitionFeed
+from engine.observability.log_levels import LOG_LEVELS
 from engine.observability.metrics import EngineMetrics
 from engine.observability.request_stage import enter_stage
 from engine.plugins.loading import connector_type, load_connector_class
@@ -60,7 +62,7 @@ from engine.storage.base import OffsetStore, StatusStore
 from engine.storage.factory import open_offset_store, open_status_store
 from engine.storage.status import Status
 from engine.topics.base import Topics
-from engine.topics.log_config import worker_defaults
+from engine.topics.log_config import retention_check_interval_ms, worker_defaults
 from engine.topics.memory import MemoryTopics
 from engine.validation.connector import check_name, validate_connector_config
 from engine.worker.data_plane import DataPlane, DataSettings
@@ -75,6 +77,7 @@ if TYPE_CHECKING:
 # settled(): this many consecutive quiet looks, with loop turns between, rule out a message in transit
 _SETTLED_POLLS = 5
 _SETTLE_POLL_S = 0.002
+_READ_BACK_TIMEOUT_S = 60.0  # a cluster-wide log level read back from the config topic
 
 
 def _open_config_log(worker: WorkerConfig) -> ConfigLog:
@@ -104,7 +107,8 @@ def _open_topics(worker: WorkerConfig) -> Topics:
                            producer_config=worker.kafka.worker_level("producer"),
                            consumer_config=worker.kafka.worker_level("consumer"),
                            admin_config=worker.kafka.worker_level("admin"))
-    return MemoryTopics(worker.get("topics.storage.file.filename"), topic_defaults=worker_defaults(worker.raw))
+    return MemoryTopics(worker.get("topics.storage.file.filename"), topic_defaults=worker_defaults(worker.raw),
+                        retention_check_interval_ms=retention_check_interval_ms(worker.raw))
 
 
 DEFAULT_GC_THRESHOLD = (700, 10, 10)  # CPython's
@@ -538,6 +542,16 @@ class Engine:
             raise NotLeader(self.cluster.leader_url)
         self._require(name)
         await self.herder.submit_task_configs(name, [{str(k): str(v) for k, v in c.items()} for c in configs])
+
+    async def set_cluster_logger_level(self, namespace: str, level: str) -> None:
+        """KIP-976 ``scope=cluster``: in a cluster, a ``logger-cluster-<namespace>`` record every worker
+        applies when it reads it (this one included, before this returns); standalone, this worker."""
+        LOG_LEVELS.validate(level)
+        if self.cluster is None:
+            LOG_LEVELS.set(namespace, level)
+            return
+        offset = await self.herder.append([LoggerLevelRecord(namespace, level)])
+        await self.herder.wait_read(offset + 1, _READ_BACK_TIMEOUT_S)
 
     async def append_record(self, key: str, value: Mapping[str, Any] | bytes | None) -> int:
         """Append one raw config record (tests, replays); malformed ones are skipped and counted."""

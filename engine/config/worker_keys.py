@@ -104,6 +104,13 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
     WorkerKey("status.storage.partitions", "5", "partitions of the status topic", STORES),
     WorkerKey("status.storage.replication.factor", "1", "its replication factor (-1: the broker's)", STORES),
     WorkerKey("topics.storage.file.filename", None, "in-process topics kept in a file (survive a restart)", STORES),
+    WorkerKey("topics.retention.ms", "604800000", "in-process topics: default retention.ms (-1: forever)", STORES),
+    WorkerKey("topics.retention.bytes", "-1", "in-process topics: default retention.bytes per partition", STORES),
+    WorkerKey("topics.segment.bytes", "67108864", "in-process topics: default segment.bytes", STORES),
+    WorkerKey("topics.segment.ms", None,
+              "in-process topics: default segment.ms (unset: a tenth of retention.ms, 1 s .. 7 days)", STORES),
+    WorkerKey("topics.retention.check.interval.ms", None,
+              "how often in-process retention runs (unset: a tenth of topics.retention.ms, 1 s .. 300000)", STORES),
     # Kafka clients
     WorkerKey("security.protocol", "PLAINTEXT", "PLAINTEXT | SSL | SASL_PLAINTEXT | SASL_SSL: the worker's own clients",
               KAFKA),

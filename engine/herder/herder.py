@@ -21,6 +21,7 @@ from engine.configlog.records import (
     ConfigRecord,
     ConnectorConfigRecord,
     ConnectorTombstone,
+    LoggerLevelRecord,
     PendingCleanupCleared,
     PendingCleanupRecord,
     TaskCommitRecord,
@@ -44,6 +45,7 @@ from engine.herder.messages import (
 from engine.herder.ownership import Ownership, StandaloneOwnership
 from engine.herder.timers import LoopTimers, Timers
 from engine.herder.transition_feed import TransitionEvent, TransitionFeed
+from engine.observability.log_levels import LOG_LEVELS, InvalidLogLevel
 from engine.observability.metrics import EngineMetrics
 from engine.storage.base import OffsetStore, StatusStore
 from states import TransitionRecord
@@ -322,6 +324,9 @@ class Herder:
             ready.set_result(None)
 
     def _route(self, record: ConfigRecord, offset: int) -> None:
+        if isinstance(record, LoggerLevelRecord):
+            _apply_cluster_level(record.namespace, record.level)
+            return
         if self.ownership.distributed:
             if isinstance(record, (PendingCleanupRecord, PendingCleanupCleared)):
                 self._cleaned.discard(record.connector)
@@ -358,6 +363,10 @@ class Herder:
         snap = self.snapshot
         log.info("configlog.caught_up", connectors=len(snap.connectors), pending_cleanups=len(snap.pending_cleanups),
                  skipped=self.skipped_records)
+        # unlike Connect, which ignores the levels written before it started, a worker that joins
+        # later takes the cluster's levels too (docs/compatibility.md, "Cluster-wide log levels")
+        for namespace, level in snap.logger_levels.items():
+            _apply_cluster_level(namespace, level)
         for name, config in snap.connectors.items():
             self.post(name, Boot(config, snap.target(name), snap.tasks.get(name, ()), snap.applied.get(name),
                                  snap.incarnations.get(name, "")))
@@ -451,3 +460,13 @@ class Herder:
         for task in list(self._spawned):
             task.cancel()
         self.feed.close()
+
+
+def _apply_cluster_level(namespace: str, level: str) -> None:
+    """A ``logger-cluster-`` record read from the log: every worker applies it (KIP-976)."""
+    try:
+        LOG_LEVELS.set(namespace, level)
+    except InvalidLogLevel:
+        log.warning("configlog.logger_level_ignored", namespace=namespace, level=level)
+        return
+    log.info("logger.cluster_level_applied", namespace=namespace, level=level)
