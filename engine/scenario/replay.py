@@ -45,9 +45,11 @@ def print_result(result: ScenarioResult, out: TextIO, expected: int = 0) -> None
           + f"  {'connector':<{width}}  {'unit':<9}  {'trigger':<8}  transition", file=out)
     for line in result.trace:
         print("  " + line.text(width, verb=verbs.get(line.step, "(end)"), clock=clock, workers=workers), file=out)
-    seed = f" (seed {result.seed})" if result.seed is not None else ""
+    on_processes = scenario.cluster and result.seed is None  # their transitions are in the workers' logs
+    seed = " (worker processes)" if on_processes else f" (seed {result.seed})" if result.seed is not None else ""
     if result.passed:
-        print(f"PASS {scenario.name}{seed}: {len(scenario.steps)} steps, {len(result.trace)} transitions", file=out)
+        transitions = "" if on_processes else f", {len(result.trace)} transitions"
+        print(f"PASS {scenario.name}{seed}: {len(scenario.steps)} steps{transitions}", file=out)
     else:
         print(f"FAIL {scenario.name}{seed}: {_where(result)}{result.failure}", file=out)
         if result.seed is not None:

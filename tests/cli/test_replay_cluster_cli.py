@@ -63,3 +63,15 @@ def test_seed_and_explore_take_non_negative_and_positive_numbers(capsys: pytest.
     with pytest.raises(SystemExit):
         main(["replay", "--explore", "0", JOINING])
     assert "expected a number of seeds" in capsys.readouterr().err
+
+
+def test_processes_needs_a_broker_and_cluster_scenarios(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["replay", "--processes", JOINING])
+    assert "--processes needs --bootstrap-servers" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["replay", "--processes", "--bootstrap-servers", "127.0.0.1:9", "--seed", "1", JOINING])
+    assert "not --processes" in capsys.readouterr().err
+    single = str(SCENARIO_DIR / "01-pause-and-resume.yaml")
+    assert main(["replay", "--processes", "--bootstrap-servers", "127.0.0.1:9", single]) == 2
+    assert f"--processes runs cluster scenarios (workers: N) only: {single}" in capsys.readouterr().err
