@@ -91,7 +91,10 @@ class ProcessScenarioRunner:
             try:
                 assert self.scenario.workers is not None
                 names = [f"w{n}" for n in range(1, self.scenario.workers + 1)]
-                for name in names:
+                # the first creates the internal topics, the others find them
+                self._start(names[0])
+                await self.cluster.started(self.processes[names[0]])
+                for name in names[1:]:
                     self._start(name)
                 await self.cluster.started(*self.processes.values())
                 for step in self.scenario.steps:
