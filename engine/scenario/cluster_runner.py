@@ -82,6 +82,7 @@ class ClusterScenarioRunner:
         self._error: tuple[Step, BaseException] | None = None
         self._faulty_deleted: set[str] = set()
         self._kills: list[asyncio.Task[None]] = []
+        self._partitioned: list[str] = []  # ``heal: leader`` heals the leader cut off last
         self._verbs: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {
             "create": self._create, "update": self._update, "patch": self._patch, "pause": self._pause,
             "resume": self._resume, "stop": self._stop, "restart": self._restart,
@@ -328,27 +329,42 @@ class ClusterScenarioRunner:
 
     # ---- cluster verbs --------------------------------------------------------------------
 
+    def _worker(self, args: dict[str, Any]) -> str:
+        """The step's worker; ``leader`` means whichever worker leads now (the seed chose it)."""
+        name = str(args["worker"])
+        if name != "leader":
+            return name
+        leader = self.group.leader_worker
+        if leader is None:
+            raise EngineNotRunning("No leader: the group has none right now")
+        return leader
+
     async def _start_worker_step(self, args: dict[str, Any]) -> None:
-        self._launch(args["worker"])
+        self._launch(self._worker(args))
 
     async def _stop_worker_step(self, args: dict[str, Any]) -> None:
-        await self._shutdown(args["worker"])
+        await self._shutdown(self._worker(args))
 
     async def _kill_worker_step(self, args: dict[str, Any]) -> None:
-        self._require(args["worker"])
-        await self._kill(args["worker"])
+        name = self._worker(args)
+        self._require(name)
+        await self._kill(name)
 
     async def _restart_worker_step(self, args: dict[str, Any]) -> None:
-        await self._shutdown(args["worker"])
-        self._launch(args["worker"])
+        name = self._worker(args)
+        await self._shutdown(name)
+        self._launch(name)
 
     async def _partition(self, args: dict[str, Any]) -> None:
-        self._require(args["worker"])
-        self.group.partition(args["worker"])
+        name = self._worker(args)
+        self._require(name)
+        self.group.partition(name)
+        self._partitioned.append(name)
 
     async def _heal(self, args: dict[str, Any]) -> None:
-        self._require(args["worker"])
-        self.group.heal(args["worker"])
+        name = self._partitioned.pop() if args["worker"] == "leader" and self._partitioned else self._worker(args)
+        self._require(name)
+        self.group.heal(name)
 
     async def _rebalance(self, args: dict[str, Any]) -> None:
         leader = self.group.leader

@@ -46,6 +46,8 @@ def applicable(scenario: Scenario) -> str | None:
     for step in scenario.steps:
         if step.verb == "inject":
             return f"step {step.index} injects a fault: that needs the in-process model"
+        if step.args.get("worker") == "leader":
+            return f"step {step.index} names the leader: only the in-process model knows it"
         if step.verb == "expect" and any(key in step.args for key in _UNCHECKABLE):
             return f"step {step.index} checks {', '.join(k for k in _UNCHECKABLE if k in step.args)}: not over REST"
     return None
