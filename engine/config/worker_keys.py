@@ -61,6 +61,8 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
               "host of the advertised URL and worker id (the advertised protocol's first listener's)", REST),
     WorkerKey("rest.advertised.port", None, "port of the advertised URL and worker id (that listener's)", REST),
     WorkerKey("rest.request.timeout.ms", "90000", "how long a request waits for a plugin, then 500", REST),
+    WorkerKey("error.rest.response.message.detail.enabled", "true",
+              "false: no traces in REST statuses and no details in 5xx messages (the log keeps them)", REST),
     WorkerKey("rest.basic.auth.credentials.file", None,
               "user:hash lines (python -m engine.rest.auth hash USER): requests need basic auth", REST),
     # HTTPS and CORS
