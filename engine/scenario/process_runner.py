@@ -46,6 +46,8 @@ def applicable(scenario: Scenario) -> str | None:
     for step in scenario.steps:
         if step.verb == "inject":
             return f"step {step.index} injects a fault: that needs the in-process model"
+        if step.verb == "record":
+            return f"step {step.index} appends a raw config record: that needs the in-process model"
         if step.args.get("worker") == "leader":
             return f"step {step.index} names the leader: only the in-process model knows it"
         if step.verb == "expect" and any(key in step.args for key in _UNCHECKABLE):
@@ -249,9 +251,6 @@ class ProcessScenarioRunner:
         self._check_invariants(None)
         self.invariants.record(f"pending-cleanup-{args['name']}", b"{}")  # what the DELETE writes first
         await self._call("DELETE", f"/connectors/{quote(args['name'])}")
-
-    async def _record(self, args: dict[str, Any]) -> None:
-        raise RequestFailed("ValueError: record appends to the config topic directly: in-process model only")
 
     # ---- expectations, polled -------------------------------------------------------------
 
