@@ -124,7 +124,9 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
     WorkerKey("consumer.<key>", None, "connectors' consumers (likewise)", KAFKA),
     WorkerKey("admin.<key>", None, "connectors' admin clients (over the top-level keys)", KAFKA),
     WorkerKey("connector.client.config.override.policy", "All",
-              "which <client>.override.* keys connectors may set: All | None | Principal", KAFKA),
+              "which <client>.override.* keys connectors may set: All | None | Principal | Allowlist", KAFKA),
+    WorkerKey("connector.client.config.override.allowlist", None,
+              "the Allowlist policy's client keys connectors may override (KIP-1188; empty: none)", KAFKA),
     # lifecycle
     WorkerKey("task.shutdown.graceful.timeout.ms", "5000", "how long a stopping task may take, then abandoned",
               LIFECYCLE),
