@@ -44,7 +44,7 @@ OVERRIDE_PREFIXES: dict[Role, str] = {"producer": "producer.override.", "consume
                                       "admin": "admin.override."}
 # top-level connection keys the worker's own clients take; the rest of _COMMON the worker reads itself
 # (bootstrap.servers; client.id and request.timeout.ms belong to the group membership)
-_TOP_LEVEL_COMMON = ("retry.backoff.ms", "metadata.max.age.ms", "connections.max.idle.ms")
+_TOP_LEVEL_COMMON = ("retry.backoff.ms", "metadata.max.age.ms", "connections.max.idle.ms", "metadata.recovery.strategy")
 # top-level keys the worker reads for itself although Kafka's clients know them too
 _WORKER_OWN = frozenset({"bootstrap.servers", "group.id", "client.id", "session.timeout.ms",
                          "heartbeat.interval.ms", "request.timeout.ms"})
