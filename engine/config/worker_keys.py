@@ -55,6 +55,9 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
     WorkerKey("listeners", "http://127.0.0.1:8083",
               "REST listeners, http:// or https://, comma-separated (empty host: every interface; port 0: any "
               "free port)", REST),
+    WorkerKey("admin.listeners", None,
+              "listeners that alone serve /admin/loggers (KIP-208; unset: every listener; empty: none); "
+              "admin.listeners.https.ssl.* for their TLS", REST),
     WorkerKey("rest.advertised.listener", None,
               "http | https: the advertised URL's protocol (default http when a listener is http)", REST),
     WorkerKey("rest.advertised.host.name", None,
