@@ -4,6 +4,7 @@ by ``connect-engine replay`` (``--list``, ``builtin:<name>``) with nothing but t
 from __future__ import annotations
 
 from importlib.resources import files
+from importlib.resources.abc import Traversable
 
 import pytest
 
@@ -12,11 +13,14 @@ from engine.scenario.builtin import builtin_scenarios, resolve
 from engine.scenario.model import ScenarioError, load_scenario
 
 
-def _resource_names() -> set[str]:
-    root = files("engine.scenario.builtin")
-    names = {entry.name.removesuffix(".yaml") for entry in root.iterdir() if entry.name.endswith(".yaml")}
-    names |= {f"connectors/{entry.name.removesuffix('.yaml')}" for entry in root.joinpath("connectors").iterdir()
-              if entry.name.endswith(".yaml")}
+def _resource_names(directory: Traversable | None = None, prefix: str = "") -> set[str]:
+    directory = directory or files("engine.scenario.builtin")
+    names: set[str] = set()
+    for entry in directory.iterdir():
+        if entry.is_dir():
+            names |= _resource_names(entry, f"{prefix}{entry.name}/")
+        elif entry.name.endswith(".yaml"):
+            names.add(prefix + entry.name.removesuffix(".yaml"))
     return names
 
 
@@ -24,6 +28,7 @@ def test_the_scenarios_are_package_resources() -> None:
     names = _resource_names()
     assert "01-pause-and-resume" in names
     assert "connectors/rabbitmq-sink-lifecycle" in names
+    assert "cluster/01-revocation-before-reassignment" in names
     assert {scenario.name for scenario in builtin_scenarios()} == names
 
 
@@ -50,6 +55,7 @@ def test_a_glob_names_several_and_a_file_is_still_a_file() -> None:
     assert everything
     assert not [path for path in everything if "/connectors/" in path]
     assert len(resolve("builtin:connectors/*")) == 2
+    assert len(resolve("builtin:cluster/0[1-5]*")) == 5
     assert resolve("my/own.yaml") == ["my/own.yaml"]
 
 
