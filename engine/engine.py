@@ -28,6 +28,7 @@ from engine.configlog.records import (
     TargetStateRecord,
     TargetStateTombstone,
     TaskCommitRecord,
+    TaskCountRecord,
     TaskRestartRecord,
 )
 from engine.errors import (
@@ -36,6 +37,7 @@ from engine.errors import (
     ConnectorAlreadyExists,
     ConnectorNotFound,
     EngineNotRunning,
+    FencingConflict,
     Forbidden,
     InvalidRequest,
     NotLeader,
@@ -549,6 +551,45 @@ class Engine:
             raise NotLeader(self.cluster.leader_url)
         self._require(name)
         await self.herder.submit_task_configs(name, [{str(k): str(v) for k, v in c.items()} for c in configs])
+
+    async def fence_zombie_source_tasks(self, name: str) -> None:
+        """Distributed, leader only: a round of zombie fencing for an exactly-once source connector
+        (the internal ``PUT /connectors/{c}/fence``, Connect's ``DistributedHerder.fenceZombieSourceTasks``).
+
+        When task configs were written after the connector's last task count record, the producers of
+        that earlier generation (its recorded task count) are fenced out, then a ``tasks-fencing-<c>``
+        record with the current task count is written; with no earlier record, or one task before and
+        after, there is nothing to fence and only the record is written."""
+        cluster = self.cluster
+        if cluster is None:
+            raise InvalidRequest("Kafka Connect in standalone mode does not support exactly-once source connectors.")
+        if not cluster.is_leader:
+            raise NotLeader(cluster.leader_url)
+        async with self._lock(name):
+            snapshot = self.herder.snapshot
+            config = snapshot.connectors.get(name)
+            if config is None:
+                raise ConnectorNotFound(name, f"Connector {name} not found")
+            if self._type(config) != "source":
+                raise InvalidRequest(f"Connector {name} is not a source connector")
+            enter_stage(f"reading to the end of the config topic before fencing connector {name}")
+            await self.herder.wait_read(await self.herder.log.end_offset(), cluster.settings.sync_timeout_s)
+            if name not in snapshot.pending_fencing:
+                return  # every earlier generation was fenced already
+            previous = snapshot.task_count_records.get(name)
+            tasks = snapshot.tasks.get(name, ())
+            if previous is not None and (previous, len(tasks)) != (1, 1):
+                from engine.worker.exactly_once import fence_producers
+
+                enter_stage(f"initiating a round of zombie fencing for connector {name}")
+                await fence_producers(self.worker.raw, self.worker.kafka.worker_level("producer"), name, previous)
+                await self.herder.wait_read(await self.herder.log.end_offset(), cluster.settings.sync_timeout_s)
+                if snapshot.tasks.get(name, ()) is not tasks:
+                    raise FencingConflict("Fencing failed because new task configurations were generated for "
+                                            "the connector")
+            enter_stage(f"writing a task count record for connector {name} to the config topic")
+            offset = await self.herder.append([TaskCountRecord(name, len(tasks))])
+            await self.herder.wait_read(offset + 1, self.worker.callback_timeout)
 
     async def set_cluster_logger_level(self, namespace: str, level: str) -> None:
         """KIP-976 ``scope=cluster``: in a cluster, a ``logger-cluster-<namespace>`` record every worker

@@ -231,24 +231,43 @@ async def reset_offsets(request: web.Request) -> web.Response:
 
 # ---- internal, distributed-mode endpoints ------------------------------------------------------
 
+async def _signed(request: web.Request, engine: Engine) -> None:
+    """KIP-507: an internal request must carry a valid signature of its body under the session key
+    (Connect's ``requestNotSignedProperly``: 400 unsigned or an algorithm not accepted, 503 before a key
+    was read, 403 a wrong signature), checked before anything else happens."""
+    assert engine.cluster is not None
+    refusal = engine.cluster.verify(request.headers, await request.read())
+    if refusal is not None:
+        log.warning("rest.internal_request_refused", path=request.path, status=refusal.status,
+                    reason=refusal.message)
+        raise RestError(refusal.status, refusal.message)
+
+
 async def put_task_configs(request: web.Request) -> web.Response:
     """Internal: a follower owning the connector hands its task configs to the leader
-    (Connect's ``ConnectorsResource.putTaskConfigs``, ``POST /connectors/{c}/tasks``)."""
+    (Connect's ``ConnectorsResource.putTaskConfigs``, ``POST /connectors/{c}/tasks``); signed."""
     engine, name = _engine(request), _name(request)
     if engine.cluster is None:
-        return await distributed_only(request)
+        raise RestError(500, "Kafka Connect in standalone mode does not support externally setting task "
+                             "configurations.")
     body = await json_body(request, numbers_as_text=True)
     if not isinstance(body, list) or not all(isinstance(c, dict) for c in body):
         raise BadRequest("The request body must be a JSON array of task configs (objects)")
     configs = [string_map(c, [f"java.util.ArrayList[{i}]"]) for i, c in enumerate(body)]
+    await _signed(request, engine)
     await engine.put_task_configs(name, configs)
     return web.Response(status=204)
 
 
-async def distributed_only(request: web.Request) -> web.Response:
-    """Connect's standalone herder throws UnsupportedOperationException here: a 500."""
-    raise RestError(500, f"{request.method} {request.path} is only supported by a distributed worker "
-                         "(task configs and fencing come from the leader); this worker is standalone")
+async def fence_zombies(request: web.Request) -> web.Response:
+    """Internal: a round of zombie fencing for an exactly-once source connector, done by the leader
+    (Connect's ``fenceZombies``, ``PUT /connectors/{c}/fence``); signed."""
+    engine, name = _engine(request), _name(request)
+    if engine.cluster is None:
+        raise RestError(500, "Kafka Connect in standalone mode does not support exactly-once source connectors.")
+    await _signed(request, engine)
+    await engine.fence_zombie_source_tasks(name)
+    return web.Response(status=204)
 
 
 ROUTES: list[tuple[str, str, Handler]] = [
@@ -279,5 +298,5 @@ ROUTES: list[tuple[str, str, Handler]] = [
 # Connect's InternalConnectResource: no @Consumes, so no 415 check
 INTERNAL_ROUTES: list[tuple[str, str, Handler]] = [
     ("POST", "/connectors/{connector}/tasks", put_task_configs),
-    ("PUT", "/connectors/{connector}/fence", distributed_only),
+    ("PUT", "/connectors/{connector}/fence", fence_zombies),
 ]
