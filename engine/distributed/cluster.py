@@ -148,7 +148,7 @@ class Cluster:
         try:
             offset = await herder.append([SessionKeyRecord(key.key, key.algorithm, key.creation_timestamp)])
             await herder.wait_read(offset + 1, self.settings.sync_timeout_s * 10)
-        except Exception as exc:  # noqa: BLE001 - a write or read-back failure: retried shortly
+        except Exception as exc:  # a write or read-back failure: retried shortly
             log.warning("cluster.session_key_not_written", worker=self.worker_id, reason=repr(exc))
             asyncio.get_running_loop().call_later(1.0, self._check_key_rotation)
             return
