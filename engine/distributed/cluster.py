@@ -153,7 +153,7 @@ class Cluster:
             asyncio.get_running_loop().call_later(1.0, self._check_key_rotation)
             return
         log.info("cluster.session_key_distributed", worker=self.worker_id, algorithm=key.algorithm)
-        self._check_key_rotation()
+        asyncio.get_running_loop().call_soon(self._check_key_rotation)  # once this task is done: the next expiry
 
     async def joined(self, timeout: float) -> None:
         """Return once a first assignment has been applied."""
