@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import gc
 import json
+import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
@@ -176,6 +177,8 @@ class Engine:
         self._main: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        # what start() is doing, and since when (epoch ms): /health's "starting" answer names it
+        self.startup_stage: tuple[str, int] = ("initializing and reading to the end of internal topics", _now_ms())
 
     # ---- lifecycle of the engine itself ---------------------------------------------------
 
@@ -192,14 +195,17 @@ class Engine:
         if self._main is not None:
             return
         _fewer_full_collections()
+        self.startup_stage = ("initializing and reading to the end of internal topics", _now_ms())
         # side by side: on Kafka each open is a few round trips (a worker joining a cluster waits on all)
-        opened = await asyncio.gather(self._log.open(), self._status.open(), self._offsets.open(), self.topics.open(),
-                                      return_exceptions=True)
+        try:
+            opened = await asyncio.gather(self._log.open(), self._status.open(), self._offsets.open(),
+                                          self.topics.open(), return_exceptions=True)
+        except asyncio.CancelledError:  # stopped while starting (SIGTERM, a caller's timeout): nothing left open
+            await self._close_stores()
+            raise
         failure = next((r for r in opened if isinstance(r, BaseException)), None)
         if failure is not None:
-            for store in (self.topics, self._offsets, self._status, self._log):
-                with contextlib.suppress(Exception):
-                    await store.close()
+            await self._close_stores()
             raise failure
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._main = asyncio.create_task(self._run(ready), name="engine")
@@ -212,9 +218,15 @@ class Engine:
         if self.cluster is not None:
             await self._join(self.cluster)
 
+    async def _close_stores(self) -> None:
+        for store in (self.topics, self._offsets, self._status, self._log):
+            with contextlib.suppress(Exception):
+                await store.close()
+
     async def _join(self, cluster: Cluster) -> None:
         """Distributed: return once the group has given this worker its first assignment."""
         assert self._main is not None
+        self.startup_stage = ("ensuring membership in the cluster", _now_ms())
         # a broker may take a rebalance timeout or two (a dead member still listed) before a real plan
         joined = asyncio.ensure_future(cluster.joined(max(60.0, 2 * cluster.settings.rebalance_timeout_ms / 1000)))
         done, _ = await asyncio.wait({joined, self._main}, return_when=asyncio.FIRST_COMPLETED)
@@ -795,6 +807,10 @@ class Engine:
         except ConnectorNotFound:
             return "no status"
         return f"connector {info['connector']['state']}, tasks {[t['state'] for t in info['tasks']]}"
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 def _target(initial_state: str | TargetState | None) -> TargetState | None:

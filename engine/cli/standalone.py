@@ -22,6 +22,7 @@ from engine.engine import Engine
 from engine.errors import ConfigError
 from engine.rest.app import DEFAULT_REST_TIMEOUT_S, make_app
 from engine.rest.auth import CREDENTIALS_FILE_KEY
+from engine.rest.health import DEFAULT_HEALTH_TIMEOUT_S
 from engine.rest.listening import bind, listeners_of, server_tls
 
 log = structlog.get_logger(component="standalone")
@@ -59,22 +60,27 @@ class StandaloneWorker:
         self.engine = Engine(worker_properties)
         self._runner: web.AppRunner | None = None
         self.bound: list[str] = []
+        self.ready = asyncio.Event()  # set once started: /health says healthy, requests stop waiting
+        self.health_timeout = DEFAULT_HEALTH_TIMEOUT_S
 
     async def start(self) -> None:
         connectors = [read_connector_file(path) for path in self.connector_files]  # fail before starting
         listeners = listeners_of(self.engine.worker)
         tls = server_tls(self.engine.worker)  # a bad key store stops the worker before anything starts
-        await self.engine.start()
+        # REST listens first, as Connect's does: /health answers 503 "starting" until the worker is ready
         timeout = float(self.properties.get(REST_TIMEOUT_KEY, DEFAULT_REST_TIMEOUT_S * 1000)) / 1000
-        app = make_app(self.engine, rest_timeout=timeout,
-                       credentials_file=self.engine.worker.get(CREDENTIALS_FILE_KEY))
+        app = make_app(self.engine, rest_timeout=timeout, credentials_file=self.engine.worker.get(CREDENTIALS_FILE_KEY),
+                       ready=self.ready, health_timeout=self.health_timeout)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         self.bound = await bind(self._runner, listeners, tls)
-        log.info("worker.started", listeners=self.bound, worker=self.engine.worker.worker_id)
+        log.info("worker.listening", listeners=self.bound, worker=self.engine.worker.worker_id)
+        await self.engine.start()
         for name, config in connectors:
             await self.engine.put_connector_config(name, config)
             log.info("worker.connector_file_applied", connector=name)
+        self.ready.set()
+        log.info("worker.started", listeners=self.bound, worker=self.engine.worker.worker_id)
 
     async def stop(self) -> None:
         if self._runner is not None:

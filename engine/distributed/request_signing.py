@@ -80,7 +80,12 @@ class SigningSettings:
         if _lookup(KEY_GENERATORS, key_algorithm) is None:
             raise _unsupported(KEY_GENERATION_ALGORITHM, key_algorithm, "KeyGenerator")
         size_text = raw.get(KEY_SIZE, "").strip()
-        size = int_setting(raw, KEY_SIZE, 0, minimum=-(2**31)) if size_text else None
+        size = None
+        if size_text:
+            try:
+                size = int(size_text)
+            except ValueError:
+                raise _invalid(KEY_SIZE, size_text, "Not a number of type INT") from None
         signature = raw.get(SIGNATURE_ALGORITHM, DEFAULT_ALGORITHM).strip()
         if _lookup(MACS, signature) is None:
             raise _unsupported(SIGNATURE_ALGORITHM, signature, "Mac")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from aiohttp import web
 
 from engine.distributed.forwarding import RestClient
@@ -14,3 +16,5 @@ CLUSTER_ID = web.AppKey("cluster_id", str)
 PLUGINS = web.AppKey("plugins", PluginRegistry)
 REST_CLIENT = web.AppKey("rest_client", RestClient)
 DETAILS = web.AppKey("details", bool)  # error.rest.response.message.detail.enabled (engine/rest/quiet.py)
+READY = web.AppKey("ready", asyncio.Event)  # the worker has started (engine/rest/health.py)
+HEALTH_TIMEOUT = web.AppKey("health_timeout", float)
