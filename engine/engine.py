@@ -130,6 +130,15 @@ def _fewer_full_collections() -> None:
         gc.set_threshold(first, second, ENGINE_GC_THRESHOLD2)
 
 
+def _first_cause(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first exception in ``group`` (nested groups searched) that is not a cancellation."""
+    for exc in group.exceptions:
+        found = _first_cause(exc) if isinstance(exc, BaseExceptionGroup) else exc
+        if not isinstance(found, asyncio.CancelledError):
+            return found
+    return group
+
+
 class Engine:
     """Runs connectors in this process; every call goes through the config log.
 
@@ -211,9 +220,15 @@ class Engine:
         self._main = asyncio.create_task(self._run(ready), name="engine")
         done, _ = await asyncio.wait({ready, self._main}, return_when=asyncio.FIRST_COMPLETED)
         if ready not in done:
-            await self._main  # re-raises why the engine could not start
+            main, self._main = self._main, None  # raised here, once: shutdown() has nothing left to await
+            try:
+                await main  # re-raises why the engine could not start
+            except BaseExceptionGroup as group:  # the task group's wrapping: the cause itself, said once
+                raise _first_cause(group) from None
         if ready.exception() is not None:  # the log's end could not be read
-            await self.abort()
+            with contextlib.suppress(BaseExceptionGroup):  # the same failure, as the task group wraps it
+                await self.abort()
+            self._main = None
             raise ready.exception()  # type: ignore[misc]
         if self.cluster is not None:
             await self._join(self.cluster)

@@ -121,7 +121,7 @@ def _worker(args: argparse.Namespace) -> int:
     is one line naming the cause and the setting, exit 1 (no traceback: nothing in it helps an operator)."""
     from aiokafka.errors import KafkaConnectionError, SaslAuthenticationFailed
 
-    from engine.errors import ConfigError, ConfigLogError
+    from engine.errors import ConfigError, EngineError
 
     try:
         if args.command == "distributed":
@@ -136,7 +136,7 @@ def _worker(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         sys.stderr.write(f"connect-engine {args.command}: {exc}\n")
         return 1
-    except (KafkaConnectionError, SaslAuthenticationFailed, ConfigLogError) as exc:
+    except (KafkaConnectionError, SaslAuthenticationFailed, EngineError) as exc:  # the config log, stores, topics
         sys.stderr.write(f"connect-engine {args.command}: cannot start against the Kafka cluster: {exc}\n")
         return 1
     return 0

@@ -279,5 +279,28 @@ class KafkaClients:
                               errors={k: ["not allowed by connector.client.config.override.policy"] for k in refused})
         return translate({**self.task_props[role], **overrides}, role, name_of=self._name_of(role, overrides))
 
+    def missing_security(self, role: Role, config: Mapping[str, str]) -> str | None:
+        """Why a connector's ``role`` client may fail where the worker's own clients connect: the top-level
+        security keys that neither ``<role>.*`` nor the connector's ``<role>.override.*`` repeat, as advice
+        to append to its failure; None when nothing is missing (or ``role`` is the admin, which inherits)."""
+        if role == "admin":
+            return None
+        own = (self.own_props.get("security.protocol") or "PLAINTEXT").strip().upper()
+        if own == "PLAINTEXT":
+            return None
+        prefix, override = WORKER_PREFIXES[role], OVERRIDE_PREFIXES[role]
+        effective = {**self.task_props[role], **with_prefix(config, override)}
+        wanted = ["security.protocol", *sorted(k for k in self.own_props
+                                               if (k.startswith("ssl.") and "SSL" in own)
+                                               or (k.startswith("sasl.") and own.startswith("SASL_")))]
+        missing = [k for k in wanted if k not in effective]
+        if not missing:
+            return None
+        theirs = (effective.get("security.protocol") or "PLAINTEXT").strip().upper()
+        return (f"Connectors' {role}s get the worker's {prefix}* settings and the connector's {override}*, never the "
+                f"top-level ones (as in Kafka Connect): the worker's own clients use security.protocol={own}, this "
+                f"{role} security.protocol={theirs}. Set {', '.join(prefix + k for k in missing)} in the worker "
+                f"config (or {override}* in the connector's, as connector.client.config.override.policy allows)")
+
 
 NO_SETTINGS = KafkaClients()
