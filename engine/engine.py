@@ -447,17 +447,30 @@ class Engine:
                                    wait_started: bool = True) -> dict[str, Any]:
         """Create or replace a connector's config; the target state is left as it is. Returns once the
         connector (re)started and its tasks are configured, unless ``wait_started=False``."""
+        _, info = await self.put_connector_config_created(name, config, wait_started=wait_started)
+        return info
+
+    async def put_connector_config_created(self, name: str, config: Mapping[str, str], *,
+                                           wait_started: bool = True) -> tuple[bool, dict[str, Any]]:
+        """``put_connector_config``, also saying whether it created the connector (Connect's
+        ``Herder.Created``: REST answers 201 then, 200 for an update). Whether it creates and the info
+        it returns are decided under the connector's lock, as Connect's herder serialises a PUT with a
+        DELETE: a DELETE that comes after cannot turn the answer into a 404."""
         self._leader_only()
         checked = await self._checked_config(name, config)
         async with self._lock(name):
             incarnation = self.herder.snapshot.incarnations.get(name)
-            if name not in self.herder.snapshot.connectors:
+            created = name not in self.herder.snapshot.connectors
+            if created:
                 await self._previous_cleanup_done(name)
                 incarnation = None  # a creation: its record's offset becomes the incarnation
             await self._write(name, [ConnectorConfigRecord(name, checked, incarnation)])
+            info = await self.connector_info(name)
         if wait_started:
             await self._started(name)
-        return await self.connector_info(name)
+            with contextlib.suppress(ConnectorNotFound):  # deleted meanwhile: the answer is the write's
+                info = await self.connector_info(name)
+        return created, info
 
     async def _started(self, name: str) -> None:
         """Read-your-writes, as Kafka's standalone herder answers: once the connector started (or

@@ -81,7 +81,10 @@ async def _started(engine: Engine, name: str) -> None:
     written and the connector FAILED): ``WorkerConnector.doTransitionTo``'s message."""
     if engine.cluster is not None:
         return  # the owner may be another worker: the write is the answer
-    status = await engine.connector_status(name)
+    try:
+        status = await engine.connector_status(name)
+    except ConnectorNotFound:
+        return  # deleted right after it was written: the answer is the write's, as in Connect
     if status["connector"]["state"] == "FAILED":
         target = engine.herder.snapshot.target(name).value
         raise RestError(500, f"Failed to transition connector {name} to state {target}")
@@ -100,8 +103,7 @@ async def get_config(request: web.Request) -> web.Response:
 async def put_config(request: web.Request) -> web.Response:
     engine, name = _engine(request), _name(request)
     config = string_map(await json_body(request, numbers_as_text=True))
-    created = name not in await engine.connectors()
-    info = await engine.put_connector_config(name, config)
+    created, info = await engine.put_connector_config_created(name, config)
     await _started(engine, name)
     if created:
         return web.json_response(info, status=201, headers={"Location": f"/connectors/{quote(name, safe='')}"})
