@@ -780,7 +780,11 @@ class Engine:
         connector = self._status.connector(name)
         if connector is None:
             raise ConnectorNotFound(name, f"No status found for connector {name}")
-        config = self.herder.snapshot.connectors.get(name, {})
+        snapshot = self.herder.snapshot
+        config = snapshot.connectors.get(name)
+        if config is None:  # deleted, its deleted() still running: the type is the deleted config's
+            pending = snapshot.pending_cleanups.get(name)
+            config = pending.properties if pending is not None else {}
         return {"name": name, "connector": _status_json(connector),
                 "tasks": [_status_json(s, id=n) for n, s in self._status.tasks(name).items()],
                 "type": self._type(config)}

@@ -683,6 +683,7 @@ class ConnectorActor:
         started = time.monotonic()
         attempt = self._s.deletion_started(self.name, self.incarnation)
         abandoned = await self._stop_tasks(list(self.tasks), deleted=True)
+        task_ids = list(self.tasks)
         for slot in self.tasks.values():
             await self._fire(slot.lifecycle, "destroy", write_status=False)
         self.tasks.clear()
@@ -695,6 +696,7 @@ class ConnectorActor:
                 instance = runner.instance
             elif not finished and runner.body is not None:
                 abandoned.append(runner.body)
+        self._stopped_for_deletion(task_ids)
         outcome = await run_deleted(self.name, self.cls, config, instance, self._s.offsets,
                                     timeout=self._s.worker.deleted_timeout, incarnation=self.incarnation,
                                     attempt=attempt, spark=self._connector_spark())
@@ -706,6 +708,17 @@ class ConnectorActor:
             remove_offsets_if_asked(self.name, self.cls, self.config, self._s.offsets)
             await self._s.append([PendingCleanupCleared(self.name)])
         self._s.deletion_finished(outcome.with_duration(time.monotonic() - started))
+
+    def _stopped_for_deletion(self, task_ids: list[int]) -> None:
+        """While ``deleted()`` runs, the stopped units read UNASSIGNED, as Connect's shut-down ones do;
+        their statuses go once it has returned (then the status is a 404)."""
+        status = self._s.status
+        stopped = Status(ConnectorState.UNASSIGNED, self._s.worker.worker_id, self._s.generation)
+        if status.connector(self.name) is not None:
+            status.put_connector(self.name, stopped)
+        for task in task_ids:
+            if task in status.tasks(self.name):
+                status.put_task(self.name, task, stopped)
 
     async def _cleanup_only(self, record: PendingCleanupRecord) -> None:
         """Run a pending ``deleted()`` left by a deletion that never completed (crash, failure, retry)."""
