@@ -233,25 +233,12 @@ async def reset_offsets(request: web.Request) -> web.Response:
 
 # ---- internal, distributed-mode endpoints ------------------------------------------------------
 
-async def _signed(request: web.Request, engine: Engine) -> None:
-    """KIP-507: an internal request must carry a valid signature of its body under the session key
-    (Connect's ``requestNotSignedProperly``: 400 unsigned or an algorithm not accepted, 503 before a key
-    was read, 403 a wrong signature), checked before anything else happens."""
-    assert engine.cluster is not None
-    refusal = engine.cluster.verify(request.headers, await request.read())
-    if refusal is not None:
-        log.warning("rest.internal_request_refused", path=request.path, status=refusal.status,
-                    reason=refusal.message)
-        raise RestError(refusal.status, refusal.message)
-
-
 async def put_task_configs(request: web.Request) -> web.Response:
     """Internal: a follower owning the connector hands its task configs to the leader
-    (Connect's ``ConnectorsResource.putTaskConfigs``, ``POST /connectors/{c}/tasks``); signed."""
+    (Connect's ``ConnectorsResource.putTaskConfigs``, ``POST /connectors/{c}/tasks``)."""
     engine, name = _engine(request), _name(request)
     if engine.cluster is None:
-        raise RestError(500, "Kafka Connect in standalone mode does not support externally setting task "
-                             "configurations.")
+        return await distributed_only(request)
     body = await json_body(request, numbers_as_text=True)
     if not isinstance(body, list) or not all(isinstance(c, dict) for c in body):
         raise BadRequest("The request body must be a JSON array of task configs (objects)")
@@ -261,15 +248,38 @@ async def put_task_configs(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
+_STANDALONE_REFUSALS = {
+    "tasks": "Kafka Connect in standalone mode does not support externally setting task configurations.",
+    "fence": "Kafka Connect in standalone mode does not support exactly-once source connectors.",
+}
+
+
+async def distributed_only(request: web.Request) -> web.Response:
+    """Connect's standalone herder throws UnsupportedOperationException here: a 500 with its message."""
+    raise RestError(500, _STANDALONE_REFUSALS[request.path.rstrip("/").rsplit("/", 1)[-1]])
+
+
 async def fence_zombies(request: web.Request) -> web.Response:
     """Internal: a round of zombie fencing for an exactly-once source connector, done by the leader
     (Connect's ``fenceZombies``, ``PUT /connectors/{c}/fence``); signed."""
     engine, name = _engine(request), _name(request)
     if engine.cluster is None:
-        raise RestError(500, "Kafka Connect in standalone mode does not support exactly-once source connectors.")
+        return await distributed_only(request)
     await _signed(request, engine)
     await engine.fence_zombie_source_tasks(name)
     return web.Response(status=204)
+
+
+async def _signed(request: web.Request, engine: Engine) -> None:
+    """KIP-507: an internal request must carry a valid signature of its body under the session key
+    (Connect's ``requestNotSignedProperly``: 400 unsigned or an algorithm not accepted, 503 before a key
+    was read, 403 a wrong signature), checked before anything is written."""
+    assert engine.cluster is not None
+    refusal = engine.cluster.verify(request.headers, await request.read())
+    if refusal is not None:
+        log.warning("rest.internal_request_refused", path=request.path, status=refusal.status,
+                    reason=refusal.message)
+        raise RestError(refusal.status, refusal.message)
 
 
 ROUTES: list[tuple[str, str, Handler]] = [
