@@ -165,9 +165,8 @@ class BasicAuth:
     def middleware(self) -> Any:
         @web.middleware
         async def basic_auth(request: web.Request, handler: Any) -> web.StreamResponse:
-            if _internal(request):
-                return await handler(request)  # workers sign these instead (KIP-507)
-            if not await self.allows(request.headers.get("Authorization")):
+            internal = _internal(request)  # workers sign these instead (KIP-507)
+            if not internal and not await self.allows(request.headers.get("Authorization")):
                 return web.Response(status=401, text=UNAUTHORIZED, content_type="text/plain", headers=CHALLENGE)
             response: web.StreamResponse = await handler(request)
             return response
