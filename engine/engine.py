@@ -551,10 +551,14 @@ class Engine:
     async def restart_task(self, name: str, task: int) -> None:
         self._leader_only()
         async with self._lock(name):
+            standalone = self.cluster is None  # Connect's two herders word these differently
             if name not in self.herder.snapshot.connectors:
-                raise ConnectorNotFound(name, f"Unknown connector: {name}")
+                raise ConnectorNotFound(name, f"Connector {name} not found" if standalone else f"Unknown connector: {name}")
             if task < 0 or task >= len(self.herder.snapshot.tasks.get(name, ())):
-                raise TaskNotFound(name, task)
+                error = TaskNotFound(name, task)
+                if standalone:
+                    error.args = (f"Task {name}-{task} not found",)
+                raise error
             await self._write(name, [TaskRestartRecord(name, task)])
 
     async def delete_connector(self, name: str) -> DeletionOutcome:

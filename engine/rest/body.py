@@ -39,7 +39,7 @@ async def json_body(request: web.Request, *, numbers_as_text: bool = False) -> A
 
     ``numbers_as_text`` keeps numbers as ``JsonNumber`` text, for bodies bound to Java strings.
     """
-    text = await request.text()
+    text = _utf8(await request.read())
     if not text.strip():
         return None
     number: Any = JsonNumber if numbers_as_text else None
@@ -47,6 +47,21 @@ async def json_body(request: web.Request, *, numbers_as_text: bool = False) -> A
         return json.loads(text, parse_int=number, parse_float=number, parse_constant=_non_standard)
     except json.JSONDecodeError as exc:
         raise RestError(500, json_error_message(exc)) from None
+
+
+def _utf8(data: bytes) -> str:
+    """Connect reads bodies as UTF-8 whatever the Content-Type says; bytes that are not answer
+    Jackson's ``Invalid UTF-8 start byte 0x..`` / ``middle byte`` 500."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.reason == "invalid continuation byte" and exc.end < len(data):
+            message = f"Invalid UTF-8 middle byte 0x{data[exc.end]:x}"
+        elif exc.reason == "unexpected end of data":
+            message = "Unexpected end-of-input in a UTF-8 character"
+        else:
+            message = f"Invalid UTF-8 start byte 0x{data[exc.start]:x}"
+        raise RestError(500, message) from None
 
 
 def query_flag(request: web.Request, name: str) -> bool:

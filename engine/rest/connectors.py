@@ -179,9 +179,12 @@ async def restart_task(request: web.Request) -> web.Response:
 
 async def restart_connector(request: web.Request) -> web.Response:
     engine, name = _engine(request), _name(request)
-    await _known(engine, name, f"Unknown connector: {name}")
-    plan = await engine.restart_connector(name, include_tasks=query_flag(request, "includeTasks"),
-                                          only_failed=query_flag(request, "onlyFailed"))
+    include_tasks, only_failed = query_flag(request, "includeTasks"), query_flag(request, "onlyFailed")
+    # Connect's standalone herder says "Connector x not found" for a plain restart; the KIP-745 path and
+    # the distributed herder say "Unknown connector: x"
+    plain_standalone = engine.cluster is None and not (include_tasks or only_failed)
+    await _known(engine, name, f"Connector {name} not found" if plain_standalone else f"Unknown connector: {name}")
+    plan = await engine.restart_connector(name, include_tasks=include_tasks, only_failed=only_failed)
     if plan is None:
         return web.Response(status=204)
     return web.json_response(_shown(request, plan), status=202)

@@ -164,9 +164,12 @@ async def test_restarts(client: Client, engine: Engine) -> None:
     nothing = await (await client.post("/connectors/orders/restart?onlyFailed=true")).json()
     assert nothing["connector"]["state"] == "RUNNING"  # a plan selecting nothing restarts nothing
     assert (await client.post("/connectors/orders/tasks/0/restart")).status == 204
-    assert await error(await client.post("/connectors/orders/tasks/5/restart"), 404) == "Unknown task: orders-5"
-    assert await error(await client.post("/connectors/ghost/restart"), 404) == "Unknown connector: ghost"
-    assert await error(await client.post("/connectors/ghost/tasks/0/restart"), 404) == "Unknown connector: ghost"
+    # Connect's standalone herder's words (its distributed one says "Unknown connector: x", "Unknown task: x-5")
+    assert await error(await client.post("/connectors/orders/tasks/5/restart"), 404) == "Task orders-5 not found"
+    assert await error(await client.post("/connectors/ghost/restart"), 404) == "Connector ghost not found"
+    assert await error(await client.post("/connectors/ghost/restart?includeTasks=true"), 404) == \
+        "Unknown connector: ghost"
+    assert await error(await client.post("/connectors/ghost/tasks/0/restart"), 404) == "Connector ghost not found"
 
 
 async def test_delete_answers_204_after_deleted_ran(client: Client, engine: Engine) -> None:
@@ -324,3 +327,11 @@ async def test_unknown_create_fields_and_non_object_bodies_are_500_as_in_connect
         "Cannot deserialize value of type `java.util.LinkedHashMap<java.lang.String,java.lang.String>` from String "
         "value (token `JsonToken.VALUE_STRING`)")
     assert await (await client.get("/connectors")).json() == []
+
+
+async def test_a_body_that_is_not_utf8_answers_jacksons_message(client: Client) -> None:
+    latin1 = '{"name": "caf\u00e9", "config": {}}'.encode("latin-1")  # é as one byte, then a quote
+    answer = await client.post("/connectors", data=latin1, headers={"Content-Type": "application/json"})
+    assert await error(answer, 500) == "Invalid UTF-8 middle byte 0x22"
+    answer = await client.put("/connectors/x/config", data=b"\xff{}", headers={"Content-Type": "application/json"})
+    assert await error(answer, 500) == "Invalid UTF-8 start byte 0xff"
