@@ -32,6 +32,7 @@ from engine.api.connector import Config, Connector, SinkConnector, SourceConnect
 from engine.api.errors import ConfigException
 from engine.config.kafka_clients import NO_SETTINGS, OVERRIDE_PREFIXES, KafkaClients
 from engine.config.masking import is_secret_key
+from engine.converters.factory import converter_class
 from engine.errors import ConfigError
 from engine.herder.restart_policy import RESTART_KEYS, restart_key_errors
 from engine.observability.request_stage import enter_stage
@@ -184,6 +185,9 @@ SOURCE_CONFIG_DEF = _config_def([*_connector_keys(), *SOURCE_KEYS, *_dlq_keys(),
 SINK_CONFIG_DEF = _config_def([*_connector_keys(), *_sink_keys(), *RESTART_KEYS, *RATE_KEYS])
 
 
+CONVERTER_KEYS = ("key.converter", "value.converter", "header.converter")
+
+
 def framework_config_def(cls: type[Connector]) -> ConfigDef:
     """The framework keys for this kind of connector (a copy: callers may extend it)."""
     return ConfigDef(SINK_CONFIG_DEF if issubclass(cls, SinkConnector) else SOURCE_CONFIG_DEF)
@@ -301,6 +305,22 @@ def enrich(base: ConfigDef, props: Mapping[str, str | None],
     return enriched, type_errors
 
 
+def _converter_checks(props: Mapping[str, str], values: dict[str, ConfigValue]) -> None:
+    """The converter keys are CLASS keys: Connect's parse loads the class, and one that does not exist
+    is ``Invalid value X for configuration value.converter: Class X could not be found.``"""
+    for key in CONVERTER_KEYS:
+        raw = props.get(key)
+        if raw is None or not raw.strip():
+            continue
+        try:
+            converter_class(raw)
+        except ConfigException:
+            value = values.setdefault(key, ConfigValue(key, raw, type=ConfigType.CLASS))
+            message = ConfigDefError.invalid(key, raw.strip(), f"Class {raw.strip()} could not be found.").message
+            if message not in value.errors:
+                value.errors.append(message)
+
+
 def _transform_checks(props: Mapping[str, str | None], values: dict[str, ConfigValue],
                       type_errors: Mapping[str, list[str]]) -> None:
     """Add ``enrich``'s type errors, show found classes by name, and check predicate aliases exist."""
@@ -339,6 +359,7 @@ async def validate_config_infos(config: Mapping[str, str | None], *, plugins: Pl
 
     framework, type_errors = enrich(framework_config_def(cls), config, plugins)
     values = framework.validate_all(props)
+    _converter_checks(props, values)
     _transform_checks(config, values, type_errors)
     for key, messages in restart_key_errors(props).items():  # adds the cross-key check (max >= initial)
         value = values.setdefault(key, ConfigValue(key, props.get(key)))

@@ -265,6 +265,19 @@ async def test_validate_a_valid_config(client: Client) -> None:
     assert values["header.converter"]["value"] is None
 
 
+async def test_validate_reports_a_converter_class_that_does_not_exist(client: Client) -> None:
+    config = {**SOURCE, "name": "orders", "value.converter": "com.example.NoSuchConverter",
+              "key.converter": "org.apache.kafka.connect.storage.StringConverter", "header.converter": "Nope"}
+    infos = await ok(await client.put("/connector-plugins/RecordingSourceConnector/config/validate", json=config))
+    values = _values(infos)
+    assert values["value.converter"]["errors"] == ["Invalid value com.example.NoSuchConverter for configuration "
+                                                   "value.converter: Class com.example.NoSuchConverter could not be found."]
+    assert values["header.converter"]["errors"] == [
+        "Invalid value Nope for configuration header.converter: Class Nope could not be found."]
+    assert values["key.converter"]["errors"] == []
+    assert infos["error_count"] == 2
+
+
 async def test_a_hung_validate_times_out_naming_the_stage(client: Client) -> None:
     FAULTS.inject("slow", "validate", "block")
     response = await client.put("/connector-plugins/RecordingSource/config/validate", json={**SOURCE, "name": "slow"})
