@@ -9,7 +9,6 @@ hand the freed work on (the second phase of incremental cooperative rebalancing)
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Mapping
 from typing import Protocol
 
@@ -18,12 +17,13 @@ import structlog
 from engine.configlog.records import ConfigRecord, SessionKeyRecord
 from engine.configlog.snapshot import ConfigSnapshot
 from engine.distributed.forwarding import RestClient, forward_task_configs
-from engine.distributed.member import GroupMember
+from engine.distributed.member import MemberFactory, Membership, broker_member
 from engine.distributed.planner import ClusterWork, plan
 from engine.distributed.protocol import Assignment, ClusterView, JoinMetadata, Work
 from engine.distributed.request_signing import Refusal, SessionKey, sign, verify
 from engine.distributed.settings import ClusterSettings
 from engine.herder.messages import Message, Reconcile
+from engine.herder.timers import LoopTimers, TimerHandle, Timers
 
 log = structlog.get_logger(component="cluster")
 
@@ -50,7 +50,10 @@ class Cluster:
 
     distributed = True
 
-    def __init__(self, settings: ClusterSettings, rest_client: RestClient) -> None:
+    def __init__(self, settings: ClusterSettings, rest_client: RestClient, *,
+                 member_factory: MemberFactory | None = None, timers: Timers | None = None) -> None:
+        """``member_factory`` and ``timers`` are seams for the scenario runner's deterministic
+        cluster (an in-process group, a virtual clock); the defaults are the broker and real time."""
         self.settings = settings
         self.rest_client = rest_client  # forwards to the leader (REST requests, task configs)
         self.worker_id = settings.worker_id
@@ -66,16 +69,13 @@ class Cluster:
         self._rebalance_wanted_at = -1  # config offset whose change needs a rebalance, until one covers it
         self._joined = asyncio.Event()
         self._closing = False
-        self._timer: asyncio.TimerHandle | None = None
-        self._key_timer: asyncio.TimerHandle | None = None
+        self._timer: TimerHandle | None = None
+        self._key_timer: TimerHandle | None = None
         self._rotation: asyncio.Task[None] | None = None
-        self.member = GroupMember(
-            settings.bootstrap_servers, settings.group_id, settings.config_topic,
-            client_id=f"connect-engine-{settings.worker_id}-group", join_metadata=self._join_metadata,
-            planner=self._plan, on_assignment=self._received,
-            session_timeout_ms=settings.session_timeout_ms, heartbeat_interval_ms=settings.heartbeat_interval_ms,
-            rebalance_timeout_ms=settings.rebalance_timeout_ms, request_timeout_ms=settings.request_timeout_ms,
-            client_args=settings.client_args)
+        self._timers: Timers = timers if timers is not None else LoopTimers()
+        self._applying = False
+        self.member: Membership = (member_factory or broker_member)(settings, self._join_metadata, self._plan,
+                                                                    self._received)
 
     # ---- what the herder and the engine ask -----------------------------------------------
 
@@ -108,6 +108,13 @@ class Cluster:
         """A follower hands its connector's task configs to the leader (Connect's ``forwardRequest``)."""
         return await forward_task_configs(self, connector, configs)
 
+    @property
+    def busy(self) -> bool:
+        """An assignment is received but not applied yet, or a session key is being written (the
+        scenario runner settles on this)."""
+        return self._applying or not self._pending.empty() or (
+            self._rotation is not None and not self._rotation.done())
+
     # ---- KIP-507: the session key and signed internal requests ----------------------------
 
     @property
@@ -136,13 +143,13 @@ class Cluster:
         if self._rotation is not None and not self._rotation.done():
             return
         settings = self.settings.signing
-        now = int(time.time() * 1000)
+        now = int(self._timers.time() * 1000)
         key = self.session_key
         if key is None or key.needs_rotation(settings, now):
             self._rotation = asyncio.ensure_future(self._write_key(self._herder, SessionKey.generate(settings, now)))
             return
         delay = (key.creation_timestamp + settings.ttl_ms - now) / 1000
-        self._key_timer = asyncio.get_running_loop().call_later(max(delay, 0.0), self._check_key_rotation)
+        self._key_timer = self._timers.call_later(max(delay, 0.0), self._check_key_rotation)
 
     async def _write_key(self, herder: ClusterHost, key: SessionKey) -> None:
         try:
@@ -150,7 +157,7 @@ class Cluster:
             await herder.wait_read(offset + 1, self.settings.sync_timeout_s * 10)
         except Exception as exc:  # a write or read-back failure: retried shortly
             log.warning("cluster.session_key_not_written", worker=self.worker_id, reason=repr(exc))
-            asyncio.get_running_loop().call_later(1.0, self._check_key_rotation)
+            self._key_timer = self._timers.call_later(1.0, self._check_key_rotation)
             return
         log.info("cluster.session_key_distributed", worker=self.worker_id, algorithm=key.algorithm)
         asyncio.get_running_loop().call_soon(self._check_key_rotation)  # once this task is done: the next expiry
@@ -172,7 +179,11 @@ class Cluster:
                 while not self._pending.empty():  # only the newest assignment counts
                     assignment, generation = self._pending.get_nowait()
                 if not self._closing:
-                    await self._apply(herder, assignment, generation)
+                    self._applying = True
+                    try:
+                        await self._apply(herder, assignment, generation)
+                    finally:
+                        self._applying = False
         finally:
             self._cancel_timer()
             if self._key_timer is not None:
@@ -224,7 +235,7 @@ class Cluster:
             self.member.request_rejoin()
         self._cancel_timer()
         if self.is_leader and assignment.rejoin_after_ms is not None:
-            self._timer = loop.call_later(assignment.rejoin_after_ms / 1000 + 0.05, self.member.request_rejoin)
+            self._timer = self._timers.call_later(assignment.rejoin_after_ms / 1000 + 0.05, self.member.request_rejoin)
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:
@@ -251,5 +262,5 @@ class Cluster:
         if behind > 0:  # plan anyway: reading a record that changes the work triggers another round
             log.info("cluster.leader_behind", records=behind)
         return plan(members, ClusterWork(connectors, tasks, cleanups), leader=leader, generation=generation,
-                    config_offset=herder.read_end, now_ms=int(time.time() * 1000),
+                    config_offset=herder.read_end, now_ms=int(self._timers.time() * 1000),
                     delay_ms=self.settings.scheduled_rebalance_max_delay_ms)

@@ -111,8 +111,8 @@ def test_assignors_map_to_aiokafkas_and_serializers_are_accepted_only_as_connect
      "Invalid value TLS for configuration security.protocol: String must be one of: PLAINTEXT, SSL, "
      "SASL_PLAINTEXT, SASL_SSL"),
     ({"connector.client.config.override.policy": "Everything"}, "connector.client.config.override.policy",
-     "Invalid value Everything for configuration connector.client.config.override.policy: choose All, None or "
-     "Principal (custom policy classes are not supported)"),
+     "Invalid value Everything for configuration connector.client.config.override.policy: choose All, None, "
+     "Principal or Allowlist (custom policy classes are not supported)"),
 ])
 def test_a_bad_worker_key_stops_the_start_naming_it(props: dict[str, str], key: str, message: str) -> None:
     with pytest.raises(ConfigError) as caught:
