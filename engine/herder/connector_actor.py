@@ -63,7 +63,7 @@ from engine.worker.connector_runner import ConnectorRunner, InstanceState
 from engine.worker.report import Report
 from engine.worker.task_factory import TaskFactory, load_task_class
 from engine.worker.task_runner import TaskRunner
-from states import ConnectorLifecycle, ConnectorState, TargetState, TaskLifecycle, TransitionRecord
+from states import ConnectorLifecycle, ConnectorState, TargetState, TaskLifecycle, TaskState, TransitionRecord
 from states import IllegalTransition as StatesIllegalTransition
 
 if TYPE_CHECKING:
@@ -710,14 +710,16 @@ class ConnectorActor:
         self._s.deletion_finished(outcome.with_duration(time.monotonic() - started))
 
     def _stopped_for_deletion(self, task_ids: list[int]) -> None:
-        """While ``deleted()`` runs, the stopped units read UNASSIGNED, as Connect's shut-down ones do;
-        their statuses go once it has returned (then the status is a 404)."""
+        """While ``deleted()`` runs, the stopped units read UNASSIGNED, as Connect's shut-down ones do
+        (a FAILED task stays FAILED: its thread ended there); their statuses go once it has returned
+        (then the status is a 404)."""
         status = self._s.status
         stopped = Status(ConnectorState.UNASSIGNED, self._s.worker.worker_id, self._s.generation)
         if status.connector(self.name) is not None:
             status.put_connector(self.name, stopped)
+        tasks = status.tasks(self.name)
         for task in task_ids:
-            if task in status.tasks(self.name):
+            if task in tasks and tasks[task].state != TaskState.FAILED:  # a failed task's thread ended FAILED
                 status.put_task(self.name, task, stopped)
 
     async def _cleanup_only(self, record: PendingCleanupRecord) -> None:
