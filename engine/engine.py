@@ -51,6 +51,7 @@ from engine.herder.deletion import DeletionOutcome
 from engine.herder.herder import Herder
 from engine.herder.timers import LoopTimers, Timers
 from engine.herder.transition_feed import Subscription, TransitionFeed
+from engine.observability.connect_metrics import CoordinatorView
 from engine.observability.log_levels import LOG_LEVELS
 from engine.observability.metrics import EngineMetrics
 from engine.observability.request_stage import enter_stage
@@ -187,6 +188,9 @@ class Engine:
         if self.cluster is not None:
             cluster = self.cluster
             self.metrics.connect.rebalances = lambda: (cluster.rebalances_applied, cluster.generation)
+            self.metrics.connect.coordinator = lambda: CoordinatorView(
+                f"connect-engine-{cluster.worker_id}-group", len(cluster.owned.connectors), len(cluster.owned.tasks),
+                cluster.rebalancing, cluster.leader or "", cluster.rebalances_applied, cluster.generation)
         self.metrics.extra.append(lambda: prometheus_families(self.spark.metrics))
         self._herder: Herder | None = None
         self._feed = TransitionFeed()  # here, not in the herder, so subscribers can see the boot

@@ -107,6 +107,11 @@ class Cluster:
         """An assignment is received but not applied yet (the scenario runner settles on this)."""
         return self._applying or not self._pending.empty()
 
+    @property
+    def rebalancing(self) -> bool:
+        """Connect's ``rebalancing`` gauge: no assignment yet, one received and not applied, or one owed."""
+        return not self._joined.is_set() or self.busy or self.needs_rebalance
+
     async def joined(self, timeout: float) -> None:
         """Return once a first assignment has been applied."""
         async with asyncio.timeout(timeout):
