@@ -323,7 +323,8 @@ class ConnectorActor:
             self._close_round()
             return
         self.runner = ConnectorRunner(self.name, self.cls, resolved, self.target, self._connector_context,
-                                      self._report_sink, raw_config=self.config)
+                                      self._report_sink, raw_config=self.config,
+                                      plugin_metrics=self._s.metrics.connect.plugins)
         self._s.metrics.connect.connector_started(self.name, qualified_name(self.cls),
                                                   plugin_version(self.cls) or UNDEFINED_VERSION,
                                                   connector_type(self.cls))

@@ -35,12 +35,14 @@ metrics): every client the process started and has not stopped, as JMX lists eve
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric, SummaryMetricFamily
 
+from engine.api.metrics import PluginMetricsRegistry
 from engine.config.kafka_clients.accounting import live_clients
 from engine.storage.base import StatusStore
 from engine.storage.status import Status
@@ -132,6 +134,7 @@ class ConnectMetrics:
         # distributed mode: the member's assignment and rebalance state; None in standalone (as in Connect)
         self.coordinator: Callable[[], CoordinatorView] | None = None
         self._connector_info: dict[str, tuple[str, str, str]] = {}  # name -> (class, version, type)
+        self.plugins = PluginMetricsRegistry()  # KIP-877: what connectors, tasks, converters, SMTs register
 
     # ---- the herder -------------------------------------------------------------------------
 
@@ -162,6 +165,7 @@ class ConnectMetrics:
         yield from self._tasks()
         yield from self._rebalance()
         yield from client_families()
+        yield from self._plugin_families()
 
     def _statuses(self) -> Iterator[Metric]:
         connector_status = GaugeMetricFamily(
@@ -304,6 +308,22 @@ class ConnectMetrics:
                                        labels=("clientid",))
             family.add_metric((view.client_id,), value)
             yield family
+
+
+    def _plugin_families(self) -> Iterator[Metric]:
+        """KIP-877's group ``plugins`` as ``kafka_connect_plugins_<name>``, the plugin's tags as labels."""
+        families: dict[str, Metric] = {}
+        for metric_name, kind, value in self.plugins.read():
+            name = "kafka_connect_plugins_" + _SANITIZE.sub("_", metric_name.name)
+            family = families.get(name)
+            if family is None:
+                family = families[name] = Metric(name, metric_name.description or metric_name.name, kind)
+            sample = name + "_total" if kind == "counter" else name
+            family.add_sample(sample, {_SANITIZE.sub("_", k): v for k, v in metric_name.tags}, value)
+        yield from families.values()
+
+
+_SANITIZE = re.compile(r"[^a-zA-Z0-9_]")
 
 
 def client_families() -> Iterator[Metric]:
