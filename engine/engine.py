@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
+import inspect
 import json
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -55,7 +57,7 @@ from engine.observability.connect_metrics import CoordinatorView
 from engine.observability.log_levels import LOG_LEVELS
 from engine.observability.metrics import EngineMetrics
 from engine.observability.request_stage import enter_stage
-from engine.plugins.discovery import PluginRegistry
+from engine.plugins.discovery import UNDEFINED_VERSION, PluginRegistry, plugin_version
 from engine.plugins.loading import connector_type, load_connector_class
 from engine.plugins.reload import ReloadResult, connectors_using, reload_plugins
 from engine.spark.metrics import prometheus_families
@@ -731,8 +733,10 @@ class Engine:
         if connector is None:
             raise ConnectorNotFound(name, f"No status found for connector {name}")
         config = self.herder.snapshot.connectors.get(name, {})
-        return {"name": name, "connector": _status_json(connector),
-                "tasks": [_status_json(s, id=n) for n, s in self._status.tasks(name).items()],
+        connector_version, task_version = _running_versions(config.get("connector.class", ""))
+        return {"name": name, "connector": {**_status_json(connector), "version": connector_version},
+                "tasks": [{**_status_json(s, id=n), "version": task_version}
+                          for n, s in self._status.tasks(name).items()],
                 "type": self._type(config)}
 
     @staticmethod
@@ -794,6 +798,29 @@ def _target(initial_state: str | TargetState | None) -> TargetState | None:
         return TargetState.from_initial_state(initial_state)
     except ValueError as exc:
         raise ConfigError(str(exc), errors={"initial_state": [str(exc)]}) from None
+
+
+def _running_versions(class_name: str) -> tuple[str, str]:
+    """KAFKA-18988's ``version`` of a connector's and its tasks' status: what their classes' ``version()``
+    answer (one version of a plugin is importable per process, so the installed one is the running
+    one until a restart picks up a reinstalled plugin); ``undefined`` as Connect says when unknown."""
+    try:
+        cls = load_connector_class(class_name)
+    except ConfigError:
+        return UNDEFINED_VERSION, UNDEFINED_VERSION
+    return plugin_version(cls) or UNDEFINED_VERSION, _task_version(cls)
+
+
+@functools.cache
+def _task_version(cls: type[Connector]) -> str:
+    try:
+        task_class: Any = cls().task_class()
+    except Exception:  # plugin code: its tasks' version stays unknown
+        return UNDEFINED_VERSION
+    if inspect.iscoroutine(task_class):  # an async task_class(): not awaited on this synchronous path
+        task_class.close()
+        return UNDEFINED_VERSION
+    return (plugin_version(task_class) if isinstance(task_class, type) else None) or UNDEFINED_VERSION
 
 
 def _status_json(status: Status, **extra: Any) -> dict[str, Any]:

@@ -56,6 +56,7 @@ from engine.herder.restart_policy import NEVER_RESTART, RestartPolicy
 from engine.plugins.classes import qualified_name
 from engine.plugins.discovery import UNDEFINED_VERSION, plugin_version
 from engine.plugins.loading import connector_type, load_connector_class
+from engine.plugins.versions import require
 from engine.spark.supervisor import JobOwner
 from engine.spark.task_spark import TaskSpark
 from engine.storage.base import OffsetStore, StatusStore
@@ -314,6 +315,12 @@ class ConnectorActor:
             # e.g. the class was uninstalled since the config was written: FAILED, no instance
             self.cls = None
             await self._fire(self.lifecycle, "fail", trace_of(exc))
+            self._close_round()
+            return
+        try:
+            require(qualified_name(self.cls), plugin_version(self.cls), self.config.get("connector.plugin.version"))
+        except ValueError as exc:  # KIP-891: the installed version is not the one asked for
+            await self._fire(self.lifecycle, "fail", trace_of(ConfigError(str(exc))))
             self._close_round()
             return
         try:
