@@ -10,6 +10,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from engine import Engine
+from engine.configlog.records import ConnectorConfigRecord
 from engine.plugins.versions import InvalidVersionSpecification, VersionMismatch, require, requirement
 
 Client = TestClient[object, object]
@@ -99,3 +100,21 @@ async def test_status_shows_the_running_versions(client: Client, engine: Engine,
                                                                              "connector.plugin.version": "2.0"}})
     assert refused.status == 400
     assert "does not match the required version range [2.0,2.0]" in (await refused.json())["message"]
+
+
+async def test_a_stored_config_the_installed_plugins_do_not_satisfy_fails_at_start(engine: Engine, tmp_path: Any) -> None:
+    """A config written before the plugins were changed (here: straight to the config log, as an older
+    worker would have) is not run with the wrong version: the connector, or the task, fails with the message."""
+    (tmp_path / "in.txt").write_text("")
+    base = {"connector.class": "FileStreamSource", "file": str(tmp_path / "in.txt"), "topic": "t"}
+    await engine._write("old", [ConnectorConfigRecord("old", {**base, "connector.plugin.version": "[2.0,)"})])
+    status = await engine.wait_for_state("old", "FAILED")
+    assert status is not None
+    assert (f"Plugin {SOURCE} has version 1.0.0 which does not match the required version range [2.0,)"
+            in status["connector"]["trace"])
+    smt = {**base, "transforms": "ins", "transforms.ins.type": INSERT, "transforms.ins.static.field": "f",
+           "transforms.ins.static.value": "v", "transforms.ins.plugin.version": "[99,)"}
+    await engine._write("smt", [ConnectorConfigRecord("smt", smt)])
+    status = await engine.wait_for_state("smt", "RUNNING", tasks=["FAILED"])
+    assert status is not None
+    assert "which does not match the required version range [99,)" in status["tasks"][0]["trace"]
