@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
+import inspect
 import json
 import time
 import weakref
@@ -54,10 +56,11 @@ from engine.herder.deletion import DeletionOutcome
 from engine.herder.herder import Herder
 from engine.herder.timers import LoopTimers, Timers
 from engine.herder.transition_feed import Subscription, TransitionFeed
+from engine.observability.connect_metrics import CoordinatorView
 from engine.observability.log_levels import LOG_LEVELS
 from engine.observability.metrics import EngineMetrics
 from engine.observability.request_stage import enter_stage
-from engine.plugins.discovery import PluginRegistry
+from engine.plugins.discovery import UNDEFINED_VERSION, PluginRegistry, plugin_version
 from engine.plugins.loading import connector_type, load_connector_class
 from engine.plugins.reload import ReloadResult, connectors_using, reload_plugins
 from engine.spark.metrics import prometheus_families
@@ -190,6 +193,9 @@ class Engine:
         if self.cluster is not None:
             cluster = self.cluster
             self.metrics.connect.rebalances = lambda: (cluster.rebalances_applied, cluster.generation)
+            self.metrics.connect.coordinator = lambda: CoordinatorView(
+                f"connect-engine-{cluster.worker_id}-group", len(cluster.owned.connectors), len(cluster.owned.tasks),
+                cluster.rebalancing, cluster.leader or "", cluster.rebalances_applied, cluster.generation)
         self.metrics.extra.append(lambda: prometheus_families(self.spark.metrics))
         self._herder: Herder | None = None
         self._feed = TransitionFeed()  # here, not in the herder, so subscribers can see the boot
@@ -801,8 +807,10 @@ class Engine:
         if config is None:  # deleted, its deleted() still running: the type is the deleted config's
             pending = snapshot.pending_cleanups.get(name)
             config = pending.properties if pending is not None else {}
-        return {"name": name, "connector": _status_json(connector),
-                "tasks": [_status_json(s, id=n) for n, s in self._status.tasks(name).items()],
+        connector_version, task_version = _running_versions(config.get("connector.class", ""))
+        return {"name": name, "connector": {**_status_json(connector), "version": connector_version},
+                "tasks": [{**_status_json(s, id=n), "version": task_version}
+                          for n, s in self._status.tasks(name).items()],
                 "type": self._type(config)}
 
     @staticmethod
@@ -868,6 +876,29 @@ def _target(initial_state: str | TargetState | None) -> TargetState | None:
         return TargetState.from_initial_state(initial_state)
     except ValueError as exc:
         raise ConfigError(str(exc), errors={"initial_state": [str(exc)]}) from None
+
+
+def _running_versions(class_name: str) -> tuple[str, str]:
+    """KAFKA-18988's ``version`` of a connector's and its tasks' status: what their classes' ``version()``
+    answer (one version of a plugin is importable per process, so the installed one is the running
+    one until a restart picks up a reinstalled plugin); ``undefined`` as Connect says when unknown."""
+    try:
+        cls = load_connector_class(class_name)
+    except ConfigError:
+        return UNDEFINED_VERSION, UNDEFINED_VERSION
+    return plugin_version(cls) or UNDEFINED_VERSION, _task_version(cls)
+
+
+@functools.cache
+def _task_version(cls: type[Connector]) -> str:
+    try:
+        task_class: Any = cls().task_class()
+    except Exception:  # plugin code: its tasks' version stays unknown
+        return UNDEFINED_VERSION
+    if inspect.iscoroutine(task_class):  # an async task_class(): not awaited on this synchronous path
+        task_class.close()
+        return UNDEFINED_VERSION
+    return (plugin_version(task_class) if isinstance(task_class, type) else None) or UNDEFINED_VERSION
 
 
 def _status_json(status: Status, **extra: Any) -> dict[str, Any]:

@@ -162,6 +162,11 @@ class Cluster:
         log.info("cluster.session_key_distributed", worker=self.worker_id, algorithm=key.algorithm)
         asyncio.get_running_loop().call_soon(self._check_key_rotation)  # once this task is done: the next expiry
 
+    @property
+    def rebalancing(self) -> bool:
+        """Connect's ``rebalancing`` gauge: no assignment yet, one received and not applied, or one owed."""
+        return not self._joined.is_set() or self.busy or self.needs_rebalance
+
     async def joined(self, timeout: float) -> None:
         """Return once a first assignment has been applied."""
         async with asyncio.timeout(timeout):

@@ -97,7 +97,7 @@ async def test_status_shapes(client: Client, engine: Engine) -> None:
     status = await (await client.get("/connectors/orders/status")).json()
     assert status["name"] == "orders"
     assert status["type"] == "source"
-    assert set(status["connector"]) == {"state", "worker_id"}
+    assert set(status["connector"]) == {"state", "worker_id", "version"}
     assert [t["id"] for t in status["tasks"]] == [0, 1]
     task = await (await client.get("/connectors/orders/tasks/1/status")).json()
     assert task == {"id": 1, "state": "RUNNING", "worker_id": status["connector"]["worker_id"]}

@@ -63,8 +63,9 @@ class NullConfigSinkConnector(_Plain):
 '''
 
 FRAMEWORK_KEYS = [
-    "name", "connector.class", "tasks.max", "tasks.max.enforce", "key.converter", "value.converter",
-    "header.converter", "transforms", "predicates", "config.action.reload", "offsets.reset.on.delete",
+    "name", "connector.class", "connector.plugin.version", "tasks.max", "tasks.max.enforce", "key.converter",
+    "key.converter.plugin.version", "value.converter", "value.converter.plugin.version", "header.converter",
+    "header.converter.plugin.version", "transforms", "predicates", "config.action.reload", "offsets.reset.on.delete",
     "errors.retry.timeout", "errors.retry.delay.max.ms", "errors.tolerance", "errors.log.enable",
     "errors.log.include.messages",
 ]
