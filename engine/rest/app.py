@@ -19,7 +19,7 @@ from engine.rest.auth import CREDENTIALS_FILE_KEY, BasicAuth, load_credentials
 from engine.rest.cors import CrossOrigin
 from engine.rest.errors import error_response, status_of
 from engine.rest.forward import forward
-from engine.rest.keys import CLUSTER_ID, ENGINE, PLUGINS, REST_CLIENT, REST_TIMEOUT
+from engine.rest.keys import CLUSTER_ID, CLUSTER_ID_LOCK, ENGINE, PLUGINS, REST_CLIENT, REST_TIMEOUT
 from engine.rest.routing import add_routes, consumes_json
 
 log = structlog.get_logger(component="rest")
@@ -66,7 +66,7 @@ async def health(request: web.Request) -> web.Response:
 
 
 def make_app(engine: Engine, *, rest_timeout: float = DEFAULT_REST_TIMEOUT_S,
-             cluster_id: str = "connect-engine", plugins: PluginRegistry | None = None,
+             cluster_id: str = server_info.DEFAULT_CLUSTER_ID, plugins: PluginRegistry | None = None,
              credentials_file: str | None = None) -> web.Application:
     """An aiohttp application serving Connect's REST API for ``engine`` (already started).
 
@@ -83,6 +83,7 @@ def make_app(engine: Engine, *, rest_timeout: float = DEFAULT_REST_TIMEOUT_S,
     app[REST_CLIENT] = engine.cluster.rest_client if engine.cluster is not None else RestClient(engine.worker)
     app[REST_TIMEOUT] = rest_timeout
     app[CLUSTER_ID] = cluster_id
+    app[CLUSTER_ID_LOCK] = asyncio.Lock()
     app[PLUGINS] = plugins if plugins is not None else PluginRegistry.discover(engine.worker.get("plugin.path"))
     json_resources = [(method, path, consumes_json(handler))
                       for method, path, handler in [*connectors.ROUTES, *plugin_routes.ROUTES, *loggers.ROUTES]]

@@ -12,7 +12,7 @@ from aiohttp import web
 
 from engine.engine import Engine
 from engine.errors import ConnectorNotFound
-from engine.rest.body import create_request, json_body, query_flag, string_map
+from engine.rest.body import NULL_CONFIG, create_request, json_body, query_flag, string_map
 from engine.rest.errors import BadRequest, RestError
 from engine.rest.keys import ENGINE
 
@@ -96,7 +96,10 @@ async def get_config(request: web.Request) -> web.Response:
 
 async def put_config(request: web.Request) -> web.Response:
     engine, name = _engine(request), _name(request)
-    config = string_map(await json_body(request, numbers_as_text=True))
+    body = await json_body(request, numbers_as_text=True)
+    if body is None:  # Connect reads the name out of the missing config: a NullPointerException
+        raise RestError(500, NULL_CONFIG)
+    config = string_map(body)
     created = name not in await engine.connectors()
     info = await engine.put_connector_config(name, config)
     await _started(engine, name)

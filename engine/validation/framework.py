@@ -48,7 +48,7 @@ from engine.transforms.chain import (
     unknown_predicate,
 )
 from engine.transforms.resolve import Kind, check_concrete, find_class
-from engine.validation.connector import VALIDATING, _validator_instance, client_override_errors
+from engine.validation.connector import VALIDATING, _validator_instance, client_override_errors, java_map
 from engine.validation.source_config import SOURCE_KEYS, unique_aliases
 
 COMMON_GROUP = "Common"
@@ -316,7 +316,7 @@ async def validate_config_infos(config: Mapping[str, str | None], *, plugins: Pl
     """
     class_name = config.get("connector.class")
     if not class_name:
-        raise ConfigError(f"Connector config {dict(config)} contains no connector type")
+        raise ConfigError(f"Connector config {java_map(config)} contains no connector type")
     desc = plugins.resolve(class_name) if plugins is not None else None
     if desc is not None and issubclass(desc.cls, SourceConnector | SinkConnector):
         cls: type[Connector] = desc.cls

@@ -63,7 +63,7 @@ async def test_create_twice_is_409_and_bad_configs_are_400(client: Client) -> No
     assert await error(await client.post("/connectors", json={"name": "orders", "config": SOURCE}), 409) == \
         "Connector orders already exists"
     message = await error(await client.post("/connectors", json={"name": "x", "config": {"tasks.max": "1"}}), 400)
-    assert message == "Connector config {'tasks.max': '1', 'name': 'x'} contains no connector type"
+    assert message == "Connector config {tasks.max=1, name=x} contains no connector type"
     mismatch = await client.post("/connectors", json={"name": "a", "config": {**SOURCE, "name": "b"}})
     assert await error(mismatch, 400) == "Connector name configuration (b) doesn't match connector name in the URL (a)"
     invalid = await client.post("/connectors", json={"name": "y", "config": {**SOURCE, "tasks.max": "0"}})
