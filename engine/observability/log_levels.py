@@ -68,12 +68,14 @@ class LogLevels:
             return LoggerLevel(self.effective(name), None).as_json()
         return None
 
-    def set(self, namespace: str, level_name: str) -> list[str]:
-        """Set ``namespace`` and its descendants; returns the affected loggers, sorted."""
+    def set(self, namespace: str, level_name: str, *, at_startup: bool = False) -> list[str]:
+        """Set ``namespace`` and its descendants; returns the affected loggers, sorted.
+
+        ``at_startup``: the worker's configured level, which Connect reports with ``last_modified`` null."""
         level = LEVELS.get(level_name.upper(), _PYTHON_NAMES.get(level_name.upper()))
         if level is None:
             raise InvalidLogLevel(level_name)
-        now = int(time.time() * 1000)
+        now = None if at_startup else int(time.time() * 1000)
         known = self._known | set(logging.root.manager.loggerDict) | set(self._levels)
         affected = sorted(n for n in known | {namespace}
                           if namespace == ROOT or n == namespace or n.startswith(namespace + "."))

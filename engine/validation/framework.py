@@ -139,7 +139,7 @@ def _connector_keys() -> list[ConfigKey]:
 
 
 def _sink_keys() -> list[ConfigKey]:
-    h, m, lo = Importance.HIGH, Importance.MEDIUM, Importance.LOW
+    h, m = Importance.HIGH, Importance.MEDIUM
     c = ConfigType
     return [
         _common(4, "topics", c.LIST, "", h, "List of topics to consume, separated by commas.", "Topics",
@@ -154,7 +154,7 @@ def _sink_keys() -> list[ConfigKey]:
         _common(7, "errors.deadletterqueue.topic.replication.factor", c.SHORT, 3, m,
                 "Replication factor used to create the dead letter queue topic when it doesn't already exist.",
                 "Dead Letter Queue Topic Replication Factor", group=ERROR_GROUP, width=Width.MEDIUM),
-        _common(8, "errors.deadletterqueue.context.headers.enable", c.BOOLEAN, False, lo,
+        _common(8, "errors.deadletterqueue.context.headers.enable", c.BOOLEAN, False, m,  # MEDIUM, as Connect
                 "If true, add headers containing error context to the messages written to the dead letter "
                 "queue.", "Enable Error Context Headers", group=ERROR_GROUP, width=Width.MEDIUM),
     ]

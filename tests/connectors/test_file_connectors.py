@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from engine.api import ConnectException, ExactlyOnceSupport
-
 from engine.api.context import SinkTaskContext, SourceTaskContext
 from engine.api.records import SinkRecord
 from engine.connectors.file import (
@@ -64,7 +63,8 @@ def test_lines_end_as_in_java_at_lf_cr_or_crlf_and_values_are_strings(tmp_path: 
 def test_config_and_offset_checks_are_connects() -> None:
     connector = FileStreamSourceConnector()
     keys = {k.name: k for k in connector.config().config_keys.values()}
-    assert keys["file"].default is None and keys["topic"].type.name == "STRING"
+    assert keys["file"].default is None
+    assert keys["topic"].type.name == "STRING"
     config = {"file": "/tmp/x", "topic": "t"}
     assert connector.alter_offsets(config, {json.dumps({"filename": "/tmp/x"}): {"position": 3}}) is True
     with pytest.raises(ConnectException, match="expected to be a Long value"):

@@ -29,7 +29,7 @@ from tests.differential.rest_diff import Side
 COMMON = {"key.converter": JSON_CONVERTER, "value.converter": JSON_CONVERTER, "offset.flush.interval.ms": "1000"}
 
 
-def wait_healthy(url: str, alive: "subprocess.Popen[bytes]", log: Path, timeout: float = 120.0) -> None:
+def wait_healthy(url: str, alive: subprocess.Popen[bytes], log: Path, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while True:
         if alive.poll() is not None:
@@ -52,7 +52,7 @@ def ours_distributed(kafka41: ApacheKafka, tmp_path_factory: pytest.TempPathFact
     """One of our distributed workers on ``kafka41``, its own group and topics."""
     directory = tmp_path_factory.mktemp("ours-distributed")
     with worker_cluster(kafka41.bootstrap_servers(), directory, extra=dict(COMMON)) as cluster:
-        worker = cluster.start_worker()
+        worker = cluster.start_worker(log_level="WARN")  # the Java side's root level (connect-log4j2.properties)
         wait_healthy(worker.url, worker.process, worker.log)
         yield cluster
 
@@ -73,7 +73,7 @@ def ours_standalone(kafka41: ApacheKafka, tmp_path_factory: pytest.TempPathFacto
                              "offset.storage.file.filename": str(directory / "offsets"), **COMMON})
     log = directory / "worker.log"
     with log.open("ab") as out:
-        process = subprocess.Popen([sys.executable, "-m", "engine", "standalone", str(props)], stdin=subprocess.DEVNULL,
+        process = subprocess.Popen([sys.executable, "-m", "engine", "--log-level", "WARN", "standalone", str(props)], stdin=subprocess.DEVNULL,
                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         url = f"http://{HOST}:{port}"

@@ -162,11 +162,51 @@ def _generic(value: Any, side: Side) -> Any:
     return value
 
 
-def normalise(side: Side, response: Response) -> Answer:
+def _without_status_versions(value: Any) -> Any:
+    """Kafka 4.1 (KIP-891) adds ``version`` to every connector and task status; 3.9, which we claim, has none."""
+    if isinstance(value, list):
+        return [_without_status_versions(v) for v in value]
+    if isinstance(value, dict):
+        is_status = "state" in value and "worker_id" in value
+        return {k: _without_status_versions(v) for k, v in value.items() if not (is_status and k == "version")}
+    return value
+
+
+def _task_classes(value: Any) -> Any:
+    """``task.class`` names each side's own implementation: compared by simple name."""
+    if isinstance(value, list):
+        return [_task_classes(v) for v in value]
+    if isinstance(value, dict):
+        return {k: (v.rsplit(".", 1)[-1] if k == "task.class" and isinstance(v, str) else _task_classes(v))
+                for k, v in value.items()}
+    return value
+
+
+_BUILD_KEYS = ("version", "commit")  # GET /: the release and build each side is
+# Jackson appends the parser's location; ours stops before it (docs/compatibility.md: error messages)
+_JACKSON_LOCATION = re.compile(r"\n at \[Source: .*?; line: \d+, column: \d+\]")
+# the list of installed connectors in "Failed to find any class ..." differs by what is installed
+_AVAILABLE = re.compile(r"(available connectors are: ).*", re.DOTALL)
+
+
+def _messages(value: Any) -> Any:
+    if isinstance(value, dict) and isinstance(value.get("message"), str):
+        message = _AVAILABLE.sub(r"\1<installed connectors>", _JACKSON_LOCATION.sub("", value["message"]))
+        return {**value, "message": message}
+    return value
+
+
+def normalise(side: Side, response: Response, path: str = "") -> Answer:
+    """What is compared: the side's own values as templates, and only what must differ normalised."""
     body: Any = response.json if response.text else None
     if body is None and response.text:
         body = {"<text>": response.text}
-    return Answer(response.status, _generic(body, side))
+    body = _messages(_task_classes(_generic(body, side)))
+    if side.name == "java":
+        body = _without_status_versions(body)
+    if path.split("?")[0] in ("/", "") and isinstance(body, dict) and "kafka_cluster_id" in body:
+        body = {k: (f"<{k}>" if k in _BUILD_KEYS else v) for k, v in body.items()}
+    return Answer(response.status, body)
 
 
 def differences(java: Any, ours: Any, path: str = "") -> list[str]:
@@ -181,12 +221,33 @@ def differences(java: Any, ours: Any, path: str = "") -> list[str]:
             else:
                 lines.extend(differences(java[key], ours[key], f"{path}.{key}"))
         return lines
+    keyed_java, keyed_ours = _by_name(java), _by_name(ours)
+    if keyed_java is not None and keyed_ours is not None:  # config definitions: aligned by key name
+        order = [k for k in keyed_java if k in keyed_ours]
+        if order != [k for k in keyed_ours if k in keyed_java]:
+            return [f"{path}: keys in another order: java {list(keyed_java)} | ours {list(keyed_ours)}"]
+        return differences(keyed_java, keyed_ours, path)
     if isinstance(java, list) and isinstance(ours, list) and len(java) == len(ours):
         return [line for i, (a, b) in enumerate(zip(java, ours, strict=True))
                 for line in differences(a, b, f"{path}[{i}]")]
+    if isinstance(java, list) and isinstance(ours, list) and java != ours:
+        def label(v: Any) -> Any:
+            return (v.get("definition") or v.get("value") or v).get("name") if isinstance(v, dict) else v
+        return [f"{path}: java {len(java)} entries {[label(v) for v in java]}\n     | ours {len(ours)} entries "
+                f"{[label(v) for v in ours]}"]
     if java != ours:
         return [f"{path or '.'}: java {json.dumps(java)[:400]} | ours {json.dumps(ours)[:400]}"]
     return []
+
+
+def _by_name(value: Any) -> dict[str, Any] | None:
+    """A list of config definitions (or of validation results) as a dict by key name, else None."""
+    if not isinstance(value, list) or not value or not all(isinstance(v, dict) for v in value):
+        return None
+    names = [v.get("name", (v.get("definition") or v.get("value") or {}).get("name")) for v in value]
+    if not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
+        return None
+    return dict(zip(names, value, strict=True))
 
 
 # ---- helpers for cases ------------------------------------------------------------------------------

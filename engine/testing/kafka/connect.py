@@ -27,7 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from engine.testing.kafka.classpath import DEFAULT_VERSION, KafkaUnavailable, full_version, java, kafka_classpath, major
+from engine.testing.kafka.classpath import (
+    DEFAULT_VERSION,
+    KafkaUnavailable,
+    full_version,
+    java,
+    kafka_classpath,
+    major,
+)
 from engine.testing.kafka.node import HOST, free_port, write_properties
 
 Mode = Literal["standalone", "distributed"]
