@@ -172,16 +172,6 @@ def _without_status_versions(value: Any) -> Any:
     return value
 
 
-def _task_classes(value: Any) -> Any:
-    """``task.class`` names each side's own implementation: compared by simple name."""
-    if isinstance(value, list):
-        return [_task_classes(v) for v in value]
-    if isinstance(value, dict):
-        return {k: (v.rsplit(".", 1)[-1] if k == "task.class" and isinstance(v, str) else _task_classes(v))
-                for k, v in value.items()}
-    return value
-
-
 _BUILD_KEYS = ("version", "commit")  # GET /: the release and build each side is
 # Jackson appends the parser's location; ours stops before it (docs/compatibility.md: error messages)
 _JACKSON_LOCATION = re.compile(r"\n at \[Source: .*?; line: \d+, column: \d+\]")
@@ -201,7 +191,7 @@ def normalise(side: Side, response: Response, path: str = "") -> Answer:
     body: Any = response.json if response.text else None
     if body is None and response.text:
         body = {"<text>": response.text}
-    body = _messages(_task_classes(_generic(body, side)))
+    body = _messages(_generic(body, side))
     if side.name == "java":
         body = _without_status_versions(body)
     if path.split("?")[0] in ("/", "") and isinstance(body, dict) and "kafka_cluster_id" in body:

@@ -88,6 +88,17 @@ VALIDATE_UNKNOWN_CLASS = Known(
         "org.apache.kafka.connect.errors.ConnectException", "org.apache.kafka.connect.runtime.rest.errors.BadRequestException")}))
 
 
+GROUP_ID_DEFINITION = {
+    "name": "consumer.override.group.id", "type": "STRING", "required": False, "default_value": None,
+    "importance": "HIGH", "documentation": "A unique string that identifies the consumer group this consumer belongs "
+    "to. This property is required if the consumer uses either the group management functionality by using "
+    "<code>subscribe(topic)</code> or the Kafka-based offset management strategy.", "group": None, "width": "NONE",
+    "display_name": "group.id", "dependents": [], "order": -1}
+OVERRIDE_DEFINITION = Known(
+    "validate with a client override key: Connect lists it again with the Kafka client's own definition",
+    patched(edit=lambda body: {**body, "configs": [*body["configs"], {"definition": GROUP_ID_DEFINITION, "value": {
+        "name": "consumer.override.group.id", "value": "{topic}-v", "recommended_values": [], "errors": [],
+        "visible": True}}]}))
 PATCH_NAME = Known("PATCH .../config with another name: Connect stores it, we refuse it as PUT does",
                    patched(200, {"name": "uc", "type": "source", "tasks": [{"connector": "uc", "task": 0}],
                                  "config": {"connector.class": "FileStreamSource", "tasks.max": "1",
@@ -163,7 +174,8 @@ CASES: list[Case] = [
                            Call("GET", "/connector-plugins/NoSuchPlugin/config"))),
     Case("validate", (
         Call("PUT", "/connector-plugins/FileStreamSource/config/validate", source("v"), normalise=config_defs),
-        Call("PUT", "/connector-plugins/FileStreamSink/config/validate", sink("v"), normalise=config_defs),
+        Call("PUT", "/connector-plugins/FileStreamSink/config/validate", sink("v"), normalise=config_defs,
+             known=OVERRIDE_DEFINITION),
         Call("PUT", "/connector-plugins/FileStreamSource/config/validate",
              {"connector.class": "{src}", "file": "{dir}/v.txt"}, normalise=config_defs),
         Call("PUT", "/connector-plugins/FileStreamSource/config/validate", source("v", **{"batch.size": "0"}), normalise=config_defs),

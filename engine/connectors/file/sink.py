@@ -63,6 +63,8 @@ def _text(value: Any) -> str:
 
 
 class FileStreamSinkTask(SinkTask):
+    java_class: ClassVar[str | None] = "org.apache.kafka.connect.file.FileStreamSinkTask"
+
     def start(self, props: dict[str, str]) -> None:
         filename = CONFIG_DEF.parse(props)[FILE]
         self._file: TextIO | None

@@ -125,6 +125,8 @@ def _as_mapping(partition: Any) -> Mapping[str, Any]:
 
 
 class FileStreamSourceTask(SourceTask):
+    java_class: ClassVar[str | None] = "org.apache.kafka.connect.file.FileStreamSourceTask"
+
     def start(self, props: dict[str, str]) -> None:
         values = CONFIG_DEF.parse(props)
         self._filename: str | None = values[FILE] or None
