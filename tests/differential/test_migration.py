@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from engine.testing.cluster import WorkerCluster, worker_cluster
+from engine.testing.cluster import worker_cluster
 from engine.testing.kafka import ApacheKafka
 from engine.testing.kafka.connect import JSON_CONVERTER, start_java_connect
 from tests.differential.conftest import wait_healthy
