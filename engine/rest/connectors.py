@@ -248,10 +248,15 @@ async def put_task_configs(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
+_STANDALONE_REFUSALS = {
+    "tasks": "Kafka Connect in standalone mode does not support externally setting task configurations.",
+    "fence": "Kafka Connect in standalone mode does not support exactly-once source connectors.",
+}
+
+
 async def distributed_only(request: web.Request) -> web.Response:
-    """Connect's standalone herder throws UnsupportedOperationException here: a 500."""
-    raise RestError(500, f"{request.method} {request.path} is only supported by a distributed worker "
-                         "(task configs and fencing come from the leader); this worker is standalone")
+    """Connect's standalone herder throws UnsupportedOperationException here: a 500 with its message."""
+    raise RestError(500, _STANDALONE_REFUSALS[request.path.rstrip("/").rsplit("/", 1)[-1]])
 
 
 ROUTES: list[tuple[str, str, Handler]] = [

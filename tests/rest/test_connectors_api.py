@@ -226,8 +226,9 @@ async def test_unknown_paths_wrong_methods_and_malformed_json(client: Client) ->
 
 async def test_distributed_only_endpoints_answer_500_on_a_standalone_worker(client: Client) -> None:
     message = await error(await client.post("/connectors/orders/tasks", json=[{}]), 500)
-    assert "only supported by a distributed worker" in message
-    assert (await client.put("/connectors/orders/fence")).status == 500
+    assert message == "Kafka Connect in standalone mode does not support externally setting task configurations."
+    assert await error(await client.put("/connectors/orders/fence"), 500) == \
+        "Kafka Connect in standalone mode does not support exactly-once source connectors."
 
 
 async def test_traces_start_with_the_exception_as_java_stack_traces_do(client: Client, engine: Engine) -> None:
