@@ -73,7 +73,12 @@ async def create_connector(request: web.Request) -> web.Response:
     engine = _engine(request)
     info = await engine.create_connector(name, config, initial_state, initial_offsets=offsets)
     await _started(engine, name)
-    return web.json_response(info, status=201, headers={"Location": f"/connectors/{quote(name, safe='')}"})
+    return web.json_response(info, status=201, headers={"Location": _location(request, name)})
+
+
+def _location(request: web.Request, name: str) -> str:
+    """Jersey resolves ``Response.created``'s relative URI against the request's base URI: absolute."""
+    return f"{request.url.origin()}/connectors/{quote(name, safe='')}"
 
 
 async def _started(engine: Engine, name: str) -> None:
@@ -107,7 +112,7 @@ async def put_config(request: web.Request) -> web.Response:
     info = await engine.put_connector_config(name, config)
     await _started(engine, name)
     if created:
-        return web.json_response(info, status=201, headers={"Location": f"/connectors/{quote(name, safe='')}"})
+        return web.json_response(info, status=201, headers={"Location": _location(request, name)})
     return web.json_response(info)
 
 

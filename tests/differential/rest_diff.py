@@ -59,9 +59,10 @@ class Answer:
 
     status: int
     body: Any
+    headers: tuple[tuple[str, str], ...] = ()  # the compared ones (COMPARED_HEADERS), normalised
 
     def __str__(self) -> str:
-        return f"{self.status} {json.dumps(self.body, sort_keys=True)[:3000]}"
+        return f"{self.status} {dict(self.headers)} {json.dumps(self.body, sort_keys=True)[:3000]}"
 
 
 Patch = Callable[[Answer], Answer]
@@ -186,6 +187,9 @@ def _messages(value: Any) -> Any:
     return value
 
 
+COMPARED_HEADERS = ("allow", "location")
+
+
 def normalise(side: Side, response: Response, path: str = "") -> Answer:
     """What is compared: the side's own values as templates, and only what must differ normalised."""
     body: Any = response.json if response.text else None
@@ -196,7 +200,9 @@ def normalise(side: Side, response: Response, path: str = "") -> Answer:
         body = _without_status_versions(body)
     if path.split("?")[0] in ("/", "") and isinstance(body, dict) and "kafka_cluster_id" in body:
         body = {k: (f"<{k}>" if k in _BUILD_KEYS else v) for k, v in body.items()}
-    return Answer(response.status, body)
+    headers = tuple((name, response.headers[name].replace(side.url, "<url>")) for name in COMPARED_HEADERS
+                    if name in response.headers)
+    return Answer(response.status, body, headers)
 
 
 def differences(java: Any, ours: Any, path: str = "") -> list[str]:
@@ -252,13 +258,15 @@ def status_is(connector: str, task_states: tuple[str, ...] | None = None) -> Cal
     return check
 
 
-def patched(status: int | None = None, body: Any = None, edit: Callable[[Any], Any] | None = None) -> Patch:
-    """A patch: Java's status, Java's whole body, or an edit of ours."""
+def patched(status: int | None = None, body: Any = None, edit: Callable[[Any], Any] | None = None,
+            headers: tuple[tuple[str, str], ...] | None = None) -> Patch:
+    """A patch: Java's status, Java's whole body, or an edit of ours; Java's compared headers."""
     def apply(answer: Answer) -> Answer:
         new_body = answer.body
         if edit is not None:
             new_body = edit(json.loads(json.dumps(new_body)))
         elif body is not None:
             new_body = body
-        return Answer(status if status is not None else answer.status, new_body)
+        return Answer(status if status is not None else answer.status, new_body,
+                      answer.headers if headers is None else headers)
     return apply

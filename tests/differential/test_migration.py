@@ -176,5 +176,8 @@ def test_java_connect_to_connect_engine_and_back(kafka41: ApacheKafka, tmp_path:
         _assert_delivered(out, 4 * LINES_PER_ROUND, committed_by_java)
         assert len(_lines(out)) - delivered_by_us == LINES_PER_ROUND, "a graceful hand-over repeats nothing"
         _poll(lambda: _committed_lines(java_side, source_file) == 4 * LINES_PER_ROUND, "Java committed its offsets")
+        # nothing we wrote to the three topics made Java complain (it logs unreadable records at ERROR)
+        errors = [line for line in java.log_file.read_text(errors="replace").splitlines() if "] ERROR " in line]
+        assert not errors, "\n".join(errors[:20])
     finally:
         java.stop()

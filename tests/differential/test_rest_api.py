@@ -69,7 +69,7 @@ def only_filestream(answer: Answer) -> Answer:
         return answer
     kept = [{**p, "class": p["class"].rsplit(".", 1)[-1], "version": "<version>"}
             for p in answer.body if str(p.get("class", "")).rsplit(".", 1)[-1].startswith("FileStream")]
-    return Answer(answer.status, kept)
+    return Answer(answer.status, kept, answer.headers)
 
 
 # ---- known differences (docs/compatibility.md, "Differences found by the differential suite") ----------------
@@ -99,14 +99,18 @@ OVERRIDE_DEFINITION = Known(
     patched(edit=lambda body: {**body, "configs": [*body["configs"], {"definition": GROUP_ID_DEFINITION, "value": {
         "name": "consumer.override.group.id", "value": "{topic}-v", "recommended_values": [], "errors": [],
         "visible": True}}]}))
+ALLOW_ON_405 = Known("a 405 carries an Allow header (Connect's exception mapper drops it)", patched(headers=()))
 PATCH_NAME = Known("PATCH .../config with another name: Connect stores it, we refuse it as PUT does",
                    patched(200, {"name": "uc", "type": "source", "tasks": [{"connector": "uc", "task": 0}],
                                  "config": {"connector.class": "FileStreamSource", "tasks.max": "1",
                                             "file": "{dir}/uc.txt", "topic": "{topic}-uc", "batch.size": "-1",
                                             "name": "different"}}))
 # Config definitions (GET .../config, validate): what must differ, and what only 4.1 has.
-OUR_KEYS = {"offsets.reset.on.delete"}  # our additions (docs/compatibility.md), with the "Restart Policy" group
-OUR_GROUPS = {"Restart Policy"}
+# our additions (docs/compatibility.md), and their groups
+OUR_KEYS = {"offsets.reset.on.delete", "record.rate.limit", "bytes.per.second.max"}
+OUR_GROUPS = {"Restart Policy", "Rate Limits"}
+SOURCE_DLQ_KEYS = {"errors.deadletterqueue.topic.name", "errors.deadletterqueue.topic.replication.factor",
+                   "errors.deadletterqueue.context.headers.enable"}  # Connect's sink keys, ours on sources too
 CONVERTER_KEYS = {"key.converter", "value.converter", "header.converter"}
 
 
@@ -114,7 +118,12 @@ def _definition(entry: dict[str, Any]) -> dict[str, Any]:
     return entry.get("definition", entry)
 
 
-def config_defs(answer: Answer) -> Answer:
+def source_config_defs(answer: Answer) -> Answer:
+    """:func:`config_defs` for a source connector: its dead letter queue keys are our addition too."""
+    return config_defs(answer, SOURCE_DLQ_KEYS)
+
+
+def config_defs(answer: Answer, also_ours: frozenset[str] | set[str] = frozenset()) -> Answer:
     """Config definitions compared without: the framework keys' documentation (ours describes this engine);
     4.1's ``*.plugin.version`` keys and converter defaults/recommendations (KIP-891, not in 3.9); our own
     keys; and with each group's ``order`` renumbered over the keys left."""
@@ -129,7 +138,7 @@ def config_defs(answer: Answer) -> Answer:
             kept.append(entry)
             continue
         name, group = definition.get("name"), definition.get("group")
-        if name.endswith("plugin.version") or name in OUR_KEYS or group in OUR_GROUPS:
+        if name.endswith("plugin.version") or name in OUR_KEYS or name in also_ours or group in OUR_GROUPS:
             continue
         definition = dict(definition)
         if group is not None:
@@ -152,15 +161,25 @@ def config_defs(answer: Answer) -> Answer:
     if isinstance(body, dict):
         groups = [g for g in body.get("groups", []) if g not in OUR_GROUPS]
         errors = sum(len((e.get("value") or {}).get("errors", [])) for e in kept)
-        return Answer(answer.status, {**body, "configs": kept, "groups": groups, "error_count": errors})
-    return Answer(answer.status, kept)
+        body = {**body, "configs": kept, "groups": groups, "error_count": errors}
+        return Answer(answer.status, body, answer.headers)
+    return Answer(answer.status, kept, answer.headers)
+
+
+def example_loggers(answer: Answer) -> Answer:
+    """``GET /admin/loggers`` lists each runtime's own loggers (log4j's, ours): the ones a case set are compared."""
+    if isinstance(answer.body, dict):
+        kept = {k: v for k, v in answer.body.items() if k.startswith("org.example")}
+        return Answer(answer.status, kept, answer.headers)
+    return answer
 
 
 def without_null_offsets(answer: Answer) -> Answer:
     """Right after DELETE .../offsets, Java sometimes still lists the reset partitions with a null offset."""
     body = answer.body
     if isinstance(body, dict) and isinstance(body.get("offsets"), list):
-        return Answer(answer.status, {"offsets": [o for o in body["offsets"] if o.get("offset") is not None]})
+        offsets = [o for o in body["offsets"] if o.get("offset") is not None]
+        return Answer(answer.status, {"offsets": offsets}, answer.headers)
     return answer
 
 
@@ -169,16 +188,16 @@ CASES: list[Case] = [
     Case("health", (Call("GET", "/health"),)),
     Case("plugins", (Call("GET", "/connector-plugins", normalise=only_filestream),
                      Call("GET", "/connector-plugins?connectorsOnly=true", normalise=only_filestream))),
-    Case("plugin-config", (Call("GET", "/connector-plugins/FileStreamSource/config", normalise=config_defs),
+    Case("plugin-config", (Call("GET", "/connector-plugins/FileStreamSource/config", normalise=source_config_defs),
                            Call("GET", "/connector-plugins/FileStreamSinkConnector/config", normalise=config_defs),
                            Call("GET", "/connector-plugins/NoSuchPlugin/config"))),
     Case("validate", (
-        Call("PUT", "/connector-plugins/FileStreamSource/config/validate", source("v"), normalise=config_defs),
+        Call("PUT", "/connector-plugins/FileStreamSource/config/validate", source("v"), normalise=source_config_defs),
         Call("PUT", "/connector-plugins/FileStreamSink/config/validate", sink("v"), normalise=config_defs,
              known=OVERRIDE_DEFINITION),
         Call("PUT", "/connector-plugins/FileStreamSource/config/validate",
-             {"connector.class": "{src}", "file": "{dir}/v.txt"}, normalise=config_defs),
-        Call("PUT", "/connector-plugins/FileStreamSource/config/validate", source("v", **{"batch.size": "0"}), normalise=config_defs),
+             {"connector.class": "{src}", "file": "{dir}/v.txt"}, normalise=source_config_defs),
+        Call("PUT", "/connector-plugins/FileStreamSource/config/validate", source("v", **{"batch.size": "0"}), normalise=source_config_defs),
         Call("PUT", "/connector-plugins/FileStreamSource/config/validate", sink("v"), normalise=config_defs),
         Call("PUT", "/connector-plugins/FileStreamSource/config/validate", {"file": "x"}),
         Call("PUT", "/connector-plugins/NoSuchPlugin/config/validate", {"connector.class": "NoSuchPlugin"},
@@ -342,11 +361,22 @@ CASES: list[Case] = [
         Call("PUT", "/admin/loggers/org.example.diff", {}),
         Call("PUT", "/admin/loggers/org.example.diff?scope=cluster", {"level": "INFO"}),
         Call("PUT", "/admin/loggers/org.example.diff", {"level": "WARN"}),
+        Call("PUT", "/admin/loggers/org.example.diff.child", {"level": "ERROR"}),
+        Call("GET", "/admin/loggers", normalise=example_loggers),
+        Call("PUT", "/admin/loggers/org.example.diff", {"level": "INFO"}),
+        Call("GET", "/admin/loggers", normalise=example_loggers),
     )),
     Case("http", (
+        Call("GET", "/connectors/"),
+        Call("HEAD", "/connectors"),
+        Call("OPTIONS", "/connectors"),
+        Call("OPTIONS", "/connectors/x/config", headers={"Accept": "text/plain"}),
+        Call("PUT", "/connector-plugins/FileStreamSource/config/validate", raw="x=y",
+             headers={"Content-Type": "text/plain"}),
+        Call("PUT", "/admin/loggers/root", raw="level=INFO", headers={"Content-Type": "text/plain"}),
         Call("GET", "/no/such/path"),
-        Call("DELETE", "/connectors"),
-        Call("POST", "/connectors/x/pause"),
+        Call("DELETE", "/connectors", known=ALLOW_ON_405),
+        Call("POST", "/connectors/x/pause", known=ALLOW_ON_405),
     )),
 ]
 
@@ -393,6 +423,8 @@ def _run(java: Side, ours: Side, case: Case) -> list[str]:
         if step.known is None:
             if theirs != mine:
                 detail = "\n    ".join([f"status: java {theirs.status} | ours {mine.status}"] * (theirs.status != mine.status)
+                                      + [f"headers: java {dict(theirs.headers)} | ours {dict(mine.headers)}"]
+                                      * (theirs.headers != mine.headers)
                                       + differences(theirs.body, mine.body))
                 failures.append(f"{where}\n    {detail}")
         elif mine == theirs:
