@@ -444,7 +444,8 @@ class ConnectorActor:
         return True
 
     def _augment(self, config: dict[str, str], task_class: type[Task]) -> dict[str, str]:
-        augmented = {**config, "task.class": qualified_name(task_class)}
+        # a twin of a Java task names the Java class, so its configs read the same to Java Connect and to us
+        augmented = {**config, "task.class": getattr(task_class, "java_class", None) or qualified_name(task_class)}
         for key in ("topics", "topics.regex"):
             if self.cls is not None and issubclass(self.cls, SinkConnector) and key in self.config:
                 augmented[key] = self.config[key]

@@ -22,6 +22,7 @@ from engine.rest.forward import forward
 from engine.rest.health import DEFAULT_HEALTH_TIMEOUT_S, health, wait_for_start
 from engine.rest.keys import (
     CLUSTER_ID,
+    CLUSTER_ID_LOCK,
     DETAILS,
     ENGINE,
     HEALTH_TIMEOUT,
@@ -72,7 +73,7 @@ def _error(request: web.Request, status: int, message: str) -> web.Response:
 
 
 def make_app(engine: Engine, *, rest_timeout: float = DEFAULT_REST_TIMEOUT_S,
-             cluster_id: str = "connect-engine", plugins: PluginRegistry | None = None,
+             cluster_id: str = server_info.DEFAULT_CLUSTER_ID, plugins: PluginRegistry | None = None,
              credentials_file: str | None = None,
              resources: Literal["all", "regular", "admin"] = "all", ready: asyncio.Event | None = None,
              health_timeout: float = DEFAULT_HEALTH_TIMEOUT_S) -> web.Application:
@@ -103,6 +104,7 @@ def make_app(engine: Engine, *, rest_timeout: float = DEFAULT_REST_TIMEOUT_S,
     app[REST_CLIENT] = engine.cluster.rest_client if engine.cluster is not None else RestClient(engine.worker)
     app[REST_TIMEOUT] = rest_timeout
     app[CLUSTER_ID] = cluster_id
+    app[CLUSTER_ID_LOCK] = asyncio.Lock()
     app[PLUGINS] = plugins if plugins is not None else PluginRegistry.discover(engine.worker.get("plugin.path"))
     admin = [(method, path, consumes_json(handler)) for method, path, handler in loggers.ROUTES]
     if resources == "admin":

@@ -128,6 +128,28 @@ def create_request(body: Any) -> tuple[str, dict[str, Any], Any]:
                                  f"({len(CREATE_REQUEST_FIELDS)} known properties: {known}]) (through reference "
                                  f'chain: {CREATE_REQUEST}["{field}"])')
     name = json_string(body.get("name"), [f'{CREATE_REQUEST}["name"]'])
+    initial_state = _initial_state(body.get("initial_state"))
     raw_config = body.get("config")
-    config = {} if raw_config is None else string_map(raw_config, [f'{CREATE_REQUEST}["config"]'])
-    return ("" if name is None else name.strip()), config, body.get("initial_state")
+    if raw_config is None:  # Connect reads the name out of the missing config: a NullPointerException
+        raise RestError(500, NULL_CONFIG)
+    config = string_map(raw_config, [f'{CREATE_REQUEST}["config"]'])
+    return ("" if name is None else name.strip()), config, initial_state
+
+
+NULL_CONFIG = 'Cannot invoke "java.util.Map.get(Object)" because "connectorConfig" is null'
+INITIAL_STATE = f"{CREATE_REQUEST}$InitialState"
+INITIAL_STATES = ("RUNNING", "PAUSED", "STOPPED")
+
+
+def _initial_state(value: Any) -> str | None:
+    """``CreateConnectorRequest.InitialState.forValue``: any case; anything else is Jackson's 500."""
+    if value is None:
+        return None
+    chain = [f'{CREATE_REQUEST}["initial_state"]']
+    text = json_string(value, chain)
+    assert text is not None
+    if text.upper() not in INITIAL_STATES:
+        raise RestError(500, f"Cannot construct instance of `{INITIAL_STATE}`, problem: No enum constant "
+                             f"{INITIAL_STATE.replace('$', '.')}.{text.upper()} (through reference chain: "
+                             f"{chain[0]})")
+    return text.upper()

@@ -12,7 +12,7 @@ from aiohttp import web
 
 from engine.engine import Engine
 from engine.errors import ConnectorNotFound
-from engine.rest.body import create_request, json_body, query_flag, string_map
+from engine.rest.body import NULL_CONFIG, create_request, json_body, query_flag, string_map
 from engine.rest.errors import BadRequest, RestError
 from engine.rest.keys import DETAILS, ENGINE
 from engine.rest.quiet import quiet_status
@@ -73,7 +73,12 @@ async def create_connector(request: web.Request) -> web.Response:
     engine = _engine(request)
     info = await engine.create_connector(name, config, initial_state, initial_offsets=offsets)
     await _started(engine, name)
-    return web.json_response(info, status=201, headers={"Location": f"/connectors/{quote(name, safe='')}"})
+    return web.json_response(info, status=201, headers={"Location": _location(request, name)})
+
+
+def _location(request: web.Request, name: str) -> str:
+    """Jersey resolves ``Response.created``'s relative URI against the request's base URI: absolute."""
+    return f"{request.url.origin()}/connectors/{quote(name, safe='')}"
 
 
 async def _started(engine: Engine, name: str) -> None:
@@ -102,11 +107,14 @@ async def get_config(request: web.Request) -> web.Response:
 
 async def put_config(request: web.Request) -> web.Response:
     engine, name = _engine(request), _name(request)
-    config = string_map(await json_body(request, numbers_as_text=True))
+    body = await json_body(request, numbers_as_text=True)
+    if body is None:  # Connect reads the name out of the missing config: a NullPointerException
+        raise RestError(500, NULL_CONFIG)
+    config = string_map(body)
     created, info = await engine.put_connector_config_created(name, config)
     await _started(engine, name)
     if created:
-        return web.json_response(info, status=201, headers={"Location": f"/connectors/{quote(name, safe='')}"})
+        return web.json_response(info, status=201, headers={"Location": _location(request, name)})
     return web.json_response(info)
 
 

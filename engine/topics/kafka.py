@@ -19,6 +19,7 @@ import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
 from aiokafka import TopicPartition as KafkaTopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.coordinator.assignors.range import RangePartitionAssignor
 from aiokafka.errors import (
     ConsumerStoppedError,
     GroupAuthorizationFailedError,
@@ -257,6 +258,9 @@ class KafkaTopics:
             "bootstrap_servers": self.bootstrap_servers, "client_id": f"{self.client_id}-{group_id}",
             "enable_auto_commit": False, "auto_offset_reset": "earliest", "session_timeout_ms": session,
             "heartbeat_interval_ms": max(session // 3, 100), "fetch_max_wait_ms": self.fetch_max_wait_ms,
+            # Kafka's default partition.assignment.strategy starts with RangeAssignor (aiokafka's default is
+            # round robin): sharing "range" lets a sink's group take over from Java consumers still in it
+            "partition_assignment_strategy": (RangePartitionAssignor,),
             **chosen, "group_id": group_id})
         try:
             await start_client(client)

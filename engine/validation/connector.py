@@ -44,15 +44,34 @@ def _framework_validation(cls: type[Connector]) -> bool:
 
 
 def check_name(name: object) -> None:
-    if not isinstance(name, str) or not name.strip():
-        raise ConfigError("Connector name must not be empty", errors={"name": ["Connector name must not be empty"]})
-    if any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in name):
-        message = f"Connector name {name!r} contains ISO control characters"
+    """Only a string can name a connector; what a string may hold is ``name``'s validation (below)."""
+    if not isinstance(name, str):
+        message = f"Connector name must be a string, not {type(name).__name__}"
         raise ConfigError(message, errors={"name": [message]})
+
+
+def name_errors(name: str | None) -> list[str]:
+    """``ConnectorConfig``'s ``name`` validator (``NonEmptyStringWithoutControlChars``), in its words."""
+    if name is None:
+        return []
+    if name == "":
+        return [f"Invalid value {name} for configuration name: String may not be empty"]
+    controls = [str(ord(ch)) for ch in name if ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F]
+    if controls:
+        return [f"Invalid value {name} for configuration name: String may not contain control sequences but had "
+                f"the following ASCII chars: {', '.join(controls)}"]
+    return []
+
+
+def java_map(config: Mapping[str, str | None]) -> str:
+    """A ``Map<String, String>`` as Java prints it (``{a=1, b=null}``), for Connect's messages."""
+    return "{" + ", ".join(f"{k}={'null' if v is None else v}" for k, v in config.items()) + "}"
 
 
 def _framework_errors(config: Mapping[str, str | None]) -> dict[str, list[str]]:
     errors: dict[str, list[str]] = {}
+    if name_errors(config.get("name")):
+        errors["name"] = name_errors(config.get("name"))
     for key, value in config.items():
         if value is None:
             errors.setdefault(key, []).append("Null value can not be supplied as the configuration value.")
@@ -169,7 +188,7 @@ async def validate_connector_config(config: Mapping[str, str | None], *, timeout
     """
     class_name = config.get("connector.class")
     if not class_name:
-        raise ConfigError(f"Connector config {dict(config)} contains no connector type")
+        raise ConfigError(f"Connector config {java_map(config)} contains no connector type")
     cls = load_connector_class(class_name)
     errors = _framework_errors(config)
     props = {k: v for k, v in config.items() if v is not None}

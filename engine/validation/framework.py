@@ -58,6 +58,7 @@ from engine.validation.connector import (
     VALIDATING,
     _validator_instance,
     client_override_errors,
+    java_map,
     plugin_version_errors,
 )
 from engine.validation.source_config import SOURCE_KEYS, unique_aliases
@@ -188,7 +189,7 @@ def _sink_keys() -> list[ConfigKey]:
 
 def _dlq_keys() -> list[ConfigKey]:
     """Connect's sink-only ``errors.deadletterqueue.*``; sources accept them too (our addition)."""
-    m, lo = Importance.MEDIUM, Importance.LOW
+    m = Importance.MEDIUM
     c = ConfigType
     return [
         _common(6, "errors.deadletterqueue.topic.name", c.STRING, "", m,
@@ -199,7 +200,7 @@ def _dlq_keys() -> list[ConfigKey]:
         _common(7, "errors.deadletterqueue.topic.replication.factor", c.SHORT, 3, m,
                 "Replication factor used to create the dead letter queue topic when it doesn't already exist.",
                 "Dead Letter Queue Topic Replication Factor", group=ERROR_GROUP, width=Width.MEDIUM),
-        _common(8, "errors.deadletterqueue.context.headers.enable", c.BOOLEAN, False, lo,
+        _common(8, "errors.deadletterqueue.context.headers.enable", c.BOOLEAN, False, m,  # MEDIUM, as Connect
                 "If true, add headers containing error context to the messages written to the dead letter "
                 "queue.", "Enable Error Context Headers", group=ERROR_GROUP, width=Width.MEDIUM),
     ]
@@ -383,7 +384,7 @@ async def validate_config_infos(config: Mapping[str, str | None], *, plugins: Pl
     """
     class_name = config.get("connector.class")
     if not class_name:
-        raise ConfigError(f"Connector config {dict(config)} contains no connector type")
+        raise ConfigError(f"Connector config {java_map(config)} contains no connector type")
     desc = plugins.resolve(class_name) if plugins is not None else None
     if desc is not None and issubclass(desc.cls, SourceConnector | SinkConnector):
         cls: type[Connector] = desc.cls
