@@ -173,10 +173,15 @@ def metrics_page() -> str:
              "and one sink task. What they mean and how "
              "Strimzi's dashboards read the `kafka_connect_*` ones: [Metrics and dashboards]"
              "(../operating/metrics.md).\n"]
-    for prefix, title in (("connect_engine_", "The engine's own"), ("kafka_connect_", "Kafka Connect's")):
-        lines.append(f"\n## {title} (`{prefix}*`)\n\n| family | type | labels | meaning |\n|---|---|---|---|\n")
+    sections = (("connect_engine_", "The engine's own (`connect_engine_*`)"),
+                ("kafka_connect_", "Kafka Connect's (`kafka_connect_*`)"),
+                ("", "The clients' and the process's"))
+    listed: set[str] = set()
+    for prefix, title in sections:
+        lines.append(f"\n## {title}\n\n| family | type | labels | meaning |\n|---|---|---|---|\n")
         for family, declared in families:
-            if family.name.startswith(prefix):
+            if family.name.startswith(prefix) and family.name not in listed:
+                listed.add(family.name)
                 name = family.name + ("_total" if family.type == "counter" else "")
                 lines.append(f"| {_code(name)} | {family.type} | {_cell(_labels(family, declared))} | "
                              f"{_cell(family.documentation)} |\n")

@@ -54,7 +54,9 @@ from engine.herder.messages import (
 )
 from engine.herder.restart_policy import NEVER_RESTART, RestartPolicy
 from engine.plugins.classes import qualified_name
-from engine.plugins.loading import load_connector_class
+from engine.plugins.discovery import UNDEFINED_VERSION, plugin_version
+from engine.plugins.loading import connector_type, load_connector_class
+from engine.plugins.versions import require
 from engine.spark.supervisor import JobOwner
 from engine.spark.task_spark import TaskSpark
 from engine.storage.base import OffsetStore, StatusStore
@@ -63,7 +65,7 @@ from engine.worker.connector_runner import ConnectorRunner, InstanceState
 from engine.worker.report import Report
 from engine.worker.task_factory import TaskFactory, load_task_class
 from engine.worker.task_runner import TaskRunner
-from states import ConnectorLifecycle, ConnectorState, TargetState, TaskLifecycle, TransitionRecord
+from states import ConnectorLifecycle, ConnectorState, TargetState, TaskLifecycle, TaskState, TransitionRecord
 from states import IllegalTransition as StatesIllegalTransition
 
 if TYPE_CHECKING:
@@ -316,13 +318,23 @@ class ConnectorActor:
             self._close_round()
             return
         try:
+            require(qualified_name(self.cls), plugin_version(self.cls), self.config.get("connector.plugin.version"))
+        except ValueError as exc:  # KIP-891: the installed version is not the one asked for
+            await self._fire(self.lifecycle, "fail", trace_of(ConfigError(str(exc))))
+            self._close_round()
+            return
+        try:
             resolved = self._s.worker.transformer.resolve(self.config)  # re-read at every (re)start
         except ConfigError as exc:
             await self._fire(self.lifecycle, "fail", trace_of(exc))
             self._close_round()
             return
         self.runner = ConnectorRunner(self.name, self.cls, resolved, self.target, self._connector_context,
-                                      self._report_sink, raw_config=self.config)
+                                      self._report_sink, raw_config=self.config,
+                                      plugin_metrics=self._s.metrics.connect.plugins)
+        self._s.metrics.connect.connector_started(self.name, qualified_name(self.cls),
+                                                  plugin_version(self.cls) or UNDEFINED_VERSION,
+                                                  connector_type(self.cls))
         self.runner.launch(self._s.spawn)
 
     def _resolved_or_raw(self, config: dict[str, str]) -> dict[str, str]:
@@ -432,7 +444,8 @@ class ConnectorActor:
         return True
 
     def _augment(self, config: dict[str, str], task_class: type[Task]) -> dict[str, str]:
-        augmented = {**config, "task.class": qualified_name(task_class)}
+        # a twin of a Java task names the Java class, so its configs read the same to Java Connect and to us
+        augmented = {**config, "task.class": getattr(task_class, "java_class", None) or qualified_name(task_class)}
         for key in ("topics", "topics.regex"):
             if self.cls is not None and issubclass(self.cls, SinkConnector) and key in self.config:
                 augmented[key] = self.config[key]
@@ -683,6 +696,7 @@ class ConnectorActor:
         started = time.monotonic()
         attempt = self._s.deletion_started(self.name, self.incarnation)
         abandoned = await self._stop_tasks(list(self.tasks), deleted=True)
+        task_ids = list(self.tasks)
         for slot in self.tasks.values():
             await self._fire(slot.lifecycle, "destroy", write_status=False)
         self.tasks.clear()
@@ -695,6 +709,7 @@ class ConnectorActor:
                 instance = runner.instance
             elif not finished and runner.body is not None:
                 abandoned.append(runner.body)
+        self._stopped_for_deletion(task_ids)
         outcome = await run_deleted(self.name, self.cls, config, instance, self._s.offsets,
                                     timeout=self._s.worker.deleted_timeout, incarnation=self.incarnation,
                                     attempt=attempt, spark=self._connector_spark())
@@ -706,6 +721,19 @@ class ConnectorActor:
             remove_offsets_if_asked(self.name, self.cls, self.config, self._s.offsets)
             await self._s.append([PendingCleanupCleared(self.name)])
         self._s.deletion_finished(outcome.with_duration(time.monotonic() - started))
+
+    def _stopped_for_deletion(self, task_ids: list[int]) -> None:
+        """While ``deleted()`` runs, the stopped units read UNASSIGNED, as Connect's shut-down ones do
+        (a FAILED task stays FAILED: its thread ended there); their statuses go once it has returned
+        (then the status is a 404)."""
+        status = self._s.status
+        stopped = Status(ConnectorState.UNASSIGNED, self._s.worker.worker_id, self._s.generation)
+        if status.connector(self.name) is not None:
+            status.put_connector(self.name, stopped)
+        tasks = status.tasks(self.name)
+        for task in task_ids:
+            if task in tasks and tasks[task].state != TaskState.FAILED:  # a failed task's thread ended FAILED
+                status.put_task(self.name, task, stopped)
 
     async def _cleanup_only(self, record: PendingCleanupRecord) -> None:
         """Run a pending ``deleted()`` left by a deletion that never completed (crash, failure, retry)."""
