@@ -16,8 +16,7 @@ from engine.api._invoke import CALLBACK_TIMER
 from engine.api.connector import Connector
 from engine.config.worker import WorkerConfig
 from engine.configlog.base import ConfigLog
-from engine.configlog.file import FileConfigLog
-from engine.configlog.memory import MemoryConfigLog
+from engine.configlog.factory import open_config_log
 from engine.configlog.records import (
     ConfigRecord,
     ConnectorConfigRecord,
@@ -58,8 +57,7 @@ from engine.storage.base import OffsetStore
 from engine.storage.factory import open_offset_store, open_status_store
 from engine.storage.status import Status
 from engine.topics.base import Topics
-from engine.topics.log_config import worker_defaults
-from engine.topics.memory import MemoryTopics
+from engine.topics.factory import open_topics
 from engine.validation.connector import check_name, validate_connector_config
 from engine.worker.data_plane import DataPlane, DataSettings
 from engine.worker.sink_loop import group_id as sink_group_id
@@ -71,36 +69,6 @@ if TYPE_CHECKING:
 # settled(): this many consecutive quiet looks, with loop turns between, rule out a message in transit
 _SETTLED_POLLS = 5
 _SETTLE_POLL_S = 0.002
-
-
-def _open_config_log(worker: WorkerConfig) -> ConfigLog:
-    if path := worker.get("config.storage.file.filename"):
-        return FileConfigLog(path)
-    if servers := worker.get("bootstrap.servers"):
-        from engine.configlog.kafka import KafkaConfigLog
-
-        return KafkaConfigLog(servers, worker.raw["config.storage.topic"],
-                              replication_factor=int(worker.raw["config.storage.replication.factor"]),
-                              client_args=worker.kafka.own())
-    return MemoryConfigLog()
-
-
-def _open_topics(worker: WorkerConfig) -> Topics:
-    """The data plane's topics: Kafka with ``bootstrap.servers``, else in memory (a file with
-    ``topics.storage.file.filename``, so records survive a restart; ``topics.retention.ms``,
-    ``topics.retention.bytes`` and ``topics.segment.bytes`` are its topics' defaults)."""
-    if servers := worker.get("bootstrap.servers"):
-        from engine.topics.kafka import KafkaTopics
-
-        session = worker.get("consumer.session.timeout.ms")
-        # Connect's precedence: connectors' producers get producer.*, consumers consumer.*, admins the
-        # top level + admin.* (engine.config.kafka_clients); per-connector overrides come on top
-        return KafkaTopics(servers, client_id=f"connect-engine-{worker.worker_id}",
-                           session_timeout_ms=int(session) if session else 10_000,
-                           producer_config=worker.kafka.worker_level("producer"),
-                           consumer_config=worker.kafka.worker_level("consumer"),
-                           admin_config=worker.kafka.worker_level("admin"))
-    return MemoryTopics(worker.get("topics.storage.file.filename"), topic_defaults=worker_defaults(worker.raw))
 
 
 DEFAULT_GC_THRESHOLD = (700, 10, 10)  # CPython's
@@ -145,10 +113,10 @@ class Engine:
 
             self.cluster = Cluster(ClusterSettings.from_worker(self.worker), RestClient(self.worker))
         self.data_settings = DataSettings.parse(self.worker.raw)
-        self.topics: Topics = topics if topics is not None else _open_topics(self.worker)
+        self.topics: Topics = topics if topics is not None else open_topics(self.worker)
         # one per engine; nothing Spark-related happens until a task first runs a job
         self.spark = SparkSupervisor(SparkSettings.from_worker(self.worker.raw))
-        self._log: ConfigLog = config_log if config_log is not None else _open_config_log(self.worker)
+        self._log: ConfigLog = config_log if config_log is not None else open_config_log(self.worker)
         client_id = f"connect-engine-{self.worker.worker_id}"
         own = self.worker.kafka.own()  # the worker's own clients: the top-level security settings
         self._status = open_status_store(self.worker.raw, client_id=client_id, client_args=own)
