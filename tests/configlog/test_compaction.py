@@ -35,7 +35,7 @@ from engine.configlog.file import FileConfigLog
 from engine.configlog.records import ConfigRecord
 from engine.configlog.snapshot import ConfigSnapshot
 from engine.errors import CorruptRecord
-from engine.storage.journal import STEPS, Entry
+from engine.journal.file import STEPS, Entry
 from states import TargetState
 from tests.crash import Crash, crash_at
 
