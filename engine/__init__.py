@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from engine.errors import (
     ConfigError,
     ConnectorAlreadyExists,
+    ConnectorInstantiationError,
     ConnectorNotFound,
     EngineError,
     EngineNotRunning,
@@ -35,6 +36,7 @@ _LAZY = {
 __all__ = [
     "ConfigError",
     "ConnectorAlreadyExists",
+    "ConnectorInstantiationError",
     "ConnectorNotFound",
     "DeletionOutcome",
     "Engine",

@@ -52,6 +52,19 @@ class ConnectorClassNotFound(ConfigError):
     http_status = 500
 
 
+class ConnectorInstantiationError(EngineError):
+    """``connector.class`` names a connector class that cannot be instantiated (abstract: a method left
+    unwritten, or a constructor that raises). Connect's ``Plugins.newPlugin`` throws
+    ``ConnectException("Instantiation error")``, which REST answers with 500; the cause is chained."""
+
+    http_status = 500
+
+    def __init__(self, class_name: str, cause: BaseException) -> None:
+        super().__init__("Instantiation error")
+        self.class_name = class_name
+        self.detail = f"Could not instantiate class {class_name}: {cause}"
+
+
 class InvalidRequest(EngineError):
     """A request that cannot be carried out as asked (400), e.g. offsets of a running connector."""
 

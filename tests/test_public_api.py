@@ -17,6 +17,7 @@ PUBLIC_API: dict[str, list[str]] = {
     "engine": [
         "ConfigError",
         "ConnectorAlreadyExists",
+        "ConnectorInstantiationError",
         "ConnectorNotFound",
         "DeletionOutcome",
         "Engine",
