@@ -39,6 +39,8 @@ from aiohttp import web
 from engine.errors import ConfigError
 from engine.rest.errors import error_response
 
+__all__ = ["CREDENTIALS_FILE_KEY", "BasicAuth", "PasswordHash", "hash_password", "load_credentials", "main"]
+
 CREDENTIALS_FILE_KEY = "rest.basic.auth.credentials.file"
 REALM = "connect-engine"
 SCHEME = "pbkdf2_sha256"

@@ -33,6 +33,9 @@ import aiohttp
 
 from engine.testing.waiting import eventually
 
+__all__ = ["HOST", "START_TIMEOUT_S", "WorkerCluster", "WorkerProcess", "free_port", "poll_until", "request",
+           "worker_cluster"]
+
 T = TypeVar("T")
 HOST = "127.0.0.1"
 START_TIMEOUT_S = 60.0
