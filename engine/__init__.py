@@ -19,13 +19,16 @@ module                      for
 ==========================  ====================================================================
 
 Importing ``engine`` stays light: the runtime names below resolve on first use (PEP 562), so
-``import engine.api`` (what every connector author writes) loads no runtime.
+``import engine.api`` (what every connector author writes) loads no runtime. Logging stays quiet
+until the application configures it (``engine.observability.logs.quiet_until_configured``).
 """
 
 from __future__ import annotations
 
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
+
+from engine.observability import logs as _logs
 
 # The errors the Engine's calls raise on purpose. Every one is an EngineError, whose http_status is
 # what the REST API answers (Connect's status for the same failure).
@@ -48,6 +51,9 @@ if TYPE_CHECKING:
     from engine.engine import Engine
     from engine.herder.deletion import DeletionOutcome
     from engine.herder.transition_feed import TransitionEvent
+
+# A library writes nothing to stdout or stderr until the application configures logging.
+_logs.quiet_until_configured()
 
 _LAZY = {
     "DeletionOutcome": "engine.herder.deletion",

@@ -410,9 +410,18 @@ class Engine:
             await asyncio.sleep(0.05)
 
     async def pause_connector(self, name: str) -> None:
+        """Ask for PAUSED; returns once the connector's actor has applied the request (its runners are told),
+        not once they are paused.
+
+        As in Connect, where ``PUT /pause`` answers 202 Accepted: the connector and each task then pause
+        on their own and report PAUSED (a task busy in ``poll`` or ``put`` first finishes that call), so
+        the state follows shortly. ``await engine.wait_for_state(name, "PAUSED", tasks=n)`` waits for it.
+        """
         await self._set_target(name, TargetState.PAUSED)
 
     async def resume_connector(self, name: str) -> None:
+        """Ask for RUNNING again; returns as ``pause_connector`` does, before the tasks report RUNNING
+        (``wait_for_state(name, "RUNNING", tasks=n)`` waits for that)."""
         await self._set_target(name, TargetState.STARTED)
 
     async def stop_connector(self, name: str) -> None:

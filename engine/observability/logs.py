@@ -1,8 +1,13 @@
 """Logging set-up for programs built on the engine: console on a terminal, JSON otherwise.
 
-The engine itself never configures logging (it is a library); the CLI and embedding programs
-call ``configure_logging`` once, before starting an engine (its herder binds its transition
-logger when the engine starts).
+The engine is a library: it never writes to stdout or stderr on its own. Left as they are,
+structlog's defaults would print every event to stdout, mixed into the host program's output; so
+``import engine`` calls ``quiet_until_configured``, which (only while nobody configured structlog)
+hands events to stdlib ``logging`` under the ``engine`` logger, whose ``NullHandler`` keeps them
+out of sight until the application configures logging: ``logging.basicConfig(level=...)`` shows
+them through stdlib handlers; ``configure_logging`` (what the CLI calls) or the application's own
+``structlog.configure`` replaces this default entirely. Call either once, before starting an
+engine (its herder binds its transition logger when the engine starts).
 """
 
 from __future__ import annotations
@@ -60,6 +65,34 @@ class _ToStructlog(logging.Handler):
         method = record.levelname.lower() if record.levelno < logging.CRITICAL else "critical"
         getattr(structlog.get_logger(component=record.name), method, structlog.get_logger().error)(
             record.getMessage())
+
+
+ENGINE_LOGGER = "engine"
+
+
+def quiet_until_configured() -> None:
+    """Unless structlog is configured already: events go to stdlib ``logging`` (logger named by the module
+    that logs, ``engine.herder.connector_actor`` ...), rendered as one logfmt line each, and the ``engine``
+    logger gets a ``NullHandler``, so an application that configured nothing sees nothing (not even
+    Python's last-resort WARNING lines). Runs once, at ``import engine``; structlog configured later wins.
+    """
+    if structlog.is_configured():
+        return
+    structlog.configure(
+        processors=[
+            structlog.stdlib.filter_by_level,  # the stdlib level decides, cheaply, before any rendering
+            drop_below_level,  # /admin/loggers levels, as with configure_logging
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.format_exc_info,
+            structlog.processors.LogfmtRenderer(key_order=["event"]),
+        ],
+        wrapper_class=structlog.stdlib.BoundLogger,
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        cache_logger_on_first_use=False,  # an application configuring later must reach every logger
+    )
+    engine_logger = logging.getLogger(ENGINE_LOGGER)
+    if not any(isinstance(h, logging.NullHandler) for h in engine_logger.handlers):
+        engine_logger.addHandler(logging.NullHandler())
 
 
 def configure_logging(level: str = "INFO", *, json: bool | None = None) -> None:
