@@ -83,8 +83,9 @@ FRAMEWORK_SINK_KEYS = [
 
 @pytest.fixture
 async def acme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Client]:
-    """An engine whose plugin.path holds the ``acme_rest`` module, behind the REST app."""
-    (tmp_path / "acme_rest.py").write_text(textwrap.dedent(ACME), encoding="utf-8")
+    """An engine whose plugin.path holds the ``acme_rest`` plugin package, behind the REST app."""
+    (tmp_path / "acme_rest").mkdir()
+    (tmp_path / "acme_rest" / "__init__.py").write_text(textwrap.dedent(ACME), encoding="utf-8")
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.setattr(plugin_discovery, "_PATH_PLUGINS", {})
     try:
