@@ -52,6 +52,17 @@ class ConnectorClassNotFound(ConfigError):
     http_status = 500
 
 
+class MissingExtra(ConnectorClassNotFound):
+    """A built-in plugin needs a library that only an optional extra installs; the message names the
+    ``pip install 'connect-engine[extra]'`` to run. 500 over REST, as a class that cannot be found."""
+
+    def __init__(self, name: str, module: str, extra: str, hint: str) -> None:
+        message = f"Connector class {name} cannot be loaded: {hint}"
+        super().__init__(message, errors={"connector.class": [message]})
+        self.module = module
+        self.extra = extra
+
+
 class ConnectorInstantiationError(EngineError):
     """``connector.class`` names a connector class that cannot be instantiated (abstract: a method left
     unwritten, or a constructor that raises). Connect's ``Plugins.newPlugin`` throws

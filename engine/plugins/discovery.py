@@ -52,6 +52,7 @@ import structlog
 
 from engine.api.connector import Connector, SinkConnector, SourceConnector
 from engine.plugins.classes import qualified_name
+from engine.plugins.extras import missing_extra
 
 log = structlog.get_logger(component="plugins")
 
@@ -210,6 +211,10 @@ def plugins_from_entry_points(eps: Iterable[EntryPoint]) -> list[PluginDesc]:
         try:
             loaded = ep.load()
         except Exception as exc:
+            needs = missing_extra(exc)
+            if needs is not None:  # a built-in plugin of an extra not installed: silent until it is used
+                _needs_extra(ep, *needs)
+                continue
             log.warning("plugins.entry_point_failed", group=ep.group, entry_point=ep.value, error=repr(exc))
             continue
         kind = ENTRY_POINT_GROUPS[ep.group]
@@ -221,6 +226,24 @@ def plugins_from_entry_points(eps: Iterable[EntryPoint]) -> list[PluginDesc]:
             continue
         found.append(PluginDesc(loaded, kind))
     return found
+
+
+_NEEDING_EXTRAS: dict[str, tuple[str, str]] = {}
+"""Plugins whose entry point could not load for want of an extra: each name it goes by -> (module, extra)."""
+
+
+def _needs_extra(ep: EntryPoint, module: str, extra: str) -> None:
+    log.debug("plugins.needs_extra", entry_point=ep.value, module=module, extra=extra)
+    dotted = ep.value.replace(":", ".")
+    simple = dotted.rpartition(".")[2]
+    for name in (ep.name, dotted, simple, simple.removesuffix("Connector")):
+        _NEEDING_EXTRAS.setdefault(name, (module, extra))
+
+
+def extra_needed_by(name: str) -> tuple[str, str] | None:
+    """``(module, extra)`` when ``name`` (class name or alias) is a plugin that an extra not installed provides."""
+    _installed_plugins()
+    return _NEEDING_EXTRAS.get(name.strip())
 
 
 @cache
