@@ -1,7 +1,7 @@
 PY  ?= python3
 BIN := .venv/bin
 
-.PHONY: install run reset demo test unit integration lint type check bench clean
+.PHONY: install run reset demo kafka test unit integration lint type check bench clean
 
 install:            ## venv + editable install with the dev tools and test brokers
 	$(PY) -m venv .venv
@@ -16,6 +16,9 @@ reset:              ## forget the demo pipeline's state (demo-pipeline/): the ne
 
 demo:               ## the embedded lifecycle demo (no Spark)
 	$(BIN)/connect-engine demo
+
+kafka:              ## Apache Kafka 4.1 (KRaft, jars from Maven Central; needs java and mvn) until Ctrl-C; NODES=3 for a cluster
+	$(BIN)/python -m engine.testing.kafka $(if $(NODES),--nodes $(NODES))
 
 test:               ## every test, real brokers included (the test session starts them)
 	$(BIN)/pytest -q

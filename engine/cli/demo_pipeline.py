@@ -229,8 +229,9 @@ class RowCounter:
 
 
 async def run_pipeline(workdir: Path, port: int, duration: float | None, every_s: float = 0.5,
-                       spark_props: Mapping[str, str] | None = None) -> int:
-    """``spark_props``: the worker's ``spark.*`` properties (``spark_properties``; default local)."""
+                       spark_props: Mapping[str, str] | None = None, bootstrap_servers: str | None = None) -> int:
+    """``spark_props``: the worker's ``spark.*`` properties (``spark_properties``; default local);
+    ``bootstrap_servers``: a Kafka cluster for the topics instead of the embedded topic file."""
     spark_props = dict(spark_props) if spark_props is not None else spark_properties()
     # absolute: a Spark Connect server (or a cluster's executors) resolve a relative path against their own
     # working directory, not this process's
@@ -245,7 +246,8 @@ async def run_pipeline(workdir: Path, port: int, duration: float | None, every_s
         # Spark's first write cannot be cancelled while it is being planned (seconds on a cold JVM): a
         # stop then waits for it rather than abandon the task with its final commit undone
         "task.shutdown.graceful.timeout.ms": "30000",
-        "topics.storage.file.filename": str(workdir / "topics.jsonl"),
+        **({"bootstrap.servers": bootstrap_servers} if bootstrap_servers
+           else {"topics.storage.file.filename": str(workdir / "topics.jsonl")}),
         "offset.storage.file.filename": str(workdir / "offsets"),
         "config.storage.file.filename": str(workdir / "configs"),
         **spark_props,
@@ -354,9 +356,9 @@ def missing_spark() -> str | None:
 
 
 def main(workdir: str, port: int, duration: float | None, *, fresh: bool = False,
-         spark_props: Mapping[str, str] | None = None) -> int:
-    """``fresh`` (``--reset``): remove what an earlier run left in ``workdir`` first; ``spark_props``: see
-    ``run_pipeline``."""
+         spark_props: Mapping[str, str] | None = None, bootstrap_servers: str | None = None) -> int:
+    """``fresh`` (``--reset``): remove what an earlier run left in ``workdir`` first (topics on a Kafka
+    cluster stay); ``spark_props`` and ``bootstrap_servers``: see ``run_pipeline``."""
     missing = missing_spark()
     if missing is not None:
         sys.stderr.write(f"connect-engine pipeline: {missing}\n")
@@ -365,7 +367,8 @@ def main(workdir: str, port: int, duration: float | None, *, fresh: bool = False
         removed = reset(Path(workdir))
         _say(f"reset {workdir}: removed {', '.join(removed) if removed else 'nothing (it held no pipeline)'}\n")
     try:
-        return asyncio.run(run_pipeline(Path(workdir), port, duration, spark_props=spark_props))
+        return asyncio.run(run_pipeline(Path(workdir), port, duration, spark_props=spark_props,
+                                        bootstrap_servers=bootstrap_servers))
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             sys.stderr.write(f"connect-engine pipeline: port {port} on 127.0.0.1 is already in use (another "

@@ -35,6 +35,9 @@ def _parser() -> argparse.ArgumentParser:
     pipeline.add_argument("--spark-conf", metavar="KEY=VALUE", action="append", default=[],
                           help="a Spark setting for the worker's session (worker property spark.conf.KEY); "
                                "repeatable")
+    pipeline.add_argument("--bootstrap-servers", metavar="HOST:PORT",
+                          help="keep the topics on this Kafka cluster (e.g. `make kafka`'s) instead of the "
+                               "embedded topic file in --dir; --reset leaves them there")
     commands.add_parser("demo", help="create, pause, resume, stop and delete a connector, printing each transition")
     standalone = commands.add_parser(
         "standalone", help="run a worker with Connect's REST API (like connect-standalone)",
@@ -111,7 +114,8 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             spark_props = spark_properties(args.spark_master, args.spark_remote, args.spark_conf)
         except ValueError as exc:
             parser.error(str(exc))
-        return run_pipeline(args.dir, args.port, args.duration, fresh=args.reset, spark_props=spark_props)
+        return run_pipeline(args.dir, args.port, args.duration, fresh=args.reset, spark_props=spark_props,
+                            bootstrap_servers=args.bootstrap_servers)
     if args.command == "demo":
         from engine.cli.demo import run_demo
 

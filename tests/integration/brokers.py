@@ -1,4 +1,6 @@
-"""Start a Kafka-protocol test broker (noida-db or tansu) on a free loopback port, and stop it by PID."""
+"""Start a test broker on a free loopback port, and stop it by PID: Apache Kafka itself (``kafka``: 4.1,
+``kafka-3.9``; a KRaft node from ``engine.testing.kafka``) or a Kafka-protocol imitation from a PyPI
+wheel (``noida``, ``tansu``)."""
 
 from __future__ import annotations
 
@@ -15,10 +17,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.testing.kafka import apache_kafka
+
 HOST = "127.0.0.1"
 READY_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 10.0
 BROKERS = ("noida", "tansu")
+APACHE_KAFKA = {"kafka": "4.1", "kafka-3.9": "3.9"}
 
 
 class BrokerUnavailable(RuntimeError):
@@ -120,6 +125,12 @@ def _tail(path: Path, lines: int = 20) -> str:
 @contextlib.contextmanager
 def running_broker(name: str, *, advertised_port: int | None = None, extra: tuple[str, ...] = ()) -> Iterator[Broker]:
     """Yield a started broker; stop it (terminate, then kill) and remove its data dir afterwards."""
+    if name in APACHE_KAFKA:
+        with apache_kafka(APACHE_KAFKA[name]) as kafka:
+            node = kafka.nodes[0]
+            assert node.process is not None
+            yield Broker(name, kafka.bootstrap_servers(), node.process.pid, kafka.directory)
+        return
     data_dir = Path(tempfile.mkdtemp(prefix=f"{name}-broker-"))
     output = data_dir / "broker.log"
     try:
