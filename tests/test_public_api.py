@@ -145,10 +145,10 @@ PUBLIC_API: dict[str, list[str]] = {
         "describe",
         "eventually",
     ],
-    "engine.testing.kafka": ["DEFAULT_USERS", "ApacheKafka", "KafkaNode", "KafkaUnavailable", "apache_kafka",
-                             "kafka_classpath"],
     "engine.testing.cluster": ["HOST", "START_TIMEOUT_S", "WorkerCluster", "WorkerProcess", "free_port", "poll_until",
                                "request", "worker_cluster"],
+    "engine.testing.kafka": ["DEFAULT_USERS", "ApacheKafka", "KafkaNode", "KafkaUnavailable", "apache_kafka",
+                             "kafka_classpath"],
 }
 
 PACKAGES = sorted(PUBLIC_API)
