@@ -28,8 +28,6 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from engine.observability import logs as _logs
-
 # The errors the Engine's calls raise on purpose. Every one is an EngineError, whose http_status is
 # what the REST API answers (Connect's status for the same failure).
 from engine.errors import (
@@ -44,6 +42,7 @@ from engine.errors import (
     StateTimeout,
     TaskNotFound,
 )
+from engine.observability import logs as _logs
 
 # The runtime: the Engine and the values its calls hand back. Imported for type checkers only; at
 # run time __getattr__ loads each from the module named in _LAZY the first time it is asked for.
