@@ -70,14 +70,15 @@ def random_record(rng: random.Random, n: int) -> tuple[str, bytes | None]:
         case 5:
             record = TargetStateTombstone(c)
         case 6:
-            record = rng.choice([RestartRecord(c, True, False), TaskRestartRecord(c, 1)])
+            restarts: list[ConfigRecord] = [RestartRecord(c, True, False), TaskRestartRecord(c, 1)]
+            record = rng.choice(restarts)
         case 7:
             record = PendingCleanupRecord(c, {"v": str(n)}, rng.randrange(3), rng.choice([None, str(n)]))
         case 8:
             record = PendingCleanupCleared(c)
         case 9:
-            record = IgnoredRecord(rng.choice(["session-key", "logger-cluster-x"]),
-                                   rng.choice([None, {"n": n}]))
+            values: list[dict[str, object] | None] = [None, {"n": n}]
+            record = IgnoredRecord(rng.choice(["session-key", "logger-cluster-x"]), rng.choice(values))
         case _:
             return rng.choice([(f"connector-{c}", b"not json"), (f"task-{c}-x", b"{}"), ("bogus", b"{}")])
     return encode(record)
@@ -211,7 +212,7 @@ async def test_a_reader_part_way_through_never_sees_the_compacted_rest(tmp_path:
     assert first + rest == [0, 1, 2, 3, 4, 5]
     assert [offset for offset, _, _ in await read(log)] == [0, 2, 3, 4, 5]
     assert len(log.journal.path.read_bytes().splitlines()) == 2  # the file is compacted whole
-    await reader.aclose()
+    await reader.aclose()  # type: ignore[attr-defined]  # an async generator, typed as an AsyncIterator
     await log.compact()
     assert [offset for offset, _, _ in await read(log)] == [0, 5]
     await log.close()
@@ -242,7 +243,8 @@ async def test_a_config_log_compaction_killed_at_any_step_loses_nothing(tmp_path
     path = tmp_path / "config"
     log = FileConfigLog(path)
     await log.open()
-    records = [ConnectorConfigRecord("c", {"v": "1"}), TaskConfigRecord("c", 0, {}), TaskCommitRecord("c", 1),
+    records: list[ConfigRecord] = [
+               ConnectorConfigRecord("c", {"v": "1"}), TaskConfigRecord("c", 0, {}), TaskCommitRecord("c", 1),
                ConnectorConfigRecord("c", {"v": "2"}), ConnectorConfigRecord("d", {}), ConnectorTombstone("d"),
                PendingCleanupRecord("d", {}, 0, "4")]
     await log.append([encode(record) for record in records])
@@ -259,9 +261,11 @@ async def test_a_config_log_compaction_killed_at_any_step_loses_nothing(tmp_path
 
 
 # A child that appends records f(offset) forever with tiny compaction thresholds, acknowledging each
-# offset on stdout ("ack <offset>", among its log lines) once append() returned (fsynced).
+# offset on stdout ("ack <offset>", among its log lines, which it routes there) once append() returned
+# (fsynced).
 APPENDING_FOREVER = textwrap.dedent("""
-    import asyncio, sys
+    import asyncio, logging, sys
+    logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")  # journal.compacted lines
     from engine.configlog.file import FileConfigLog
     sys.path.insert(0, sys.argv[2])
     from test_compaction import record_at
