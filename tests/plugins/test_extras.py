@@ -50,7 +50,7 @@ def test_a_base_install_says_nothing_until_a_connector_needs_a_missing_extra() -
     warnings = [line for line in done.stderr.splitlines() if json.loads(line)["level"] not in ("debug", "info")]
     assert warnings == []  # listing the plugins warns about nothing it cannot load
     assert "engine.connectors.postgres_cdc.PostgresCdcSourceConnector" not in result["listed"]
-    assert "engine.connectors.file.FileStreamSourceConnector" in result["listed"]
+    assert "engine.connectors.file.source.FileStreamSourceConnector" in result["listed"]
     postgres = ("Connector class {} cannot be loaded: it needs psycopg, which is not installed: "
                 "pip install 'connect-engine[postgres]'")
     assert result["errors"] == {
