@@ -33,7 +33,7 @@ lint:               ## ruff, and the import layers (import-linter contracts in p
 	$(BIN)/ruff check engine states tests bench
 	$(BIN)/lint-imports
 
-type:
+type:               ## mypy --strict over engine, states and tests
 	$(BIN)/mypy
 
 check: lint type test   ## what CI runs

@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -146,7 +147,7 @@ async def test_a_connector_with_a_wrong_override_password_fails_its_task(
         await engine.create_connector("snk", {"connector.class": SINK, "topics": topic, **STRINGS,
                                               "consumer.override.sasl.jaas.config": jaas("Plain", "alice", "nope")})
 
-        async def task_failed() -> dict[str, object] | None:
+        async def task_failed() -> dict[str, Any] | None:
             body = await engine.connector_status("snk")
             tasks = body["tasks"]
             return body if tasks and tasks[0]["state"] == "FAILED" else None
@@ -240,7 +241,7 @@ async def test_a_connector_whose_override_distrusts_the_broker_fails_its_task_wi
                                               "consumer.override.ssl.truststore.certificates":
                                                   tls_broker.certs.other_ca_pem.read_text()})
 
-        async def task_failed() -> dict[str, object] | None:
+        async def task_failed() -> dict[str, Any] | None:
             body = await engine.connector_status("snk")
             tasks = body["tasks"]
             return body if tasks and tasks[0]["state"] == "FAILED" else None

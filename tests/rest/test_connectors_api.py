@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from engine import ConnectorInstantiationError, Engine, EngineError
@@ -15,7 +16,7 @@ from engine.api import SourceConnector
 from engine.testing import CALLS, FAULTS
 from tests.rest.conftest import SINK, SOURCE
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 
 
 async def create(client: Client, name: str = "orders", config: dict[str, str] | None = None,

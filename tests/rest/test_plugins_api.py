@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from engine import Engine
@@ -18,7 +19,7 @@ from engine.rest.app import make_app
 from engine.testing import FAULTS, RecordingSinkConnector, RecordingSourceConnector
 from tests.rest.conftest import FAST, SINK, SOURCE
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 
 RECORDING_SOURCE = "engine.testing.recording.RecordingSourceConnector"
 RECORDING_SINK = "engine.testing.recording.RecordingSinkConnector"
