@@ -23,6 +23,8 @@ from engine.connectors.spark_sink import read_committed
 from engine.spark import SparkSupervisor
 from tests.spark_servers import QUICK_JVM, child_env
 
+pytestmark = pytest.mark.integration  # the demo pipeline as a process, its Spark JVM started afresh per run
+
 ENV = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
 
 
