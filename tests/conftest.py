@@ -1,5 +1,6 @@
-"""Session-wide plugins: the real Spark servers (``tests/spark_servers.py``) and Apache Kafka
-(``tests/kafka_servers.py``), each started only when a test asks.
+"""Session-wide plugins: the real Spark servers (``tests/spark_servers.py``), Apache Kafka
+(``tests/kafka_servers.py``) and schema registry (``tests/schema_registry.py``), each started only
+when a test asks.
 
 What is integration: a test that needs a real service the session starts (a Spark JVM or server,
 a Kafka-protocol broker, Apache Kafka, the logical PostgreSQL) or separate worker processes is
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-pytest_plugins = ("tests.spark_servers", "tests.kafka_servers")
+pytest_plugins = ("tests.spark_servers", "tests.kafka_servers", "tests.schema_registry")
 
 SERVICE_FIXTURES = frozenset({
     "spark",  # tests/connectors/spark_sink: a local SparkSession (a JVM)
@@ -20,6 +21,7 @@ SERVICE_FIXTURES = frozenset({
     "spark_connect_url", "spark_master_url", "connect_supervisor",  # Spark Connect server, standalone cluster
     "noida", "tansu", "broker", "kafka41", "kafka39",  # Kafka-protocol brokers, Apache Kafka
     "logical_pg",  # PostgreSQL with wal_level=logical (the CDC source)
+    "schema_registry",  # Apicurio Registry (a JVM)
 })
 
 

@@ -160,6 +160,18 @@ def until_returned(tasks: Iterable[asyncio.Future[Any]]) -> asyncio.Future[BaseE
     return asyncio.ensure_future(wait())
 
 
+def remove_offsets_if_asked(name: str, cls: type[Connector] | None, config: dict[str, str],
+                            offsets: OffsetStore) -> None:
+    """After a successful cleanup, however it ended (on time, on a retry, late): source offsets go
+    when the config (``offsets.reset.on.delete``) or else the connector class
+    (``SourceConnector.offsets_removed_on_delete``) asks for it."""
+    asked = config.get("offsets.reset.on.delete", "").strip().lower()
+    if asked == "true" or (not asked and cls is not None and issubclass(cls, SourceConnector)
+                           and cls.offsets_removed_on_delete):
+        removed = offsets.reset(name)
+        log.info("connector.offsets_reset", connector=name, partitions=removed)
+
+
 class DeletionServices(Protocol):
     """What a deletion needs from the herder that owns the actor (part of ``ActorServices``)."""
 
@@ -255,18 +267,9 @@ class ConnectorDeletion:
             outcome = replace(outcome, lingering=until_returned([*watched, *abandoned]))
         self._s.status.remove_connector(name)
         if outcome.succeeded:
-            self._remove_offsets(actor.cls, actor.config)
+            remove_offsets_if_asked(name, actor.cls, actor.config, self._s.offsets)
             await self._s.append([PendingCleanupCleared(name)])
         self._s.deletion_finished(outcome.with_duration(time.monotonic() - started))
-
-    def _remove_offsets(self, cls: type[Connector] | None, config: dict[str, str]) -> None:
-        """Source offsets go with a successful cleanup when the config (``offsets.reset.on.delete``) or
-        else the connector class (``SourceConnector.offsets_removed_on_delete``) asks for it."""
-        asked = config.get("offsets.reset.on.delete", "").strip().lower()
-        if asked == "true" or (not asked and cls is not None and issubclass(cls, SourceConnector)
-                               and cls.offsets_removed_on_delete):
-            removed = self._s.offsets.reset(self._actor.name)
-            log.info("connector.offsets_reset", partitions=removed)
 
     async def cleanup_only(self, record: PendingCleanupRecord) -> None:
         """Run a pending ``deleted()`` left by a deletion that never completed (crash, failure, retry)."""
@@ -283,7 +286,7 @@ class ConnectorDeletion:
                                     attempt=attempt, spark=actor._connector_spark())
         self._s.status.remove_connector(name)  # what a crashed owner left behind
         if outcome.succeeded:
-            self._remove_offsets(cls, config)
+            remove_offsets_if_asked(name, cls, config, self._s.offsets)
             await self._s.append([PendingCleanupCleared(name)])
         self._s.deletion_finished(outcome)
         actor.finished = True

@@ -2,8 +2,8 @@
 
 The keys are declared here, next to their one reader (``ErrorPolicy``), as ConfigDef keys of
 Connect's "Error Handling" group: ``ERROR_KEYS`` for every connector (Connect's ``ConnectorConfig``),
-``SINK_ERROR_KEYS`` for sinks (``SinkConnectorConfig``'s dead letter queue). ``engine.validation``
-lists and validates them with the other framework keys.
+``DLQ_KEYS`` for the dead letter queue (``SinkConnectorConfig``'s; sources accept them too, our
+addition). ``engine.validation`` lists and validates them with the other framework keys.
 """
 
 from __future__ import annotations
@@ -56,12 +56,13 @@ def _error_keys() -> list[ConfigKey]:
     ]
 
 
-def _sink_error_keys() -> list[ConfigKey]:
+def _dlq_keys() -> list[ConfigKey]:
     m, lo, c = Importance.MEDIUM, Importance.LOW, ConfigType
     return [
         _key(6, DLQ_TOPIC, c.STRING, "", m,
              "The name of the topic to be used as the dead letter queue (DLQ) for messages that result in "
-             "an error when processed by this sink connector. Empty: no DLQ.",
+             "an error when processed by this connector (a sink's records as consumed; a source's as its "
+             "converters write them). Empty: no DLQ.",
              "Dead Letter Queue Topic Name", width=Width.MEDIUM),
         _key(7, DLQ_REPLICATION_FACTOR, c.SHORT, 3, m,
              "Replication factor used to create the dead letter queue topic when it doesn't already exist.",
@@ -73,8 +74,8 @@ def _sink_error_keys() -> list[ConfigKey]:
 
 
 ERROR_KEYS = _error_keys()
-SINK_ERROR_KEYS = _sink_error_keys()
-ERROR_DEFAULTS: dict[str, Any] = {key.name: key.default for key in (*ERROR_KEYS, *SINK_ERROR_KEYS)}
+DLQ_KEYS = _dlq_keys()
+ERROR_DEFAULTS: dict[str, Any] = {key.name: key.default for key in (*ERROR_KEYS, *DLQ_KEYS)}
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from engine.config.worker import WorkerConfig
 from engine.topics.base import Topics
-from engine.topics.log_config import worker_defaults
+from engine.topics.log_config import retention_check_interval_ms, worker_defaults
 from engine.topics.memory import MemoryTopics
 
 
@@ -25,4 +25,5 @@ def open_topics(worker: WorkerConfig) -> Topics:
                            producer_config=worker.kafka.worker_level("producer"),
                            consumer_config=worker.kafka.worker_level("consumer"),
                            admin_config=worker.kafka.worker_level("admin"))
-    return MemoryTopics(worker.get("topics.storage.file.filename"), topic_defaults=worker_defaults(worker.raw))
+    return MemoryTopics(worker.get("topics.storage.file.filename"), topic_defaults=worker_defaults(worker.raw),
+                        retention_check_interval_ms=retention_check_interval_ms(worker.raw))

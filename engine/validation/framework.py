@@ -38,7 +38,7 @@ from engine.observability.request_stage import enter_stage
 from engine.plugins.classes import qualified_name
 from engine.plugins.discovery import PluginRegistry, PluginType, process_registry
 from engine.plugins.loading import load_connector_class
-from engine.tolerance.config import DLQ_TOPIC, ERROR_KEYS, SINK_ERROR_KEYS
+from engine.tolerance.config import DLQ_KEYS, DLQ_TOPIC, ERROR_KEYS
 from engine.transforms.chain import (
     NEGATE_CONFIG,
     PREDICATE_CONFIG,
@@ -51,6 +51,7 @@ from engine.transforms.chain import (
 from engine.transforms.resolve import Kind, check_concrete, find_class
 from engine.validation.connector import VALIDATING, _validator_instance, client_override_errors
 from engine.validation.source_config import SOURCE_KEYS, unique_aliases
+from engine.worker.rate_limit import RATE_KEYS
 
 COMMON_GROUP = "Common"
 TRANSFORMS_GROUP = "Transforms"
@@ -131,7 +132,7 @@ def _sink_keys() -> list[ConfigKey]:
         _common(4, "topics.regex", c.STRING, "", h,
                 "Regular expression giving topics to consume. Only one of topics or topics.regex may be set.",
                 "Topics regex", width=Width.LONG),
-        *SINK_ERROR_KEYS,
+        *DLQ_KEYS,
     ]
 
 
@@ -142,9 +143,10 @@ def _config_def(keys: list[ConfigKey]) -> ConfigDef:
     return config_def
 
 
-# RESTART_KEYS: our addition (restart.policy and its backoff, engine/herder/restart_policy.py), listed last
-SOURCE_CONFIG_DEF = _config_def([*_connector_keys(), *SOURCE_KEYS, *RESTART_KEYS])
-SINK_CONFIG_DEF = _config_def([*_connector_keys(), *_sink_keys(), *RESTART_KEYS])
+# our additions, listed last: a source's errors.deadletterqueue.*; RESTART_KEYS (restart.policy and its
+# backoff, engine/herder/restart_policy.py); RATE_KEYS (records/bytes.per.second.max, engine/worker/rate_limit.py)
+SOURCE_CONFIG_DEF = _config_def([*_connector_keys(), *SOURCE_KEYS, *DLQ_KEYS, *RESTART_KEYS, *RATE_KEYS])
+SINK_CONFIG_DEF = _config_def([*_connector_keys(), *_sink_keys(), *RESTART_KEYS, *RATE_KEYS])
 
 
 def framework_config_def(cls: type[Connector]) -> ConfigDef:

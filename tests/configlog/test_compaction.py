@@ -19,6 +19,7 @@ from engine.configlog import (
     ConnectorConfigRecord,
     ConnectorTombstone,
     IgnoredRecord,
+    LoggerLevelRecord,
     PendingCleanupCleared,
     PendingCleanupRecord,
     RestartRecord,
@@ -78,7 +79,10 @@ def random_record(rng: random.Random, n: int) -> tuple[str, bytes | None]:
             record = PendingCleanupCleared(c)
         case 9:
             values: list[dict[str, object] | None] = [None, {"n": n}]
-            record = IgnoredRecord(rng.choice(["session-key", "logger-cluster-x"]), rng.choice(values))
+            unknown: list[ConfigRecord] = [
+                IgnoredRecord("session-key", rng.choice(values)),
+                LoggerLevelRecord(rng.choice(["x", "y"]), rng.choice(["INFO", "DEBUG"]))]
+            record = rng.choice(unknown)
         case _:
             return rng.choice([(f"connector-{c}", b"not json"), (f"task-{c}-x", b"{}"), ("bogus", b"{}")])
     return encode(record)
