@@ -22,6 +22,8 @@ import structlog
 
 from engine.observability.log_levels import LOG_LEVELS, ROOT, drop_below_level
 
+ENGINE_LOGGER = "engine"
+
 
 class _CurrentStderr:
     """Whatever ``sys.stderr`` is when a line is written: test runners and daemons swap it."""
@@ -63,12 +65,11 @@ class _ToStructlog(logging.Handler):
     """Library (stdlib) records become structlog events of component ``<logger name>``: one format."""
 
     def emit(self, record: logging.LogRecord) -> None:
+        if record.name == ENGINE_LOGGER or record.name.startswith(ENGINE_LOGGER + "."):
+            return  # an engine event handed to stdlib by the quiet default: it came from structlog already
         method = record.levelname.lower() if record.levelno < logging.CRITICAL else "critical"
         getattr(structlog.get_logger(component=record.name), method, structlog.get_logger().error)(
             record.getMessage())
-
-
-ENGINE_LOGGER = "engine"
 
 
 _LEVELS = {"critical": logging.CRITICAL, "exception": logging.ERROR, "error": logging.ERROR, "warning": logging.WARNING,
