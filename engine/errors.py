@@ -15,6 +15,7 @@
   x NotLeader                   distributed: only the leader may do this; REST forwards it (409
                                 when it cannot)
   x ForwardingFailed            distributed: a forwarded request did not get through (its status)
+  x FencingConflict             distributed: new task configs came while their zombies were fenced (409)
   x OperationTimeout            a wait exceeded its bound (500), naming what was pending
   x ConfigLogError              the config log cannot be read or written (retriable)
     + CorruptRecord             one record could not be decoded: skipped, logged, counted
@@ -203,6 +204,12 @@ class NotLeader(EngineError):
             message = f"This worker is not the leader; the request belongs to the leader at {leader_url}"
         super().__init__(message)
         self.leader_url = leader_url
+
+
+class FencingConflict(EngineError):
+    """Distributed: a zombie fencing round lost a race with new task configs (Connect's 409)."""
+
+    http_status = 409
 
 
 class ForwardingFailed(EngineError):

@@ -144,6 +144,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "assert_transitions",
         "describe",
         "eventually",
+        "instrumented",
     ],
     "engine.testing.cluster": ["HOST", "START_TIMEOUT_S", "WorkerCluster", "WorkerProcess", "free_port", "poll_until",
                                "request", "worker_cluster"],

@@ -9,22 +9,23 @@ from __future__ import annotations
 
 import errno
 
-from engine.errors import ConfigLogError, EngineError
+from engine.errors import ConfigError, ConfigLogError, EngineError
 from engine.plugins.extras import install_hint, missing_extra
 
 KAFKA = "cannot start against the Kafka cluster: "
 
 
-def one_line(exc: BaseException) -> str | None:
-    """The line to print for ``exc`` (None: not a start-up error we can explain)."""
+def one_line(exc: BaseException, *, worker: bool = False) -> str | None:
+    """The line to print for ``exc`` (None: not a start-up error we can explain). ``worker``: a standalone
+    or distributed worker, whose other EngineErrors at start come from the config log, stores and topics."""
     if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:  # a TaskGroup's single failure
-        return one_line(exc.exceptions[0])
+        return one_line(exc.exceptions[0], worker=worker)
     from aiokafka.errors import KafkaConnectionError, SaslAuthenticationFailed
 
     if isinstance(exc, KafkaConnectionError | SaslAuthenticationFailed | ConfigLogError):
         return KAFKA + str(exc)
     if isinstance(exc, EngineError):  # ConfigError, MissingExtra ... each message names its cause
-        return str(exc)
+        return KAFKA + str(exc) if worker and not isinstance(exc, ConfigError) else str(exc)
     needs = missing_extra(exc)
     if needs is not None:
         return install_hint(*needs)

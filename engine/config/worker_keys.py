@@ -51,10 +51,22 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
               CLUSTER, True),
     WorkerKey("rest.advertised.listener.url", None, "overrides the advertised URL other workers forward to",
               CLUSTER, True),
+    WorkerKey("inter.worker.key.generation.algorithm", "HmacSHA256",
+              "how the leader generates the session key that signs internal requests (KIP-507)", CLUSTER, True),
+    WorkerKey("inter.worker.key.size", None, "the session key's size in bits (default: the algorithm's)", CLUSTER,
+              True),
+    WorkerKey("inter.worker.key.ttl.ms", "3600000", "the leader rotates the session key this often", CLUSTER, True),
+    WorkerKey("inter.worker.signature.algorithm", "HmacSHA256", "the MAC this worker signs internal requests with",
+              CLUSTER, True),
+    WorkerKey("inter.worker.verification.algorithms", "HmacSHA256",
+              "the MACs accepted on internal requests (must include the signature algorithm)", CLUSTER, True),
     # REST and identity
     WorkerKey("listeners", "http://127.0.0.1:8083",
               "REST listeners, http:// or https://, comma-separated (empty host: every interface; port 0: any "
               "free port)", REST),
+    WorkerKey("admin.listeners", None,
+              "listeners that alone serve /admin/loggers (KIP-208; unset: every listener; empty: none); "
+              "admin.listeners.https.ssl.* for their TLS", REST),
     WorkerKey("rest.advertised.listener", None,
               "http | https: the advertised URL's protocol (default http when a listener is http)", REST),
     WorkerKey("rest.advertised.host.name", None,
@@ -124,7 +136,9 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
     WorkerKey("consumer.<key>", None, "connectors' consumers (likewise)", KAFKA),
     WorkerKey("admin.<key>", None, "connectors' admin clients (over the top-level keys)", KAFKA),
     WorkerKey("connector.client.config.override.policy", "All",
-              "which <client>.override.* keys connectors may set: All | None | Principal", KAFKA),
+              "which <client>.override.* keys connectors may set: All | None | Principal | Allowlist", KAFKA),
+    WorkerKey("connector.client.config.override.allowlist", None,
+              "the Allowlist policy's client keys connectors may override (KIP-1188; empty: none)", KAFKA),
     # lifecycle
     WorkerKey("task.shutdown.graceful.timeout.ms", "5000", "how long a stopping task may take, then abandoned",
               LIFECYCLE),

@@ -9,19 +9,21 @@ hand the freed work on (the second phase of incremental cooperative rebalancing)
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Mapping
 from typing import Protocol
 
 import structlog
 
+from engine.configlog.records import ConfigRecord, SessionKeyRecord
 from engine.configlog.snapshot import ConfigSnapshot
 from engine.distributed.forwarding import RestClient, forward_task_configs
-from engine.distributed.member import GroupMember
+from engine.distributed.member import MemberFactory, Membership, broker_member
 from engine.distributed.planner import ClusterWork, plan
 from engine.distributed.protocol import Assignment, ClusterView, JoinMetadata, Work
+from engine.distributed.request_signing import Refusal, SessionKey, sign, verify
 from engine.distributed.settings import ClusterSettings
 from engine.herder.messages import Message, Reconcile
+from engine.herder.timers import LoopTimers, TimerHandle, Timers
 
 log = structlog.get_logger(component="cluster")
 
@@ -35,6 +37,8 @@ class ClusterHost(Protocol):
 
     async def wait_read(self, offset: int, timeout: float) -> None: ...
 
+    async def append(self, records: list[ConfigRecord]) -> int: ...
+
     def post(self, connector: str, message: Message) -> None: ...
 
 
@@ -46,7 +50,10 @@ class Cluster:
 
     distributed = True
 
-    def __init__(self, settings: ClusterSettings, rest_client: RestClient) -> None:
+    def __init__(self, settings: ClusterSettings, rest_client: RestClient, *,
+                 member_factory: MemberFactory | None = None, timers: Timers | None = None) -> None:
+        """``member_factory`` and ``timers`` are seams for the scenario runner's deterministic
+        cluster (an in-process group, a virtual clock); the defaults are the broker and real time."""
         self.settings = settings
         self.rest_client = rest_client  # forwards to the leader (REST requests, task configs)
         self.worker_id = settings.worker_id
@@ -62,14 +69,13 @@ class Cluster:
         self._rebalance_wanted_at = -1  # config offset whose change needs a rebalance, until one covers it
         self._joined = asyncio.Event()
         self._closing = False
-        self._timer: asyncio.TimerHandle | None = None
-        self.member = GroupMember(
-            settings.bootstrap_servers, settings.group_id, settings.config_topic,
-            client_id=f"connect-engine-{settings.worker_id}-group", join_metadata=self._join_metadata,
-            planner=self._plan, on_assignment=self._received,
-            session_timeout_ms=settings.session_timeout_ms, heartbeat_interval_ms=settings.heartbeat_interval_ms,
-            rebalance_timeout_ms=settings.rebalance_timeout_ms, request_timeout_ms=settings.request_timeout_ms,
-            client_args=settings.client_args)
+        self._timer: TimerHandle | None = None
+        self._key_timer: TimerHandle | None = None
+        self._rotation: asyncio.Task[None] | None = None
+        self._timers: Timers = timers if timers is not None else LoopTimers()
+        self._applying = False
+        self.member: Membership = (member_factory or broker_member)(settings, self._join_metadata, self._plan,
+                                                                    self._received)
 
     # ---- what the herder and the engine ask -----------------------------------------------
 
@@ -102,6 +108,65 @@ class Cluster:
         """A follower hands its connector's task configs to the leader (Connect's ``forwardRequest``)."""
         return await forward_task_configs(self, connector, configs)
 
+    @property
+    def busy(self) -> bool:
+        """An assignment is received but not applied yet, or a session key is being written (the
+        scenario runner settles on this)."""
+        return self._applying or not self._pending.empty() or (
+            self._rotation is not None and not self._rotation.done())
+
+    # ---- KIP-507: the session key and signed internal requests ----------------------------
+
+    @property
+    def session_key(self) -> SessionKey | None:
+        """The latest session key read from the config topic (None before the leader wrote one)."""
+        record = self._herder.snapshot.session_key if self._herder is not None else None
+        return None if record is None else SessionKey(record.key, record.algorithm, record.creation_timestamp)
+
+    def sign(self, body: bytes) -> dict[str, str]:
+        """Headers signing an internal request's body; none before a key was read, as Connect sends it."""
+        key = self.session_key
+        return {} if key is None else sign(key, self.settings.signing.signature_algorithm, body)
+
+    def verify(self, headers: Mapping[str, str], body: bytes) -> Refusal | None:
+        """Why an internal request must be refused (400, 403, 503), or None when it is signed properly."""
+        return verify(headers, body, self.session_key, self.settings.signing)
+
+    def _check_key_rotation(self) -> None:
+        """The leader writes a new session key when there is none, it expired, or it does not fit this
+        worker's algorithm and size (Connect's ``checkForKeyRotation``); then again at its expiry."""
+        if self._key_timer is not None:
+            self._key_timer.cancel()
+            self._key_timer = None
+        if not self.is_leader or self._closing or self._herder is None:
+            return
+        if self._rotation is not None and not self._rotation.done():
+            return
+        settings = self.settings.signing
+        now = int(self._timers.time() * 1000)
+        key = self.session_key
+        if key is None or key.needs_rotation(settings, now):
+            self._rotation = asyncio.ensure_future(self._write_key(self._herder, SessionKey.generate(settings, now)))
+            return
+        delay = (key.creation_timestamp + settings.ttl_ms - now) / 1000
+        self._key_timer = self._timers.call_later(max(delay, 0.0), self._check_key_rotation)
+
+    async def _write_key(self, herder: ClusterHost, key: SessionKey) -> None:
+        try:
+            offset = await herder.append([SessionKeyRecord(key.key, key.algorithm, key.creation_timestamp)])
+            await herder.wait_read(offset + 1, self.settings.sync_timeout_s * 10)
+        except Exception as exc:  # a write or read-back failure: retried shortly
+            log.warning("cluster.session_key_not_written", worker=self.worker_id, reason=repr(exc))
+            self._key_timer = self._timers.call_later(1.0, self._check_key_rotation)
+            return
+        log.info("cluster.session_key_distributed", worker=self.worker_id, algorithm=key.algorithm)
+        asyncio.get_running_loop().call_soon(self._check_key_rotation)  # once this task is done: the next expiry
+
+    @property
+    def rebalancing(self) -> bool:
+        """Connect's ``rebalancing`` gauge: no assignment yet, one received and not applied, or one owed."""
+        return not self._joined.is_set() or self.busy or self.needs_rebalance
+
     async def joined(self, timeout: float) -> None:
         """Return once a first assignment has been applied."""
         async with asyncio.timeout(timeout):
@@ -119,9 +184,17 @@ class Cluster:
                 while not self._pending.empty():  # only the newest assignment counts
                     assignment, generation = self._pending.get_nowait()
                 if not self._closing:
-                    await self._apply(herder, assignment, generation)
+                    self._applying = True
+                    try:
+                        await self._apply(herder, assignment, generation)
+                    finally:
+                        self._applying = False
         finally:
             self._cancel_timer()
+            if self._key_timer is not None:
+                self._key_timer.cancel()
+            if self._rotation is not None:
+                self._rotation.cancel()
             await self.member.stop()
 
     async def leave(self) -> None:
@@ -154,6 +227,7 @@ class Cluster:
         if done:
             await asyncio.gather(*done)
         self.rebalances_applied += 1
+        self._check_key_rotation()
         self._joined.set()
         log.info("cluster.assignment_applied", worker=self.worker_id, generation=generation,
                  leader=assignment.leader, connectors=len(new.connectors), tasks=len(new.tasks),
@@ -166,7 +240,7 @@ class Cluster:
             self.member.request_rejoin()
         self._cancel_timer()
         if self.is_leader and assignment.rejoin_after_ms is not None:
-            self._timer = loop.call_later(assignment.rejoin_after_ms / 1000 + 0.05, self.member.request_rejoin)
+            self._timer = self._timers.call_later(assignment.rejoin_after_ms / 1000 + 0.05, self.member.request_rejoin)
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:
@@ -193,5 +267,5 @@ class Cluster:
         if behind > 0:  # plan anyway: reading a record that changes the work triggers another round
             log.info("cluster.leader_behind", records=behind)
         return plan(members, ClusterWork(connectors, tasks, cleanups), leader=leader, generation=generation,
-                    config_offset=herder.read_end, now_ms=int(time.time() * 1000),
+                    config_offset=herder.read_end, now_ms=int(self._timers.time() * 1000),
                     delay_ms=self.settings.scheduled_rebalance_max_delay_ms)

@@ -12,25 +12,43 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 from aiokafka import AIOKafkaConsumer
 from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment, ConsumerProtocolMemberMetadata
-from aiokafka.errors import KafkaError
+from aiokafka.errors import InconsistentGroupProtocolError, KafkaError
 
 from engine.config.kafka_clients.starting import start_client
 from engine.distributed.protocol import Assignment, JoinMetadata
+from engine.distributed.settings import ClusterSettings
 
 log = structlog.get_logger(component="group")
 
 ASSIGNOR_NAME = "connect-engine-sessioned"
 # getmany() is what tells aiokafka the member is alive (max.poll.interval): it waits this long
 _POLL_MS = 1000
+_FOREIGN_RETRY_S = 2.0  # while another protocol's members hold the group
 _RETRY_JOIN_S = 0.5
 
 Planner = Callable[[Mapping[str, JoinMetadata], str, int], dict[str, Assignment]]
+
+
+class Membership(Protocol):
+    """A worker's seat in the group, as ``Cluster`` uses it: ``GroupMember`` through the broker, or
+    the scenario runner's in-process group (``engine.scenario.virtual_group``), which decides
+    itself when rounds happen and in which order members hear their assignments."""
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    def request_rejoin(self) -> None: ...
+
+
+MemberFactory = Callable[[ClusterSettings, Callable[[], JoinMetadata], Planner,
+                          Callable[[Assignment, int], None]], Membership]
 
 
 class _ConnectAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
@@ -87,6 +105,21 @@ class GroupMember:
         return str(getattr(coordinator, "member_id", "")) if coordinator is not None else ""
 
     async def start(self) -> None:
+        """Join the group. While members of another protocol hold it (Java Connect workers: their
+        ``connect`` protocol is not our ``consumer`` one; a killed one stays until its session times
+        out), the broker refuses the join: we wait and say why, instead of exiting."""
+        while True:
+            try:
+                await self._join()
+                return
+            except InconsistentGroupProtocolError:
+                log.warning("group.held_by_other_protocol", group=self.group_id,
+                            reason="the group has members of another protocol, e.g. Java Kafka Connect workers: "
+                                   "stop them (a killed one leaves after its session.timeout.ms); retrying")
+                await self.stop()
+                await asyncio.sleep(_FOREIGN_RETRY_S)
+
+    async def _join(self) -> None:
         self._consumer = AIOKafkaConsumer(self.topic, **{
             **self._client_args, "bootstrap_servers": self.bootstrap_servers, "group_id": self.group_id,
             "client_id": self.client_id, "enable_auto_commit": False, "auto_offset_reset": "latest",
@@ -153,3 +186,15 @@ class GroupMember:
             asyncio.get_running_loop().call_later(_RETRY_JOIN_S, self.request_rejoin)
             return
         self._on_assignment(assignment, self.generation)
+
+
+def broker_member(settings: ClusterSettings, join_metadata: Callable[[], JoinMetadata], planner: Planner,
+                  on_assignment: Callable[[Assignment, int], None]) -> GroupMember:
+    """The default ``MemberFactory``: membership through the broker's group coordinator."""
+    return GroupMember(
+        settings.bootstrap_servers, settings.group_id, settings.config_topic,
+        client_id=f"connect-engine-{settings.worker_id}-group", join_metadata=join_metadata,
+        planner=planner, on_assignment=on_assignment,
+        session_timeout_ms=settings.session_timeout_ms, heartbeat_interval_ms=settings.heartbeat_interval_ms,
+        rebalance_timeout_ms=settings.rebalance_timeout_ms, request_timeout_ms=settings.request_timeout_ms,
+        client_args=settings.client_args)

@@ -53,7 +53,9 @@ from engine.herder.messages import (
 )
 from engine.herder.restart_policy import NEVER_RESTART, RestartPolicy
 from engine.plugins.classes import qualified_name
-from engine.plugins.loading import load_connector_class
+from engine.plugins.discovery import UNDEFINED_VERSION, plugin_version
+from engine.plugins.loading import connector_type, load_connector_class
+from engine.plugins.versions import require
 from engine.spark.supervisor import JobOwner
 from engine.spark.task_spark import TaskSpark
 from engine.storage.status import Status
@@ -86,9 +88,6 @@ class ActorServices(DeletionServices, Protocol):
 
     @property
     def distributed(self) -> bool: ...
-
-    @property
-    def generation(self) -> int: ...
 
     def owns_connector(self, connector: str) -> bool: ...
 
@@ -305,13 +304,23 @@ class ConnectorActor:
             self._close_round()
             return
         try:
+            require(qualified_name(self.cls), plugin_version(self.cls), self.config.get("connector.plugin.version"))
+        except ValueError as exc:  # KIP-891: the installed version is not the one asked for
+            await self._fire(self.lifecycle, "fail", trace_of(ConfigError(str(exc))))
+            self._close_round()
+            return
+        try:
             resolved = self._s.worker.transformer.resolve(self.config)  # re-read at every (re)start
         except ConfigError as exc:
             await self._fire(self.lifecycle, "fail", trace_of(exc))
             self._close_round()
             return
         self.runner = ConnectorRunner(self.name, self.cls, resolved, self.target, self._connector_context,
-                                      self._report_sink, raw_config=self.config)
+                                      self._report_sink, raw_config=self.config,
+                                      plugin_metrics=self._s.metrics.connect.plugins)
+        self._s.metrics.connect.connector_started(self.name, qualified_name(self.cls),
+                                                  plugin_version(self.cls) or UNDEFINED_VERSION,
+                                                  connector_type(self.cls))
         self.runner.launch(self._s.spawn)
 
     def _resolved_or_raw(self, config: dict[str, str]) -> dict[str, str]:
@@ -421,7 +430,8 @@ class ConnectorActor:
         return True
 
     def _augment(self, config: dict[str, str], task_class: type[Task]) -> dict[str, str]:
-        augmented = {**config, "task.class": qualified_name(task_class)}
+        # a twin of a Java task names the Java class, so its configs read the same to Java Connect and to us
+        augmented = {**config, "task.class": getattr(task_class, "java_class", None) or qualified_name(task_class)}
         for key in ("topics", "topics.regex"):
             if self.cls is not None and issubclass(self.cls, SinkConnector) and key in self.config:
                 augmented[key] = self.config[key]

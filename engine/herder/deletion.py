@@ -29,6 +29,8 @@ from engine.configlog.records import ConfigRecord, PendingCleanupCleared, Pendin
 from engine.errors import ConfigError, trace_of
 from engine.plugins.loading import load_connector_class
 from engine.storage.base import OffsetStore, StatusStore
+from engine.storage.status import Status
+from states import ConnectorState, TaskState
 
 if TYPE_CHECKING:
     from engine.config.worker import WorkerConfig
@@ -179,6 +181,9 @@ class DeletionServices(Protocol):
     status: StatusStore
     offsets: OffsetStore
 
+    @property
+    def generation(self) -> int: ...
+
     async def append(self, records: list[ConfigRecord]) -> int: ...
 
     def deletion_started(self, connector: str, incarnation: str | None) -> int: ...
@@ -247,6 +252,7 @@ class ConnectorDeletion:
         started = time.monotonic()
         attempt = self._s.deletion_started(name, actor.incarnation)
         abandoned = await actor._stop_tasks(list(actor.tasks), deleted=True)
+        task_ids = list(actor.tasks)
         for slot in actor.tasks.values():
             await actor._fire(slot.lifecycle, "destroy", write_status=False)
         actor.tasks.clear()
@@ -259,6 +265,7 @@ class ConnectorDeletion:
                 instance = runner.instance
             elif not finished and runner.body is not None:
                 abandoned.append(runner.body)
+        self._stopped_for_deletion(task_ids)
         outcome = await run_deleted(name, actor.cls, config, instance, self._s.offsets,
                                     timeout=self._s.worker.deleted_timeout, incarnation=actor.incarnation,
                                     attempt=attempt, spark=actor._connector_spark())
@@ -270,6 +277,19 @@ class ConnectorDeletion:
             remove_offsets_if_asked(name, actor.cls, actor.config, self._s.offsets)
             await self._s.append([PendingCleanupCleared(name)])
         self._s.deletion_finished(outcome.with_duration(time.monotonic() - started))
+
+    def _stopped_for_deletion(self, task_ids: list[int]) -> None:
+        """While ``deleted()`` runs, the stopped units read UNASSIGNED, as Connect's shut-down ones do
+        (a FAILED task stays FAILED: its thread ended there); their statuses go once it has returned
+        (then the status is a 404)."""
+        name, status = self._actor.name, self._s.status
+        stopped = Status(ConnectorState.UNASSIGNED, self._s.worker.worker_id, self._s.generation)
+        if status.connector(name) is not None:
+            status.put_connector(name, stopped)
+        tasks = status.tasks(name)
+        for task in task_ids:
+            if task in tasks and tasks[task].state != TaskState.FAILED:  # a failed task's thread ended FAILED
+                status.put_task(name, task, stopped)
 
     async def cleanup_only(self, record: PendingCleanupRecord) -> None:
         """Run a pending ``deleted()`` left by a deletion that never completed (crash, failure, retry)."""

@@ -128,7 +128,7 @@ def configure_logging(level: str = "INFO", *, json: bool | None = None) -> None:
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer() if as_json else structlog.dev.ConsoleRenderer()
     )
-    LOG_LEVELS.set(ROOT, level)
+    LOG_LEVELS.set(ROOT, level, at_startup=True)
     processors: list[structlog.typing.Processor] = [
         drop_below_level,  # per-namespace levels, changeable at runtime (/admin/loggers)
         structlog.contextvars.merge_contextvars,

@@ -32,7 +32,8 @@ Three sources, merged into one ``PluginRegistry``:
 
 Aliases follow Connect's ``PluginUtils.computeAliases``: the simple class name and the simple
 name with the type suffix removed (``RecordingSource`` for ``RecordingSourceConnector``), each
-kept only when it names exactly one class.
+kept only when it names exactly one class. A connector's ``java_class`` (the Java connector it is a
+twin of) is one more alias, so configs written by Java Connect name it.
 """
 
 from __future__ import annotations
@@ -165,8 +166,9 @@ class PluginRegistry:
             self._plugins.setdefault(desc.name, desc)
         claims: dict[str, set[str]] = {}
         for desc in self._plugins.values():
-            for alias in (desc.simple_name, desc.pruned_name):
-                claims.setdefault(alias, set()).add(desc.name)
+            for alias in (desc.simple_name, desc.pruned_name, getattr(desc.cls, "java_class", None)):
+                if alias:
+                    claims.setdefault(alias, set()).add(desc.name)
         self._aliases = {alias: next(iter(names)) for alias, names in claims.items() if len(names) == 1}
 
     @classmethod

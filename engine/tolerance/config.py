@@ -57,7 +57,7 @@ def _error_keys() -> list[ConfigKey]:
 
 
 def _dlq_keys() -> list[ConfigKey]:
-    m, lo, c = Importance.MEDIUM, Importance.LOW, ConfigType
+    m, c = Importance.MEDIUM, ConfigType
     return [
         _key(6, DLQ_TOPIC, c.STRING, "", m,
              "The name of the topic to be used as the dead letter queue (DLQ) for messages that result in "
@@ -67,7 +67,7 @@ def _dlq_keys() -> list[ConfigKey]:
         _key(7, DLQ_REPLICATION_FACTOR, c.SHORT, 3, m,
              "Replication factor used to create the dead letter queue topic when it doesn't already exist.",
              "Dead Letter Queue Topic Replication Factor", width=Width.MEDIUM),
-        _key(8, DLQ_CONTEXT_HEADERS, c.BOOLEAN, False, lo,
+        _key(8, DLQ_CONTEXT_HEADERS, c.BOOLEAN, False, m,  # MEDIUM, as Connect
              "If true, add headers containing error context to the messages written to the dead letter "
              "queue.", "Enable Error Context Headers", width=Width.MEDIUM),
     ]

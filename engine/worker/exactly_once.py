@@ -80,6 +80,12 @@ NO_BOUNDARIES = ("The connector does not support connector-defined transaction b
                  "configuration. Please reconfigure it to use a different transaction boundary definition.")
 
 
+def transactional_id(worker: Mapping[str, str] | Any, connector: str, task: int) -> str:
+    """Connect's ``Worker.taskTransactionalId``: ``<group.id>-<connector>-<task>``."""
+    group = str(worker.get("group.id", "") or "connect-engine").strip()
+    return f"{group}-{connector}-{task}"
+
+
 def worker_enabled(worker: Mapping[str, str]) -> bool:
     """``exactly.once.source.support`` is ``enabled``; checked against the stores it needs."""
     value = worker.get(WORKER_KEY, "disabled").strip().lower()
@@ -138,3 +144,22 @@ def check_connector(cls: type[Connector], config: Mapping[str, str]) -> None:
             f"Connector configuration is invalid and contains the following {count} error(s):\n{lines}\n"
             "You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`",
             errors=errors)
+
+
+async def fence_producers(worker: Mapping[str, str], producer_settings: Mapping[str, object], connector: str,
+                          tasks: int) -> None:
+    """Fence out the transactional producers of the connector's tasks ``0..tasks-1`` (Connect's
+    ``Worker.fenceZombies`` with ``Admin.fenceProducers``): each transactional id's InitProducerId bumps
+    its epoch, so a zombie instance of an earlier generation can no longer commit."""
+    from aiokafka import AIOKafkaProducer
+
+    settings = {k: v for k, v in producer_settings.items() if k != "enable_idempotence"}
+    for task in range(tasks):
+        txn_id = transactional_id(worker, connector, task)
+        producer = AIOKafkaProducer(**{"bootstrap_servers": worker["bootstrap.servers"], **settings,
+                                       "client_id": f"connect-engine-fencing-{txn_id}",
+                                       "transactional_id": txn_id, "acks": "all"})
+        try:
+            await producer.start()
+        finally:
+            await producer.stop()

@@ -18,6 +18,7 @@ from engine.api.task import SinkTask, SourceTask, Task
 from engine.config.worker import WorkerConfig
 from engine.errors import ConfigError
 from engine.plugins.classes import ClassNotFound, import_class
+from engine.plugins.loading import task_twin
 from engine.spark import JobOwner, TaskSpark
 from engine.spark.supervisor import SparkSupervisor
 from engine.storage.base import OffsetStore
@@ -48,6 +49,9 @@ def load_task_class(name: str) -> type[Task]:
     try:
         cls = import_class(name, strict=True)
     except ClassNotFound as exc:
+        twin = task_twin(name)  # a Java task class (configs Java Connect wrote) with a Python twin
+        if twin is not None:
+            return twin
         raise ConfigError(f"Couldn't instantiate task class {name}: {exc.error if exc.error is not None else exc}") from exc
     if not issubclass(cls, Task):
         raise ConfigError(f"Couldn't instantiate task class {name}: it is not a Task subclass")

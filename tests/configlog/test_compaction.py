@@ -18,11 +18,11 @@ from structlog.testing import capture_logs
 from engine.configlog import (
     ConnectorConfigRecord,
     ConnectorTombstone,
-    IgnoredRecord,
     LoggerLevelRecord,
     PendingCleanupCleared,
     PendingCleanupRecord,
     RestartRecord,
+    SessionKeyRecord,
     TargetStateRecord,
     TargetStateTombstone,
     TaskCommitRecord,
@@ -78,9 +78,8 @@ def random_record(rng: random.Random, n: int) -> tuple[str, bytes | None]:
         case 8:
             record = PendingCleanupCleared(c)
         case 9:
-            values: list[dict[str, object] | None] = [None, {"n": n}]
             unknown: list[ConfigRecord] = [
-                IgnoredRecord("session-key", rng.choice(values)),
+                SessionKeyRecord(bytes([n % 256]), "HmacSHA256", n),
                 LoggerLevelRecord(rng.choice(["x", "y"]), rng.choice(["INFO", "DEBUG"]))]
             record = rng.choice(unknown)
         case _:
@@ -154,7 +153,7 @@ def test_a_deleted_connector_leaves_only_its_pending_cleanup() -> None:
         ConnectorConfigRecord("c", {}), TaskConfigRecord("c", 0, {}), TaskCommitRecord("c", 1),
         TargetStateRecord("c", TargetState.PAUSED), TargetStateTombstone("c"),
         PendingCleanupRecord("c", {}, 1, "0"), ConnectorTombstone("c"),
-        PendingCleanupRecord("d", {}, 0), PendingCleanupCleared("d"), IgnoredRecord("session-key", {"k": 1}))
+        PendingCleanupRecord("d", {}, 0), PendingCleanupCleared("d"), SessionKeyRecord(b"k", "HmacSHA256", 1))
     assert [offset for offset, _, _ in retained(log)] == [5, 9]
 
 

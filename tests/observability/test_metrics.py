@@ -31,7 +31,8 @@ def parse(text: str) -> Samples:
         match = _SAMPLE.match(line)
         assert match, line
         name = match["name"]
-        assert name.startswith(("connect_engine_", "kafka_connect_")), name
+        assert name.startswith(("connect_engine_", "kafka_connect_", "kafka_producer_", "kafka_consumer_",
+                                "kafka_admin_client_", "process_", "python_")), name
         assert re.sub(r"_(bucket|sum|count)$", "", name) in typed or name in typed, name
         labels = frozenset(_LABEL.findall(match["labels"] or ""))
         samples[(name, labels)] = float(match["value"])
