@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+from functools import partial
 from typing import Any
 
 import aiohttp
@@ -130,7 +131,7 @@ async def test_the_leader_rotates_the_session_key_after_its_ttl_and_forwarding_f
             code, _ = await request(second, "POST", "/connectors", {"name": name, "config": source_config(cluster, 2)})
             assert code == 201
         for name in ("a", "b"):
-            await poll_until(lambda n=name: running(first, n, 2), what=f"{name} RUNNING with 2 tasks")
+            await poll_until(partial(running, first, name, 2), what=f"{name} RUNNING with 2 tasks")
 
 
 async def test_zombie_fencing_writes_task_count_records_as_connect_does(noida: Broker, tmp_path: Any) -> None:

@@ -20,6 +20,8 @@ import pytest
 from engine.cli.demo_pipeline import count_orders, parquet_rows
 from tests.docs.blocks import doc_block
 
+pytestmark = pytest.mark.integration  # the getting-started walkthrough: the pipeline process on Spark, twice
+
 
 def _free_port() -> int:
     with socket.socket() as sock:
