@@ -64,6 +64,20 @@ class ConsumedRecord(NamedTuple):
         return TopicPartition(self.topic, self.partition)
 
 
+class Truncation(NamedTuple):
+    """A partition's log found to have diverged below a consumer's position (an unclean leader
+    election, a broker back with a shorter log): the consumer now reads again from ``diverged_at``."""
+
+    tp: TopicPartition
+    position: int  # the offset the consumer was to read next
+    diverged_at: int  # where the log it reads now stops agreeing with what it had read
+
+    @property
+    def redelivered(self) -> int:
+        """Records read again: those between the divergence point and the old position."""
+        return self.position - self.diverged_at
+
+
 class OutgoingRecord(NamedTuple):
     """One record for ``Producer.send_batch``: ``send``'s arguments, in its order."""
 
@@ -185,6 +199,11 @@ class Consumer(Protocol):
 
         A position beyond it means the log lost records this group already consumed (a broker that
         came back with a shorter log, a re-created topic)."""
+        ...
+
+    def truncations(self) -> list[Truncation]:
+        """Truncations found since the last call (and forgotten): each already moved its partition's
+        position back to the divergence point. Only Kafka topics detect them (leader epochs)."""
         ...
 
     async def close(self) -> None:

@@ -24,6 +24,7 @@ from engine.topics.base import (
     RebalanceCallback,
     RecordMetadata,
     TopicPartition,
+    Truncation,
     require_key_or_value,
 )
 from engine.topics.errors import GroupNotEmpty, NotAssigned, TopicsError, UnknownTopic
@@ -609,6 +610,10 @@ class MemoryConsumer:
 
     def log_end(self, tp: TopicPartition) -> int | None:
         return self._topics.log_end(TopicPartition(*tp))
+
+    def truncations(self) -> list[Truncation]:
+        """None: an in-process log has no leader elections; a shorter log is ``log_end``'s to find."""
+        return []
 
     def pause(self, tps: Collection[TopicPartition]) -> None:
         self._paused.update(self._owned(tp) for tp in tps)
