@@ -657,7 +657,7 @@ class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
             log.error("topics.rebalance_callback_failed", group=self._group_id, callback=which, error=repr(exc))
 
 
-_EPOCH_CHECK_ATTEMPTS = 5  # failed OffsetsForLeaderEpoch calls in a row before records go through unchecked
+_EPOCH_CHECK_ATTEMPTS = 20  # failed OffsetsForLeaderEpoch calls in a row before records go through unchecked
 _EPOCH_SPANS_KEPT = 64
 
 
@@ -759,6 +759,8 @@ class KafkaConsumer:
                             epoch=epoch, position=position, error=repr(exc), attempts=failures)
                 return False
             self._seek_quietly(tp, retry_at)
+            with contextlib.suppress(KafkaError):  # a leader that moved (NOT_LEADER_OR_FOLLOWER) is found again
+                await self._client._client.force_metadata_update()
             return True
         self._failed_checks.pop(tp, None)
         if answer.end_offset == NO_OFFSET or answer.epoch == NO_EPOCH:
@@ -786,7 +788,12 @@ class KafkaConsumer:
         if not self._epoch_checks or self._client._coordinator is None:
             return
         ktps = [KafkaTopicPartition(*tp) for tp in tps]
-        committed = await self._client._coordinator.fetch_committed_offsets(ktps)
+        try:  # aiokafka retries this itself while the error is retriable
+            committed = await self._client._coordinator.fetch_committed_offsets(ktps)
+        except KafkaError as exc:
+            log.warning("topics.epoch_check_failed", group=self._group_id, partitions=sorted(map(str, tps)),
+                        error=repr(exc), reason="the committed offsets could not be read")
+            return
         for ktp, meta in committed.items():
             tp = TopicPartition(ktp.topic, ktp.partition)
             if meta is None:
