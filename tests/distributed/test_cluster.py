@@ -121,7 +121,7 @@ async def test_adding_and_removing_workers_moves_only_what_must_move(cluster: Wo
 
 async def test_a_killed_workers_tasks_wait_for_the_delay_then_move(killable_cluster: WorkerCluster) -> None:
     cluster = killable_cluster
-    cluster.delay_ms = 10_000  # well beyond tansu noticing the death (session.timeout.ms + ~3.5 s)
+    cluster.delay_ms = 10_000  # beyond the broker noticing the death (session.timeout.ms, 6 s)
     workers = [cluster.start_worker() for _ in range(3)]
     await cluster.started(*workers)
     code, _ = await request(workers[0], "POST", "/connectors", {"name": "k", "config": source_config(cluster, 3)})

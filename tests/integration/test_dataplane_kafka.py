@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from aiokafka.admin import AIOKafkaAdminClient
 
 from engine import Engine
 from engine.testing import eventually
-from tests.integration.brokers import Broker, running_broker
+from tests.integration.brokers import Broker
 from tests.rest.sink_offsets_walk import walk_sink_offsets
 from tests.worker.probes import SINK, SINKS, SOURCE, SOURCES, records
 
@@ -56,13 +56,22 @@ async def test_records_flow_through_the_broker_and_resume_after_a_restart(broker
         assert await engine.connector_active_topics("snk") == [topic]
 
 
-@pytest.fixture(scope="module")
-def noida() -> Iterator[Broker]:
-    """noida only: tansu's admin ``list_consumer_group_offsets`` breaks the connection (its bug, noted in
-    the README), so KIP-875 sink offsets are exercised on the broker that implements the API."""
-    with running_broker("noida") as started:
-        yield started
+async def broker_group_offsets(broker: Broker, group: str) -> dict[tuple[str, int], int]:
+    """The group's committed offsets as the broker itself lists them (OffsetFetch)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    await admin.start()
+    try:
+        listed = await admin.list_consumer_group_offsets(group)
+    finally:
+        await admin.close()
+    return {(tp.topic, tp.partition): meta.offset for tp, meta in listed.items() if meta.offset >= 0}
 
 
-async def test_sink_offsets_are_listed_rewound_and_reset_on_a_broker(noida: Broker, tmp_path: Path) -> None:
-    await walk_sink_offsets(tmp_path, f"bootstrap.servers={noida.bootstrap}\n")
+@pytest.mark.parametrize("name", ["kafka", "kafka-3.9"])
+async def test_sink_offsets_are_listed_rewound_and_reset_on_a_broker(
+        name: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """On Apache Kafka only: tansu's admin ``list_consumer_group_offsets`` breaks the connection (its
+    bug), and GET/PATCH/DELETE must agree with the group offsets the broker itself holds."""
+    real: Broker = request.getfixturevalue("kafka" if name == "kafka" else "kafka_3_9")
+    await walk_sink_offsets(tmp_path, f"bootstrap.servers={real.bootstrap}\n",
+                            group_offsets=lambda group: broker_group_offsets(real, group))
