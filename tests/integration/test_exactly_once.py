@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from engine import Engine
 from engine.api import ConnectorTransactionBoundaries, ExactlyOnceSupport, SourceRecord, Task
@@ -78,20 +78,33 @@ async def committed_offset(engine: Engine, name: str, n: int) -> None:
 
 
 async def committed_values(broker: Broker, topic: str, *, expect: int, settle: float = 1.0) -> list[str]:
-    """What a read_committed consumer sees on ``topic``: waits for ``expect`` values, then ``settle`` s more."""
-    consumer = AIOKafkaConsumer(topic, bootstrap_servers=broker.bootstrap, isolation_level="read_committed",
+    """What a read_committed consumer sees on ``topic`` (one partition): reads until it has ``expect``
+    values or has read everything decided (its position at the last stable offset, and no transaction
+    open: LSO = high watermark), then ``settle`` s more."""
+    partition = TopicPartition(topic, 0)
+    consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, isolation_level="read_committed",
                                 auto_offset_reset="earliest", enable_auto_commit=False, group_id=None)
     await consumer.start()
+    consumer.assign([partition])
     seen: list[str] = []
+
+    async def read() -> None:
+        for batch in (await consumer.getmany(timeout_ms=200)).values():
+            seen.extend(r.value.decode() for r in batch)
+
+    async def settled() -> bool:
+        stable, high = consumer.last_stable_offset(partition), consumer.highwater(partition)
+        return stable is not None and stable == high and await consumer.position(partition) >= stable
+
     try:
         deadline = asyncio.get_running_loop().time() + 30
         while len(seen) < expect and asyncio.get_running_loop().time() < deadline:
-            for batch in (await consumer.getmany(timeout_ms=200)).values():
-                seen.extend(r.value.decode() for r in batch)
+            await read()
+            if await settled():
+                break
         end = asyncio.get_running_loop().time() + settle
         while asyncio.get_running_loop().time() < end:
-            for batch in (await consumer.getmany(timeout_ms=200)).values():
-                seen.extend(r.value.decode() for r in batch)
+            await read()
     finally:
         await consumer.stop()
     return seen
