@@ -6,6 +6,7 @@ way (``TopicAdmin.verifyTopicCleanupPolicyOnlyCompact``).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +18,7 @@ from aiokafka.errors import (
     IncompatibleBrokerVersion,
     TopicAlreadyExistsError,
     TopicAuthorizationFailedError,
+    UnknownTopicOrPartitionError,
     UnsupportedVersionError,
     for_code,
 )
@@ -30,6 +32,10 @@ CLEANUP_POLICY = "cleanup.policy"
 COMPACT = "compact"
 _UNVERIFIABLE = (UnsupportedVersionError, IncompatibleBrokerVersion, TopicAuthorizationFailedError,
                  ClusterAuthorizationFailedError)
+# How long a topic another worker just created may stay unknown to the broker answering us (its
+# metadata reaches each broker a little later): Connect's KafkaBasedLog waits 30 s for it too.
+METADATA_WAIT_S = 30.0
+METADATA_BACKOFF_MAX_S = 1.0
 # what each internal topic keeps, for the refusal message (Connect's wording per store)
 _KEEPS = {"config.storage.topic": "connector configurations", "status.storage.topic": "connector and task statuses",
           "offset.storage.topic": "source connector offsets"}
@@ -82,11 +88,19 @@ async def _create(admin: Any, topic: str, partitions: int, replication_factor: i
 
 
 async def _partitions(admin: Any, topic: str, property_name: str) -> int:
-    (described,) = await admin.describe_topics([topic])
-    if described["error_code"] != 0:
-        error = for_code(described["error_code"]).__name__
-        raise ConfigLogError(f"Could not describe {_kind(property_name)} topic '{topic}': {error}")
-    return len(described["partitions"])
+    """The partition count of a topic that exists; unknown for a while after another worker created it
+    (Kafka answered TopicAlreadyExists), as Connect's ``KafkaBasedLog.start`` waits for its metadata."""
+    deadline = asyncio.get_running_loop().time() + METADATA_WAIT_S
+    backoff = 0.1
+    while True:
+        (described,) = await admin.describe_topics([topic])
+        error = for_code(described["error_code"])
+        if described["error_code"] == 0:
+            return len(described["partitions"])
+        if error is not UnknownTopicOrPartitionError or asyncio.get_running_loop().time() > deadline:
+            raise ConfigLogError(f"Could not describe {_kind(property_name)} topic '{topic}': {error.__name__}")
+        await asyncio.sleep(backoff)
+        backoff = min(2 * backoff, METADATA_BACKOFF_MAX_S)
 
 
 async def _check_cleanup_policy(admin: Any, topic: str, property_name: str) -> None:
@@ -94,11 +108,17 @@ async def _check_cleanup_policy(admin: Any, topic: str, property_name: str) -> N
     policy = None
     try:
         # unfiltered: tansu drops the connection when asked for named configs
-        (response,) = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
-        for code, _, _, _, config_entries in response.resources:
+        deadline = asyncio.get_running_loop().time() + METADATA_WAIT_S
+        while True:
+            (response,) = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+            ((code, _, _, _, config_entries),) = response.resources
+            if for_code(code) is UnknownTopicOrPartitionError and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(METADATA_BACKOFF_MAX_S)  # another broker, not told of the topic yet
+                continue
             if code != 0:
                 raise for_code(code)()
             policy = next((value for name, value, *_ in config_entries if name == CLEANUP_POLICY), None)
+            break
     except _UNVERIFIABLE as exc:
         log.warning("internal_topic.cleanup_policy_unverified", topic=topic, reason=describe(exc))
         return
