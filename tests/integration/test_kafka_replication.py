@@ -89,11 +89,15 @@ class Pipeline:
         return int(body["offsets"][0]["offset"]["position"]) if body["offsets"] else 0
 
     async def progress(self, what: str) -> None:
-        """Both ends advance: the source commits a later position, the sink writes more lines."""
-        position, delivered = await self.committed_position(), len(self.delivered())
+        """New data flows end to end: the source commits past the file's end as it is now, and the sink
+        writes a line written from now on (what was in flight at the call does not count)."""
+        mark, size = self.writer.written, self.writer.path.stat().st_size
 
         async def moved() -> bool:
-            return await self.committed_position() > position and len(self.delivered()) > delivered
+            if await self.committed_position() <= size:
+                return False
+            numbers = [line[5:] for line in self.delivered()[-200:]]  # the last one may be half written
+            return any(n.isdigit() and int(n) >= mark for n in numbers)
 
         await poll_until(moved, timeout=PROGRESS_TIMEOUT_S, interval=0.5, what=what)
 
