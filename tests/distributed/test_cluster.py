@@ -193,6 +193,9 @@ async def test_rest_works_on_any_worker_and_forwards_to_the_leader(cluster: Work
                                {"name": "via-w1", "config": source_config(cluster, 1)})
     assert code == 409
     assert body["message"] == "Connector via-w1 already exists"
+    # the tasks.max change rebalanced first: until then a follower answers Connect's other 409 (stale
+    # configuration, a rebalance due) instead of the one checked below; Kafka takes up to a heartbeat
+    await poll_until(lambda: running(workers[1], "via-w1", 2), what="via-w1 running its 2 tasks")
     answers = []
     leader = leader_of(workers[0])
     for worker in workers:  # one is the leader (200); the follower may not forward a third hop
