@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from engine import Engine
 from engine.testing import eventually
@@ -75,3 +76,29 @@ async def test_sink_offsets_are_listed_rewound_and_reset_on_a_broker(
     real: Broker = request.getfixturevalue("kafka" if name == "kafka" else "kafka_3_9")
     await walk_sink_offsets(tmp_path, f"bootstrap.servers={real.bootstrap}\n",
                             group_offsets=lambda group: broker_group_offsets(real, group))
+
+
+async def test_a_source_creates_its_topics_per_kip_158_groups(kafka: Broker, tmp_path: Path) -> None:
+    """Partitions, replication factor (-1: the broker's) and topic configs from the first matching group."""
+    suffix = uuid.uuid4().hex[:10]
+    wide, narrow = f"wide-{suffix}", f"narrow-{suffix}"
+    async with Engine(worker(kafka, tmp_path, suffix)) as engine:
+        await engine.create_connector("src", {
+            "connector.class": SOURCE, **STRINGS, "topic.creation.groups": "wide",
+            "topic.creation.wide.include": "wide-.*", "topic.creation.wide.partitions": "3",
+            "topic.creation.wide.retention.ms": "3600000",
+            "topic.creation.default.partitions": "1", "topic.creation.default.replication.factor": "-1"})
+        await engine.wait_for_state("src", "RUNNING", tasks=1)
+        SOURCES["src"].feed.put_nowait(records(wide, ["a"]) + records(narrow, ["b"], start=1))
+        await eventually(lambda: len(SOURCES["src"].committed_records) == 2, timeout=30)
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap)
+    await admin.start()
+    try:
+        described = {t["topic"]: t for t in await admin.describe_topics([wide, narrow])}
+        (configs,) = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, wide)])
+    finally:
+        await admin.close()
+    assert [len(described[t]["partitions"]) for t in (wide, narrow)] == [3, 1]
+    assert {len(p["replicas"]) for t in (wide, narrow) for p in described[t]["partitions"]} == {1}  # one broker
+    retention = next(value for name, value, *_ in configs.resources[0][4] if name == "retention.ms")
+    assert retention == "3600000"
