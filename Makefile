@@ -38,7 +38,7 @@ type:
 
 check: lint type test   ## what CI runs
 
-bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spark, distributed, CDC, RabbitMQ and soak benchmarks; writes BENCHMARKS.md
+bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spark, distributed, CDC, RabbitMQ, Avro converter and soak benchmarks; writes BENCHMARKS.md
 	$(BIN)/python bench/lifecycle.py --write BENCHMARKS.md
 	$(BIN)/python bench/dump_replay.py --append BENCHMARKS.md
 	$(BIN)/python bench/rest_api.py --append BENCHMARKS.md
@@ -49,6 +49,7 @@ bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spar
 	$(BIN)/python bench/postgres_cdc.py --append BENCHMARKS.md
 	$(BIN)/python bench/rabbitmq_sink.py --append BENCHMARKS.md
 	$(BIN)/python bench/metrics_cost.py --append BENCHMARKS.md
+	$(BIN)/python bench/avro_converter.py --append BENCHMARKS.md
 	$(BIN)/python bench/soak.py --minutes 2 --append BENCHMARKS.md
 
 clean:

@@ -22,6 +22,7 @@ from engine.configlog.records import (
     ConfigRecord,
     ConnectorConfigRecord,
     ConnectorTombstone,
+    LoggerLevelRecord,
     PendingCleanupRecord,
     RestartRecord,
     TargetStateRecord,
@@ -48,9 +49,12 @@ from engine.herder.deletion import DeletionOutcome
 from engine.herder.herder import Herder
 from engine.herder.timers import LoopTimers, Timers
 from engine.herder.transition_feed import Subscription, TransitionFeed
+from engine.observability.log_levels import LOG_LEVELS
 from engine.observability.metrics import EngineMetrics
 from engine.observability.request_stage import enter_stage
+from engine.plugins.discovery import PluginRegistry
 from engine.plugins.loading import connector_type, load_connector_class
+from engine.plugins.reload import ReloadResult, connectors_using, reload_plugins
 from engine.spark.metrics import prometheus_families
 from engine.spark.settings import SparkSettings
 from engine.spark.supervisor import SparkSupervisor
@@ -58,7 +62,7 @@ from engine.storage.base import OffsetStore
 from engine.storage.factory import open_offset_store, open_status_store
 from engine.storage.status import Status
 from engine.topics.base import Topics
-from engine.topics.log_config import worker_defaults
+from engine.topics.log_config import retention_check_interval_ms, worker_defaults
 from engine.topics.memory import MemoryTopics
 from engine.validation.connector import check_name, validate_connector_config
 from engine.worker.data_plane import DataPlane, DataSettings
@@ -71,6 +75,7 @@ if TYPE_CHECKING:
 # settled(): this many consecutive quiet looks, with loop turns between, rule out a message in transit
 _SETTLED_POLLS = 5
 _SETTLE_POLL_S = 0.002
+_READ_BACK_TIMEOUT_S = 60.0  # a cluster-wide log level read back from the config topic
 
 
 def _open_config_log(worker: WorkerConfig) -> ConfigLog:
@@ -100,7 +105,8 @@ def _open_topics(worker: WorkerConfig) -> Topics:
                            producer_config=worker.kafka.worker_level("producer"),
                            consumer_config=worker.kafka.worker_level("consumer"),
                            admin_config=worker.kafka.worker_level("admin"))
-    return MemoryTopics(worker.get("topics.storage.file.filename"), topic_defaults=worker_defaults(worker.raw))
+    return MemoryTopics(worker.get("topics.storage.file.filename"), topic_defaults=worker_defaults(worker.raw),
+                        retention_check_interval_ms=retention_check_interval_ms(worker.raw))
 
 
 DEFAULT_GC_THRESHOLD = (700, 10, 10)  # CPython's
@@ -134,7 +140,8 @@ class Engine:
                  offset_store: OffsetStore | None = None, topics: Topics | None = None,
                  timers: Timers | None = None) -> None:
         """``config_log``/``offset_store``/``topics`` hand in stores that outlive this engine (tests, replays);
-        ``timers`` is the clock auto-restart backoffs run on (real time by default; scenarios install a virtual one)."""
+        ``timers`` is the clock auto-restart backoffs and rate-limit waits run on (real time by default;
+        scenarios and tests install a virtual one)."""
         self.worker = WorkerConfig.parse(worker_config)
         # group.id makes this engine a member of a distributed cluster (Kafka's DistributedHerder)
         self.cluster: Cluster | None = None
@@ -225,7 +232,7 @@ class Engine:
             async with asyncio.TaskGroup() as tg:
                 data = DataPlane(self.topics, self.worker.raw, self._offsets, self._status, self.data_settings,
                                  self.worker.worker_id, self.spark, metrics=self.metrics.connect,
-                                 clients=self.worker.kafka)
+                                 clients=self.worker.kafka, timers=self._timers)
                 self._herder = Herder(self._log, self._status, self._offsets, self.worker, tg, self._feed,
                                       self.metrics, data, ownership=self.cluster, timers=self._timers)
                 reader = tg.create_task(self._herder.run(ready), name="configlog-reader")
@@ -371,10 +378,14 @@ class Engine:
 
     async def create_connector(self, name: str, config: Mapping[str, str],
                                initial_state: str | TargetState | None = None, *,
-                               wait_started: bool = True) -> dict[str, Any]:
+                               wait_started: bool = True, initial_offsets: Sequence[Any] | None = None) -> dict[str, Any]:
         """Create a connector (RUNNING, or ``initial_state`` RUNNING/PAUSED/STOPPED); returns its info once
         it started (or failed) and its tasks are configured, so its status is there to read.
-        ``wait_started=False`` returns once the config is written (scenarios settle instead)."""
+        ``wait_started=False`` returns once the config is written (scenarios settle instead).
+
+        ``initial_offsets`` (KIP-995): KIP-875 offsets the connector starts from, checked as
+        ``PATCH /offsets`` checks them before anything is written; the connector is written STOPPED,
+        its offsets set, then moved to ``initial_state``. The info then has ``offsets_status``."""
         target = _target(initial_state)
         self._leader_only()
         checked = await self._checked_config(name, config)
@@ -382,14 +393,26 @@ class Engine:
             if name in self.herder.snapshot.connectors:
                 raise ConnectorAlreadyExists(name)
             await self._previous_cleanup_done(name)
+            initial = None if initial_offsets is None else await offsets_admin.check_initial(
+                load_connector_class(checked.get("connector.class", "")), name, checked, initial_offsets)
             records: list[ConfigRecord] = []
-            if target is not None:
+            if initial is not None:
+                records.append(TargetStateRecord(name, TargetState.STOPPED))
+            elif target is not None:
                 records.append(TargetStateRecord(name, target))
             records.append(ConnectorConfigRecord(name, checked))
             await self._write(name, records)
+            if initial is not None:
+                await offsets_admin.write_initial(initial, self._offsets, self.topics, name,
+                                                  sink_group_id(name, checked))
+                if target is not TargetState.STOPPED:
+                    await self._write(name, [TargetStateRecord(name, target or TargetState.STARTED)])
         if wait_started:
             await self._started(name)  # outside the lock: a delete may come in while it starts, as in Connect
-        return await self.connector_info(name)
+        info = await self.connector_info(name)
+        if initial is not None:
+            info["offsets_status"] = initial.message
+        return info
 
     async def put_connector_config(self, name: str, config: Mapping[str, str], *,
                                    wait_started: bool = True) -> dict[str, Any]:
@@ -527,6 +550,16 @@ class Engine:
         self._require(name)
         await self.herder.submit_task_configs(name, [{str(k): str(v) for k, v in c.items()} for c in configs])
 
+    async def set_cluster_logger_level(self, namespace: str, level: str) -> None:
+        """KIP-976 ``scope=cluster``: in a cluster, a ``logger-cluster-<namespace>`` record every worker
+        applies when it reads it (this one included, before this returns); standalone, this worker."""
+        LOG_LEVELS.validate(level)
+        if self.cluster is None:
+            LOG_LEVELS.set(namespace, level)
+            return
+        offset = await self.herder.append([LoggerLevelRecord(namespace, level)])
+        await self.herder.wait_read(offset + 1, _READ_BACK_TIMEOUT_S)
+
     async def append_record(self, key: str, value: Mapping[str, Any] | bytes | None) -> int:
         """Append one raw config record (tests, replays); malformed ones are skipped and counted."""
         raw = value if value is None or isinstance(value, bytes) else json.dumps(value).encode()
@@ -545,6 +578,25 @@ class Engine:
 
     async def connector_config(self, name: str) -> dict[str, str]:
         return dict(self._require(name))
+
+    def reload_plugins(self, registry: PluginRegistry | None = None) -> ReloadResult:
+        """See plugins installed since the worker started (``engine/plugins/reload.py``); a distribution
+        some connector uses keeps its loaded version. ``registry`` (the REST app's) is refreshed in place."""
+        def in_use(packages: frozenset[str]) -> list[str]:
+            running = {n: c for n, c in self.herder.snapshot.connectors.items() if self._runs_here(n)}
+            return connectors_using(running, packages)
+
+        result = reload_plugins(self.worker.get("plugin.path"), in_use, registry)
+        if registry is not None:
+            registry.refresh(result.registry)
+        return result
+
+    def _runs_here(self, name: str) -> bool:
+        """Some instance of the connector (or of a task) is alive in this process: RUNNING or PAUSED."""
+        me = self.worker.worker_id
+        units = [self._status.connector(name), *self._status.tasks(name).values()]
+        return any(s is not None and s.worker_id == me and s.state in ("RUNNING", "PAUSED", "RESTARTING")
+                   for s in units)
 
     async def connector_info(self, name: str) -> dict[str, Any]:
         """Connect's ConnectorInfo: name, config, tasks, type."""

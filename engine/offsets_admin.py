@@ -1,9 +1,11 @@
-"""KIP-875 offset administration: preconditions, the sink offset format, the connector hook."""
+"""KIP-875 offset administration: preconditions, the sink offset format, the connector hook; KIP-995's
+``initial_offsets`` at creation reuses them."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -12,6 +14,7 @@ from engine.api._invoke import invoke
 from engine.api.connector import Connector, SinkConnector
 from engine.api.records import TopicPartition
 from engine.errors import EngineError, InvalidRequest
+from engine.storage.base import OffsetStore
 from engine.topics.base import TopicPartition as DataTopicPartition
 from engine.topics.base import Topics
 from engine.topics.errors import GroupNotEmpty, TopicsError
@@ -147,3 +150,47 @@ def result_message(by_connector: bool, action: str) -> str:
 
 def is_sink(cls: type[Connector]) -> bool:
     return issubclass(cls, SinkConnector)
+
+
+# ---- KIP-995: offsets given at creation -------------------------------------------------------
+
+NO_OFFSETS = "Partitions / offsets need to be provided for an alter offsets request"
+
+
+@dataclass(frozen=True)
+class InitialOffsets:
+    """``initial_offsets`` parsed for the connector's kind and accepted by its ``alter_offsets``."""
+
+    sink: Mapping[TopicPartition, int | None] | None
+    source: Sequence[tuple[dict[str, Any], dict[str, Any] | None]] | None
+    by_connector: bool
+
+    @property
+    def message(self) -> str:
+        """The answer's ``offsets_status``: KIP-875's alter message."""
+        return result_message(self.by_connector, ALTERED)
+
+
+async def check_initial(cls: type[Connector], name: str, config: Mapping[str, str],
+                        entries: Any) -> InitialOffsets:
+    """KIP-995 step 2: the PATCH ``/offsets`` checks (the format, then the connector's
+    ``alter_offsets``), without the ones about an existing, STOPPED connector; nothing is written."""
+    if not isinstance(entries, list) or not entries:
+        raise InvalidRequest(NO_OFFSETS)
+    if is_sink(cls):
+        sink = sink_offsets(entries)
+        return InitialOffsets(sink, None, await call_alter_offsets(cls, name, config, sink))
+    pairs = source_offsets(entries)
+    return InitialOffsets(None, pairs, await call_alter_offsets(cls, name, config, source_hook_offsets(pairs)))
+
+
+async def write_initial(initial: InitialOffsets, offsets: OffsetStore, topics: Topics, name: str,
+                        group: str) -> None:
+    """KIP-995 step 4, while the new connector is STOPPED: a source's offsets into the offset store
+    (flushed, so a task on another worker reads them), a sink's into its consumer group."""
+    if initial.sink is not None:
+        await write_group_offsets(topics, name, group, initial.sink)
+    if initial.source is not None:
+        offsets.write(name, initial.source)
+        await offsets.flush()
+        log.info("connector.initial_offsets_written", connector=name, partitions=len(initial.source))

@@ -61,6 +61,8 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
               "host of the advertised URL and worker id (the advertised protocol's first listener's)", REST),
     WorkerKey("rest.advertised.port", None, "port of the advertised URL and worker id (that listener's)", REST),
     WorkerKey("rest.request.timeout.ms", "90000", "how long a request waits for a plugin, then 500", REST),
+    WorkerKey("error.rest.response.message.detail.enabled", "true",
+              "false: no traces in REST statuses and no details in 5xx messages (the log keeps them)", REST),
     WorkerKey("rest.basic.auth.credentials.file", None,
               "user:hash lines (python -m engine.rest.auth hash USER): requests need basic auth", REST),
     # HTTPS and CORS
@@ -104,6 +106,13 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
     WorkerKey("status.storage.partitions", "5", "partitions of the status topic", STORES),
     WorkerKey("status.storage.replication.factor", "1", "its replication factor (-1: the broker's)", STORES),
     WorkerKey("topics.storage.file.filename", None, "in-process topics kept in a file (survive a restart)", STORES),
+    WorkerKey("topics.retention.ms", "604800000", "in-process topics: default retention.ms (-1: forever)", STORES),
+    WorkerKey("topics.retention.bytes", "-1", "in-process topics: default retention.bytes per partition", STORES),
+    WorkerKey("topics.segment.bytes", "67108864", "in-process topics: default segment.bytes", STORES),
+    WorkerKey("topics.segment.ms", None,
+              "in-process topics: default segment.ms (unset: a tenth of retention.ms, 1 s .. 7 days)", STORES),
+    WorkerKey("topics.retention.check.interval.ms", None,
+              "how often in-process retention runs (unset: a tenth of topics.retention.ms, 1 s .. 300000)", STORES),
     # Kafka clients
     WorkerKey("security.protocol", "PLAINTEXT", "PLAINTEXT | SSL | SASL_PLAINTEXT | SASL_SSL: the worker's own clients",
               KAFKA),

@@ -10,6 +10,7 @@ from engine.configlog.records import (
     ConnectorConfigRecord,
     ConnectorTombstone,
     IgnoredRecord,
+    LoggerLevelRecord,
     PendingCleanupCleared,
     PendingCleanupRecord,
     RestartRecord,
@@ -29,10 +30,11 @@ TARGET_STATE = "target-state-"
 RESTART_CONNECTOR = "restart-connector-"
 RESTART_TASK = "restart-task-"
 PENDING_CLEANUP = "pending-cleanup-"
-_IGNORED_PREFIXES = ("tasks-fencing-", "logger-cluster-")
+LOGGER_CLUSTER = "logger-cluster-"
+_IGNORED_PREFIXES = ("tasks-fencing-",)
 _IGNORED_KEYS = ("session-key",)
 _KNOWN_PREFIXES = (TARGET_STATE, CONNECTOR, TASK, COMMIT, RESTART_CONNECTOR, RESTART_TASK, PENDING_CLEANUP,
-                   *_IGNORED_PREFIXES)
+                   LOGGER_CLUSTER, *_IGNORED_PREFIXES)
 
 
 # json.dumps builds a fresh encoder per call when given separators; one shared encoder does not.
@@ -72,6 +74,8 @@ def encode(record: ConfigRecord) -> tuple[str, bytes | None]:
             return PENDING_CLEANUP + c, _dumps({"properties": props, "tasks": n, "incarnation": incarnation})
         case PendingCleanupCleared(c):
             return PENDING_CLEANUP + c, None
+        case LoggerLevelRecord(namespace, level):
+            return LOGGER_CLUSTER + namespace, _dumps({"level": level})
         case IgnoredRecord(key, value):
             return key, None if value is None else _dumps(value)
     raise TypeError(f"not a config record: {record!r}")  # pragma: no cover
@@ -177,6 +181,12 @@ def decode_object(key: str, value: dict[str, Any] | None) -> ConfigRecord:
         tasks = value.get("tasks", 0)
         return PendingCleanupRecord(name, _properties(key, value), tasks if isinstance(tasks, int) else 0,
                                     _incarnation(value))
+    if key.startswith(LOGGER_CLUSTER):  # Connect logs and ignores a malformed one, as the caller does
+        namespace = key[len(LOGGER_CLUSTER):]
+        level = None if value is None else value.get("level")
+        if not isinstance(level, str):
+            raise CorruptRecord(key, "the logging level is missing or not a string")
+        return LoggerLevelRecord(namespace, level)
     if key in _IGNORED_KEYS or key.startswith(_IGNORED_PREFIXES):
         return IgnoredRecord(key, value)
     raise CorruptRecord(key, "invalid key")

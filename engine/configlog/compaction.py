@@ -33,6 +33,7 @@ from engine.configlog.records import (
     ConnectorConfigRecord,
     ConnectorTombstone,
     IgnoredRecord,
+    LoggerLevelRecord,
     PendingCleanupCleared,
     PendingCleanupRecord,
     TargetStateRecord,
@@ -100,7 +101,8 @@ class _Connector:
         return kept
 
 
-_LATEST_PER_KEY = (TargetStateRecord, TargetStateTombstone, PendingCleanupRecord, PendingCleanupCleared, IgnoredRecord)
+_LATEST_PER_KEY = (TargetStateRecord, TargetStateTombstone, PendingCleanupRecord, PendingCleanupCleared, IgnoredRecord,
+                   LoggerLevelRecord)
 _TOMBSTONES = (TargetStateTombstone, PendingCleanupCleared)
 
 
@@ -122,7 +124,7 @@ def retained(entries: Sequence[Entry]) -> list[Entry]:
         last[entries[index][1]] = index
         if isinstance(record, _LATEST_PER_KEY):
             latest[entries[index][1]] = index
-        if record is not None and not isinstance(record, IgnoredRecord):
+        if record is not None and not isinstance(record, IgnoredRecord | LoggerLevelRecord):
             connectors.setdefault(record.connector, _Connector()).apply(index, record)
     keep.update(index for index in last.values() if records[index] is None)
     keep.update(index for index in latest.values() if not _tombstone(records[index]))

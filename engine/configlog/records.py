@@ -95,8 +95,16 @@ class PendingCleanupCleared:
 
 
 @dataclass(frozen=True, slots=True)
+class LoggerLevelRecord:
+    """``logger-cluster-<namespace>`` = ``{"level": ...}``: a cluster-wide log level (KIP-976)."""
+
+    namespace: str
+    level: str
+
+
+@dataclass(frozen=True, slots=True)
 class IgnoredRecord:
-    """A valid Connect record this engine does not act on (session keys, fencing, loggers)."""
+    """A valid Connect record this engine does not act on (session keys, fencing)."""
 
     key: str
     value: dict[str, object] | None = field(default=None)
@@ -113,5 +121,6 @@ ConfigRecord = (
     | TaskRestartRecord
     | PendingCleanupRecord
     | PendingCleanupCleared
+    | LoggerLevelRecord
     | IgnoredRecord
 )

@@ -15,6 +15,7 @@ from engine.configlog.records import (
     ConnectorConfigRecord,
     ConnectorTombstone,
     IgnoredRecord,
+    LoggerLevelRecord,
     PendingCleanupCleared,
     PendingCleanupRecord,
     RestartRecord,
@@ -83,6 +84,8 @@ class ConfigSnapshot:
     incarnations: dict[str, str] = field(default_factory=dict)
     # connector config at the time its task configs were committed (Connect's KAFKA-9228 rule)
     applied: dict[str, dict[str, str]] = field(default_factory=dict)
+    # the latest cluster-wide log level per namespace (KIP-976), for a worker that joins later
+    logger_levels: dict[str, str] = field(default_factory=dict)
     _deferred: dict[str, dict[int, dict[str, str]]] = field(default_factory=dict)
 
     def uncommitted(self) -> dict[str, int]:
@@ -132,6 +135,9 @@ class ConfigSnapshot:
                 return None
             case PendingCleanupCleared(c):
                 self.pending_cleanups.pop(c, None)
+                return None
+            case LoggerLevelRecord(namespace, level):
+                self.logger_levels[namespace] = level
                 return None
             case IgnoredRecord():
                 return None

@@ -15,6 +15,9 @@ from engine.api.errors import ConfigException
 from engine.converters.base import Converter, HeaderConverter
 from engine.converters.bytearray import ByteArrayConverter
 from engine.converters.json_converter import JsonConverter
+from engine.converters.registry.avro import AvroConverter
+from engine.converters.registry.json_schema import JsonSchemaConverter
+from engine.converters.registry.protobuf import ProtobufConverter
 from engine.converters.simple_header import SimpleHeaderConverter
 from engine.converters.string_converter import StringConverter
 from engine.plugins.classes import ClassNotFound, import_class
@@ -26,6 +29,9 @@ _KAFKA_NAMES: Final[dict[type, str]] = {
     StringConverter: "org.apache.kafka.connect.storage.StringConverter",
     ByteArrayConverter: "org.apache.kafka.connect.converters.ByteArrayConverter",
     SimpleHeaderConverter: "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+    AvroConverter: "io.confluent.connect.avro.AvroConverter",
+    JsonSchemaConverter: "io.confluent.connect.json.JsonSchemaConverter",
+    ProtobufConverter: "io.confluent.connect.protobuf.ProtobufConverter",
 }
 
 

@@ -137,6 +137,17 @@ class Struct:
         self.schema = schema
         self._values: list[Any] = [None] * len(schema.fields)
 
+    @classmethod
+    def from_decoded(cls, schema: Schema, values: list[Any]) -> Struct:
+        """A struct of ``values`` in field order, unvalidated: for decoders that read them *with* ``schema``
+        (the Avro converter's fastavro read), where checking each again would cost more than the decoding."""
+        if schema.type is not Type.STRUCT or len(values) != len(schema.fields):
+            raise DataException(f"{len(values)} values for struct schema {schema}")
+        struct = cls.__new__(cls)
+        struct.schema = schema
+        struct._values = values
+        return struct
+
     def _lookup(self, name: str) -> Field:
         found = self.schema.field(name)
         if found is None:

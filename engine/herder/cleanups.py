@@ -57,12 +57,12 @@ class CleanupTracker:
     """What this worker knows of unfinished cleanups; the herder wires in how to retry and clear."""
 
     def __init__(self, *, backoff: float, max_retries: int, metrics: EngineMetrics,
-                 retry: Callable[[str, str | None, int], None], clear: Callable[[str], None]) -> None:
+                 retry: Callable[[str, str | None, int], None], clear: Callable[[str, bool], None]) -> None:
         self._backoff = backoff
         self._max_retries = max_retries
         self._metrics = metrics
         self._retry = retry  # post the next attempt (connector, incarnation, attempt number)
-        self._clear = clear  # write the record that ends the pending cleanup
+        self._clear = clear  # end the pending cleanup (connector, succeeded): offsets as asked, then the record
         self._by_name: dict[str, Cleanup] = {}
         self._closing = False
 
@@ -128,7 +128,7 @@ class CleanupTracker:
                      incarnation=cleanup.incarnation, attempt=cleanup.attempts)
             self._metrics.cleanup_attempt("succeeded_late")
             del self._by_name[cleanup.connector]
-            self._clear(cleanup.connector)
+            self._clear(cleanup.connector, True)
             return
         log.warning("connector.cleanup_returned_late", connector=cleanup.connector, incarnation=cleanup.incarnation,
                     attempt=cleanup.attempts, error=repr(late_error))
@@ -141,7 +141,7 @@ class CleanupTracker:
             log.error("connector.cleanup_gave_up", connector=cleanup.connector, incarnation=cleanup.incarnation,
                       attempts=cleanup.attempts, last_error=cleanup.last_error)
             self._metrics.cleanups_given_up.inc(())
-            self._clear(cleanup.connector)
+            self._clear(cleanup.connector, False)
             return False
         cleanup.state = CleanupState.WAITING
         cleanup.next_attempt = time.time() + self._backoff

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import structlog
 
 from engine.api._invoke import invoke
-from engine.api.connector import Connector, SinkConnector, SourceConnector
+from engine.api.connector import Connector, SinkConnector
 from engine.api.context import (
     ConnectorContext,
     SinkConnectorContext,
@@ -37,7 +37,7 @@ from engine.configlog.snapshot import (
 from engine.errors import ConfigError, EngineError, IllegalTransition, trace_of
 from engine.herder.actor_mailbox import Mailbox
 from engine.herder.auto_restart import AutoRestarts, Unit
-from engine.herder.deletion import DeletionOutcome, run_deleted, until_returned
+from engine.herder.deletion import DeletionOutcome, remove_offsets_if_asked, run_deleted, until_returned
 from engine.herder.messages import (
     AwaitStarted,
     Boot,
@@ -703,18 +703,9 @@ class ConnectorActor:
             outcome = replace(outcome, lingering=until_returned([*watched, *abandoned]))
         self._s.status.remove_connector(self.name)
         if outcome.succeeded:
-            self._remove_offsets(self.cls, self.config)
+            remove_offsets_if_asked(self.name, self.cls, self.config, self._s.offsets)
             await self._s.append([PendingCleanupCleared(self.name)])
         self._s.deletion_finished(outcome.with_duration(time.monotonic() - started))
-
-    def _remove_offsets(self, cls: type[Connector] | None, config: dict[str, str]) -> None:
-        """Source offsets go with a successful cleanup when the config (``offsets.reset.on.delete``) or
-        else the connector class (``SourceConnector.offsets_removed_on_delete``) asks for it."""
-        asked = config.get("offsets.reset.on.delete", "").strip().lower()
-        if asked == "true" or (not asked and cls is not None and issubclass(cls, SourceConnector)
-                               and cls.offsets_removed_on_delete):
-            removed = self._s.offsets.reset(self.name)
-            log.info("connector.offsets_reset", partitions=removed)
 
     async def _cleanup_only(self, record: PendingCleanupRecord) -> None:
         """Run a pending ``deleted()`` left by a deletion that never completed (crash, failure, retry)."""
@@ -730,7 +721,7 @@ class ConnectorActor:
                                     attempt=attempt, spark=self._connector_spark())
         self._s.status.remove_connector(self.name)  # what a crashed owner left behind
         if outcome.succeeded:
-            self._remove_offsets(cls, config)
+            remove_offsets_if_asked(self.name, cls, config, self._s.offsets)
             await self._s.append([PendingCleanupCleared(self.name)])
         self._s.deletion_finished(outcome)
         self.finished = True

@@ -15,7 +15,7 @@ from typing import Any
 import structlog
 
 from engine.api._invoke import invoke, left_running
-from engine.api.connector import Connector, SinkConnector
+from engine.api.connector import Connector, SinkConnector, SourceConnector
 from engine.api.context import ConnectorContext, SinkConnectorContext, SourceConnectorContext
 from engine.errors import trace_of
 from engine.storage.base import OffsetStore
@@ -141,3 +141,15 @@ def until_returned(tasks: Iterable[asyncio.Future[Any]]) -> asyncio.Future[BaseE
         return outcomes[0] if outcomes else None
 
     return asyncio.ensure_future(wait())
+
+
+def remove_offsets_if_asked(name: str, cls: type[Connector] | None, config: dict[str, str],
+                            offsets: OffsetStore) -> None:
+    """After a successful cleanup, however it ended (on time, on a retry, late): source offsets go
+    when the config (``offsets.reset.on.delete``) or else the connector class
+    (``SourceConnector.offsets_removed_on_delete``) asks for it."""
+    asked = config.get("offsets.reset.on.delete", "").strip().lower()
+    if asked == "true" or (not asked and cls is not None and issubclass(cls, SourceConnector)
+                           and cls.offsets_removed_on_delete):
+        removed = offsets.reset(name)
+        log.info("connector.offsets_reset", connector=name, partitions=removed)

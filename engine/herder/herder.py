@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from engine.api.connector import Connector
 from engine.config.worker import WorkerConfig
 from engine.configlog.base import ConfigLog
 from engine.configlog.codec import decode, encode
@@ -21,16 +22,17 @@ from engine.configlog.records import (
     ConfigRecord,
     ConnectorConfigRecord,
     ConnectorTombstone,
+    LoggerLevelRecord,
     PendingCleanupCleared,
     PendingCleanupRecord,
     TaskCommitRecord,
     TaskConfigRecord,
 )
 from engine.configlog.snapshot import ConfigSnapshot
-from engine.errors import CorruptRecord, EngineNotRunning
+from engine.errors import ConfigError, CorruptRecord, EngineNotRunning
 from engine.herder.cleanups import CleanupState, CleanupTracker
 from engine.herder.connector_actor import ConnectorActor
-from engine.herder.deletion import DeletionOutcome
+from engine.herder.deletion import DeletionOutcome, remove_offsets_if_asked
 from engine.herder.messages import (
     AwaitStarted,
     Boot,
@@ -44,7 +46,9 @@ from engine.herder.messages import (
 from engine.herder.ownership import Ownership, StandaloneOwnership
 from engine.herder.timers import LoopTimers, Timers
 from engine.herder.transition_feed import TransitionEvent, TransitionFeed
+from engine.observability.log_levels import LOG_LEVELS, InvalidLogLevel
 from engine.observability.metrics import EngineMetrics
+from engine.plugins.loading import load_connector_class
 from engine.storage.base import OffsetStore, StatusStore
 from states import TransitionRecord
 
@@ -159,9 +163,10 @@ class Herder:
         counts = self._transition_counts
         key = ("connector" if record.task is None else "task", record.trigger, record.from_state, record.to_state)
         counts[key] = counts.get(key, 0.0) + 1
+        extra = {"trace": trace} if trace else {}  # a failure's trace stays in the log, whatever REST shows
         self._transition_log.info(event, connector=record.connector, task=record.task, trigger=record.trigger,
                                   from_state=record.from_state, to_state=record.to_state,
-                                  worker=self.worker.worker_id)
+                                  worker=self.worker.worker_id, **extra)
         if self.feed.listened:
             self.feed.publish(TransitionEvent(record.connector, record.task, record.trigger, record.from_state,
                                               record.to_state, trace, time.time()))
@@ -223,8 +228,17 @@ class Herder:
         log.info("connector.cleanup_retrying", connector=connector, incarnation=incarnation, attempt=attempt)
         self.post(connector, RunCleanup(record))
 
-    def _clear_cleanup(self, connector: str) -> None:
-        """End a pending cleanup in the log (it succeeded late, or was given up)."""
+    def _clear_cleanup(self, connector: str, succeeded: bool) -> None:
+        """End a pending cleanup in the log (it succeeded late, or was given up); one that succeeded
+        late removes the offsets its connector asks to, as one that succeeded on time does."""
+        pending = self.snapshot.pending_cleanups.get(connector)
+        if succeeded and pending is not None:
+            config = pending.properties  # the deleted connector's, not the worker's
+            try:
+                cls: type[Connector] | None = load_connector_class(config.get("connector.class", ""))
+            except ConfigError:
+                cls = None
+            remove_offsets_if_asked(connector, cls, config, self.offsets)
         if not self._closing:
             task = self.spawn(self._append_clear(connector), f"cleanup-clear:{connector}")
             self._clearing.add(task)
@@ -319,6 +333,9 @@ class Herder:
             ready.set_result(None)
 
     def _route(self, record: ConfigRecord, offset: int) -> None:
+        if isinstance(record, LoggerLevelRecord):
+            _apply_cluster_level(record.namespace, record.level)
+            return
         if self.ownership.distributed:
             if isinstance(record, (PendingCleanupRecord, PendingCleanupCleared)):
                 self._cleaned.discard(record.connector)
@@ -355,6 +372,10 @@ class Herder:
         snap = self.snapshot
         log.info("configlog.caught_up", connectors=len(snap.connectors), pending_cleanups=len(snap.pending_cleanups),
                  skipped=self.skipped_records)
+        # unlike Connect, which ignores the levels written before it started, a worker that joins
+        # later takes the cluster's levels too (docs/compatibility.md, "Cluster-wide log levels")
+        for namespace, level in snap.logger_levels.items():
+            _apply_cluster_level(namespace, level)
         for name, config in snap.connectors.items():
             self.post(name, Boot(config, snap.target(name), snap.tasks.get(name, ()), snap.applied.get(name),
                                  snap.incarnations.get(name, "")))
@@ -448,3 +469,13 @@ class Herder:
         for task in list(self._spawned):
             task.cancel()
         self.feed.close()
+
+
+def _apply_cluster_level(namespace: str, level: str) -> None:
+    """A ``logger-cluster-`` record read from the log: every worker applies it (KIP-976)."""
+    try:
+        LOG_LEVELS.set(namespace, level)
+    except InvalidLogLevel:
+        log.warning("configlog.logger_level_ignored", namespace=namespace, level=level)
+        return
+    log.info("logger.cluster_level_applied", namespace=namespace, level=level)

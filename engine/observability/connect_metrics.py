@@ -60,7 +60,7 @@ class TaskCounters:
 
     __slots__ = ("batch_max", "batch_records", "batches", "commit_ms", "commit_ms_max", "commits_failed",
                  "commits_succeeded", "errors", "kind", "sink_record_read", "sink_record_send",
-                 "source_record_poll", "source_record_write")
+                 "source_record_poll", "source_record_write", "throttled_s", "throttles")
 
     def __init__(self, kind: Kind) -> None:
         self.kind = kind
@@ -76,6 +76,8 @@ class TaskCounters:
         self.commit_ms = 0.0
         self.commit_ms_max = 0.0
         self.errors = ErrorMetrics()  # the task's ToleranceOperator counts into this
+        self.throttles = 0  # waits for record.rate.limit / bytes.per.second.max (ours)
+        self.throttled_s = 0.0  # their total length, on the pacer's clock
 
     def batch(self, size: int) -> None:
         self.batches += 1
@@ -196,8 +198,15 @@ class ConnectMetrics:
         commit_seconds = SummaryMetricFamily("connect_engine_task_offset_commit_seconds",
                                              "Offset commit attempts of the task and their total duration.",
                                              labels=labels)
+        throttles = CounterMetricFamily("connect_engine_task_throttles",
+                                        "Waits the task made for its rate limits (record.rate.limit, "
+                                        "bytes.per.second.max).", labels=labels)
+        throttled = CounterMetricFamily("connect_engine_task_throttled_seconds",
+                                        "Time the task waited for its rate limits, in seconds.", labels=labels)
         for (connector, number), c in sorted(self.tasks.items()):
             key = (connector, str(number))
+            throttles.add_metric(key, c.throttles)
+            throttled.add_metric(key, c.throttled_s)
             if c.kind == "source":
                 poll.add_metric(key, c.source_record_poll)
                 write.add_metric(key, c.source_record_write)
@@ -218,7 +227,7 @@ class ConnectMetrics:
                 family.add_metric(key, getattr(c.errors, field))
         yield from (poll, write, read, send, batch_max, batch_avg, commit_max, commit_avg, commit_ok, commit_failed)
         yield from (family for _, family in errors)
-        yield from (commits, commit_seconds)
+        yield from (commits, commit_seconds, throttles, throttled)
 
     def _rebalance(self) -> Iterator[Metric]:
         if self.rebalances is None:

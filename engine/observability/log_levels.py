@@ -68,11 +68,17 @@ class LogLevels:
             return LoggerLevel(self.effective(name), None).as_json()
         return None
 
-    def set(self, namespace: str, level_name: str) -> list[str]:
-        """Set ``namespace`` and its descendants; returns the affected loggers, sorted."""
+    @staticmethod
+    def validate(level_name: str) -> int:
+        """The level's number; ``InvalidLogLevel`` (Connect's 404) for a name Log4j does not know."""
         level = LEVELS.get(level_name.upper(), _PYTHON_NAMES.get(level_name.upper()))
         if level is None:
             raise InvalidLogLevel(level_name)
+        return level
+
+    def set(self, namespace: str, level_name: str) -> list[str]:
+        """Set ``namespace`` and its descendants; returns the affected loggers, sorted."""
+        level = self.validate(level_name)
         now = int(time.time() * 1000)
         known = self._known | set(logging.root.manager.loggerDict) | set(self._levels)
         affected = sorted(n for n in known | {namespace}

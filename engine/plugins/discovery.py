@@ -182,6 +182,10 @@ class PluginRegistry:
         """Alias -> full class name, ambiguous aliases left out."""
         return dict(self._aliases)
 
+    def refresh(self, other: PluginRegistry) -> None:
+        """Take ``other``'s plugins in place (a reload: whoever holds this registry sees them)."""
+        self._plugins, self._aliases = dict(other._plugins), dict(other._aliases)
+
     def resolve(self, name: str) -> PluginDesc | None:
         """The plugin ``name`` means: a full class name first, then an unambiguous alias."""
         desc = self._plugins.get(name)
@@ -211,7 +215,18 @@ def plugins_from_entry_points(eps: Iterable[EntryPoint]) -> list[PluginDesc]:
                         reason="not a class of the group's kind")
             continue
         found.append(PluginDesc(loaded, kind))
+        if ep.dist is not None:  # the version this process imported (engine/plugins/reload.py compares)
+            LOADED_DISTRIBUTIONS.setdefault(ep.dist.name, ep.dist.version)
     return found
+
+
+LOADED_DISTRIBUTIONS: dict[str, str] = {}
+"""Distribution name -> the version whose plugins this process loaded."""
+
+
+def forget_installed() -> None:
+    """Read the installed entry points again at the next discovery (a reload: something was installed)."""
+    _installed_plugins.cache_clear()
 
 
 @cache
@@ -290,6 +305,12 @@ def _connectors_defined_in(module_name: str, members: Iterable[object], location
         kind = connector_plugin_type(member)
         if kind is not None:
             yield PluginDesc(member, kind, location)
+
+
+def forget_path_plugins(packages: frozenset[str]) -> None:
+    """Drop what was found in these top-level packages (their new version is scanned next)."""
+    for name in [n for n, d in _PATH_PLUGINS.items() if d.cls.__module__.split(".", 1)[0] in packages]:
+        del _PATH_PLUGINS[name]
 
 
 def process_registry() -> PluginRegistry:

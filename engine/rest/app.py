@@ -19,7 +19,8 @@ from engine.rest.auth import CREDENTIALS_FILE_KEY, BasicAuth, load_credentials
 from engine.rest.cors import CrossOrigin
 from engine.rest.errors import error_response, status_of
 from engine.rest.forward import forward
-from engine.rest.keys import CLUSTER_ID, ENGINE, PLUGINS, REST_CLIENT, REST_TIMEOUT
+from engine.rest.keys import CLUSTER_ID, DETAILS, ENGINE, PLUGINS, REST_CLIENT, REST_TIMEOUT
+from engine.rest.quiet import details_enabled, quiet_error
 from engine.rest.routing import add_routes, consumes_json
 
 log = structlog.get_logger(component="rest")
@@ -38,9 +39,9 @@ async def connect_errors(request: web.Request, handler: Any) -> web.StreamRespon
             except NotLeader as exc:  # distributed: the leader serves it (Connect's HerderRequestHandler)
                 response = await forward(request, exc, timeout)
     except EngineError as exc:  # first: StateTimeout and friends are TimeoutErrors with their own message
-        response = error_response(status_of(exc), str(exc))
+        response = _error(request, status_of(exc), str(exc))
     except TimeoutError:
-        response = error_response(500, timed_out_message(current_stage()))
+        response = _error(request, 500, timed_out_message(current_stage()))
     except web.HTTPMethodNotAllowed as exc:
         response = error_response(405, "HTTP 405 Method Not Allowed", headers={"Allow": ",".join(exc.allowed_methods)})
     except web.HTTPNotFound:
@@ -49,8 +50,15 @@ async def connect_errors(request: web.Request, handler: Any) -> web.StreamRespon
         response = error_response(exc.status, exc.reason)
     except Exception as exc:  # the REST boundary: an engine bug answers 500, never drops the connection
         log.exception("rest.request_failed", method=request.method, path=request.path)
-        response = error_response(500, str(exc) or type(exc).__name__)
+        response = _error(request, 500, str(exc) or type(exc).__name__)
     return response
+
+
+def _error(request: web.Request, status: int, message: str) -> web.Response:
+    """A failure's answer; a 5xx's message is hidden when the worker keeps details out (``quiet.py``)."""
+    if status >= 500 and not request.app[DETAILS]:
+        message = quiet_error(status, message, method=request.method, path=request.path)
+    return error_response(status, message)
 
 
 async def health(request: web.Request) -> web.Response:
@@ -80,6 +88,7 @@ def make_app(engine: Engine, *, rest_timeout: float = DEFAULT_REST_TIMEOUT_S,
     cors = [cross_origin.middleware()] if cross_origin is not None else []
     app = web.Application(middlewares=[metrics.count_requests, *cors, *auth, connect_errors])
     app[ENGINE] = engine
+    app[DETAILS] = details_enabled(engine.worker.raw)
     app[REST_CLIENT] = engine.cluster.rest_client if engine.cluster is not None else RestClient(engine.worker)
     app[REST_TIMEOUT] = rest_timeout
     app[CLUSTER_ID] = cluster_id

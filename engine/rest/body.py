@@ -20,7 +20,7 @@ from engine.rest.errors import RestError, json_error_message
 STRING = "java.lang.String"
 STRING_MAP = "java.util.LinkedHashMap<java.lang.String,java.lang.String>"
 CREATE_REQUEST = "org.apache.kafka.connect.runtime.rest.entities.CreateConnectorRequest"
-CREATE_REQUEST_FIELDS = ("name", "config", "initial_state")  # in the order Jackson lists them
+CREATE_REQUEST_FIELDS = ("name", "config", "initial_state", "initial_offsets")  # in the order Jackson lists them
 
 
 class JsonNumber(str):

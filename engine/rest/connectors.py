@@ -14,7 +14,8 @@ from engine.engine import Engine
 from engine.errors import ConnectorNotFound
 from engine.rest.body import create_request, json_body, query_flag, string_map
 from engine.rest.errors import BadRequest, RestError
-from engine.rest.keys import ENGINE
+from engine.rest.keys import DETAILS, ENGINE
+from engine.rest.quiet import quiet_status
 
 log = structlog.get_logger(component="rest")
 
@@ -56,7 +57,7 @@ async def list_connectors(request: web.Request) -> web.Response:
         entry: dict[str, Any] = {}
         try:
             if "status" in expand:
-                entry["status"] = await engine.connector_status(name)
+                entry["status"] = _shown(request, await engine.connector_status(name))
             if "info" in expand:
                 entry["info"] = await engine.connector_info(name)
         except ConnectorNotFound:
@@ -67,8 +68,10 @@ async def list_connectors(request: web.Request) -> web.Response:
 
 async def create_connector(request: web.Request) -> web.Response:
     name, config, initial_state = create_request(await json_body(request, numbers_as_text=True))
+    # KIP-995: the offsets keep their JSON numbers (the config's are bound to strings)
+    offsets = (await json_body(request)).get("initial_offsets")
     engine = _engine(request)
-    info = await engine.create_connector(name, config, initial_state)
+    info = await engine.create_connector(name, config, initial_state, initial_offsets=offsets)
     await _started(engine, name)
     return web.json_response(info, status=201, headers={"Location": f"/connectors/{quote(name, safe='')}"})
 
@@ -138,8 +141,13 @@ async def list_cleanups(request: web.Request) -> web.Response:
     return web.json_response(_engine(request).connector_cleanups())
 
 
+def _shown(request: web.Request, status: dict[str, Any]) -> dict[str, Any]:
+    """A status as this worker may show it: traces hidden with details off (``engine/rest/quiet.py``)."""
+    return status if request.app[DETAILS] else quiet_status(status)
+
+
 async def get_status(request: web.Request) -> web.Response:
-    return web.json_response(await _engine(request).connector_status(_name(request)))
+    return web.json_response(_shown(request, await _engine(request).connector_status(_name(request))))
 
 
 async def get_tasks(request: web.Request) -> web.Response:
@@ -159,7 +167,7 @@ async def get_tasks_config(request: web.Request) -> web.Response:
 
 
 async def get_task_status(request: web.Request) -> web.Response:
-    return web.json_response(await _engine(request).task_status(_name(request), _task(request)))
+    return web.json_response(_shown(request, await _engine(request).task_status(_name(request), _task(request))))
 
 
 async def restart_task(request: web.Request) -> web.Response:
@@ -174,7 +182,7 @@ async def restart_connector(request: web.Request) -> web.Response:
                                           only_failed=query_flag(request, "onlyFailed"))
     if plan is None:
         return web.Response(status=204)
-    return web.json_response(plan, status=202)
+    return web.json_response(_shown(request, plan), status=202)
 
 
 def _target_change(method: str, status: int) -> Handler:

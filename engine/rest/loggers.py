@@ -1,12 +1,17 @@
-"""``/admin/loggers``: read and change log levels at runtime (worker scope; standalone has one worker)."""
+"""``/admin/loggers``: read and change log levels at runtime, on this worker or (KIP-976 ``scope=cluster``)
+on every worker of its cluster."""
 
 from __future__ import annotations
 
+import structlog
 from aiohttp import web
 
 from engine.observability.log_levels import LOG_LEVELS
 from engine.rest.body import json_body
 from engine.rest.errors import BadRequest, RestError
+from engine.rest.keys import ENGINE
+
+log = structlog.get_logger(component="rest")
 
 
 async def list_loggers(request: web.Request) -> web.Response:
@@ -27,10 +32,12 @@ async def set_level(request: web.Request) -> web.Response:
     if not isinstance(level, str) or not level:
         raise BadRequest("Desired 'level' parameter was not specified in request.")
     scope = request.query.get("scope", "worker").lower()
-    affected = LOG_LEVELS.set(request.match_info["logger"], level)
-    if scope == "cluster":  # a standalone cluster is this worker: applied here, answered as Connect does
+    if scope == "cluster":  # Connect: written to the config topic, answered before the others apply it
+        await request.app[ENGINE].set_cluster_logger_level(request.match_info["logger"], level)
         return web.Response(status=204)
-    return web.json_response(affected)
+    if scope != "worker":
+        log.warning("rest.logger_scope_invalid", scope=scope, default="worker")  # as Connect: worker scope
+    return web.json_response(LOG_LEVELS.set(request.match_info["logger"], level))
 
 
 ROUTES = [

@@ -46,7 +46,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "ConnectorInfo": {"type": "object", "required": ["name", "config", "tasks", "type"],
                       "properties": {"name": {"type": "string"}, "config": _ref("ConnectorConfig"),
                                      "tasks": _array(_ref("ConnectorTaskId")),
-                                     "type": {"type": "string", "enum": ["source", "sink", "unknown"]}}},
+                                     "type": {"type": "string", "enum": ["source", "sink", "unknown"]},
+                                     "offsets_status": {"type": "string"}}},  # KIP-995, on create only
     "ConnectorState": {"type": "object", "required": ["state", "worker_id"],
                        "properties": {"state": _STATE, "worker_id": {"type": "string"}, "trace": {"type": "string"}}},
     "TaskState": {"type": "object", "required": ["id", "state", "worker_id"],
@@ -63,7 +64,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "CreateConnectorRequest": {"type": "object", "required": ["name", "config"], "additionalProperties": False,
                                "properties": {"name": {"type": "string"}, "config": _ref("ConnectorConfig"),
                                               "initial_state": {"type": "string",
-                                                                "enum": ["RUNNING", "PAUSED", "STOPPED"]}}},
+                                                                "enum": ["RUNNING", "PAUSED", "STOPPED"]},
+                                              "initial_offsets": _array(_ref("ConnectorOffset"))}},  # KIP-995
     "ConnectorOffset": {"type": "object", "required": ["partition", "offset"],
                         "properties": {"partition": {"type": "object"}, "offset": {"type": ["object", "null"]}}},
     "ConnectorOffsets": {"type": "object", "required": ["offsets"],
@@ -71,6 +73,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "Message": {"type": "object", "required": ["message"], "properties": {"message": {"type": "string"}}},
     "ActiveTopics": {"type": "object", "additionalProperties": {
         "type": "object", "required": ["topics"], "properties": {"topics": _array({"type": "string"})}}},
+    "PluginReload": {"type": "object", "required": ["added", "removed", "upgraded", "restart_required"],
+                     "properties": {"added": _array(_ref("PluginInfo")), "removed": _array(_ref("PluginInfo")),
+                                    "upgraded": _array({"type": "object"}),
+                                    "restart_required": _array({"type": "object"})}},
     "PluginInfo": {"type": "object", "required": ["class", "type"],
                    "properties": {"class": {"type": "string"}, "type": {"type": "string"},
                                   "version": {"type": "string"}}},
@@ -223,6 +229,9 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("GET", "/connector-plugins/{plugin}/config"): {
         "summary": "A plugin's config definition",
         "responses": {"200": _json(_array(_ref("ConfigKeyInfo")), "Keys"), **_errors(400, 404)}},
+    ("POST", "/connector-plugins/reload"): {
+        "summary": "Ours: see plugins installed since this worker started (this worker only)",
+        "responses": {"200": _json(_ref("PluginReload"), "What changed"), **_errors()}},
     ("PUT", "/connector-plugins/{plugin}/config/validate"): {
         "summary": "Validate a connector config", "requestBody": _body(_ref("ConnectorConfig")),
         "responses": {"200": _json(_ref("ConfigInfos"), "Validation result"), **_errors(400)}},

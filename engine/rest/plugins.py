@@ -96,8 +96,16 @@ async def validate_plugin_config(request: web.Request) -> web.Response:
     return web.json_response(infos)
 
 
+async def reload_plugins(request: web.Request) -> web.Response:
+    """Our endpoint: see plugins installed since this worker started (``engine/plugins/reload.py``).
+    This worker only: in a cluster, install on every worker and call it on each."""
+    result = request.app[ENGINE].reload_plugins(request.app[PLUGINS])
+    return web.json_response(result.json())
+
+
 ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", "/connector-plugins", list_plugins),
+    ("POST", "/connector-plugins/reload", reload_plugins),
     ("GET", "/connector-plugins/{plugin}/config", plugin_config),
     ("PUT", "/connector-plugins/{plugin}/config/validate", validate_plugin_config),
 ]

@@ -18,7 +18,14 @@ Unlike Kafka, a retriable error that runs out of retries under ``none`` fails th
 
 from engine.tolerance.config import ErrorPolicy
 from engine.tolerance.context import ProcessingContext
-from engine.tolerance.dead_letter import HEADER_PREFIX, DeadLetterQueueReporter, ensure_dlq_topic
+from engine.tolerance.dead_letter import (
+    HEADER_PREFIX,
+    DeadLetterQueueReporter,
+    SourceRender,
+    ensure_dlq_topic,
+    open_dead_letter_queue,
+    render_source,
+)
 from engine.tolerance.errant import ErrantRecordReporter, ThreadReportFuture, make_errant_reporter
 from engine.tolerance.log_reporter import LogReporter
 from engine.tolerance.metrics import ErrorMetrics
@@ -36,6 +43,7 @@ __all__ = [
     "ErrorReporter",
     "LogReporter",
     "ProcessingContext",
+    "SourceRender",
     "Stage",
     "ThreadReportFuture",
     "ToleranceOperator",
@@ -43,4 +51,6 @@ __all__ = [
     "is_retriable",
     "is_tolerable",
     "make_errant_reporter",
+    "open_dead_letter_queue",
+    "render_source",
 ]

@@ -25,6 +25,7 @@ class ProcessingContext:
     executing_class: type | None = None
     error: BaseException | None = None
     attempt: int = 0
+    dlq_error: BaseException | None = None  # the dead letter queue refused the record
 
     @property
     def failed(self) -> bool:

@@ -85,8 +85,8 @@ def _key_of(message: str, default: str) -> str:
 
 
 def _data_plane_errors(cls: type[Connector], props: Mapping[str, str]) -> dict[str, list[str]]:
-    """What the task loops would refuse at start: error policy, converters, transforms, sink topics, and
-    the source keys (``exactly.once.support``, ``transaction.boundary`` ...).
+    """What the task loops would refuse at start: error policy, converters, rate limits, transforms, sink
+    topics, and the source keys (``exactly.once.support``, ``transaction.boundary`` ...).
 
     Cheap when a connector sets none of them, so every create can afford it.
     """
@@ -94,6 +94,7 @@ def _data_plane_errors(cls: type[Connector], props: Mapping[str, str]) -> dict[s
     from engine.api.errors import ConfigException
     from engine.tolerance import ErrorPolicy
     from engine.transforms.chain import TransformationChain
+    from engine.worker.rate_limit import RECORD_RATE_LIMIT, RateLimits
     from engine.worker.task_converters import TaskConverters
 
     def transforms() -> None:
@@ -102,7 +103,8 @@ def _data_plane_errors(cls: type[Connector], props: Mapping[str, str]) -> dict[s
     errors: dict[str, list[str]] = {}
     checks: list[tuple[Callable[[], object], str]] = [
         (partial(ErrorPolicy.from_config, props), "errors.tolerance"),
-        (partial(TaskConverters.check, props, {}), "value.converter")]
+        (partial(TaskConverters.check, props, {}), "value.converter"),
+        (partial(RateLimits.from_config, props), RECORD_RATE_LIMIT)]
     if props.get("transforms", "").strip() or props.get("predicates", "").strip():
         checks.append((transforms, "transforms"))
     for check, default_key in checks:

@@ -50,6 +50,7 @@ from engine.transforms.chain import (
 from engine.transforms.resolve import Kind, check_concrete, find_class
 from engine.validation.connector import VALIDATING, _validator_instance, client_override_errors
 from engine.validation.source_config import SOURCE_KEYS, unique_aliases
+from engine.worker.rate_limit import RATE_KEYS
 
 COMMON_GROUP = "Common"
 TRANSFORMS_GROUP = "Transforms"
@@ -139,7 +140,7 @@ def _connector_keys() -> list[ConfigKey]:
 
 
 def _sink_keys() -> list[ConfigKey]:
-    h, m, lo = Importance.HIGH, Importance.MEDIUM, Importance.LOW
+    h = Importance.HIGH
     c = ConfigType
     return [
         _common(4, "topics", c.LIST, "", h, "List of topics to consume, separated by commas.", "Topics",
@@ -147,9 +148,19 @@ def _sink_keys() -> list[ConfigKey]:
         _common(4, "topics.regex", c.STRING, "", h,
                 "Regular expression giving topics to consume. Only one of topics or topics.regex may be set.",
                 "Topics regex", width=Width.LONG),
+        *_dlq_keys(),
+    ]
+
+
+def _dlq_keys() -> list[ConfigKey]:
+    """Connect's sink-only ``errors.deadletterqueue.*``; sources accept them too (our addition)."""
+    m, lo = Importance.MEDIUM, Importance.LOW
+    c = ConfigType
+    return [
         _common(6, "errors.deadletterqueue.topic.name", c.STRING, "", m,
                 "The name of the topic to be used as the dead letter queue (DLQ) for messages that result in "
-                "an error when processed by this sink connector. Empty: no DLQ.",
+                "an error when processed by this connector (a sink's records as consumed; a source's as its "
+                "converters write them). Empty: no DLQ.",
                 "Dead Letter Queue Topic Name", group=ERROR_GROUP, width=Width.MEDIUM),
         _common(7, "errors.deadletterqueue.topic.replication.factor", c.SHORT, 3, m,
                 "Replication factor used to create the dead letter queue topic when it doesn't already exist.",
@@ -167,9 +178,10 @@ def _config_def(keys: list[ConfigKey]) -> ConfigDef:
     return config_def
 
 
-# RESTART_KEYS: our addition (restart.policy and its backoff, engine/herder/restart_policy.py), listed last
-SOURCE_CONFIG_DEF = _config_def([*_connector_keys(), *SOURCE_KEYS, *RESTART_KEYS])
-SINK_CONFIG_DEF = _config_def([*_connector_keys(), *_sink_keys(), *RESTART_KEYS])
+# our additions, listed last: a source's errors.deadletterqueue.*; RESTART_KEYS (restart.policy and its
+# backoff, engine/herder/restart_policy.py); RATE_KEYS (records/bytes.per.second.max, engine/worker/rate_limit.py)
+SOURCE_CONFIG_DEF = _config_def([*_connector_keys(), *SOURCE_KEYS, *_dlq_keys(), *RESTART_KEYS, *RATE_KEYS])
+SINK_CONFIG_DEF = _config_def([*_connector_keys(), *_sink_keys(), *RESTART_KEYS, *RATE_KEYS])
 
 
 def framework_config_def(cls: type[Connector]) -> ConfigDef:

@@ -15,6 +15,7 @@ from engine.storage.base import OffsetStore, StatusStore
 from engine.storage.status import TopicStatus
 from engine.topics.base import Producer, Topics
 from engine.worker.exactly_once import worker_enabled
+from engine.worker.rate_limit import PacingTimers
 
 DATA_PLANE_DEFAULTS: dict[str, str] = {
     "offset.flush.interval.ms": "60000",
@@ -82,6 +83,7 @@ class DataPlane:
     spark: SparkSupervisor | None = None
     metrics: ConnectMetrics | None = None  # the engine's Connect families; None: counted, never exposed
     clients: KafkaClients = NO_SETTINGS  # Kafka client settings: worker-level, overrides, the policy
+    timers: PacingTimers | None = None  # what rate limits wait on: the engine's timers (None: real time)
     _producer: Producer | None = field(default=None, init=False)
 
     def producer(self) -> Producer:

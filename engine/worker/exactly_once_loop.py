@@ -79,6 +79,7 @@ class ExactlyOnceSourceLoop(SourceLoop):
                 f"{WORKER_KEY}=enabled needs for task {self.connector}-{self.task_id}; use a broker with "
                 f"transactions or set {WORKER_KEY}=disabled") from exc
         self._started = True
+        await self.open_dead_letter_queue()
         log.info("task.transactional_producer_started", task=self.task_id, transactional_id=self._transactional_id)
 
     async def _send(self, records: list[Any]) -> None:

@@ -30,7 +30,13 @@ from engine.api.task import SinkTask
 from engine.converters.bytearray import ByteArrayConverter
 from engine.data.schema import Schema, SchemaAndValue
 from engine.spark import SparkJobCancelled
-from engine.tolerance import DeadLetterQueueReporter, ProcessingContext, Stage, make_errant_reporter
+from engine.tolerance import (
+    DeadLetterQueueReporter,
+    ProcessingContext,
+    Stage,
+    make_errant_reporter,
+    open_dead_letter_queue,
+)
 from engine.topics.base import ConsumedRecord, Consumer, OwnProducer, TopicPartition
 from engine.worker.task_loop import TaskLoop
 from states import TargetState
@@ -142,12 +148,8 @@ class SinkLoop(TaskLoop):
     async def open(self) -> None:
         topics = await self._subscription()
         if self._dlq is not None:
-            from engine.tolerance import ensure_dlq_topic
-
-            producer_client, admin_client = self._dlq_clients
-            await ensure_dlq_topic(self.plane.topics, self.policy, admin_client)
-            if producer_client is not None:
-                self._dlq.producer = self._dlq_producer = await self.plane.topics.producer_with(producer_client)
+            self._dlq_producer = await open_dead_letter_queue(self.plane.topics, self.policy, self._dlq,
+                                                              *self._dlq_clients)
         self.consumer = await self.plane.topics.consumer(group_id(self.connector, self.config), topics,
                                                          on_assign=self._on_assign, on_revoke=self._on_revoke,
                                                          client_config=self._client)
@@ -262,6 +264,10 @@ class SinkLoop(TaskLoop):
                 await self._commit(closing=False)
         self._apply_target(consumer)
         self._apply_rewinds()
+        if self.pacer is not None and not self._paused:
+            await self.pace(lambda: self._next_commit - time.monotonic(), self._timed_commit)
+            if self.control.stopping():
+                return
         timeout = max(0.0, self._next_commit - time.monotonic())
         if self.context.timeout_ms is not None and self.context.timeout_ms > 0:
             timeout = min(timeout, self.context.timeout_ms / 1000)
@@ -269,6 +275,9 @@ class SinkLoop(TaskLoop):
         records = await self._read(consumer, timeout)
         if records:
             self.counters.sink_record_read += len(records)
+            if self.pacer is not None:  # what was read is what put() gets (filtered records count too)
+                self.pacer.spend(len(records), sum(len(r.key or b"") + len(r.value or b"") for r in records)
+                                 if self.pacer.counts_bytes else 0)
         else:
             await self._check_log_ends(consumer)
         if self._listener_error is not None:
@@ -327,12 +336,17 @@ class SinkLoop(TaskLoop):
             self._current[tp] = offset
             self._batch = [r for r in self._batch if (r.original_topic, r.original_kafka_partition) != tp]
 
+    async def _timed_commit(self) -> None:
+        async with self._task_lock:
+            await self._commit(closing=False)
+
     async def _read(self, consumer: Consumer, timeout: float) -> list[ConsumedRecord]:
         """Records available now, else wait (parked) until some arrive, a wake, or ``timeout``."""
-        records = await consumer.getmany(0, self._max_records)
+        most = self._max_records if self.pacer is None else self.pacer.records_cap(self._max_records)
+        records = await consumer.getmany(0, most)
         if records or timeout <= 0:
             return records
-        work = asyncio.ensure_future(consumer.getmany(int(timeout * 1000), self._max_records))
+        work = asyncio.ensure_future(consumer.getmany(int(timeout * 1000), most))
         control = self.control
         try:
             while not work.done():

@@ -27,7 +27,13 @@ from engine.api._invoke import invoke
 from engine.api.errors import ConnectException, RetriableException
 from engine.api.records import RecordMetadata, SourceRecord
 from engine.api.task import SourceTask
-from engine.tolerance import ProcessingContext, Stage
+from engine.tolerance import (
+    DeadLetterQueueReporter,
+    ProcessingContext,
+    Stage,
+    ensure_dlq_topic,
+    render_source,
+)
 from engine.topics.base import BatchAck, OutgoingRecord, OwnProducer
 from engine.topics.base import RecordMetadata as TopicsMetadata
 from engine.worker.submitted_records import SubmittedBatch, SubmittedRecords
@@ -43,12 +49,13 @@ MAX_IN_FLIGHT = 10_000  # sends awaiting acknowledgement before the loop waits f
 class _SentBatch:
     """One ``send_batch`` as the loop remembers it until ``commit_record`` ran for its records."""
 
-    __slots__ = ("ack", "error", "records", "submitted")
+    __slots__ = ("ack", "error", "positions", "records", "submitted")
 
-    def __init__(self, records: list[SourceRecord], submitted: SubmittedBatch,
+    def __init__(self, records: list[SourceRecord], submitted: SubmittedBatch, positions: list[int] | None,
                  acked: asyncio.Future[BatchAck]) -> None:
         self.records = records
         self.submitted = submitted
+        self.positions = positions  # each record's index in the submitted batch (None: the same)
         self.ack: BatchAck | None = None
         self.error: BaseException | None = None
         if acked.cancelled():
@@ -89,10 +96,31 @@ class SourceLoop(TaskLoop):
         self._paused = False
         self._drainer: asyncio.Task[None] | None = None
         self._room: asyncio.Event | None = None  # made the first time the producer falls behind
+        self._dlq: DeadLetterQueueReporter | None = None
+        if self.policy.dlq_topic.strip():  # our addition: Connect's dead letter queue is sink-only
+            self._dlq = DeadLetterQueueReporter(self.plane.producer(), self.policy, self.connector, self.task_id,
+                                                source_render=self._dead_letter_form)
+
+    def _reporters(self) -> list[Any]:
+        return super()._reporters() + ([self._dlq] if self._dlq is not None else [])
+
+    def _dead_letter_form(self, record: SourceRecord) -> Any:
+        converters = self.converters
+        return render_source(record, converters.key, converters.value, self._headers)
 
     async def open(self) -> None:
         if (client := self.plane.connector_clients("producer", self.config)) is not None:
             self._producer = self._own_producer = await self.plane.topics.producer_with(client)
+        await self.open_dead_letter_queue()
+
+    async def open_dead_letter_queue(self) -> None:
+        """The DLQ topic made if missing (``admin.override.*``); its records go through the
+        connector's own producer when it has one, else the worker's (never a transactional one)."""
+        if self._dlq is None:
+            return
+        await ensure_dlq_topic(self.plane.topics, self.policy, self._admin_client)
+        if self._own_producer is not None:
+            self._dlq.producer = self._own_producer
 
     # ---- the loop -----------------------------------------------------------------------------
 
@@ -113,6 +141,10 @@ class SourceLoop(TaskLoop):
                 control.set_paused(False)
             if time.monotonic() >= self._next_commit:
                 await self.commit_offsets()
+            if self.pacer is not None:
+                await self.pace(lambda: self._next_commit - time.monotonic(), self.commit_offsets)
+                if control.stopping() or control.target is not TargetState.STARTED:
+                    continue
             records = await self._poll()
             if records:
                 await self._send(records)
@@ -161,6 +193,10 @@ class SourceLoop(TaskLoop):
         key_converter, value_converter = self.converters.key, self.converters.value
         outgoing: list[OutgoingRecord] = []
         sent: list[SourceRecord] = []
+        # with a dropped record (filtered, skipped): sent and dropped records in poll order, every offset
+        # committed, and the indices of the dropped ones; until one is dropped, ``sent`` is that list
+        submit: list[SourceRecord] | None = None
+        dropped: list[int] = []
         for record in records:
             if not isinstance(record, SourceRecord):
                 raise ConnectException(f"SourceTask.poll() returned {type(record).__name__}, not a SourceRecord")
@@ -173,8 +209,12 @@ class SourceLoop(TaskLoop):
                     ctx = ProcessingContext(source_record=record)
                     transformed = await self.operator.recover(ctx, Stage.TRANSFORMATION, type(chain),
                                                               partial(chain.apply, record), exc)
+                    _check_dead_letter(ctx)
                 if transformed is None:
                     self._acks.append(record)  # dropped: commit_record(record, None)
+                    submit = submit if submit is not None else list(sent)
+                    dropped.append(len(submit))
+                    submit.append(record)
                     continue
                 out = transformed
             topic = out.topic
@@ -185,6 +225,9 @@ class SourceLoop(TaskLoop):
                                           partial(key_converter.from_connect_data, topic, out.key_schema, out.key),
                                           exc)
                 if key is _FAILED:
+                    submit = submit if submit is not None else list(sent)
+                    dropped.append(len(submit))
+                    submit.append(record)
                     continue
             try:
                 value = value_converter.from_connect_data(topic, out.value_schema, out.value)
@@ -193,6 +236,9 @@ class SourceLoop(TaskLoop):
                                             partial(value_converter.from_connect_data, topic, out.value_schema,
                                                     out.value), exc)
                 if value is _FAILED:
+                    submit = submit if submit is not None else list(sent)
+                    dropped.append(len(submit))
+                    submit.append(record)
                     continue
             headers: Any = ()
             if out.headers:
@@ -202,14 +248,28 @@ class SourceLoop(TaskLoop):
                     headers = await self._recover(record, Stage.HEADER_CONVERTER, self.converters.header,
                                                   partial(self._headers, out), exc)
                     if headers is _FAILED:
+                        submit = submit if submit is not None else list(sent)
+                        dropped.append(len(submit))
+                        submit.append(record)
                         continue
             if self._creation is not None and topic not in self._created:
                 await self._creation.ensure(self.plane.topics, topic, self._admin_client)
                 self._created.add(topic)
             outgoing.append(OutgoingRecord(topic, key, value, headers, out.kafka_partition))
             sent.append(record)
+            if submit is not None:
+                submit.append(record)
+        positions: list[int] | None = None
+        if submit is not None:  # Connect's recordDropped: a dropped record's offset is committable at once,
+            skipped = set(dropped)  # after the records polled before it (KAFKA-14079)
+            positions = [i for i in range(len(submit)) if i not in skipped]
+            if not outgoing:
+                self._submitted.submit_batch(submit).ack()
+        if self.pacer is not None:
+            self.pacer.spend(len(records), sum(len(o.key or b"") + len(o.value or b"") for o in outgoing)
+                             if self.pacer.counts_bytes else 0)
         if outgoing:
-            submitted = self._submitted.submit_batch(sent)
+            submitted = self._submitted.submit_batch(sent if submit is None else submit)
             acked: asyncio.Future[BatchAck]
             try:
                 acked = asyncio.ensure_future(self._producer.send_batch(outgoing))
@@ -218,9 +278,9 @@ class SourceLoop(TaskLoop):
                 acked.set_exception(exc)
             self._in_flight += len(sent)
             if acked.done():  # the in-process log acknowledges at once: no callback
-                self._acked(sent, submitted, acked)
+                self._acked(sent, submitted, positions, acked)
             else:
-                acked.add_done_callback(partial(self._acked, sent, submitted))
+                acked.add_done_callback(partial(self._acked, sent, submitted, positions))
         if self._in_flight > MAX_IN_FLIGHT:  # back-pressure: wait until half are acknowledged
             if self._room is None:
                 self._room = asyncio.Event()
@@ -237,12 +297,13 @@ class SourceLoop(TaskLoop):
         """The error handler's verdict on a failed conversion: its retried result, or ``_FAILED``."""
         ctx = ProcessingContext(source_record=record)
         result = await self.operator.recover(ctx, stage, type(converter), operation, error)
+        _check_dead_letter(ctx)
         if ctx.failed:
             self._acks.append(record)  # skipped: commit_record(record, None)
             return _FAILED
         return result
 
-    def _acked(self, records: list[SourceRecord], submitted: SubmittedBatch,
+    def _acked(self, records: list[SourceRecord], submitted: SubmittedBatch, positions: list[int] | None,
                acked: asyncio.Future[BatchAck]) -> None:
         """Producer callback: offsets of written records become committable now; ``commit_record``
         follows soon, off this callback, while the loop may be waiting in ``poll`` (as Connect's
@@ -250,13 +311,14 @@ class SourceLoop(TaskLoop):
         self._in_flight -= len(records)
         if self._in_flight <= MAX_IN_FLIGHT // 2 and self._room is not None:
             self._room.set()
-        sent = _SentBatch(records, submitted, acked)
+        sent = _SentBatch(records, submitted, positions, acked)
         if sent.ack is not None:
-            submitted.ack(sent.ack.errors)
+            errors = sent.ack.errors
+            submitted.ack(errors if positions is None or not errors else {positions[i] for i in errors})
             for topic in sent.ack.topics:
                 self._track(self.connector, self.task_id, topic)
-        else:
-            submitted.ack(range(len(records)))  # nothing written: every record failed
+        else:  # nothing written: every record sent failed
+            submitted.ack(range(len(records)) if positions is None else set(positions))
         self._acks.append(sent)
         if self._drainer is None or self._drainer.done():
             self._drainer = asyncio.ensure_future(self._drain())
@@ -303,7 +365,7 @@ class SourceLoop(TaskLoop):
                     continue
                 await self.operator.report(ProcessingContext(source_record=record), Stage.KAFKA_PRODUCE,
                                            type(self._producer), error)
-                item.submitted.ack_one(i)
+                item.submitted.ack_one(i if item.positions is None else item.positions[i])
                 if commit_records:
                     calls.append((record, None))
         self.counters.source_record_write += written
@@ -353,6 +415,13 @@ class SourceLoop(TaskLoop):
             await self._own_producer.close()
         if not failed:
             self._check_send_error()
+
+
+def _check_dead_letter(ctx: ProcessingContext) -> None:
+    """A skipped record the dead letter queue refused fails the task: its offset must not be committed."""
+    if ctx.dlq_error is not None:
+        raise ConnectException("A failed record could not be written to the dead letter queue; the task stops "
+                               "before its offset is committed") from ctx.dlq_error
 
 
 class _Failed:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 import structlog
@@ -15,6 +15,7 @@ from engine.observability.connect_metrics import Kind
 from engine.tolerance import ErrorPolicy, LogReporter, ToleranceOperator
 from engine.transforms.chain import TransformationChain
 from engine.worker.data_plane import DataPlane
+from engine.worker.rate_limit import pacer_for
 from engine.worker.task_converters import TaskConverters
 from states import TargetState
 
@@ -55,6 +56,7 @@ class TaskLoop:
         self.policy = ErrorPolicy.from_config(connector_config)
         self.counters = plane.task_started(connector, task_id, self.kind)  # Connect's per-task metrics
         self._operator: ToleranceOperator | None = None  # made when a record first fails: most never do
+        self.pacer = pacer_for(connector_config, self.counters, plane.timers)  # None: no rate limit
 
     @property
     def operator(self) -> ToleranceOperator:
@@ -76,6 +78,26 @@ class TaskLoop:
         if self.policy.log_enable:
             return [LogReporter(self.policy, connector=self.connector, task=self.task_id)]
         return []
+
+    async def pace(self, commit_due: Callable[[], float], commit: Callable[[], Awaitable[None]]) -> None:
+        """Wait, parked, until the rate limits let the next batch go; the offset commit still runs on
+        time (``commit_due``: seconds until it is due), and a stop or pause ends the wait."""
+        pacer = self.pacer
+        if pacer is None or (delay := pacer.delay()) <= 0:
+            return
+        control = self.control
+        started = pacer.timers.time()
+        waiter = pacer.sleep(delay)
+        try:
+            while not waiter.done():
+                outcome = await control.park_on(waiter, max(0.0, commit_due()))
+                if outcome == "timeout":
+                    await commit()
+                elif outcome == "woken" and (control.stopping() or control.target is not TargetState.STARTED):
+                    break
+        finally:
+            waiter.cancel()
+            pacer.throttled(pacer.timers.time() - started)
 
     async def open(self) -> None:
         return None

@@ -109,6 +109,12 @@ def _scan() -> Reads:
                     for k, v in zip(node.value.keys, node.value.values, strict=True):
                         if k is not None and (key := key_of(k)):
                             reads.add(key, module, literal(v))
+        for node in tree.body:  # a module's WORKER_KEYS mapping names worker keys it reads (values: not defaults)
+            if (isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Dict)
+                    and isinstance(node.target, ast.Name) and node.target.id == "WORKER_KEYS"):
+                for k in node.value.keys:
+                    if k is not None and (key := key_of(k)):
+                        reads.add(key, module)
     return reads
 
 

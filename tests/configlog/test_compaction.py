@@ -19,6 +19,7 @@ from engine.configlog import (
     ConnectorConfigRecord,
     ConnectorTombstone,
     IgnoredRecord,
+    LoggerLevelRecord,
     PendingCleanupCleared,
     PendingCleanupRecord,
     RestartRecord,
@@ -76,8 +77,8 @@ def random_record(rng: random.Random, n: int) -> tuple[str, bytes | None]:
         case 8:
             record = PendingCleanupCleared(c)
         case 9:
-            record = IgnoredRecord(rng.choice(["session-key", "logger-cluster-x"]),
-                                   rng.choice([None, {"n": n}]))
+            record = rng.choice([IgnoredRecord("session-key", rng.choice([None, {"n": n}])),
+                                 LoggerLevelRecord(rng.choice(["x", "y"]), rng.choice(["INFO", "DEBUG"]))])
         case _:
             return rng.choice([(f"connector-{c}", b"not json"), (f"task-{c}-x", b"{}"), ("bogus", b"{}")])
     return encode(record)

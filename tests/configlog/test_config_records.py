@@ -10,6 +10,7 @@ from engine.configlog import (
     ConnectorConfigRecord,
     ConnectorTombstone,
     IgnoredRecord,
+    LoggerLevelRecord,
     PendingCleanupCleared,
     PendingCleanupRecord,
     RestartRecord,
@@ -37,6 +38,7 @@ RECORDS = [
     PendingCleanupRecord("my-conn", {"a": "b"}, 3),
     PendingCleanupCleared("my-conn"),
     IgnoredRecord("session-key", {"key": "abc", "algorithm": "HmacSHA256", "creation-timestamp": 1}),
+    LoggerLevelRecord("org.apache.kafka.connect", "DEBUG"),
 ]
 
 
@@ -51,6 +53,13 @@ def test_keys_and_values_match_kafka_connect() -> None:
     assert encode(TaskConfigRecord("c", 0, {})) == ("task-c-0", b'{"properties":{}}')
     assert encode(TaskCommitRecord("c", 2)) == ("commit-c", b'{"tasks":2}')
     assert encode(RestartRecord("c", True, True)) == ("restart-connector-c", b'{"include-tasks":true,"only-failed":true}')
+    assert encode(LoggerLevelRecord("org.x", "WARN")) == ("logger-cluster-org.x", b'{"level":"WARN"}')
+
+
+@pytest.mark.parametrize("value", [None, b'{"level":3}', b"{}"])
+def test_a_malformed_cluster_log_level_is_skipped_as_connect_ignores_it(value: bytes | None) -> None:
+    with pytest.raises(CorruptRecord, match="logging level"):
+        decode("logger-cluster-org.x", value)
 
 
 def test_stopped_target_state_is_written_as_paused_for_old_workers() -> None:

@@ -22,6 +22,7 @@ import pytest
 
 from engine import Engine
 from engine.errors import CleanupPending
+from engine.storage.offsets import MemoryOffsetStore
 from engine.testing import eventually
 from tests.herder.cleanup_probes import STEERING, Steering, probe
 from tests.herder.conftest import FAST
@@ -195,3 +196,42 @@ async def test_a_worker_killed_between_retries_retries_after_it_restarts(tmp_pat
         await engine.create_connector("leaky", probe())
         await engine.wait_for_state("leaky", "RUNNING", tasks=1)
         assert engine.herder.snapshot.incarnations["leaky"] != first["incarnation"]
+
+
+@pytest.mark.parametrize("late", [False, True])
+async def test_a_cleanup_that_succeeds_late_removes_the_offsets_as_one_on_time_does(late: bool) -> None:
+    """``offsets.reset.on.delete=true``: the source's offsets go with a successful cleanup, also when
+    ``deleted()`` passed its timeout and then returned cleanly (before, they stayed behind)."""
+    store = MemoryOffsetStore()
+    STEERING.block = late
+    async with Engine({**FAST, "connector.deleted.timeout.ms": "300"}, offset_store=store) as engine:
+        await engine.create_connector("z", probe(**{"offsets.reset.on.delete": "true"}))
+        await engine.wait_for_state("z", "RUNNING", tasks=1)
+        store.write("z", [({"table": "orders"}, {"id": 41})])
+        assert store.partitions("z") == [{"table": "orders"}]
+        outcome = await engine.delete_connector("z")
+        assert (outcome.succeeded, outcome.timed_out) == (not late, late)
+        if late:
+            assert store.partitions("z") == [{"table": "orders"}]  # not yet: deleted() still runs
+            STEERING.release.set()  # it returns: late, but it did clean up
+            await eventually(lambda: _cleanup_of(engine, "z") is None, timeout=10, message="cleanup done")
+            await eventually(lambda: "z" not in engine.herder.snapshot.pending_cleanups, timeout=5,
+                             message="pending record cleared")
+        assert store.partitions("z") == []
+        await engine.create_connector("z", probe())  # a re-created connector starts with no offsets
+        await engine.wait_for_state("z", "RUNNING", tasks=1)
+        assert (await engine.connector_offsets("z")) == {"offsets": []}
+
+
+async def test_a_cleanup_that_succeeds_on_a_retry_removes_the_offsets() -> None:
+    store = MemoryOffsetStore()
+    STEERING.failures_left = 1
+    async with Engine(RETRYING, offset_store=store) as engine:
+        await engine.create_connector("r", probe(**{"offsets.reset.on.delete": "true"}))
+        await engine.wait_for_state("r", "RUNNING", tasks=1)
+        store.write("r", [({"table": "orders"}, {"id": 7})])
+        outcome = await engine.delete_connector("r")
+        assert (outcome.succeeded, outcome.will_retry) == (False, True)
+        assert store.partitions("r") == [{"table": "orders"}]  # a failed attempt keeps them
+        await eventually(lambda: _cleanup_of(engine, "r") is None, timeout=10, message="the retry succeeded")
+        assert store.partitions("r") == []

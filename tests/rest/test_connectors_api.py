@@ -313,8 +313,8 @@ async def test_scalars_become_their_json_text_and_null_values_are_config_errors(
 async def test_unknown_create_fields_and_non_object_bodies_are_500_as_in_connect(client: Client) -> None:
     unknown = await client.post("/connectors", json={"name": "n", "config": SOURCE, "tasks": []})
     assert await error(unknown, 500) == (
-        f'Unrecognized field "tasks" (class {CREATE_REQUEST}), not marked as ignorable (3 known properties: "name", '
-        f'"config", "initial_state"]) (through reference chain: {CREATE_REQUEST}["tasks"])')
+        f'Unrecognized field "tasks" (class {CREATE_REQUEST}), not marked as ignorable (4 known properties: "name", '
+        f'"config", "initial_state", "initial_offsets"]) (through reference chain: {CREATE_REQUEST}["tasks"])')
     array = await client.post("/connectors", json=[{"name": "n"}])
     assert await error(array, 500) == (
         f"Cannot deserialize value of type `{CREATE_REQUEST}` from Array value (token `JsonToken.START_ARRAY`)")

@@ -73,12 +73,12 @@ SOURCE_ONLY_KEYS = ["topic.creation.groups", "exactly.once.support", "transactio
 # our addition, last in both kinds: the auto-restart policy (engine/herder/restart_policy.py)
 RESTART_POLICY_KEYS = ["restart.policy", "restart.backoff.initial.ms", "restart.backoff.max.ms",
                        "restart.backoff.multiplier", "restart.max.attempts", "restart.reset.after.ms"]
-FRAMEWORK_SOURCE_KEYS = [*FRAMEWORK_KEYS, *SOURCE_ONLY_KEYS, *RESTART_POLICY_KEYS]
-FRAMEWORK_SINK_KEYS = [
-    *FRAMEWORK_KEYS, "topics", "topics.regex", "errors.deadletterqueue.topic.name",
-    "errors.deadletterqueue.topic.replication.factor", "errors.deadletterqueue.context.headers.enable",
-    *RESTART_POLICY_KEYS,
-]
+DLQ_KEYS = ["errors.deadletterqueue.topic.name", "errors.deadletterqueue.topic.replication.factor",
+            "errors.deadletterqueue.context.headers.enable"]
+# a source's dead letter queue is our addition: its keys come after Connect's source keys
+RATE_KEYS = ["record.rate.limit", "bytes.per.second.max"]  # ours, last
+FRAMEWORK_SOURCE_KEYS = [*FRAMEWORK_KEYS, *SOURCE_ONLY_KEYS, *DLQ_KEYS, *RESTART_POLICY_KEYS, *RATE_KEYS]
+FRAMEWORK_SINK_KEYS = [*FRAMEWORK_KEYS, "topics", "topics.regex", *DLQ_KEYS, *RESTART_POLICY_KEYS, *RATE_KEYS]
 
 
 @pytest.fixture
@@ -256,7 +256,7 @@ async def test_validate_a_valid_config(client: Client) -> None:
     assert infos["name"] == "engine.testing.RecordingSourceConnector"
     assert infos["error_count"] == 0
     assert infos["groups"] == ["Common", "Transforms", "Predicates", "Error Handling", "Topic Creation",
-                               "Exactly Once Support", "offsets.topic", "Restart Policy"]
+                               "Exactly Once Support", "offsets.topic", "Restart Policy", "Rate Limits"]
     assert [c["definition"]["name"] for c in infos["configs"]] == FRAMEWORK_SOURCE_KEYS
     values = _values(infos)
     assert values["tasks.max"] == {"name": "tasks.max", "value": "2", "recommended_values": [], "errors": [],
@@ -301,7 +301,7 @@ async def test_validate_merges_the_connectors_own_keys_and_checks(acme: Client) 
               "endpoint": "ftp://x", "tasks.max": "5", "errors.deadletterqueue.topic.name": "t"}
     infos = await ok(await acme.put("/connector-plugins/KeyedSinkConnector/config/validate", json=config))
     assert infos["name"] == "acme_rest.KeyedSinkConnector"
-    assert infos["groups"] == ["Common", "Transforms", "Predicates", "Error Handling", "Restart Policy", "Acme"]
+    assert infos["groups"] == ["Common", "Transforms", "Predicates", "Error Handling", "Restart Policy", "Rate Limits", "Acme"]
     names = [c["definition"]["name"] for c in infos["configs"]]
     assert names == [*FRAMEWORK_SINK_KEYS, "endpoint"]
     tasks_max = next(c for c in infos["configs"] if c["definition"]["name"] == "tasks.max")

@@ -94,8 +94,12 @@ def test_the_pipeline_moves_rows_into_parquet_and_resumes_without_duplicates(fir
     assert "rows in Parquet" in out
     first = parquet_rows(workdir / "parquet")
     assert first > 0
-    _run(workdir, 20)
-    rows = parquet_rows(workdir / "parquet")
+    rows = first
+    for _ in range(3):  # a loaded machine may spend a short run starting Spark: run again, as a user would
+        _run(workdir, 20)
+        rows = parquet_rows(workdir / "parquet")
+        if rows > first:
+            break
     assert rows > first
     assert rows <= count_orders(workdir / "shop.db")
     ids: list[int] = []

@@ -20,8 +20,9 @@ from structlog.testing import capture_logs
 
 from engine import Engine
 from engine.errors import ConfigError
+from engine.testing import eventually
 from engine.topics import MemoryTopics, TopicPartition, TopicsError
-from engine.topics.log_config import LogConfig, worker_defaults
+from engine.topics.log_config import LogConfig, retention_check_interval_ms, worker_defaults
 from engine.topics.segment import FileSegment
 from tests.topics.contract import read
 
@@ -185,7 +186,9 @@ async def test_a_restart_reads_back_what_retention_kept_with_the_same_offsets(tm
     path = tmp_path / "topics.jsonl"
     first = make(path, clock)
     await first.open()
-    await first.create_topic("t", configs={**SMALL, "retention.ms": "10000", "cleanup.policy": "compact,delete"})
+    # one segment by time (segment.ms): records still in the tail expire with the segment they join at the checkpoint
+    await first.create_topic("t", configs={**SMALL, "retention.ms": "10000", "segment.ms": "604800000",
+                                           "cleanup.policy": "compact,delete"})
     await send(first, 50, key=b"a")
     clock.now += 20_000
     for i in range(50):
@@ -472,3 +475,70 @@ async def test_the_periodic_check_applies_retention_without_being_asked(clock: C
         assert topics.partition_log(TP).start == 40
     finally:
         await topics.close()
+
+
+# ---- a set retention bounds the disk by itself --------------------------------------------------
+
+
+def test_a_set_retention_rolls_segments_every_tenth_of_it() -> None:
+    assert LogConfig.parse({}).segment_ms == 604800000  # Kafka's, while retention is Kafka's
+    assert LogConfig.parse({}, {"retention.ms": "60000"}).segment_ms == 6000  # the worker's topics.retention.ms
+    assert LogConfig.parse({"retention.ms": "60000"}).segment_ms == 6000
+    assert LogConfig.parse({"retention.ms": "100"}).segment_ms == 1000  # at least a second
+    assert LogConfig.parse({"retention.ms": "-1"}).segment_ms == 604800000
+    assert LogConfig.parse({"retention.ms": "60000", "segment.ms": "50000"}).segment_ms == 50000
+    assert LogConfig.parse({}, {"retention.ms": "60000", "segment.ms": "50000"}).segment_ms == 50000
+    assert LogConfig.parse({"retention.ms": "60000", "cleanup.policy": "compact"}).segment_ms == 604800000
+
+
+def test_the_retention_check_interval_follows_the_workers_retention() -> None:
+    assert retention_check_interval_ms({}) == 300_000  # Kafka's log.retention.check.interval.ms
+    assert retention_check_interval_ms({"topics.retention.ms": "60000"}) == 6000
+    assert retention_check_interval_ms({"topics.retention.ms": "600"}) == 1000
+    assert retention_check_interval_ms({"topics.retention.ms": "604800000"}) == 300_000
+    assert retention_check_interval_ms({"topics.retention.ms": "60000",
+                                        "topics.retention.check.interval.ms": "250"}) == 250
+    for bad in ("0", "soon"):
+        with pytest.raises(ConfigError, match=r"topics\.retention\.check\.interval\.ms") as refused:
+            retention_check_interval_ms({"topics.retention.check.interval.ms": bad})
+        assert "topics.retention.check.interval.ms" in refused.value.errors
+    with pytest.raises(ConfigError):
+        Engine({"topics.retention.check.interval.ms": "-5"})
+
+
+@pytest.mark.parametrize("in_file", [False, True])
+async def test_with_only_topics_retention_ms_set_the_disk_follows_the_retention(
+        tmp_path: Path, clock: Clock, in_file: bool) -> None:
+    """The worker sets only ``topics.retention.ms`` (10 s); records arrive for 100 s of the topics' clock.
+    Before, the one segment never rolled (``segment.ms`` 7 days) and nothing was ever dropped."""
+    path = tmp_path / "topics.jsonl" if in_file else None
+    topics = MemoryTopics(path, clock=clock, retention_check_interval_ms=0, journal_bytes=2000,
+                          topic_defaults=worker_defaults({"topics.retention.ms": "10000"}))
+    await topics.open()
+    try:
+        for second in range(100):
+            await send(topics, 5, tag=f"s{second}-")
+            clock.now += 1000
+            await topics.maintain()
+        kept = topics.records(TP)
+        oldest = min(r.timestamp for r in kept)
+        assert clock.now - oldest <= 10_000 + 1000 + 1000  # the window, one segment's span, one check
+        assert topics.partition_log(TP).start >= 5 * (100 - 13)
+        if path is not None:
+            on_disk = sum(f.stat().st_size for f in Path(f"{path}.segments").rglob("*") if f.is_file())
+            assert on_disk < 5 * 13 * 100  # about 13 s of ~60-byte lines, not 100 s
+    finally:
+        await topics.close()
+
+
+async def test_the_engine_checks_retention_as_often_as_its_retention_asks(tmp_path: Path) -> None:
+    async with Engine({"topics.retention.ms": "2000"}) as engine:
+        assert isinstance(engine.topics, MemoryTopics)
+        await engine.topics.create_topic("t", 1)
+        producer = engine.topics.producer()
+
+        async def dropped() -> bool:  # real time: records keep arriving; retention runs by itself
+            await producer.send("t", None, b"x")
+            return engine.topics.partition_log(TopicPartition("t", 0)).start > 0
+
+        await eventually(dropped, timeout=30, interval=0.05, message="retention dropped the oldest segment")
