@@ -201,6 +201,7 @@ async def nothing_lost(flow: Pipeline) -> None:
 
     await poll_until(all_delivered, timeout=PROGRESS_TIMEOUT_S, interval=0.5, what="the sink wrote every line")
     assert await flow.states() == {"src": ["RUNNING", "RUNNING"], "snk": ["RUNNING", "RUNNING"]}
+    assert flow.worker.alive, "the worker process itself carried on"
 
 
 async def survive_the_loss_of(flow: Pipeline, topic: str) -> dict[str, Any]:
