@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
+import structlog
+
 from engine import offsets_admin
 from engine.api._invoke import CALLBACK_TIMER
 from engine.api.connector import Connector
@@ -58,7 +60,7 @@ from engine.plugins.reload import ReloadResult, connectors_using, reload_plugins
 from engine.spark.metrics import prometheus_families
 from engine.spark.settings import SparkSettings
 from engine.spark.supervisor import SparkSupervisor
-from engine.storage.base import OffsetStore
+from engine.storage.base import OffsetStore, StatusStore
 from engine.storage.factory import open_offset_store, open_status_store
 from engine.storage.status import Status
 from engine.topics.base import Topics
@@ -71,6 +73,8 @@ from states import TargetState
 
 if TYPE_CHECKING:
     from engine.distributed.cluster import Cluster
+    from engine.distributed.forwarding import RestClient
+    from engine.distributed.member import MemberFactory
 
 # settled(): this many consecutive quiet looks, with loop turns between, rule out a message in transit
 _SETTLED_POLLS = 5
@@ -127,6 +131,15 @@ def _fewer_full_collections() -> None:
         gc.set_threshold(first, second, ENGINE_GC_THRESHOLD2)
 
 
+def _first_cause(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first exception in ``group`` (nested groups searched) that is not a cancellation."""
+    for exc in group.exceptions:
+        found = _first_cause(exc) if isinstance(exc, BaseExceptionGroup) else exc
+        if not isinstance(found, asyncio.CancelledError):
+            return found
+    return group
+
+
 class Engine:
     """Runs connectors in this process; every call goes through the config log.
 
@@ -138,11 +151,15 @@ class Engine:
 
     def __init__(self, worker_config: Mapping[str, str] | None = None, *, config_log: ConfigLog | None = None,
                  offset_store: OffsetStore | None = None, topics: Topics | None = None,
-                 timers: Timers | None = None) -> None:
-        """``config_log``/``offset_store``/``topics`` hand in stores that outlive this engine (tests, replays);
-        ``timers`` is the clock auto-restart backoffs and rate-limit waits run on (real time by default;
-        scenarios and tests install a virtual one)."""
+                 timers: Timers | None = None, status_store: StatusStore | None = None,
+                 membership: MemberFactory | None = None, rest_client: RestClient | None = None) -> None:
+        """``config_log``/``offset_store``/``topics``/``status_store`` hand in stores that outlive this engine
+        (tests, replays); ``timers`` is the clock auto-restart backoffs, rate-limit waits and the leader's
+        rebalance delay run on (real time by default; scenarios and tests install a virtual one);
+        ``membership`` and ``rest_client`` replace the broker's group and HTTP between workers (the
+        scenario runner's in-process cluster)."""
         self.worker = WorkerConfig.parse(worker_config)
+        self._timers: Timers = timers if timers is not None else LoopTimers()
         # group.id makes this engine a member of a distributed cluster (Kafka's DistributedHerder)
         self.cluster: Cluster | None = None
         if self.worker.get("group.id"):
@@ -150,7 +167,9 @@ class Engine:
             from engine.distributed.forwarding import RestClient
             from engine.distributed.settings import ClusterSettings
 
-            self.cluster = Cluster(ClusterSettings.from_worker(self.worker), RestClient(self.worker))
+            self.cluster = Cluster(ClusterSettings.from_worker(self.worker),
+                                   rest_client if rest_client is not None else RestClient(self.worker),
+                                   member_factory=membership, timers=self._timers)
         self.data_settings = DataSettings.parse(self.worker.raw)
         self.topics: Topics = topics if topics is not None else _open_topics(self.worker)
         # one per engine; nothing Spark-related happens until a task first runs a job
@@ -158,7 +177,8 @@ class Engine:
         self._log: ConfigLog = config_log if config_log is not None else _open_config_log(self.worker)
         client_id = f"connect-engine-{self.worker.worker_id}"
         own = self.worker.kafka.own()  # the worker's own clients: the top-level security settings
-        self._status = open_status_store(self.worker.raw, client_id=client_id, client_args=own)
+        self._status = status_store if status_store is not None else open_status_store(
+            self.worker.raw, client_id=client_id, client_args=own)
         self._offsets = offset_store if offset_store is not None else open_offset_store(
             self.worker.raw, client_id=client_id, client_args=own)
         # this engine's own: several engines count apart; a cluster member reports only its own work
@@ -168,7 +188,6 @@ class Engine:
             cluster = self.cluster
             self.metrics.connect.rebalances = lambda: (cluster.rebalances_applied, cluster.generation)
         self.metrics.extra.append(lambda: prometheus_families(self.spark.metrics))
-        self._timers: Timers = timers if timers is not None else LoopTimers()
         self._herder: Herder | None = None
         self._feed = TransitionFeed()  # here, not in the herder, so subscribers can see the boot
         self._main: asyncio.Task[None] | None = None
@@ -203,9 +222,15 @@ class Engine:
         self._main = asyncio.create_task(self._run(ready), name="engine")
         done, _ = await asyncio.wait({ready, self._main}, return_when=asyncio.FIRST_COMPLETED)
         if ready not in done:
-            await self._main  # re-raises why the engine could not start
+            main, self._main = self._main, None  # raised here, once: shutdown() has nothing left to await
+            try:
+                await main  # re-raises why the engine could not start
+            except BaseExceptionGroup as group:  # the task group's wrapping: the cause itself, said once
+                raise _first_cause(group) from None
         if ready.exception() is not None:  # the log's end could not be read
-            await self.abort()
+            with contextlib.suppress(BaseExceptionGroup):  # the same failure, as the task group wraps it
+                await self.abort()
+            self._main = None
             raise ready.exception()  # type: ignore[misc]
         if self.cluster is not None:
             await self._join(self.cluster)
@@ -228,6 +253,8 @@ class Engine:
 
     async def _run(self, ready: asyncio.Future[None]) -> None:
         CALLBACK_TIMER.set(self.metrics.callback)  # this task's context: every unit and runner inherits it
+        if self.cluster is not None:  # every log line, and every callback's thread, knows which worker it is
+            structlog.contextvars.bind_contextvars(worker=self.worker.worker_id)
         try:
             async with asyncio.TaskGroup() as tg:
                 data = DataPlane(self.topics, self.worker.raw, self._offsets, self._status, self.data_settings,

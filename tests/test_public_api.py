@@ -111,6 +111,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "assert_transitions",
         "describe",
         "eventually",
+        "instrumented",
     ],
 }
 

@@ -77,6 +77,12 @@ the other workers take the work over. Deleting a connector runs deleted() on its
                         help="config log the engine runs on (default memory)")
     replay.add_argument("--bootstrap-servers", help="Kafka brokers for --log kafka")
     replay.add_argument("--format", choices=["text", "json"], default="text", dest="output")
+    replay.add_argument("--seed", type=_seed, metavar="N",
+                        help="cluster scenarios: the seed of the interleavings (default: the file's 'seed', else 0)")
+    replay.add_argument("--explore", type=_positive, metavar="N",
+                        help="cluster scenarios: try N seeds (from --seed, else 0) and report the first that fails")
+    replay.add_argument("--processes", action="store_true",
+                        help="run cluster scenarios on real worker processes and the broker at --bootstrap-servers")
     replay.add_argument("--timeline", metavar="FILE.svg",
                         help="also draw each scenario's transitions per connector/task over time as SVG "
                              "(several scenarios: FILE-<n>.svg)")
@@ -121,7 +127,7 @@ def _worker(args: argparse.Namespace) -> int:
     is one line naming the cause and the setting, exit 1 (no traceback: nothing in it helps an operator)."""
     from aiokafka.errors import KafkaConnectionError, SaslAuthenticationFailed
 
-    from engine.errors import ConfigError, ConfigLogError
+    from engine.errors import ConfigError, EngineError
 
     try:
         if args.command == "distributed":
@@ -136,7 +142,7 @@ def _worker(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         sys.stderr.write(f"connect-engine {args.command}: {exc}\n")
         return 1
-    except (KafkaConnectionError, SaslAuthenticationFailed, ConfigLogError) as exc:
+    except (KafkaConnectionError, SaslAuthenticationFailed, EngineError) as exc:  # the config log, stores, topics
         sys.stderr.write(f"connect-engine {args.command}: cannot start against the Kafka cluster: {exc}\n")
         return 1
     return 0
@@ -169,8 +175,27 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("--dry-run only applies to --config-topic-dump")
     if args.log == "kafka" and not args.bootstrap_servers:
         parser.error("--log kafka needs --bootstrap-servers")
+    if args.processes and not args.bootstrap_servers:
+        parser.error("--processes needs --bootstrap-servers (the broker the workers' group runs on)")
+    if args.processes and (args.seed is not None or args.explore is not None):
+        parser.error("--seed and --explore order the deterministic in-process cluster, not --processes")
     if not args.files:
         parser.error("replay needs scenario FILEs")
-    return asyncio.run(replay(args.files, args.log, args.bootstrap_servers, args.output, timeline=args.timeline))
+    return asyncio.run(replay(args.files, args.log, args.bootstrap_servers, args.output, timeline=args.timeline,
+                              seed=args.seed, explore_runs=args.explore, processes=args.processes))
+
+
+def _seed(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a seed is a non-negative integer, got {text}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of seeds (1 or more), got {text}")
+    return value
 
 

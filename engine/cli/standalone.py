@@ -17,12 +17,13 @@ from pathlib import Path
 import structlog
 from aiohttp import web
 
+from engine.config.listeners import parse_admin_listeners
 from engine.config.properties import load_properties
 from engine.engine import Engine
 from engine.errors import ConfigError
 from engine.rest.app import DEFAULT_REST_TIMEOUT_S, make_app
 from engine.rest.auth import CREDENTIALS_FILE_KEY
-from engine.rest.listening import bind, listeners_of, server_tls
+from engine.rest.listening import admin_tls, bind, listeners_of, server_tls
 
 log = structlog.get_logger(component="standalone")
 
@@ -58,25 +59,40 @@ class StandaloneWorker:
         self.connector_files = list(connector_files)
         self.engine = Engine(worker_properties)
         self._runner: web.AppRunner | None = None
+        self._admin_runner: web.AppRunner | None = None
         self.bound: list[str] = []
+        self.admin_bound: list[str] = []  # admin.listeners' URLs, when set (KIP-208)
 
     async def start(self) -> None:
         connectors = [read_connector_file(path) for path in self.connector_files]  # fail before starting
         listeners = listeners_of(self.engine.worker)
         tls = server_tls(self.engine.worker)  # a bad key store stops the worker before anything starts
+        admin_listeners = parse_admin_listeners(self.engine.worker.raw)
+        admin_context = admin_tls(self.engine.worker, admin_listeners) if admin_listeners else None
         await self.engine.start()
         timeout = float(self.properties.get(REST_TIMEOUT_KEY, DEFAULT_REST_TIMEOUT_S * 1000)) / 1000
-        app = make_app(self.engine, rest_timeout=timeout,
-                       credentials_file=self.engine.worker.get(CREDENTIALS_FILE_KEY))
+        credentials = self.engine.worker.get(CREDENTIALS_FILE_KEY)
+        # admin.listeners unset: the admin endpoints on every listener; set: only on its own (none when empty)
+        app = make_app(self.engine, rest_timeout=timeout, credentials_file=credentials,
+                       resources="all" if admin_listeners is None else "regular")
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         self.bound = await bind(self._runner, listeners, tls)
-        log.info("worker.started", listeners=self.bound, worker=self.engine.worker.worker_id)
+        if admin_listeners:
+            admin_app = make_app(self.engine, rest_timeout=timeout, credentials_file=credentials, resources="admin")
+            self._admin_runner = web.AppRunner(admin_app, access_log=None)
+            await self._admin_runner.setup()
+            self.admin_bound = await bind(self._admin_runner, admin_listeners, admin_context)
+        log.info("worker.started", listeners=self.bound, admin_listeners=self.admin_bound,
+                 worker=self.engine.worker.worker_id)
         for name, config in connectors:
             await self.engine.put_connector_config(name, config)
             log.info("worker.connector_file_applied", connector=name)
 
     async def stop(self) -> None:
+        if self._admin_runner is not None:
+            await self._admin_runner.cleanup()
+            self._admin_runner = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

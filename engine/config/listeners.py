@@ -1,5 +1,6 @@
 """REST listeners and the URL a worker advertises (Kafka's ``RestServer.createConnector`` and
-``advertisedUrl``): ``listeners=http://host:port,https://host:port`` and ``rest.advertised.*``."""
+``advertisedUrl``): ``listeners=http://host:port,https://host:port``, ``rest.advertised.*``, and
+KIP-208's ``admin.listeners`` (where the admin endpoints, ``/admin/loggers``, are served)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ ADVERTISED_PORT = "rest.advertised.port"
 HTTP, HTTPS = "http", "https"
 # keys under it configure the HTTPS listeners and the forwarding client, instead of the plain ssl.* keys
 HTTPS_PREFIX = "listeners.https."
+ADMIN_LISTENERS = "admin.listeners"
+# the admin listeners' TLS keys, all or nothing over the plain ssl.* keys (Connect's ADMIN_LISTENERS_HTTPS_CONFIGS_PREFIX)
+ADMIN_HTTPS_PREFIX = "admin.listeners.https."
 
 # Connect's LISTENER_PATTERN; an empty host binds every interface, [::1] an IPv6 address
 _PATTERN = re.compile(r"^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$")
@@ -37,27 +41,38 @@ def _invalid(key: str, message: str) -> ConfigError:
     return ConfigError(message, errors={key: [message]})
 
 
-def parse_listeners(value: str) -> list[Listener]:
+def parse_listeners(value: str, key: str = LISTENERS) -> list[Listener]:
     """The ``listeners`` list, with Connect's messages for a malformed entry."""
     entries = [e.strip() for e in value.split(",")]
     if not any(entries):
-        raise _invalid(LISTENERS, "Invalid value for listeners, at least one URL is expected, "
+        raise _invalid(key, "Invalid value for listeners, at least one URL is expected, "
                        "ex: http://localhost:8080,https://localhost:8443.")
     listeners = []
     for entry in entries:
         if not entry:
-            raise _invalid(LISTENERS, "Empty URL found when parsing listeners list.")
+            raise _invalid(key, f"Empty URL found when parsing {key} list.")
         match = _PATTERN.match(entry)
         if match is None:
-            raise _invalid(LISTENERS, f"Listener doesn't have the right format (protocol://hostname:port): {entry}")
+            raise _invalid(key, f"Listener doesn't have the right format (protocol://hostname:port): {entry}")
         protocol = match[1].lower()
         if protocol not in (HTTP, HTTPS):
-            raise _invalid(LISTENERS, f'Listener protocol must be either "{HTTP}" or "{HTTPS}": {entry}')
+            raise _invalid(key, f'Listener protocol must be either "{HTTP}" or "{HTTPS}": {entry}')
         port = int(match[3])
         if not 0 <= port <= 65535:
-            raise _invalid(LISTENERS, f"Listener port out of range (0-65535): {entry}")
+            raise _invalid(key, f"Listener port out of range (0-65535): {entry}")
         listeners.append(Listener(protocol, match[2], port))
     return listeners
+
+
+def parse_admin_listeners(raw: Mapping[str, str]) -> list[Listener] | None:
+    """KIP-208 ``admin.listeners``: None when unset (the admin endpoints stay on ``listeners``), an empty
+    list when empty or blank (no admin endpoints at all), else the listeners that alone serve them."""
+    value = raw.get(ADMIN_LISTENERS)
+    if value is None:
+        return None
+    if not value.strip():
+        return []
+    return parse_listeners(value, ADMIN_LISTENERS)
 
 
 def advertised_protocol(raw: Mapping[str, str]) -> str:

@@ -55,6 +55,9 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
     WorkerKey("listeners", "http://127.0.0.1:8083",
               "REST listeners, http:// or https://, comma-separated (empty host: every interface; port 0: any "
               "free port)", REST),
+    WorkerKey("admin.listeners", None,
+              "listeners that alone serve /admin/loggers (KIP-208; unset: every listener; empty: none); "
+              "admin.listeners.https.ssl.* for their TLS", REST),
     WorkerKey("rest.advertised.listener", None,
               "http | https: the advertised URL's protocol (default http when a listener is http)", REST),
     WorkerKey("rest.advertised.host.name", None,
@@ -124,7 +127,9 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
     WorkerKey("consumer.<key>", None, "connectors' consumers (likewise)", KAFKA),
     WorkerKey("admin.<key>", None, "connectors' admin clients (over the top-level keys)", KAFKA),
     WorkerKey("connector.client.config.override.policy", "All",
-              "which <client>.override.* keys connectors may set: All | None | Principal", KAFKA),
+              "which <client>.override.* keys connectors may set: All | None | Principal | Allowlist", KAFKA),
+    WorkerKey("connector.client.config.override.allowlist", None,
+              "the Allowlist policy's client keys connectors may override (KIP-1188; empty: none)", KAFKA),
     # lifecycle
     WorkerKey("task.shutdown.graceful.timeout.ms", "5000", "how long a stopping task may take, then abandoned",
               LIFECYCLE),

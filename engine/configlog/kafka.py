@@ -11,6 +11,7 @@ import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import ConsumerStoppedError, KafkaError
 
+from engine.config.kafka_clients.denials import denial, is_denial
 from engine.config.kafka_clients.starting import start_client
 from engine.configlog.base import LogEntry, RawRecord
 from engine.errors import ConfigLogError, EngineNotRunning
@@ -129,7 +130,8 @@ class KafkaConfigLog:
                            for key, value in records]
                 offsets = [(await ack).offset for ack in pending]
             except KafkaError as exc:
-                raise ConfigLogError(f"Could not write to config topic '{self.topic}': {describe(exc)}") from exc
+                raise ConfigLogError(f"Could not write to config topic '{self.topic}': "
+                                     f"{self._why(exc, producer, 'WRITE')}") from exc
         last = int(offsets[-1])
         self._known_end = max(self._known_end, last + 1)
         self._appended_end = max(self._appended_end, last + 1)
@@ -161,12 +163,18 @@ class KafkaConfigLog:
                                  f"within {_END_OFFSET_TIMEOUT_S:g} s") from exc
         except KafkaError as exc:
             raise ConfigLogError(f"Could not read the end of config topic '{self.topic}': "
-                                 f"{describe(exc)}") from exc
+                                 f"{self._why(exc, probe, 'READ')}") from exc
         finally:
             with contextlib.suppress(KafkaError):
                 await probe.stop()
         self._known_end = max(self._known_end, high)
         return high
+
+    def _why(self, exc: KafkaError, client: Any, operation: str) -> str:
+        """The cause; for an ACL refusal the principal, the ACL to grant and the worker setting to check."""
+        if not is_denial(exc):
+            return describe(exc)
+        return f"{denial(exc, client, operation=operation, resource=self.topic)} ({TOPIC_PROPERTY}={self.topic})"
 
     def entries(self) -> AsyncIterator[LogEntry]:
         """Every record from the beginning, then new ones until ``close``; one reader per ``open``."""
@@ -192,7 +200,8 @@ class KafkaConfigLog:
             except ConsumerStoppedError:
                 return
             except KafkaError as exc:
-                raise ConfigLogError(f"Could not read config topic '{self.topic}': {describe(exc)}") from exc
+                raise ConfigLogError(f"Could not read config topic '{self.topic}': "
+                                     f"{self._why(exc, consumer, 'READ')}") from exc
             for record in records:
                 offset = int(record.offset)
                 self._known_end = max(self._known_end, offset + 1)

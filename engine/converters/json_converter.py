@@ -12,6 +12,10 @@ tombstone) in both modes; a null value *with* a schema is ``{"schema":{...},"pay
 (or the bytes ``null`` schemaless, or the default when ``replace.null.with.default``).
 ``to_connect_data(None)`` is ``SchemaAndValue.NULL``.
 
+``schema.content`` (KIP-1054, Kafka 4.2): a schema JSON given in the config reads every message
+with ``schemas.enable=true``: the whole message is the payload (an envelope's ``payload`` when the
+message is one, its ``schema`` ignored). Writing is unchanged, so it serves sink connectors.
+
 Schemaless output infers the JSON from the Python value (``bool``, ``int``, ``float``, ``str``,
 ``bytes`` as base64, ``list``/``tuple``, ``dict`` — an object when every key is a ``str``, else
 an array of ``[key, value]`` pairs); schemaless input gives ``int`` for integers, ``float`` for
@@ -36,7 +40,7 @@ from engine.api.config_def import (
     ConfigType,
     Importance,
 )
-from engine.api.errors import DataException
+from engine.api.errors import ConfigException, DataException
 from engine.converters import jackson
 from engine.converters.base import (
     CONVERTER_TYPE_CONFIG,
@@ -55,6 +59,7 @@ __all__ = ["JsonConverter"]
 
 SCHEMAS_ENABLE_CONFIG: Final = "schemas.enable"
 SCHEMAS_CACHE_SIZE_CONFIG: Final = "schemas.cache.size"
+SCHEMA_CONTENT_CONFIG: Final = "schema.content"
 DECIMAL_FORMAT_CONFIG: Final = "decimal.format"
 REPLACE_NULL_WITH_DEFAULT_CONFIG: Final = "replace.null.with.default"
 
@@ -80,6 +85,10 @@ def json_converter_config_def() -> ConfigDef:
                 "Include schemas within each of the serialized values and keys.")
         .define(SCHEMAS_CACHE_SIZE_CONFIG, ConfigType.INT, 1000, None, Importance.HIGH,
                 "The maximum number of schemas that can be cached in this converter instance.")
+        .define(SCHEMA_CONTENT_CONFIG, ConfigType.STRING, None, None, Importance.HIGH,
+                "When set, this is used as the schema for all messages, and the schemas within each of the message "
+                "will be ignored. Otherwise, the schema will be included in the content of each message. This "
+                "configuration applies only 'schemas.enable' is true, and it exclusively affects the sink connector.")
         .define(DECIMAL_FORMAT_CONFIG, ConfigType.STRING, "BASE64",
                 CaseInsensitiveValidString.in_("BASE64", "NUMERIC"), Importance.LOW,
                 "Controls which format this converter will serialize decimals in: BASE64 or NUMERIC.")
@@ -109,6 +118,7 @@ class JsonConverter(BuiltinConverter):
         self.decimal_numeric = False
         self.replace_null_with_default = True
         self.converter_type = "value"
+        self.schema_content: Schema | None = None
         self._to_json_cache: LRUCache[Schema, bytes] = LRUCache(1000)
         self._to_connect_cache: LRUCache[bytes, Schema] = LRUCache(1000)
 
@@ -124,6 +134,21 @@ class JsonConverter(BuiltinConverter):
         size = parsed[SCHEMAS_CACHE_SIZE_CONFIG]
         self._to_json_cache = LRUCache(size)
         self._to_connect_cache = LRUCache(size)
+        self.schema_content = None
+        content: str | None = parsed[SCHEMA_CONTENT_CONFIG]
+        if content:
+            self.schema_content = self._parse_schema_content(content)
+
+    def _parse_schema_content(self, content: str) -> Schema:
+        """The ``schema.content`` text as a Schema; a ``ConfigException`` naming the key when it is not one."""
+        try:
+            node = jackson.loads(content.encode("utf-8"))
+            schema = self.as_connect_schema(node)
+        except (ValueError, DataException) as exc:
+            raise ConfigException(SCHEMA_CONTENT_CONFIG, content, f"not a JsonConverter schema: {exc}") from exc
+        if schema is None:
+            raise ConfigException(SCHEMA_CONTENT_CONFIG, content, "not a JsonConverter schema: null")
+        return schema
 
     # -- Connect -> bytes ---------------------------------------------------------------------
 
@@ -239,6 +264,10 @@ class JsonConverter(BuiltinConverter):
             ) from exc
         if not self.schemas_enabled:
             return SchemaAndValue(None, self._to_connect(None, node))
+        if self.schema_content is not None:
+            if isinstance(node, dict) and node.keys() == {"schema", "payload"}:
+                node = node["payload"]
+            return SchemaAndValue(self.schema_content, self._to_connect(self.schema_content, node))
         if not isinstance(node, dict) or node.keys() != {"schema", "payload"}:
             raise DataException(_ENVELOPE_ERROR)
         schema = self.as_connect_schema(node["schema"])

@@ -9,7 +9,6 @@ hand the freed work on (the second phase of incremental cooperative rebalancing)
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Mapping
 from typing import Protocol
 
@@ -17,11 +16,12 @@ import structlog
 
 from engine.configlog.snapshot import ConfigSnapshot
 from engine.distributed.forwarding import RestClient, forward_task_configs
-from engine.distributed.member import GroupMember
+from engine.distributed.member import MemberFactory, Membership, broker_member
 from engine.distributed.planner import ClusterWork, plan
 from engine.distributed.protocol import Assignment, ClusterView, JoinMetadata, Work
 from engine.distributed.settings import ClusterSettings
 from engine.herder.messages import Message, Reconcile
+from engine.herder.timers import LoopTimers, TimerHandle, Timers
 
 log = structlog.get_logger(component="cluster")
 
@@ -46,7 +46,10 @@ class Cluster:
 
     distributed = True
 
-    def __init__(self, settings: ClusterSettings, rest_client: RestClient) -> None:
+    def __init__(self, settings: ClusterSettings, rest_client: RestClient, *,
+                 member_factory: MemberFactory | None = None, timers: Timers | None = None) -> None:
+        """``member_factory`` and ``timers`` are seams for the scenario runner's deterministic
+        cluster (an in-process group, a virtual clock); the defaults are the broker and real time."""
         self.settings = settings
         self.rest_client = rest_client  # forwards to the leader (REST requests, task configs)
         self.worker_id = settings.worker_id
@@ -62,14 +65,11 @@ class Cluster:
         self._rebalance_wanted_at = -1  # config offset whose change needs a rebalance, until one covers it
         self._joined = asyncio.Event()
         self._closing = False
-        self._timer: asyncio.TimerHandle | None = None
-        self.member = GroupMember(
-            settings.bootstrap_servers, settings.group_id, settings.config_topic,
-            client_id=f"connect-engine-{settings.worker_id}-group", join_metadata=self._join_metadata,
-            planner=self._plan, on_assignment=self._received,
-            session_timeout_ms=settings.session_timeout_ms, heartbeat_interval_ms=settings.heartbeat_interval_ms,
-            rebalance_timeout_ms=settings.rebalance_timeout_ms, request_timeout_ms=settings.request_timeout_ms,
-            client_args=settings.client_args)
+        self._timer: TimerHandle | None = None
+        self._timers: Timers = timers if timers is not None else LoopTimers()
+        self._applying = False
+        self.member: Membership = (member_factory or broker_member)(settings, self._join_metadata, self._plan,
+                                                                    self._received)
 
     # ---- what the herder and the engine ask -----------------------------------------------
 
@@ -102,6 +102,11 @@ class Cluster:
         """A follower hands its connector's task configs to the leader (Connect's ``forwardRequest``)."""
         return await forward_task_configs(self, connector, configs)
 
+    @property
+    def busy(self) -> bool:
+        """An assignment is received but not applied yet (the scenario runner settles on this)."""
+        return self._applying or not self._pending.empty()
+
     async def joined(self, timeout: float) -> None:
         """Return once a first assignment has been applied."""
         async with asyncio.timeout(timeout):
@@ -119,7 +124,11 @@ class Cluster:
                 while not self._pending.empty():  # only the newest assignment counts
                     assignment, generation = self._pending.get_nowait()
                 if not self._closing:
-                    await self._apply(herder, assignment, generation)
+                    self._applying = True
+                    try:
+                        await self._apply(herder, assignment, generation)
+                    finally:
+                        self._applying = False
         finally:
             self._cancel_timer()
             await self.member.stop()
@@ -166,7 +175,7 @@ class Cluster:
             self.member.request_rejoin()
         self._cancel_timer()
         if self.is_leader and assignment.rejoin_after_ms is not None:
-            self._timer = loop.call_later(assignment.rejoin_after_ms / 1000 + 0.05, self.member.request_rejoin)
+            self._timer = self._timers.call_later(assignment.rejoin_after_ms / 1000 + 0.05, self.member.request_rejoin)
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:
@@ -193,5 +202,5 @@ class Cluster:
         if behind > 0:  # plan anyway: reading a record that changes the work triggers another round
             log.info("cluster.leader_behind", records=behind)
         return plan(members, ClusterWork(connectors, tasks, cleanups), leader=leader, generation=generation,
-                    config_offset=herder.read_end, now_ms=int(time.time() * 1000),
+                    config_offset=herder.read_end, now_ms=int(self._timers.time() * 1000),
                     delay_ms=self.settings.scheduled_rebalance_max_delay_ms)

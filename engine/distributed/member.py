@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 from aiokafka import AIOKafkaConsumer
@@ -22,6 +22,7 @@ from aiokafka.errors import KafkaError
 
 from engine.config.kafka_clients.starting import start_client
 from engine.distributed.protocol import Assignment, JoinMetadata
+from engine.distributed.settings import ClusterSettings
 
 log = structlog.get_logger(component="group")
 
@@ -31,6 +32,22 @@ _POLL_MS = 1000
 _RETRY_JOIN_S = 0.5
 
 Planner = Callable[[Mapping[str, JoinMetadata], str, int], dict[str, Assignment]]
+
+
+class Membership(Protocol):
+    """A worker's seat in the group, as ``Cluster`` uses it: ``GroupMember`` through the broker, or
+    the scenario runner's in-process group (``engine.scenario.virtual_group``), which decides
+    itself when rounds happen and in which order members hear their assignments."""
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    def request_rejoin(self) -> None: ...
+
+
+MemberFactory = Callable[[ClusterSettings, Callable[[], JoinMetadata], Planner,
+                          Callable[[Assignment, int], None]], Membership]
 
 
 class _ConnectAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
@@ -153,3 +170,15 @@ class GroupMember:
             asyncio.get_running_loop().call_later(_RETRY_JOIN_S, self.request_rejoin)
             return
         self._on_assignment(assignment, self.generation)
+
+
+def broker_member(settings: ClusterSettings, join_metadata: Callable[[], JoinMetadata], planner: Planner,
+                  on_assignment: Callable[[Assignment, int], None]) -> GroupMember:
+    """The default ``MemberFactory``: membership through the broker's group coordinator."""
+    return GroupMember(
+        settings.bootstrap_servers, settings.group_id, settings.config_topic,
+        client_id=f"connect-engine-{settings.worker_id}-group", join_metadata=join_metadata,
+        planner=planner, on_assignment=on_assignment,
+        session_timeout_ms=settings.session_timeout_ms, heartbeat_interval_ms=settings.heartbeat_interval_ms,
+        rebalance_timeout_ms=settings.rebalance_timeout_ms, request_timeout_ms=settings.request_timeout_ms,
+        client_args=settings.client_args)

@@ -141,7 +141,10 @@ class Herder:
         return self.ownership.owns_task(connector, task)
 
     def pending_cleanup(self, connector: str) -> PendingCleanupRecord | None:
-        if connector in self._cleaned:
+        """The cleanup an assignment hands this worker to run, if any. None while a ``deleted()`` of
+        the connector still runs here (lingering past its timeout): a rebalance must not start a
+        second one beside it; the tracker clears or retries it once it returns."""
+        if connector in self._cleaned or connector in self.deleting:
             return None
         return self.snapshot.pending_cleanups.get(connector)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Literal
 
 import structlog
 from aiohttp import web
@@ -75,8 +75,12 @@ async def health(request: web.Request) -> web.Response:
 
 def make_app(engine: Engine, *, rest_timeout: float = DEFAULT_REST_TIMEOUT_S,
              cluster_id: str = "connect-engine", plugins: PluginRegistry | None = None,
-             credentials_file: str | None = None) -> web.Application:
+             credentials_file: str | None = None,
+             resources: Literal["all", "regular", "admin"] = "all") -> web.Application:
     """An aiohttp application serving Connect's REST API for ``engine`` (already started).
+
+    ``resources``: ``regular`` leaves out the admin endpoints (``/admin/loggers``), ``admin`` serves
+    only them, as Connect splits them when ``admin.listeners`` is set (KIP-208).
 
     ``plugins`` defaults to what is installed plus the worker's ``plugin.path``;
     ``credentials_file`` (basic auth, see ``engine.rest.auth``) to ``rest.basic.auth.credentials.file``.
@@ -93,8 +97,14 @@ def make_app(engine: Engine, *, rest_timeout: float = DEFAULT_REST_TIMEOUT_S,
     app[REST_TIMEOUT] = rest_timeout
     app[CLUSTER_ID] = cluster_id
     app[PLUGINS] = plugins if plugins is not None else PluginRegistry.discover(engine.worker.get("plugin.path"))
+    admin = [(method, path, consumes_json(handler)) for method, path, handler in loggers.ROUTES]
+    if resources == "admin":
+        add_routes(app, admin)
+        return app
     json_resources = [(method, path, consumes_json(handler))
-                      for method, path, handler in [*connectors.ROUTES, *plugin_routes.ROUTES, *loggers.ROUTES]]
+                      for method, path, handler in [*connectors.ROUTES, *plugin_routes.ROUTES]]
+    if resources == "all":
+        json_resources += admin
     server_info.build_commit()  # asks git once, before any request waits on it
     add_routes(app, [("GET", "/", server_info.serve), ("GET", "/health", health), ("GET", "/openapi.json", openapi.serve),
                      ("GET", "/metrics", metrics.serve), *json_resources, *connectors.INTERNAL_ROUTES])

@@ -26,7 +26,7 @@ def render_call(call: Call) -> str:
     return f"{call.method}({args})"
 
 
-def _calls_match(expected: list[str], seen: list[Call]) -> bool:
+def calls_match(expected: list[str], seen: list[Call]) -> bool:
     """A bare name matches the callback whatever its arguments; with arguments they must match."""
     if len(expected) != len(seen):
         return False
@@ -74,11 +74,11 @@ def _mismatches(args: dict[str, Any], seen: dict[str, Any], name: str) -> list[s
             wrong.append(f"offsets are {seen['offsets']}, expected {args['offsets']}")
     if "calls" in args:
         calls = CALLS.of(name, "connector")
-        if not _calls_match(args["calls"], calls):
+        if not calls_match(args["calls"], calls):
             wrong.append(f"connector calls were {[render_call(c) for c in calls]}, expected {args['calls']}")
     for task, expected in args.get("task_calls", {}).items():
         calls = CALLS.of(name, f"task-{task}")
-        if not _calls_match(expected, calls):
+        if not calls_match(expected, calls):
             wrong.append(f"task-{task} calls were {[render_call(c) for c in calls]}, expected {expected}")
     if "cleanup" in args:
         want, got = args["cleanup"], seen["cleanup"]

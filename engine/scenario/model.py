@@ -47,6 +47,12 @@ class Scenario:
     path: str
     steps: tuple[Step, ...]
     worker: dict[str, str] = field(default_factory=dict)
+    workers: int | None = None  # a cluster of this many workers (w1..wN), run by the cluster runner
+    seed: int | None = None  # the cluster runner's scheduler seed (``--seed`` overrides it)
+
+    @property
+    def cluster(self) -> bool:
+        return self.workers is not None
 
 
 # ---- values -------------------------------------------------------------------------------
@@ -216,19 +222,78 @@ VERBS: dict[str, Verb] = {
         "restart_attempts": _int, "task_restart_attempts": _ints, "restart_scheduled": _bool,
     }),
 }
+
+
+_WORKER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+def _worker(value: object) -> str:
+    if not isinstance(value, str) or not _WORKER_NAME.match(value):
+        raise ValueError(f"expected a worker name such as w1, got {value!r}")
+    return value
+
+
+def _unit(value: object) -> str:
+    """``orders`` (the connector) or ``orders-0`` (its task 0), as Connect names a task id."""
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"expected a connector name or a task id such as orders-0, got {value!r}")
+    return value
+
+
+def _assigned(value: object) -> dict[str, list[str]]:
+    if not isinstance(value, Mapping):
+        raise ValueError(f"expected a mapping of worker to the units it runs, e.g. {{w1: [c, c-0]}}, got {value!r}")
+    checked: dict[str, list[str]] = {}
+    for worker, units in value.items():
+        if not isinstance(units, list):
+            raise ValueError(f"expected a list of connectors and task ids for {worker}, got {units!r}")
+        checked[_worker(worker)] = [_unit(u) for u in units]
+    return checked
+
+
+def _workers_of(value: object) -> dict[str, Any]:
+    """``{connector: w1, tasks: [w1, w2]}``: which worker each unit's status names."""
+    if not isinstance(value, Mapping) or not set(value) <= {"connector", "tasks"}:
+        raise ValueError(f"expected {{connector: w1, tasks: [w1, w2]}}, got {value!r}")
+    checked: dict[str, Any] = {}
+    if "connector" in value:
+        checked["connector"] = _worker(value["connector"])
+    if "tasks" in value:
+        tasks = value["tasks"]
+        if not isinstance(tasks, list):
+            raise ValueError(f"expected a list of worker names, got {tasks!r}")
+        checked["tasks"] = [_worker(t) for t in tasks]
+    return checked
+
+
+# Cluster scenarios (``workers: N``): the single worker's crash/restart give way to per-worker steps.
+_WORKER: dict[str, Checker] = {"worker": _worker}
+CLUSTER_VERBS: dict[str, Verb] = {
+    **{verb: spec for verb, spec in VERBS.items() if verb not in ("crash", "restart_worker", "expect")},
+    "start_worker": Verb(_WORKER, shorthand="worker"),
+    "stop_worker": Verb(_WORKER, shorthand="worker"),
+    "kill_worker": Verb(_WORKER, shorthand="worker"),
+    "restart_worker": Verb(_WORKER, shorthand="worker"),
+    "partition": Verb(_WORKER, shorthand="worker"),
+    "heal": Verb(_WORKER, shorthand="worker"),
+    "rebalance": Verb({}, empty=True),
+    "expect": Verb({}, {**VERBS["expect"].optional, "assigned": _assigned, "workers": _workers_of}),
+}
 _NEEDS_CONNECTOR = ("state", "tasks", "task_count", "absent", "calls", "task_calls", "offsets", "cleanup",
-                    "incarnation", "restart_attempts", "task_restart_attempts", "restart_scheduled")
-_TOP_LEVEL = ("name", "worker", "steps")
+                    "incarnation", "restart_attempts", "task_restart_attempts", "restart_scheduled", "workers")
+_TOP_LEVEL = ("name", "worker", "workers", "seed", "steps")
 
 
-def _step(path: str, index: int, raw: object) -> Step:
+def _step(path: str, index: int, raw: object, verbs: Mapping[str, Verb] = VERBS) -> Step:
     if not isinstance(raw, Mapping) or len(raw) != 1:
         raise ScenarioError(path, "each step is a mapping with exactly one verb, e.g. '- pause: my-connector'",
                             step=index)
     ((verb, body),) = raw.items()
-    spec = VERBS.get(verb)
+    spec = verbs.get(verb)
     if spec is None:
-        raise ScenarioError(path, f"unknown verb; known verbs: {', '.join(VERBS)}", step=index, verb=str(verb))
+        hint = "" if verbs is CLUSTER_VERBS or verb not in CLUSTER_VERBS else " (cluster steps need 'workers: N')"
+        raise ScenarioError(path, f"unknown verb{hint}; known verbs: {', '.join(verbs)}", step=index,
+                            verb=str(verb))
     if spec.empty:
         if body not in (None, {}):
             raise ScenarioError(path, "takes no arguments", step=index, verb=verb)
@@ -286,7 +351,16 @@ def parse_scenario(text: str, path: str = "<scenario>") -> Scenario:
         worker_config = {k: v for k, v in _config(worker).items() if v is not None}
     except ValueError as exc:
         raise ScenarioError(path, str(exc), key="worker") from None
-    return Scenario(str(name), path, tuple(_step(path, i, raw) for i, raw in enumerate(steps, 1)), worker_config)
+    workers, seed = document.get("workers"), document.get("seed")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ScenarioError(path, f"expected a number of workers (1 or more), got {workers!r}", key="workers")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ScenarioError(path, f"expected a non-negative integer, got {seed!r}", key="seed")
+    if seed is not None and workers is None:
+        raise ScenarioError(path, "a seed orders a cluster's interleavings: it needs 'workers: N'", key="seed")
+    verbs = CLUSTER_VERBS if workers is not None else VERBS
+    parsed = tuple(_step(path, i, raw, verbs) for i, raw in enumerate(steps, 1))
+    return Scenario(str(name), path, parsed, worker_config, workers, seed)
 
 
 def load_scenario(path: str | Path) -> Scenario:

@@ -65,6 +65,8 @@ class ScenarioResult:
     failed_step: Step | None = None
     failure: str | None = None
     seconds: float = 0.0
+    seed: int | None = None  # cluster scenarios: the scheduler's seed (replays this run)
+    rounds: list[str] = field(default_factory=list)  # cluster scenarios: each rebalance, leader and order
 
     @property
     def passed(self) -> bool:
@@ -76,8 +78,12 @@ class ScenarioResult:
             step = self.failed_step
             failure = {"step": step.index if step else None, "verb": step.verb if step else None,
                        "message": self.failure}
-        return {"name": self.scenario.name, "file": self.scenario.path, "log": self.log.value,
-                "passed": self.passed, "failure": failure, "trace": [t.as_json() for t in self.trace]}
+        body: dict[str, Any] = {"name": self.scenario.name, "file": self.scenario.path, "log": self.log.value,
+                                "passed": self.passed, "failure": failure}
+        if self.seed is not None:
+            body.update(seed=self.seed, workers=self.scenario.workers, rounds=self.rounds)
+        body["trace"] = [t.as_json() for t in self.trace]
+        return body
 
 
 class ScenarioRunner:

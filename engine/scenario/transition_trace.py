@@ -21,21 +21,29 @@ class TraceLine:
     trigger: str
     from_state: str
     to_state: str
+    worker: str = ""  # cluster scenarios: the worker that made the transition
+    phase: int = 0  # cluster scenarios: which settle within the step (each member's part of a round is one)
 
     @property
     def unit(self) -> str:
         return "connector" if self.task is None else f"task-{self.task}"
 
-    def text(self, width: int = 12, *, verb: str = "", clock: bool = False) -> str:
+    def text(self, width: int = 12, *, verb: str = "", clock: bool = False, workers: bool = False) -> str:
         """``step verb [virtual time] connector unit trigger from -> to``: the step that caused it, and the
         virtual clock (only worth a column in scenarios that ``advance`` it); never wall time, so the
         same file prints the same lines on every run."""
         at = f"  {self.time:6.3f}s" if clock else ""
+        if workers:
+            at += f"  {self.worker:<6}"
         return (f"{self.step:>4} {verb:<14}{at}  {self.connector:<{width}}  {self.unit:<9}  {self.trigger:<8}  "
                 f"{self.from_state} -> {self.to_state}")
 
     def as_json(self) -> dict[str, Any]:
-        return asdict(self)
+        body = asdict(self)
+        del body["phase"]
+        if not self.worker:
+            del body["worker"]
+        return body
 
 
 def stamp(events: Iterable[TransitionEvent], time: float, step: int) -> list[TraceLine]:

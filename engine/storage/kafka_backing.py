@@ -18,6 +18,7 @@ import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import ConsumerStoppedError, KafkaError
 
+from engine.config.kafka_clients.denials import denial, is_denial
 from engine.config.kafka_clients.starting import start_client
 from engine.errors import ConfigLogError, EngineNotRunning
 from engine.storage.kafka_topic_admin import describe, ensure_compacted_topic
@@ -79,9 +80,10 @@ class KafkaBackingLog:
                            asyncio.create_task(self._send(), name=f"send:{self.topic}")]
             await self._reached(ends)
         except KafkaError as exc:
+            why = self._why(exc, self._consumer or self._producer, "READ")  # the start reads the topic to its end
             await self.close()
             raise ConfigLogError(f"Could not open {self.property_name} '{self.topic}' on "
-                                 f"{self.bootstrap_servers}: {describe(exc)}") from exc
+                                 f"{self.bootstrap_servers}: {why}") from exc
         except BaseException:
             await self.close()
             raise
@@ -125,14 +127,21 @@ class KafkaBackingLog:
                 self._pending.add(future)
                 future.add_done_callback(self._sent)
             except KafkaError as exc:
-                log.error("internal_topic.write_failed", topic=self.topic, key=key, error=describe(exc))
+                log.error("internal_topic.write_failed", topic=self.topic, key=key,
+                          error=self._why(exc, producer, "WRITE"))
             finally:
                 self._queue.task_done()
 
     def _sent(self, future: asyncio.Future[Any]) -> None:
         self._pending.discard(future)
-        if not future.cancelled() and future.exception() is not None:
-            log.error("internal_topic.write_failed", topic=self.topic, error=describe(future.exception()))  # type: ignore[arg-type]
+        if not future.cancelled() and (exc := future.exception()) is not None:
+            log.error("internal_topic.write_failed", topic=self.topic, error=self._why(exc, self._producer, "WRITE"))
+
+    def _why(self, exc: BaseException, client: Any, operation: str) -> str:
+        """The cause; for an ACL refusal the principal, the grant and the worker setting to check."""
+        if client is None or not is_denial(exc):
+            return describe(exc)
+        return f"{denial(exc, client, operation=operation, resource=self.topic)} ({self.property_name}={self.topic})"
 
     async def flush(self) -> None:
         """Return once every write queued before the call is acknowledged (or failed, logged)."""

@@ -7,6 +7,7 @@ way (``TopicAdmin.verifyTopicCleanupPolicyOnlyCompact``).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +24,7 @@ from aiokafka.errors import (
     for_code,
 )
 
+from engine.config.kafka_clients.denials import denial
 from engine.config.kafka_clients.starting import start_client
 from engine.errors import ConfigError, ConfigLogError
 
@@ -32,10 +34,8 @@ CLEANUP_POLICY = "cleanup.policy"
 COMPACT = "compact"
 _UNVERIFIABLE = (UnsupportedVersionError, IncompatibleBrokerVersion, TopicAuthorizationFailedError,
                  ClusterAuthorizationFailedError)
-# How long a topic another worker just created may stay unknown to the broker answering us (its
-# metadata reaches each broker a little later): Connect's KafkaBasedLog waits 30 s for it too.
-METADATA_WAIT_S = 30.0
-METADATA_BACKOFF_MAX_S = 1.0
+_CREATE_REFUSED = (TopicAuthorizationFailedError, ClusterAuthorizationFailedError)
+_METADATA_WAIT_S = 10.0  # how long a topic another worker just created may stay unknown to this broker
 # what each internal topic keeps, for the refusal message (Connect's wording per store)
 _KEEPS = {"config.storage.topic": "connector configurations", "status.storage.topic": "connector and task statuses",
           "offset.storage.topic": "source connector offsets"}
@@ -53,9 +53,15 @@ async def ensure_compacted_topic(bootstrap_servers: str, topic: str, *, partitio
                                    **(client_args or {})})
     try:
         await start_client(admin)
-        if await _create(admin, topic, partitions, replication_factor, property_name):
-            return partitions
-        found = await _partitions(admin, topic, property_name)
+        refusal: BaseException | None = None
+        try:
+            if await _create(admin, topic, partitions, replication_factor, property_name):
+                return partitions
+        except _CREATE_REFUSED as exc:  # Connect's TopicAdmin: assume it exists, as an administrator made it
+            log.info("internal_topic.create_not_authorized", topic=topic, property=property_name,
+                     reason="falling back to assume the topic exists")
+            refusal = exc
+        found = await _partitions(admin, topic, property_name, refusal)
         if single_partition and found != 1:
             raise ConfigError(
                 f"Topic '{topic}' supplied via the '{property_name}' property is required to have a "
@@ -76,6 +82,8 @@ async def _create(admin: Any, topic: str, partitions: int, replication_factor: i
     response = await admin.create_topics([new])
     for _, code, *rest in response.topic_errors:
         error = for_code(code)
+        if error in _CREATE_REFUSED:
+            raise error()
         if code == 0:
             log.info("internal_topic.created", topic=topic, property=property_name, partitions=partitions,
                      replication_factor=replication_factor, cleanup_policy=COMPACT)
@@ -87,20 +95,27 @@ async def _create(admin: Any, topic: str, partitions: int, replication_factor: i
     raise ConfigLogError(f"Could not create {_kind(property_name)} topic '{topic}': the broker did not answer for it")
 
 
-async def _partitions(admin: Any, topic: str, property_name: str) -> int:
-    """The partition count of a topic that exists; unknown for a while after another worker created it
-    (Kafka answered TopicAlreadyExists), as Connect's ``KafkaBasedLog.start`` waits for its metadata."""
-    deadline = asyncio.get_running_loop().time() + METADATA_WAIT_S
-    backoff = 0.1
-    while True:
+async def _partitions(admin: Any, topic: str, property_name: str, refusal: BaseException | None = None) -> int:
+    (described,) = await admin.describe_topics([topic])
+    deadline = time.monotonic() + (_METADATA_WAIT_S if refusal is None else 0.0)
+    # another worker's creation reached the controller, not yet this broker's metadata (KRaft): ask again
+    while for_code(described["error_code"]) is UnknownTopicOrPartitionError and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
         (described,) = await admin.describe_topics([topic])
-        error = for_code(described["error_code"])
-        if described["error_code"] == 0:
-            return len(described["partitions"])
-        if error is not UnknownTopicOrPartitionError or asyncio.get_running_loop().time() > deadline:
-            raise ConfigLogError(f"Could not describe {_kind(property_name)} topic '{topic}': {error.__name__}")
-        await asyncio.sleep(backoff)
-        backoff = min(2 * backoff, METADATA_BACKOFF_MAX_S)
+    if refusal is not None and for_code(described["error_code"]) in (UnknownTopicOrPartitionError,
+                                                                      TopicAuthorizationFailedError):
+        # (a metadata request for a missing topic asks the broker to create it: refused the same way)
+        raise ConfigLogError(f"Could not create {_kind(property_name)} topic '{topic}', and it does not exist: "
+                             f"{denial(refusal, admin, operation='CREATE', resource=topic)} ({property_name}={topic}; "
+                             "or have an administrator create it, compacted)")
+    if for_code(described["error_code"]) is TopicAuthorizationFailedError:
+        raise ConfigLogError(f"Could not describe {_kind(property_name)} topic '{topic}': "
+                             f"{denial(TopicAuthorizationFailedError(topic), admin, operation='DESCRIBE', resource=topic)}"
+                             f" ({property_name}={topic})")
+    if described["error_code"] != 0:
+        error = for_code(described["error_code"]).__name__
+        raise ConfigLogError(f"Could not describe {_kind(property_name)} topic '{topic}': {error}")
+    return len(described["partitions"])
 
 
 async def _check_cleanup_policy(admin: Any, topic: str, property_name: str) -> None:
@@ -108,12 +123,12 @@ async def _check_cleanup_policy(admin: Any, topic: str, property_name: str) -> N
     policy = None
     try:
         # unfiltered: tansu drops the connection when asked for named configs
-        deadline = asyncio.get_running_loop().time() + METADATA_WAIT_S
+        deadline = time.monotonic() + _METADATA_WAIT_S
         while True:
             (response,) = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
             ((code, _, _, _, config_entries),) = response.resources
-            if for_code(code) is UnknownTopicOrPartitionError and asyncio.get_running_loop().time() < deadline:
-                await asyncio.sleep(METADATA_BACKOFF_MAX_S)  # another broker, not told of the topic yet
+            if for_code(code) is UnknownTopicOrPartitionError and time.monotonic() < deadline:
+                await asyncio.sleep(0.2)  # another broker, not told of the topic yet
                 continue
             if code != 0:
                 raise for_code(code)()

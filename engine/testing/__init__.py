@@ -11,6 +11,7 @@ from engine.testing.recording import (
     RecordingSinkTask,
     RecordingSourceConnector,
     RecordingSourceTask,
+    instrumented,
 )
 from engine.testing.timers import VirtualTimers
 from engine.testing.transitions import TransitionRecorder, assert_transitions, describe
@@ -33,4 +34,5 @@ __all__ = [
     "assert_transitions",
     "describe",
     "eventually",
+    "instrumented",
 ]

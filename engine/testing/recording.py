@@ -15,13 +15,17 @@ line to PATH, for tests whose engine runs in another process; ``test.task.count=
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
+
+import structlog
 
 from engine.api import (
     Config,
@@ -45,6 +49,7 @@ class Call:
     unit: str
     method: str
     args: dict[str, Any] = field(default_factory=dict)
+    worker: str = ""  # the worker id of the cluster member that made the call ("" outside a cluster)
 
 
 class CallLog:
@@ -60,11 +65,21 @@ class CallLog:
         if record_file:
             with open(record_file, "a", encoding="utf-8") as f:
                 f.write(json.dumps({"connector": call.connector, "unit": call.unit, "method": call.method,
-                                    "args": call.args, "pid": os.getpid(), "at": time.time()}) + "\n")
+                                    "args": call.args, "pid": os.getpid(), "worker": call.worker,
+                                    "at": time.time()}) + "\n")
 
     def of(self, connector: str, unit: str | None = None) -> list[Call]:
         with self._lock:
             return [c for c in self._calls if c.connector == connector and (unit is None or c.unit == unit)]
+
+    def all(self) -> list[Call]:
+        """Every call so far, in the order they were made (across workers and threads)."""
+        with self._lock:
+            return list(self._calls)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._calls)
 
     def methods(self, connector: str, unit: str | None = None) -> list[str]:
         """Method names in call order, e.g. ``["initialize", "start", "stop", "deleted"]``."""
@@ -82,7 +97,9 @@ def _hit(connector: str, unit: str, config: Mapping[str, str], method: str, pref
          args: dict[str, Any], *, record: bool = True) -> None:
     """Record the call, then apply any injected fault and the config-driven behaviours."""
     if record:
-        CALLS.add(Call(connector, unit, method, args), config.get("test.record.file"))
+        # a cluster member's engine binds its worker id; callbacks run in a copy of that context
+        worker = str(structlog.contextvars.get_contextvars().get("worker", ""))
+        CALLS.add(Call(connector, unit, method, args, worker), config.get("test.record.file"))
     FAULTS.hit(connector, unit, prefix + method)
     block = config.get(f"test.block.{prefix}{method}.ms")
     if block:
@@ -214,3 +231,91 @@ class RecordingSourceConnector(_RecordingConnector, SourceConnector):
 
 class RecordingSinkConnector(_RecordingConnector, SinkConnector):
     task_type = RecordingSinkTask
+
+
+def instrumented(connector: type[Any], module: str | None = None) -> type[Any]:
+    """A subclass of your connector whose lifecycle callbacks, and its tasks', are recorded in
+    ``CALLS`` (and obey injected ``FAULTS``) before your code runs: what scenario ``calls``
+    expectations and the cluster invariants read.
+
+    Workers load classes by name, so assign it at module level to the name it returns,
+    ``Recorded<YourClass>``: ``RecordedOrdersConnector = instrumented(OrdersConnector)``, then
+    ``connector.class: my_tests.RecordedOrdersConnector``; its task class is the nested
+    ``RecordedOrdersConnector.Task``. ``module`` defaults to the caller's. Task configs gain
+    ``connector.name`` and ``task.index`` (how a task knows whose it is).
+    """
+    home = module or str(sys._getframe(1).f_globals.get("__name__", "__main__"))  # as namedtuple does
+    task_base: type[Any] = connector().task_class()
+
+    class RecordedTask(task_base):  # type: ignore[misc]
+        def initialize(self, context: Any) -> Any:
+            config = context.configs()
+            self._recorded = (config.get("connector.name", "?"), f"task-{config.get('task.index', '?')}", config)
+            self._record("initialize")
+            base = getattr(super(), "initialize", None)
+            return base(context) if base is not None else None
+
+        def start(self, props: dict[str, str]) -> Any:
+            self._record("start")
+            return super().start(props)
+
+        def stop(self, connector_deleted: bool = False) -> Any:
+            self._record("stop", connector_deleted=connector_deleted)
+            if accepts_deleted:
+                return super().stop(connector_deleted=connector_deleted)
+            return super().stop()
+
+        def _record(self, method: str, **args: Any) -> None:
+            name, unit, config = getattr(self, "_recorded", ("?", "task-?", {}))
+            _hit(name, unit, config, method, "task.", args)
+
+    accepts_deleted = "connector_deleted" in inspect.signature(task_base.stop).parameters
+
+    class Recorded(connector):  # type: ignore[misc]
+        def initialize(self, context: Any) -> Any:
+            config = context.configs()
+            self._recorded = (config.get("name", "?"), config)
+            self._record("initialize")
+            base = getattr(super(), "initialize", None)
+            return base(context) if base is not None else None
+
+        def start(self, props: dict[str, str]) -> Any:
+            self._recorded = (props.get("name", self._recorded[0] if hasattr(self, "_recorded") else "?"), props)
+            self._record("start")
+            return super().start(props)
+
+        def stop(self) -> Any:
+            self._record("stop")
+            return super().stop()
+
+        def task_class(self) -> type[Task]:
+            return RecordedTask
+
+        def task_configs(self, max_tasks: int) -> Any:
+            self._record("task_configs", max_tasks=max_tasks)
+            name = self._recorded[0]
+            configs = super().task_configs(max_tasks)
+
+            def tagged(result: list[dict[str, str]]) -> list[dict[str, str]]:
+                return [{**c, "connector.name": name, "task.index": str(n)} for n, c in enumerate(result)]
+
+            if inspect.isawaitable(configs):
+                async def later() -> list[dict[str, str]]:
+                    return tagged(await configs)
+                return later()
+            return tagged(configs)
+
+        def deleted(self) -> Any:
+            self._record("deleted")
+            return super().deleted()
+
+        def _record(self, method: str, **args: Any) -> None:
+            name, config = getattr(self, "_recorded", ("?", {}))
+            _hit(name, "connector", config, method, "", args)
+
+    Recorded.__name__ = Recorded.__qualname__ = f"Recorded{connector.__name__}"
+    RecordedTask.__name__ = "Task"
+    RecordedTask.__qualname__ = f"{Recorded.__qualname__}.Task"
+    Recorded.__module__ = RecordedTask.__module__ = home
+    Recorded.Task = RecordedTask
+    return Recorded

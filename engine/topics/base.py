@@ -220,7 +220,14 @@ class Topics(Protocol):
         """How many partitions the topic has; ``UnknownTopic`` if it does not exist."""
         ...
 
-    def producer(self) -> Producer: ...
+    def producer(self) -> Producer:
+        """The producer every source task of the worker shares (connectors' ``producer.*`` settings)."""
+        ...
+
+    async def open_producer(self) -> None:
+        """Start the shared producer unless it runs: a task awaits it before its first record, so a
+        producer that cannot reach the broker fails that task (``TopicsError``), never the worker."""
+        ...
 
     async def producer_with(self, client_config: Mapping[str, Any]) -> OwnProducer:
         """A producer of its own for a connector's Kafka producer arguments (``producer.override.*``),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -21,6 +21,7 @@ from aiokafka import TopicPartition as KafkaTopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import (
     ConsumerStoppedError,
+    GroupAuthorizationFailedError,
     GroupIdNotFound,
     IllegalStateError,
     KafkaError,
@@ -30,6 +31,7 @@ from aiokafka.errors import (
 )
 from aiokafka.protocol.admin import DeleteGroupsRequest
 
+from engine.config.kafka_clients.denials import denial, is_denial
 from engine.config.kafka_clients.starting import start_client
 from engine.errors import EngineNotRunning
 from engine.storage.kafka_topic_admin import describe
@@ -57,9 +59,27 @@ def _error(exc: KafkaError, doing: str) -> TopicsError:
     return TopicsError(f"Could not {doing}: {describe(exc)}", retriable=bool(getattr(exc, "retriable", False)))
 
 
+def _refused(exc: KafkaError, doing: str, client: Any, *, operation: str, resource: str, prefix: str) -> TopicsError:
+    """``_error``, naming the principal, the resource and the setting when the broker's ACLs refused it."""
+    if not is_denial(exc):
+        return _error(exc, doing)
+    return TopicsError(f"Could not {doing}: {denial(exc, client, operation=operation, resource=resource, prefix=prefix)}")
+
+
+def _named_topics(exc: KafkaError) -> str:
+    """The topic(s) aiokafka puts in a ``TopicAuthorizationFailedError`` (a name, or a set of names)."""
+    named = exc.args[0] if exc.args else ""
+    return ",".join(sorted(map(str, named))) if isinstance(named, set | list | tuple | frozenset) else str(named)
+
+
 class KafkaTopics:
     """One admin client and one ``AIOKafkaProducer`` shared by every ``producer()``; one
-    ``AIOKafkaConsumer`` per ``consumer()``."""
+    ``AIOKafkaConsumer`` per ``consumer()``.
+
+    ``open`` starts only the admin client (the top-level and ``admin.*`` settings, as the worker's);
+    the shared producer, made with connectors' ``producer.*`` settings, starts on first use
+    (``open_producer``), so a producer that cannot connect fails the task that needs it, not the
+    worker, as in Connect, where each task's producer is its own."""
 
     def __init__(self, bootstrap_servers: str, *, client_id: str = "connect-engine",
                  replication_factor: int = 1, session_timeout_ms: int = 10_000,
@@ -79,7 +99,8 @@ class KafkaTopics:
         self._dedicated: dict[KafkaProducer, Any] = {}  # producers of their own (connector overrides)
         self._stopping: set[asyncio.Task[None]] = set()
         self._admin: Any = None
-        self._producer: Any = None
+        self._producer: Any = None  # the shared aiokafka producer, once started
+        self._producer_lock = asyncio.Lock()
         self._producers: set[KafkaProducer] = set()
         self._consumers: set[KafkaConsumer] = set()
 
@@ -88,16 +109,30 @@ class KafkaTopics:
             return
         admin = AIOKafkaAdminClient(**{"bootstrap_servers": self.bootstrap_servers,
                                        "client_id": f"{self.client_id}-admin", **self._admin_config})
-        producer = self._new_producer(self._producer_config)
         try:
             await start_client(admin)
-            await start_client(producer)
         except KafkaError as exc:
-            with contextlib.suppress(KafkaError):
-                await producer.stop()
             await admin.close()
             raise _error(exc, f"connect to {self.bootstrap_servers}") from exc
-        self._admin, self._producer = admin, producer
+        self._admin = admin
+
+    async def open_producer(self) -> None:
+        """Start the shared producer unless it runs; its failure is the caller's (a task's)."""
+        await self._shared_client()
+
+    async def _shared_client(self) -> Any:
+        self._require(self._admin)
+        async with self._producer_lock:
+            if self._producer is None:
+                producer = self._new_producer(self._producer_config)
+                try:
+                    await start_client(producer)
+                except KafkaError as exc:
+                    with contextlib.suppress(KafkaError):
+                        await producer.stop()
+                    raise _error(exc, f"connect to {self.bootstrap_servers}") from exc
+                self._producer = producer
+            return self._producer
 
     def _new_producer(self, config: Mapping[str, Any]) -> Any:
         return AIOKafkaProducer(**{"bootstrap_servers": self.bootstrap_servers, "client_id": self.client_id,
@@ -114,7 +149,7 @@ class KafkaTopics:
             with contextlib.suppress(KafkaError):
                 await client.stop()
             raise _error(exc, f"connect to {client_config.get('bootstrap_servers', self.bootstrap_servers)}") from exc
-        wrapper = KafkaProducer(client, self._forget_dedicated)
+        wrapper = KafkaProducer(client, self._forget_dedicated, prefix="producer.override.")
         self._dedicated[wrapper] = client
         return wrapper
 
@@ -208,7 +243,8 @@ class KafkaTopics:
         return len(described["partitions"])
 
     def producer(self) -> KafkaProducer:
-        wrapper = KafkaProducer(self._require(self._producer), self._producers.discard)
+        self._require(self._admin)
+        wrapper = KafkaProducer(self._producer, self._producers.discard, start=self._shared_client)
         self._producers.add(wrapper)
         return wrapper
 
@@ -231,7 +267,8 @@ class KafkaTopics:
             with contextlib.suppress(KafkaError):
                 await client.stop()
             raise _error(exc, f"join group '{group_id}'") from exc
-        consumer = KafkaConsumer(client, group_id, self._consumers.discard)
+        consumer = KafkaConsumer(client, group_id, self._consumers.discard,
+                                 prefix="consumer." if client_config is None else "consumer.override.")
         self._consumers.add(consumer)
         return consumer
 
@@ -315,8 +352,13 @@ class KafkaProducer:
     which checks it against ``max_request_size`` as aiokafka does.
     """
 
-    def __init__(self, producer: Any, forget: Any) -> None:
+    def __init__(self, producer: Any, forget: Any, *, start: Callable[[], Awaitable[Any]] | None = None,
+                 prefix: str = "producer.") -> None:
+        """``producer`` None: ``start`` gives the (shared) aiokafka producer when the first record comes.
+        ``prefix``: where this producer's settings come from, named when the broker refuses it."""
         self._producer = producer
+        self._start = start
+        self._prefix = prefix
         self._forget = forget
         self._partitioner = Partitioner()
         self._queue: asyncio.Queue[_Queued] = asyncio.Queue()
@@ -324,8 +366,18 @@ class KafkaProducer:
         self._pump: asyncio.Task[None] | None = None
         self._partition_ids: dict[str, list[int]] = {}
         self._closed = False
+        self._alone_bytes = 8192
+        if producer is not None:
+            self._started(producer)
+
+    def _started(self, producer: Any) -> None:
+        self._producer = producer
         # a record at least this large is sent alone (aiokafka's max_batch_size, default 16 KiB)
         self._alone_bytes = int(getattr(getattr(producer, "_message_accumulator", None), "_batch_size", 16384)) // 2
+
+    def _failed(self, exc: KafkaError, topic: str) -> TopicsError:
+        return _refused(exc, f"send to topic '{topic}'", self._producer, operation="WRITE", resource=topic,
+                        prefix=self._prefix)
 
     def _enqueue(self, item: _Queued, future: asyncio.Future[Any]) -> None:
         self._pending.add(future)
@@ -357,6 +409,23 @@ class KafkaProducer:
 
     async def _run(self) -> None:
         queue = self._queue
+        if self._producer is None:
+            assert self._start is not None
+            try:
+                self._started(await self._start())
+            except TopicsError as exc:  # every record queued so far fails; the next send tries again
+                self._pump = None
+                while not queue.empty():
+                    item = queue.get_nowait()
+                    if len(item) == 2:
+                        ack = BatchAck(len(item[0]))
+                        for i in range(len(item[0])):
+                            ack.fail(i, exc)
+                        if not item[1].done():
+                            item[1].set_result(ack)
+                    else:
+                        _settle(item[5], exc=exc)
+                return
         while True:
             item = await queue.get()
             await self._dispatch(item)
@@ -384,16 +453,16 @@ class KafkaProducer:
             ack = await self._producer.send(topic, value, key=key, partition=partition, headers=headers or None)
         except KafkaError as exc:
             self._partition_ids.pop(topic, None)
-            _settle(future, exc=_error(exc, f"send to topic '{topic}'"))
+            _settle(future, exc=self._failed(exc, topic))
             return
         except Exception as exc:  # one bad record fails its own send, never the pump
             _settle(future, exc=TopicsError(f"Could not send to topic '{topic}': {describe(exc)}"))
             return
-        ack.add_done_callback(partial(_on_ack, future, topic=topic))
+        ack.add_done_callback(partial(_on_ack, future, topic=topic, failed=self._failed))
 
     async def _send_batch(self, records: list[OutgoingRecord], future: asyncio.Future[BatchAck]) -> None:
         """One aiokafka record batch per partition (several when one fills up), in record order."""
-        ack = _BatchSettler(BatchAck(len(records)), future)
+        ack = _BatchSettler(BatchAck(len(records)), future, self._failed)
         open_batches: dict[tuple[str, int], _PartitionBatch] = {}
         producer = self._producer
         for i, (topic, key, value, headers, partition) in enumerate(records):
@@ -420,7 +489,7 @@ class KafkaProducer:
                         ack.fail([i], TopicsError(f"The record is too large for a batch of topic '{topic}'"))
             except KafkaError as exc:
                 self._partition_ids.pop(topic, None)
-                ack.fail([i], _error(exc, f"send to topic '{topic}'"))
+                ack.fail([i], self._failed(exc, topic))
             except TopicsError as exc:
                 ack.fail([i], exc)
             except Exception as exc:  # one bad record fails alone, never the pump
@@ -435,7 +504,7 @@ class KafkaProducer:
             sent = await self._producer.send_batch(batch.builder, batch.topic, partition=batch.partition)
         except KafkaError as exc:
             self._partition_ids.pop(batch.topic, None)
-            ack.fail(batch.indices, _error(exc, f"send to topic '{batch.topic}'"))
+            ack.fail(batch.indices, self._failed(exc, batch.topic))
             return
         except Exception as exc:
             ack.fail(batch.indices, TopicsError(f"Could not send to topic '{batch.topic}': {describe(exc)}"))
@@ -491,11 +560,13 @@ class _PartitionBatch:
 class _BatchSettler:
     """Resolves a ``send_batch`` future once every partition batch of it was acknowledged or failed."""
 
-    __slots__ = ("_ack", "_future", "_outstanding", "_sealed")
+    __slots__ = ("_ack", "_failed", "_future", "_outstanding", "_sealed")
 
-    def __init__(self, ack: BatchAck, future: asyncio.Future[BatchAck]) -> None:
+    def __init__(self, ack: BatchAck, future: asyncio.Future[BatchAck],
+                 failed: Callable[[KafkaError, str], TopicsError]) -> None:
         self._ack = ack
         self._future = future
+        self._failed = failed
         self._outstanding = 0
         self._sealed = False
 
@@ -512,7 +583,7 @@ class _BatchSettler:
         if sent.cancelled():
             self.fail(indices, TopicsError(f"The send to topic '{batch.topic}' was cancelled"))
         elif (exc := sent.exception()) is not None:
-            self.fail(indices, _error(exc, f"send to topic '{batch.topic}'") if isinstance(exc, KafkaError) else exc)
+            self.fail(indices, self._failed(exc, batch.topic) if isinstance(exc, KafkaError) else exc)
         else:
             meta = sent.result()
             timestamps = batch.timestamps if batch.builder is not None else [meta.timestamp]
@@ -538,11 +609,12 @@ def _settle(future: asyncio.Future[RecordMetadata], result: RecordMetadata | Non
         future.set_result(result)
 
 
-def _on_ack(future: asyncio.Future[RecordMetadata], done: asyncio.Future[Any], *, topic: str) -> None:
+def _on_ack(future: asyncio.Future[RecordMetadata], done: asyncio.Future[Any], *, topic: str,
+            failed: Callable[[KafkaError, str], TopicsError]) -> None:
     if done.cancelled():
         _settle(future, exc=TopicsError(f"The send to topic '{topic}' was cancelled"))
     elif (exc := done.exception()) is not None:
-        _settle(future, exc=_error(exc, f"send to topic '{topic}'") if isinstance(exc, KafkaError) else exc)
+        _settle(future, exc=failed(exc, topic) if isinstance(exc, KafkaError) else exc)
     else:
         meta = done.result()
         _settle(future, RecordMetadata(meta.topic, meta.partition, meta.offset, meta.timestamp))
@@ -576,8 +648,9 @@ MISSING_TOPIC_REFRESH_S = 1.0
 
 
 class KafkaConsumer:
-    def __init__(self, client: Any, group_id: str, forget: Any) -> None:
+    def __init__(self, client: Any, group_id: str, forget: Any, *, prefix: str = "consumer.") -> None:
         self._client = client
+        self._prefix = prefix  # where its settings come from, named when the broker refuses it
         self._group_id = group_id
         self._forget = forget
         self._closed = False
@@ -603,7 +676,9 @@ class KafkaConsumer:
         except ConsumerStoppedError as exc:
             raise TopicsError("The consumer is closed") from exc
         except KafkaError as exc:
-            raise _error(exc, f"read for group '{self._group_id}'") from exc
+            resource = self._group_id if isinstance(exc, GroupAuthorizationFailedError) else _named_topics(exc)
+            raise _refused(exc, f"read for group '{self._group_id}'", self._client, operation="READ",
+                           resource=resource, prefix=self._prefix) from exc
         return [ConsumedRecord(r.topic, r.partition, r.offset, r.key, r.value,
                                tuple((h, None if v is None else bytes(v)) for h, v in r.headers or ()), r.timestamp)
                 for records in batches.values() for r in records]

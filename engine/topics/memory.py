@@ -269,6 +269,9 @@ class MemoryTopics:
     def producer(self) -> MemoryProducer:
         return MemoryProducer(self)
 
+    async def open_producer(self) -> None:
+        """Nothing to connect in process."""
+
     async def producer_with(self, client_config: Mapping[str, Any]) -> MemoryProducer:
         """A producer like any other: in process there is no Kafka client to apply ``client_config`` to."""
         return MemoryProducer(self)

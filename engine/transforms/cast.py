@@ -37,7 +37,10 @@ from engine.data.schema import Schema, Type
 from engine.data.values import LOGICAL_TYPES, Struct, class_name, infer_type
 from engine.transforms.key_or_value import KeyOrValue, key_and_value_variants
 from engine.transforms.schema_util import (
+    REPLACE_NULL_WITH_DEFAULT_CONFIG,
     copy_schema_basics,
+    define_replace_null_with_default,
+    field_value,
     java_split,
     require_map,
     require_struct,
@@ -245,19 +248,21 @@ class Cast(KeyOrValue):
     smaller width. Cast from integers, floats, boolean and string to any other type, and cast binary
     to string (base64 encoded). Only top-level fields are cast."""
 
-    CONFIG_DEF = ConfigDef().define(
+    CONFIG_DEF = define_replace_null_with_default(ConfigDef().define(
         SPEC, ConfigType.LIST, NO_DEFAULT,
         LambdaValidator(_validate_spec, "list of colon-delimited pairs, e.g. <code>foo:bar,abc:xyz</code>"),
         Importance.HIGH,
         "List of fields and the type to cast them to of the form field1:type,field2:type to cast fields of Maps or "
         "Structs. A single type to cast the entire value. Valid types are int8, int16, int32, int64, float32, "
-        "float64, boolean, and string. Note that binary fields can only be cast to string.")
+        "float64, boolean, and string. Note that binary fields can only be cast to string."))
     Key: ClassVar[type[Cast]]
     Value: ClassVar[type[Cast]]
 
     def configure(self, configs: Mapping[str, Any]) -> None:
-        self.casts = parse_spec(self.CONFIG_DEF.parse(configs)[SPEC])
+        parsed = self.CONFIG_DEF.parse(configs)
+        self.casts = parse_spec(parsed[SPEC])
         self.whole: Type | None = self.casts.get(None)
+        self.replace_null_with_default: bool = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
         self._schemas: LRUCache[Schema, Schema] = LRUCache(16)
 
     def config(self) -> ConfigDef:
@@ -282,7 +287,7 @@ class Cast(KeyOrValue):
         struct = require_struct(value, PURPOSE)
         result = Struct(updated_schema)
         for field in struct.schema.fields:
-            item = struct.get(field)
+            item = field_value(struct, field, self.replace_null_with_default)
             cast_to = self.casts.get(field.name)
             result.put(field.name, item if cast_to is None else cast_value(field.schema, item, cast_to))
         return self.new_record(record, updated_schema, result)

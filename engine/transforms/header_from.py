@@ -19,8 +19,11 @@ from engine.data.builder import SchemaBuilder
 from engine.data.schema import Schema
 from engine.data.values import Struct
 from engine.transforms.schema_util import (
+    REPLACE_NULL_WITH_DEFAULT_CONFIG,
     NonEmptyListValidator,
     copy_schema_basics,
+    define_replace_null_with_default,
+    field_value,
     require_map,
     require_struct,
 )
@@ -42,7 +45,7 @@ class HeaderFrom(Transformation[ConnectRecord]):
     HEADERS_FIELD = "headers"
     OPERATION_FIELD = "operation"
     MOVE, COPY = "move", "copy"
-    CONFIG_DEF = (ConfigDef()
+    CONFIG_DEF = define_replace_null_with_default(ConfigDef()
                   .define(FIELDS_FIELD, ConfigType.LIST, validator=NonEmptyListValidator(),
                           importance=Importance.HIGH,
                           documentation="Field names in the record whose values are to be copied or moved to headers.")
@@ -63,6 +66,7 @@ class HeaderFrom(Transformation[ConnectRecord]):
         self.fields: list[str] = []
         self.headers: list[str] = []
         self.operation = self.COPY
+        self.replace_null_with_default: bool = True
         self._move_schemas: dict[Schema, Schema] = {}
 
     def config(self) -> ConfigDef:
@@ -76,6 +80,7 @@ class HeaderFrom(Transformation[ConnectRecord]):
             raise ConfigException(
                 f"'{self.FIELDS_FIELD}' config must have the same number of elements as '{self.HEADERS_FIELD}' config.")
         self.operation = parsed[self.OPERATION_FIELD]
+        self.replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
         self._move_schemas = {}
 
     def apply(self, record: ConnectRecord) -> ConnectRecord:
@@ -91,13 +96,14 @@ class HeaderFrom(Transformation[ConnectRecord]):
             updated_schema = self._move_schema(schema)
             updated_value = Struct(updated_schema)
             for field in updated_schema.fields:
-                updated_value.put(field, value.get(field.name))
+                updated_value.put(field, field_value(value, field.name, self.replace_null_with_default))
         added: list[Header] = []
         for field_name, header_name in zip(self.fields, self.headers, strict=True):
             source = schema.field(field_name)
             if source is None:
                 raise DataException(f"{field_name} is not a valid field name")
-            added.append(Header(header_name, value.get(field_name), source.schema))
+            added.append(Header(header_name, field_value(value, field_name, self.replace_null_with_default),
+                                source.schema))
         return self._updated(record, updated_schema, updated_value, (*record.headers, *added))
 
     def _move_schema(self, schema: Schema) -> Schema:

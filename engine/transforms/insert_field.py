@@ -23,7 +23,10 @@ from engine.data.schema import Schema
 from engine.data.values import Struct
 from engine.transforms.key_or_value import KeyOrValue, key_and_value_variants
 from engine.transforms.schema_util import (
+    REPLACE_NULL_WITH_DEFAULT_CONFIG,
     copy_schema_basics,
+    define_replace_null_with_default,
+    field_value,
     require_map,
     require_sink_record,
     require_struct,
@@ -61,7 +64,7 @@ class InsertionSpec:
 class InsertField(KeyOrValue):
     """Insert field(s) using attributes from the record metadata or a configured static value."""
 
-    CONFIG_DEF = (ConfigDef()
+    CONFIG_DEF = define_replace_null_with_default(ConfigDef()
                   .define(TOPIC, ConfigType.STRING, None, None, Importance.MEDIUM,
                           "Field name for Kafka topic. " + _OPTIONALITY_DOC)
                   .define(PARTITION, ConfigType.STRING, None, None, Importance.MEDIUM,
@@ -85,6 +88,7 @@ class InsertField(KeyOrValue):
         self.timestamp = InsertionSpec.parse(parsed[TIMESTAMP])
         self.static = InsertionSpec.parse(parsed[STATIC_FIELD])
         self.static_value: str | None = parsed[STATIC_VALUE]
+        self.replace_null_with_default: bool = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
         if not any((self.topic, self.partition, self.offset, self.timestamp, self.static)):
             raise ConfigDefError("No field insertion configured")
         if self.static is not None and self.static_value is None:
@@ -110,7 +114,7 @@ class InsertField(KeyOrValue):
             self._schemas.put(struct.schema, updated_schema)
         result = Struct(updated_schema)
         for field in struct.schema.fields:
-            result.put(field.name, struct.get(field))
+            result.put(field.name, field_value(struct, field, self.replace_null_with_default))
         for name, inserted in self._inserted(record, with_schema=True).items():
             result.put(name, inserted)
         return self.new_record(record, updated_schema, result)

@@ -21,7 +21,14 @@ from engine.api.records import ConnectRecord
 from engine.data.schema import Schema, Type
 from engine.data.values import Struct, class_name
 from engine.transforms.key_or_value import KeyOrValue, key_and_value_variants
-from engine.transforms.schema_util import NonEmptyListValidator, require_map, require_struct
+from engine.transforms.schema_util import (
+    REPLACE_NULL_WITH_DEFAULT_CONFIG,
+    NonEmptyListValidator,
+    define_replace_null_with_default,
+    field_value,
+    require_map,
+    require_struct,
+)
 
 __all__ = ["MaskField", "MaskFieldKey", "MaskFieldValue"]
 
@@ -98,7 +105,7 @@ class MaskField(KeyOrValue):
     and so on). For numeric and string fields, an optional replacement value can be specified that
     is converted to the correct type."""
 
-    CONFIG_DEF = (ConfigDef()
+    CONFIG_DEF = define_replace_null_with_default(ConfigDef()
                   .define(FIELDS, ConfigType.LIST, NO_DEFAULT, NonEmptyListValidator(), Importance.HIGH,
                           "Names of fields to mask.")
                   .define(REPLACEMENT, ConfigType.STRING, None, NonEmptyString(), Importance.LOW,
@@ -111,6 +118,7 @@ class MaskField(KeyOrValue):
         parsed = self.CONFIG_DEF.parse(configs)
         self.fields: frozenset[str] = frozenset(parsed[FIELDS])
         self.replacement: str | None = parsed[REPLACEMENT]
+        self.replace_null_with_default: bool = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
 
     def config(self) -> ConfigDef:
         return self.CONFIG_DEF
@@ -132,7 +140,7 @@ class MaskField(KeyOrValue):
         struct = require_struct(value, PURPOSE)
         result = Struct(struct.schema)
         for field in struct.schema.fields:
-            original = struct.get(field)
+            original = field_value(struct, field, self.replace_null_with_default)
             result.put(field, self.masked(original, field.schema) if field.name in self.fields else original)
         return self.new_record(record, schema, result)
 

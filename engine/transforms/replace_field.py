@@ -19,7 +19,10 @@ from engine.data.schema import Schema
 from engine.data.values import Struct
 from engine.transforms.key_or_value import KeyOrValue, key_and_value_variants
 from engine.transforms.schema_util import (
+    REPLACE_NULL_WITH_DEFAULT_CONFIG,
     copy_schema_basics,
+    define_replace_null_with_default,
+    field_value,
     java_split,
     require_map,
     require_struct,
@@ -51,7 +54,7 @@ def _validate_renames(name: str, value: Any) -> None:
 class ReplaceField(KeyOrValue):
     """Filter or rename fields."""
 
-    CONFIG_DEF = (ConfigDef()
+    CONFIG_DEF = define_replace_null_with_default(ConfigDef()
                   .define(EXCLUDE, ConfigType.LIST, [], None, Importance.MEDIUM,
                           "Fields to exclude. This takes precedence over the fields to include.")
                   .define(EXCLUDE_ALIAS, ConfigType.LIST, None, None, Importance.LOW,
@@ -73,6 +76,7 @@ class ReplaceField(KeyOrValue):
         self.exclude: frozenset[str] = frozenset(parsed[EXCLUDE] or ())
         self.include: frozenset[str] = frozenset(parsed[INCLUDE] or ())
         self.renames = parse_renames(parsed[RENAMES] or [])
+        self.replace_null_with_default: bool = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
         self.reverse_renames = {new: old for old, new in self.renames.items()}
         self._schemas: LRUCache[Schema, Schema] = LRUCache(16)
 
@@ -99,7 +103,8 @@ class ReplaceField(KeyOrValue):
             self._schemas.put(struct.schema, schema)
         result = Struct(schema)
         for field in schema.fields:
-            result.put(field.name, struct.get(self.reverse_renames.get(field.name, field.name)))
+            result.put(field.name, field_value(struct, self.reverse_renames.get(field.name, field.name),
+                                               self.replace_null_with_default))
         return self.new_record(record, schema, result)
 
     def _updated_schema(self, schema: Schema) -> Schema:

@@ -10,18 +10,45 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.api.config_def import ConfigDefError
+from engine.api.config_def import ConfigDef, ConfigDefError, ConfigType, Importance
 from engine.api.errors import DataException
 from engine.api.records import ConnectRecord, SinkRecord
 from engine.data.builder import SchemaBuilder
-from engine.data.schema import Schema, Type
+from engine.data.schema import Field, Schema, Type
 from engine.data.values import Struct
 
 __all__ = [
-    "NonEmptyListValidator", "copy_schema_basics", "java_split", "require_map",
-    "require_map_or_null", "require_sink_record", "require_struct", "require_struct_or_null",
-    "translate_deprecated", "type_name",
+    "REPLACE_NULL_WITH_DEFAULT_CONFIG",
+    "NonEmptyListValidator",
+    "copy_schema_basics",
+    "define_replace_null_with_default",
+    "field_value",
+    "java_split",
+    "require_map",
+    "require_map_or_null",
+    "require_sink_record",
+    "require_struct",
+    "require_struct_or_null",
+    "translate_deprecated",
+    "type_name",
 ]
+
+
+REPLACE_NULL_WITH_DEFAULT_CONFIG = "replace.null.with.default"
+REPLACE_NULL_WITH_DEFAULT_DOC = ("Whether to replace fields that have a default value and that are null to the "
+                                 "default value. When set to true, the default value is used, otherwise null is used.")
+
+
+def define_replace_null_with_default(config_def: ConfigDef) -> ConfigDef:
+    """KIP-1040's ``replace.null.with.default`` (BOOLEAN, default true, MEDIUM), as every SMT defines it."""
+    return config_def.define(REPLACE_NULL_WITH_DEFAULT_CONFIG, ConfigType.BOOLEAN, True, None, Importance.MEDIUM,
+                             REPLACE_NULL_WITH_DEFAULT_DOC)
+
+
+def field_value(struct: Struct, field: str | Field, replace_null_with_default: bool) -> Any:
+    """A struct field's value: its schema default when null (``Struct.get``), or the null kept
+    (``getWithoutDefault``) when ``replace.null.with.default`` is off."""
+    return struct.get(field) if replace_null_with_default else struct.get_without_default(field)
 
 
 def type_name(value: Any) -> str:

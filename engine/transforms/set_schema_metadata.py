@@ -17,6 +17,11 @@ from engine.api.records import ConnectRecord
 from engine.api.transforms import Transformation
 from engine.data.schema import Schema, Type
 from engine.data.values import Struct
+from engine.transforms.schema_util import (
+    REPLACE_NULL_WITH_DEFAULT_CONFIG,
+    define_replace_null_with_default,
+    field_value,
+)
 
 __all__ = ["SetSchemaMetadata", "SetSchemaMetadataKey", "SetSchemaMetadataValue", "require_schema"]
 
@@ -28,12 +33,12 @@ def require_schema(schema: Schema | None, purpose: str) -> Schema:
     return schema
 
 
-def update_schema_in(key_or_value: Any, updated_schema: Schema) -> Any:
+def update_schema_in(key_or_value: Any, updated_schema: Schema, replace_null_with_default: bool = True) -> Any:
     """A Struct copied onto ``updated_schema`` (same fields, new name/version); anything else as is."""
     if isinstance(key_or_value, Struct):
         updated = Struct(updated_schema)
         for field in updated_schema.fields:
-            updated.put(field, key_or_value.get(field))
+            updated.put(field, field_value(key_or_value, field.name, replace_null_with_default))
         return updated
     return key_or_value
 
@@ -46,7 +51,7 @@ class SetSchemaMetadata(Transformation[ConnectRecord]):
                     "(<code>engine.transforms.set_schema_metadata.SetSchemaMetadata.Value</code>) schema.")
     SCHEMA_NAME = "schema.name"
     SCHEMA_VERSION = "schema.version"
-    CONFIG_DEF = (ConfigDef()
+    CONFIG_DEF = define_replace_null_with_default(ConfigDef()
                   .define(SCHEMA_NAME, ConfigType.STRING, None, importance=Importance.HIGH,
                           documentation="Schema name to set.")
                   .define(SCHEMA_VERSION, ConfigType.INT, None, importance=Importance.HIGH,
@@ -66,6 +71,7 @@ class SetSchemaMetadata(Transformation[ConnectRecord]):
         parsed = self.CONFIG_DEF.parse(configs)
         self.schema_name = parsed[self.SCHEMA_NAME]
         self.schema_version = parsed[self.SCHEMA_VERSION]
+        self.replace_null_with_default: bool = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
         if self.schema_name is None and self.schema_version is None:
             raise ConfigException("Neither schema name nor version configured")
 
@@ -87,7 +93,7 @@ class SetSchemaMetadata(Transformation[ConnectRecord]):
             key_schema=schema.key_schema if is_map else None,
             value_schema=schema.value_schema if is_map or is_array else None,
         )
-        return self._updated(record, updated_schema, update_schema_in(value, updated_schema))
+        return self._updated(record, updated_schema, update_schema_in(value, updated_schema, self.replace_null_with_default))
 
     @abstractmethod
     def _operating(self, record: ConnectRecord) -> tuple[Schema | None, Any]:

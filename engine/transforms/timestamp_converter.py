@@ -25,7 +25,14 @@ from engine.data.logical import Date, Time, Timestamp
 from engine.data.schema import Schema, Type
 from engine.data.values import Struct
 from engine.transforms.java_time_format import InvalidPatternError, SimpleDateFormat
-from engine.transforms.schema_util import copy_schema_basics, require_map, type_name
+from engine.transforms.schema_util import (
+    REPLACE_NULL_WITH_DEFAULT_CONFIG,
+    copy_schema_basics,
+    define_replace_null_with_default,
+    field_value,
+    require_map,
+    type_name,
+)
 
 __all__ = ["TimestampConverter", "TimestampConverterKey", "TimestampConverterValue"]
 
@@ -70,7 +77,7 @@ class TimestampConverter(Transformation[ConnectRecord]):
     TARGET_TYPE_CONFIG = "target.type"
     FORMAT_CONFIG = "format"
     UNIX_PRECISION_CONFIG = "unix.precision"
-    CONFIG_DEF = (ConfigDef()
+    CONFIG_DEF = define_replace_null_with_default(ConfigDef()
                   .define(FIELD_CONFIG, ConfigType.STRING, "", importance=Importance.HIGH,
                           documentation="The field containing the timestamp, or empty if the entire value is a "
                                         "timestamp")
@@ -97,6 +104,7 @@ class TimestampConverter(Transformation[ConnectRecord]):
         self.target_type = TIMESTAMP
         self.format: SimpleDateFormat | None = None
         self.unix_precision = "milliseconds"
+        self.replace_null_with_default: bool = True
         self._schemas: dict[Schema, Schema] = {}
         self._to_raw: dict[str, Callable[[Any], int]] = {
             STRING: self._string_to_raw, UNIX: self._unix_to_raw, DATE: self._date_to_raw,
@@ -111,6 +119,7 @@ class TimestampConverter(Transformation[ConnectRecord]):
         self.field = parsed[self.FIELD_CONFIG]
         self.target_type = parsed[self.TARGET_TYPE_CONFIG]
         self.unix_precision = parsed[self.UNIX_PRECISION_CONFIG]
+        self.replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
         pattern: str = parsed[self.FORMAT_CONFIG]
         self._schemas = {}
         if self.target_type == STRING and not pattern.strip():
@@ -168,10 +177,10 @@ class TimestampConverter(Transformation[ConnectRecord]):
             return None
         updated = Struct(updated_schema)
         for field in value.schema.fields:
-            field_value = value.get(field)
+            item = field_value(value, field, self.replace_null_with_default)
             if field.name == self.field:
-                field_value = self.convert(field_value, _type_from_schema(field.schema))
-            updated.put(field.name, field_value)
+                item = self.convert(item, _type_from_schema(field.schema))
+            updated.put(field.name, item)
         return updated
 
     def _apply_schemaless(self, record: ConnectRecord, raw: Any) -> ConnectRecord:

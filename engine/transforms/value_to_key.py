@@ -18,7 +18,14 @@ from engine.data.builder import SchemaBuilder
 from engine.data.cache import LRUCache
 from engine.data.schema import Schema
 from engine.data.values import Struct
-from engine.transforms.schema_util import NonEmptyListValidator, require_map, require_struct
+from engine.transforms.schema_util import (
+    REPLACE_NULL_WITH_DEFAULT_CONFIG,
+    NonEmptyListValidator,
+    define_replace_null_with_default,
+    field_value,
+    require_map,
+    require_struct,
+)
 
 __all__ = ["ValueToKey"]
 
@@ -29,11 +36,14 @@ PURPOSE = "copying fields from value to key"
 class ValueToKey(Transformation[ConnectRecord]):
     """Replace the record key with a new key formed from a subset of fields in the record value."""
 
-    CONFIG_DEF = ConfigDef().define(FIELDS, ConfigType.LIST, NO_DEFAULT, NonEmptyListValidator(), Importance.HIGH,
-                                    "Field names on the record value to extract as the record key.")
+    CONFIG_DEF = define_replace_null_with_default(ConfigDef().define(
+        FIELDS, ConfigType.LIST, NO_DEFAULT, NonEmptyListValidator(), Importance.HIGH,
+        "Field names on the record value to extract as the record key."))
 
     def configure(self, configs: Mapping[str, Any]) -> None:
-        self.fields: list[str] = self.CONFIG_DEF.parse(configs)[FIELDS]
+        parsed = self.CONFIG_DEF.parse(configs)
+        self.fields: list[str] = parsed[FIELDS]
+        self.replace_null_with_default: bool = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
         self._schemas: LRUCache[Schema, Schema] = LRUCache(16)
 
     def config(self) -> ConfigDef:
@@ -47,7 +57,7 @@ class ValueToKey(Transformation[ConnectRecord]):
         key_schema = self._key_schema(struct.schema)
         key = Struct(key_schema)
         for name in self.fields:
-            key.put(name, struct.get(name))
+            key.put(name, field_value(struct, name, self.replace_null_with_default))
         return record.new_record(key_schema=key_schema, key=key, value_schema=struct.schema)
 
     def _key_schema(self, value_schema: Schema) -> Schema:

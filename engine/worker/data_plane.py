@@ -14,6 +14,7 @@ from engine.spark.supervisor import SparkSupervisor
 from engine.storage.base import OffsetStore, StatusStore
 from engine.storage.status import TopicStatus
 from engine.topics.base import Producer, Topics
+from engine.topics.errors import TopicsError
 from engine.worker.exactly_once import worker_enabled
 from engine.worker.rate_limit import PacingTimers
 
@@ -99,6 +100,19 @@ class DataPlane:
         if not any(key.startswith(prefix) for key in config):
             return None
         return self.clients.for_connector(role, config)
+
+    async def open_producer(self, config: Mapping[str, str]) -> Producer:
+        """The shared producer, started; a failure names the ``producer.*`` settings the worker lacks."""
+        try:
+            await self.topics.open_producer()
+        except TopicsError as exc:
+            raise self.client_failure("producer", config, exc) from exc
+        return self.producer()
+
+    def client_failure(self, role: Role, config: Mapping[str, str], exc: TopicsError) -> TopicsError:
+        """``exc`` (a connector's ``role`` client could not start) with the security settings it lacks, if any."""
+        advice = self.clients.missing_security(role, config)
+        return exc if advice is None else TopicsError(f"{exc}. {advice}", retriable=exc.retriable)
 
     def task_started(self, connector: str, task: int, kind: Kind) -> TaskCounters:
         """Fresh counters for a new task instance, exposed at ``/metrics`` until ``task_stopped``."""

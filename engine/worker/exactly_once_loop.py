@@ -23,6 +23,7 @@ from engine.api._invoke import invoke
 from engine.api.context import SourceTaskContext
 from engine.api.errors import ConnectException
 from engine.api.exactly_once import TransactionContext
+from engine.config.kafka_clients.denials import denial, is_denial
 from engine.config.kafka_clients.starting import start_client
 from engine.storage.offsets import offset_key
 from engine.topics.kafka import KafkaProducer
@@ -71,9 +72,17 @@ class ExactlyOnceSourceLoop(SourceLoop):
             await start_client(self._client)
         except (KafkaConnectionError, SaslAuthenticationFailed) as exc:
             # the broker was never reached or refused the login: say that, not "no transactions"
+            advice = self.plane.clients.missing_security("producer", self.config)
             raise ConnectException(
-                f"The transactional producer of task {self.connector}-{self.task_id} could not connect: {exc}") from exc
+                f"The transactional producer of task {self.connector}-{self.task_id} could not connect: {exc}"
+                + ("" if advice is None else f". {advice}")) from exc
         except KafkaError as exc:
+            if is_denial(exc):  # an ACL, not a broker without transactions
+                prefix = "producer.override." if self.plane.connector_clients("producer", self.config) else "producer."
+                raise ConnectException(
+                    f"The transactional producer of task {self.connector}-{self.task_id} was refused: "
+                    f"{denial(exc, self._client, operation='WRITE', resource=self._transactional_id, prefix=prefix)}"
+                ) from exc
             raise ConnectException(
                 f"The broker does not support transactions ({type(exc).__name__}: {exc}), which "
                 f"{WORKER_KEY}=enabled needs for task {self.connector}-{self.task_id}; use a broker with "

@@ -38,6 +38,7 @@ from engine.tolerance import (
     open_dead_letter_queue,
 )
 from engine.topics.base import ConsumedRecord, Consumer, OwnProducer, TopicPartition
+from engine.topics.errors import TopicsError
 from engine.worker.task_loop import TaskLoop
 from states import TargetState
 
@@ -148,11 +149,20 @@ class SinkLoop(TaskLoop):
     async def open(self) -> None:
         topics = await self._subscription()
         if self._dlq is not None:
-            self._dlq_producer = await open_dead_letter_queue(self.plane.topics, self.policy, self._dlq,
-                                                              *self._dlq_clients)
-        self.consumer = await self.plane.topics.consumer(group_id(self.connector, self.config), topics,
-                                                         on_assign=self._on_assign, on_revoke=self._on_revoke,
-                                                         client_config=self._client)
+            producer_client, admin_client = self._dlq_clients
+            if producer_client is None:  # the worker's shared producer: started now, its failure this task's
+                await self.plane.open_producer(self.config)
+            try:
+                self._dlq_producer = await open_dead_letter_queue(self.plane.topics, self.policy, self._dlq,
+                                                                  producer_client, admin_client)
+            except TopicsError as exc:
+                raise self.plane.client_failure("producer", self.config, exc) from exc
+        try:
+            self.consumer = await self.plane.topics.consumer(group_id(self.connector, self.config), topics,
+                                                             on_assign=self._on_assign, on_revoke=self._on_revoke,
+                                                             client_config=self._client)
+        except TopicsError as exc:
+            raise self.plane.client_failure("consumer", self.config, exc) from exc
 
     async def _subscription(self) -> list[str]:
         """``topics``, or the existing topics ``topics.regex`` matches in full (Java's ``matches``).

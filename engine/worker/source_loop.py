@@ -36,6 +36,7 @@ from engine.tolerance import (
 )
 from engine.topics.base import BatchAck, OutgoingRecord, OwnProducer
 from engine.topics.base import RecordMetadata as TopicsMetadata
+from engine.topics.errors import TopicsError
 from engine.worker.submitted_records import SubmittedBatch, SubmittedRecords
 from engine.worker.task_loop import TaskLoop
 from engine.worker.topic_creation import TopicCreation
@@ -109,8 +110,13 @@ class SourceLoop(TaskLoop):
         return render_source(record, converters.key, converters.value, self._headers)
 
     async def open(self) -> None:
-        if (client := self.plane.connector_clients("producer", self.config)) is not None:
-            self._producer = self._own_producer = await self.plane.topics.producer_with(client)
+        if (client := self.plane.connector_clients("producer", self.config)) is None:
+            self._producer = await self.plane.open_producer(self.config)
+        else:
+            try:
+                self._producer = self._own_producer = await self.plane.topics.producer_with(client)
+            except TopicsError as exc:
+                raise self.plane.client_failure("producer", self.config, exc) from exc
         await self.open_dead_letter_queue()
 
     async def open_dead_letter_queue(self) -> None:
@@ -159,7 +165,8 @@ class SourceLoop(TaskLoop):
                 outcome = await control.park_on(work, max(0.0, self._next_commit - time.monotonic()))
                 if outcome == "timeout":
                     await self.commit_offsets()
-                elif outcome == "woken" and (control.stopping() or control.target is not TargetState.STARTED):
+                elif outcome == "woken" and (control.stopping() or control.target is not TargetState.STARTED
+                                             or self._send_error is not None):
                     if self._async_poll:
                         work.cancel()
                     await asyncio.wait((work,))
@@ -328,6 +335,8 @@ class SourceLoop(TaskLoop):
             await self._process_acks()
         except Exception as exc:  # reporting failed: the loop sees it at its next check
             self._send_error = self._send_error or exc
+        if self._send_error is not None:  # a poll that does not return soon must not keep the task RUNNING
+            self.control.wake()
 
     def _check_send_error(self) -> None:
         if self._send_error is not None:

@@ -111,8 +111,8 @@ def test_assignors_map_to_aiokafkas_and_serializers_are_accepted_only_as_connect
      "Invalid value TLS for configuration security.protocol: String must be one of: PLAINTEXT, SSL, "
      "SASL_PLAINTEXT, SASL_SSL"),
     ({"connector.client.config.override.policy": "Everything"}, "connector.client.config.override.policy",
-     "Invalid value Everything for configuration connector.client.config.override.policy: choose All, None or "
-     "Principal (custom policy classes are not supported)"),
+     "Invalid value Everything for configuration connector.client.config.override.policy: choose All, None, "
+     "Principal or Allowlist (custom policy classes are not supported)"),
 ])
 def test_a_bad_worker_key_stops_the_start_naming_it(props: dict[str, str], key: str, message: str) -> None:
     with pytest.raises(ConfigError) as caught:
@@ -394,3 +394,70 @@ def test_no_settings_means_plaintext_and_connects_defaults() -> None:
     assert clients.own() == {}
     assert clients.worker_level("producer") == {}
     assert clients.policy.name == "All"
+
+
+# ---- what a connector's clients lack, and who an ACL refused -----------------------------------
+
+SASL_SSL_TOP_LEVEL = {"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": SCRAM}
+
+
+def test_only_top_level_security_names_the_producer_and_consumer_keys_to_set() -> None:
+    clients = KafkaClients.from_worker({"bootstrap.servers": "b:9093", **SASL_SSL_TOP_LEVEL})
+    advice = clients.missing_security("producer", {})
+    assert advice is not None
+    assert "security.protocol=SASL_SSL, this producer security.protocol=PLAINTEXT" in advice
+    assert "Set producer.security.protocol, producer.sasl.jaas.config, producer.sasl.mechanism" in advice
+    assert "s3cret" not in advice
+    assert "consumer.sasl.jaas.config" in str(clients.missing_security("consumer", {}))
+    assert clients.missing_security("admin", {}) is None  # admins inherit the top level, as in Connect
+
+
+def test_a_connector_that_brings_its_own_security_lacks_nothing() -> None:
+    clients = KafkaClients.from_worker({"bootstrap.servers": "b:9093", **SASL_SSL_TOP_LEVEL,
+                                        **{f"consumer.{k}": v for k, v in SASL_SSL_TOP_LEVEL.items()}})
+    assert clients.missing_security("consumer", {}) is None
+    overrides = {f"producer.override.{k}": v for k, v in SASL_SSL_TOP_LEVEL.items()}
+    assert clients.missing_security("producer", overrides) is None
+    assert KafkaClients.from_worker({"bootstrap.servers": "b:9092"}).missing_security("producer", {}) is None
+
+
+class _Client:
+    """What ``denial`` reads of an aiokafka client: its security arguments."""
+
+    def __init__(self, protocol: str, mechanism: str = "PLAIN", user: str | None = None) -> None:
+        self._security_protocol = protocol
+        self._sasl_mechanism = mechanism
+        self._sasl_plain_username = user
+
+
+def test_an_acl_refusal_names_the_principal_the_resource_the_grant_and_the_setting() -> None:
+    from aiokafka.errors import GroupAuthorizationFailedError, TopicAuthorizationFailedError
+
+    from engine.config.kafka_clients.denials import denial
+
+    message = denial(TopicAuthorizationFailedError("orders"), _Client("SASL_SSL", "SCRAM-SHA-256", "bob"),
+                     operation="WRITE", resource="orders", prefix="producer.")
+    assert message == ("principal User:bob is not authorized to WRITE topic 'orders' (TopicAuthorizationFailedError): "
+                       "grant it (kafka-acls --add --allow-principal User:bob --operation Write --topic orders) or "
+                       "give this client a principal that has it: check producer.sasl.jaas.config")
+    plain = denial(GroupAuthorizationFailedError(), _Client("PLAINTEXT"), operation="READ", resource="connect-snk")
+    assert "principal User:ANONYMOUS is not authorized to READ group 'connect-snk'" in plain
+    assert "--group connect-snk" in plain
+    assert "check security.protocol" in plain
+    own = denial(TopicAuthorizationFailedError("orders"), _Client("SASL_SSL", "PLAIN", "alice"), operation="WRITE",
+                 resource="orders", prefix="producer.override.")
+    assert own.endswith("check producer.override.sasl.jaas.config (or producer.sasl.jaas.config when the connector "
+                        "does not set it)")
+
+
+def test_a_plaintext_client_dropped_by_a_tls_listener_is_not_told_about_sasl() -> None:
+    """aiokafka keeps sasl_mechanism=PLAIN by default: on a PLAINTEXT client it means nothing."""
+    from aiokafka.errors import KafkaConnectionError
+
+    from engine.config.kafka_clients.starting import _hint
+
+    hint = _hint(KafkaConnectionError("Connection at b:9093 closed"), _Client("PLAINTEXT", "PLAIN"))
+    assert "SASL handshake" not in hint
+    assert "this client uses security.protocol=PLAINTEXT; does the listener speak it?" in hint
+    sasl = _hint(KafkaConnectionError("Connection at b:9093 closed"), _Client("SASL_SSL", "PLAIN"))
+    assert "during the SASL handshake" in sasl

@@ -1,17 +1,12 @@
-"""TLS for the integration tests: certificates made with ``cryptography`` and an asyncio TLS terminator
-in front of a plain broker port (tansu's own ``tls://`` listener did not complete a handshake with
-aiokafka; ../shared/ENVIRONMENT.md). The terminator is real TLS: clients verify the broker's
-certificate against the test CA, as they would a broker's own listener.
+"""Certificates for the TLS tests, made with ``cryptography``: a CA, a certificate it signed, client key
+stores in every flavour the engine reads (PKCS12, PEM files, inline and encrypted PEM) and a second
+CA nobody trusts. The broker side is Apache Kafka's own SSL listener (``engine.testing.kafka``).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import datetime
 import ipaddress
-import ssl
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,8 +15,6 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import NameOID
-
-from tests.integration.loopback_proxy import HOST, LoopbackProxy, pipe
 
 PASSWORD = "changeit"
 
@@ -49,7 +42,7 @@ def _cert(subject: str, key: ec.EllipticCurvePrivateKey, issuer: str, issuer_key
                .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
     if not ca:
         builder = builder.add_extension(x509.SubjectAlternativeName(
-            [x509.IPAddress(ipaddress.ip_address(HOST)), x509.DNSName("localhost")]), critical=False)
+            [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]), critical=False)
     return builder.sign(issuer_key, hashes.SHA256())
 
 
@@ -61,7 +54,7 @@ class Certificates:
     ca_pem: Path  # the truststore, PEM
     ca_p12: Path  # the truststore, PKCS12 (password PASSWORD)
     other_ca_pem: Path  # a CA that did not sign the broker: "untrusted"
-    server_chain: Path  # the broker's key + certificate, for the terminator
+    server_chain: Path  # a server key + certificate signed by the CA
     client_p12: Path  # a client keystore, PKCS12 (password PASSWORD)
     client_key_pem: str  # inline PEM (encrypted with PASSWORD)
     client_chain_pem: str
@@ -85,36 +78,3 @@ def make_certificates(directory: Path) -> Certificates:
     return Certificates(directory, paths["ca.pem"], paths["ca.p12"], paths["other-ca.pem"], paths["server.pem"],
                         paths["client.p12"], _key_pem(client_key, PASSWORD).decode(),
                         (_pem(client) + _pem(ca)).decode())
-
-
-class TlsTerminator(LoopbackProxy):
-    """Accepts TLS on ``port`` and pipes the plaintext to ``backend_port``."""
-
-    name = "TLS terminator"
-
-    def __init__(self, certificate_chain: Path, backend_port: int, port: int) -> None:
-        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        context.load_cert_chain(certificate_chain)
-        super().__init__(backend_port, port, context)
-        self.handshakes = 0
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.handshakes += 1
-        backend = await self._backend(writer)
-        if backend is None:
-            return
-        backend_reader, backend_writer = backend
-        try:
-            await asyncio.gather(pipe(reader, backend_writer), pipe(backend_reader, writer))
-        finally:
-            self._writers -= {writer, backend_writer}
-
-
-@contextlib.contextmanager
-def terminating(certificate_chain: Path, backend_port: int, port: int) -> Iterator[TlsTerminator]:
-    proxy = TlsTerminator(certificate_chain, backend_port, port)
-    proxy.start()
-    try:
-        yield proxy
-    finally:
-        proxy.stop()

@@ -44,7 +44,7 @@ OVERRIDE_PREFIXES: dict[Role, str] = {"producer": "producer.override.", "consume
                                       "admin": "admin.override."}
 # top-level connection keys the worker's own clients take; the rest of _COMMON the worker reads itself
 # (bootstrap.servers; client.id and request.timeout.ms belong to the group membership)
-_TOP_LEVEL_COMMON = ("retry.backoff.ms", "metadata.max.age.ms", "connections.max.idle.ms")
+_TOP_LEVEL_COMMON = ("retry.backoff.ms", "metadata.max.age.ms", "connections.max.idle.ms", "metadata.recovery.strategy")
 # top-level keys the worker reads for itself although Kafka's clients know them too
 _WORKER_OWN = frozenset({"bootstrap.servers", "group.id", "client.id", "session.timeout.ms",
                          "heartbeat.interval.ms", "request.timeout.ms"})
@@ -169,6 +169,12 @@ def with_prefix(props: Mapping[str, str], prefix: str) -> dict[str, str]:
     return {k[len(prefix):]: v for k, v in props.items() if k.startswith(prefix) and len(k) > len(prefix)}
 
 
+def _admin_client_keys(raw: Mapping[str, str]) -> dict[str, str]:
+    """The worker's ``admin.*`` client keys: all but KIP-208's ``admin.listeners`` and its ``admin.listeners.https.*``,
+    which are REST settings."""
+    return {k: v for k, v in with_prefix(raw, "admin.").items() if k != "listeners" and not k.startswith("listeners.")}
+
+
 def _top_level(raw: Mapping[str, str]) -> dict[str, str]:
     """The top-level keys meant for Kafka clients; ``ConfigError`` for client keys a worker cannot take there."""
     chosen: dict[str, str] = {}
@@ -205,7 +211,7 @@ class KafkaClients:
         own = _top_level(raw)
         tasks: dict[Role, dict[str, str]] = {
             "producer": with_prefix(raw, "producer."), "consumer": with_prefix(raw, "consumer."),
-            "admin": {**own, **with_prefix(raw, "admin.")}}
+            "admin": {**own, **_admin_client_keys(raw)}}
         resolve = transformer.resolve if transformer is not None else dict
         own = resolve(own)
         tasks = {role: resolve(props) for role, props in tasks.items()}
@@ -216,7 +222,7 @@ class KafkaClients:
                                            "per connector"]
         for role in ("producer", "consumer"):  # every bad key at once; admin's are the top level's + admin.*
             errors.update(key_errors(tasks[role], role, name_of=_prefixer(WORKER_PREFIXES[role])))
-        errors.update(key_errors(with_prefix(raw, "admin."), "admin", name_of=_prefixer("admin.")))
+        errors.update(key_errors(_admin_client_keys(raw), "admin", name_of=_prefixer("admin.")))
         errors.update(key_errors(own, "admin"))
         _raise(errors)
         # the own clients: all three roles share the top-level keys, which are common to every role
@@ -278,6 +284,29 @@ class KafkaClients:
                               "not allow them to be overridden in the connector configuration.",
                               errors={k: ["not allowed by connector.client.config.override.policy"] for k in refused})
         return translate({**self.task_props[role], **overrides}, role, name_of=self._name_of(role, overrides))
+
+    def missing_security(self, role: Role, config: Mapping[str, str]) -> str | None:
+        """Why a connector's ``role`` client may fail where the worker's own clients connect: the top-level
+        security keys that neither ``<role>.*`` nor the connector's ``<role>.override.*`` repeat, as advice
+        to append to its failure; None when nothing is missing (or ``role`` is the admin, which inherits)."""
+        if role == "admin":
+            return None
+        own = (self.own_props.get("security.protocol") or "PLAINTEXT").strip().upper()
+        if own == "PLAINTEXT":
+            return None
+        prefix, override = WORKER_PREFIXES[role], OVERRIDE_PREFIXES[role]
+        effective = {**self.task_props[role], **with_prefix(config, override)}
+        wanted = ["security.protocol", *sorted(k for k in self.own_props
+                                               if (k.startswith("ssl.") and "SSL" in own)
+                                               or (k.startswith("sasl.") and own.startswith("SASL_")))]
+        missing = [k for k in wanted if k not in effective]
+        if not missing:
+            return None
+        theirs = (effective.get("security.protocol") or "PLAINTEXT").strip().upper()
+        return (f"Connectors' {role}s get the worker's {prefix}* settings and the connector's {override}*, never the "
+                f"top-level ones (as in Kafka Connect): the worker's own clients use security.protocol={own}, this "
+                f"{role} security.protocol={theirs}. Set {', '.join(prefix + k for k in missing)} in the worker "
+                f"config (or {override}* in the connector's, as connector.client.config.override.policy allows)")
 
 
 NO_SETTINGS = KafkaClients()

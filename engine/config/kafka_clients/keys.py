@@ -55,6 +55,18 @@ def _choice(*allowed: str, mapped: Mapping[str, Any] | None = None) -> Callable[
     return convert
 
 
+def _metadata_recovery(text: str) -> None:
+    """KIP-899 ``metadata.recovery.strategy``: aiokafka never goes back to ``bootstrap.servers`` once it knows
+    the cluster's brokers, which is ``none``; ``rebootstrap`` is refused rather than accepted and not done."""
+    value = text.strip().lower()
+    if value == "none":
+        return
+    if value == "rebootstrap":
+        raise BadValue("aiokafka cannot re-bootstrap (once it knows the cluster's brokers it never returns to "
+                       "bootstrap.servers): only none is supported")
+    raise BadValue("String must be one of (case insensitive): none, rebootstrap")
+
+
 def _only(*accepted: str) -> Callable[[str], None]:
     """Keys Connect sets itself, accepted at the value it uses (copied configs often carry them)."""
     def convert(text: str) -> None:
@@ -96,6 +108,7 @@ _COMMON: dict[str, Translation] = {
     "retry.backoff.ms": Translation("retry_backoff_ms", _int),
     "metadata.max.age.ms": Translation("metadata_max_age_ms", _int),
     "connections.max.idle.ms": Translation("connections_max_idle_ms", _int),
+    "metadata.recovery.strategy": Translation(None, _metadata_recovery),  # aiokafka's behaviour is none
 }
 _PRODUCER: dict[str, Translation] = {
     "acks": Translation("acks", _choice("all", "-1", "0", "1", mapped={"-1": "all", "0": 0, "1": 1})),
@@ -152,6 +165,7 @@ UNSUPPORTED: dict[str, str] = {
                      "partitioner.adaptive.partitioning.enable", "partitioner.availability.timeout.ms",
                      "compression.gzip.level", "compression.lz4.level", "compression.zstd.level",
                      "metadata.max.idle.ms"), "aiokafka has no such setting"),
+    "metadata.recovery.rebootstrap.trigger.ms": "aiokafka cannot re-bootstrap (metadata.recovery.strategy=none)",
     **dict.fromkeys(("reconnect.backoff.ms", "reconnect.backoff.max.ms", "retry.backoff.max.ms", "send.buffer.bytes",
                      "receive.buffer.bytes", "socket.connection.setup.timeout.ms",
                      "socket.connection.setup.timeout.max.ms", "client.dns.lookup", "default.api.timeout.ms",

@@ -19,6 +19,7 @@ from aiokafka.errors import (
     SaslAuthenticationFailed,
     UnsupportedSaslMechanismError,
 )
+from aiokafka.protocol.metadata import MetadataRequest
 
 DIAGNOSE_TIMEOUT_S = 10.0
 
@@ -29,7 +30,9 @@ def _described(exc: BaseException) -> str:
 
 
 def _hint(exc: BaseException, inner: Any) -> str:
-    mechanism = getattr(inner, "_sasl_mechanism", None)
+    protocol = str(getattr(inner, "_security_protocol", "PLAINTEXT"))
+    # aiokafka keeps sasl_mechanism="PLAIN" by default: it means something only on a SASL_* protocol
+    mechanism = getattr(inner, "_sasl_mechanism", None) if protocol.startswith("SASL_") else None
     user = getattr(inner, "_sasl_plain_username", None)
     who = f" as '{user}'" if user and mechanism != "OAUTHBEARER" else ""
     if isinstance(exc, ssl.SSLError):
@@ -39,7 +42,11 @@ def _hint(exc: BaseException, inner: Any) -> str:
         return f"the broker does not offer sasl.mechanism={mechanism} ({_described(exc)})"
     if mechanism and isinstance(exc, KafkaConnectionError):
         return (f"the broker closed the connection during the SASL handshake ({_described(exc)}): does it offer "
-                f"sasl.mechanism={mechanism} on a security.protocol={inner._security_protocol} listener?")
+                f"sasl.mechanism={mechanism} on a security.protocol={protocol} listener?")
+    if isinstance(exc, KafkaConnectionError):
+        return (f"the broker closed the connection ({_described(exc)}): this client uses security.protocol="
+                f"{protocol}; does the listener speak it? A TLS listener drops a client that does not start TLS, a "
+                "SASL listener one that does not log in")
     if isinstance(exc, SaslAuthenticationFailed | KeyError | ValueError):
         return (f"SASL {mechanism} authentication{who} was refused ({_described(exc)}): check sasl.jaas.config")
     if isinstance(exc, TimeoutError):
@@ -60,6 +67,7 @@ async def diagnose(client: Any) -> str | None:
     if inner is None or not hosts:
         return None
     host, port, _ = hosts[0]
+    conn: Any = None
     try:
         async with asyncio.timeout(DIAGNOSE_TIMEOUT_S):
             conn = await create_conn(
@@ -68,9 +76,14 @@ async def diagnose(client: Any) -> str | None:
                 security_protocol=inner._security_protocol, sasl_mechanism=inner._sasl_mechanism,
                 sasl_plain_username=inner._sasl_plain_username, sasl_plain_password=inner._sasl_plain_password,
                 sasl_oauth_token_provider=inner._sasl_oauth_token_provider)
+        # a SASL listener answers ApiVersions before any login, then drops a client that asks for more
+        async with asyncio.timeout(DIAGNOSE_TIMEOUT_S):
+            await conn.send(MetadataRequest([]))
     except (OSError, KafkaError, TimeoutError, KeyError, ValueError) as exc:
         return f"{host}:{port}: {_hint(exc, inner)}"
-    conn.close()
+    finally:
+        if conn is not None:
+            conn.close()
     return None
 
 
