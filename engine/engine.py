@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
+import inspect
 import json
+import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
@@ -18,8 +21,7 @@ from engine.api._invoke import CALLBACK_TIMER
 from engine.api.connector import Connector
 from engine.config.worker import WorkerConfig
 from engine.configlog.base import ConfigLog
-from engine.configlog.file import FileConfigLog
-from engine.configlog.memory import MemoryConfigLog
+from engine.configlog.factory import open_config_log
 from engine.configlog.records import (
     ConfigRecord,
     ConnectorConfigRecord,
@@ -30,6 +32,7 @@ from engine.configlog.records import (
     TargetStateRecord,
     TargetStateTombstone,
     TaskCommitRecord,
+    TaskCountRecord,
     TaskRestartRecord,
 )
 from engine.errors import (
@@ -38,6 +41,7 @@ from engine.errors import (
     ConnectorAlreadyExists,
     ConnectorNotFound,
     EngineNotRunning,
+    FencingConflict,
     Forbidden,
     InvalidRequest,
     NotLeader,
@@ -51,10 +55,11 @@ from engine.herder.deletion import DeletionOutcome
 from engine.herder.herder import Herder
 from engine.herder.timers import LoopTimers, Timers
 from engine.herder.transition_feed import Subscription, TransitionFeed
+from engine.observability.connect_metrics import CoordinatorView
 from engine.observability.log_levels import LOG_LEVELS
 from engine.observability.metrics import EngineMetrics
 from engine.observability.request_stage import enter_stage
-from engine.plugins.discovery import PluginRegistry
+from engine.plugins.discovery import UNDEFINED_VERSION, PluginRegistry, plugin_version
 from engine.plugins.loading import connector_type, load_connector_class
 from engine.plugins.reload import ReloadResult, connectors_using, reload_plugins
 from engine.spark.metrics import prometheus_families
@@ -64,8 +69,7 @@ from engine.storage.base import OffsetStore, StatusStore
 from engine.storage.factory import open_offset_store, open_status_store
 from engine.storage.status import Status
 from engine.topics.base import Topics
-from engine.topics.log_config import retention_check_interval_ms, worker_defaults
-from engine.topics.memory import MemoryTopics
+from engine.topics.factory import open_topics
 from engine.validation.connector import check_name, validate_connector_config
 from engine.worker.data_plane import DataPlane, DataSettings
 from engine.worker.sink_loop import group_id as sink_group_id
@@ -80,37 +84,6 @@ if TYPE_CHECKING:
 _SETTLED_POLLS = 5
 _SETTLE_POLL_S = 0.002
 _READ_BACK_TIMEOUT_S = 60.0  # a cluster-wide log level read back from the config topic
-
-
-def _open_config_log(worker: WorkerConfig) -> ConfigLog:
-    if path := worker.get("config.storage.file.filename"):
-        return FileConfigLog(path)
-    if servers := worker.get("bootstrap.servers"):
-        from engine.configlog.kafka import KafkaConfigLog
-
-        return KafkaConfigLog(servers, worker.raw["config.storage.topic"],
-                              replication_factor=int(worker.raw["config.storage.replication.factor"]),
-                              client_args=worker.kafka.own())
-    return MemoryConfigLog()
-
-
-def _open_topics(worker: WorkerConfig) -> Topics:
-    """The data plane's topics: Kafka with ``bootstrap.servers``, else in memory (a file with
-    ``topics.storage.file.filename``, so records survive a restart; ``topics.retention.ms``,
-    ``topics.retention.bytes`` and ``topics.segment.bytes`` are its topics' defaults)."""
-    if servers := worker.get("bootstrap.servers"):
-        from engine.topics.kafka import KafkaTopics
-
-        session = worker.get("consumer.session.timeout.ms")
-        # Connect's precedence: connectors' producers get producer.*, consumers consumer.*, admins the
-        # top level + admin.* (engine.config.kafka_clients); per-connector overrides come on top
-        return KafkaTopics(servers, client_id=f"connect-engine-{worker.worker_id}",
-                           session_timeout_ms=int(session) if session else 10_000,
-                           producer_config=worker.kafka.worker_level("producer"),
-                           consumer_config=worker.kafka.worker_level("consumer"),
-                           admin_config=worker.kafka.worker_level("admin"))
-    return MemoryTopics(worker.get("topics.storage.file.filename"), topic_defaults=worker_defaults(worker.raw),
-                        retention_check_interval_ms=retention_check_interval_ms(worker.raw))
 
 
 DEFAULT_GC_THRESHOLD = (700, 10, 10)  # CPython's
@@ -171,10 +144,10 @@ class Engine:
                                    rest_client if rest_client is not None else RestClient(self.worker),
                                    member_factory=membership, timers=self._timers)
         self.data_settings = DataSettings.parse(self.worker.raw)
-        self.topics: Topics = topics if topics is not None else _open_topics(self.worker)
+        self.topics: Topics = topics if topics is not None else open_topics(self.worker)
         # one per engine; nothing Spark-related happens until a task first runs a job
         self.spark = SparkSupervisor(SparkSettings.from_worker(self.worker.raw))
-        self._log: ConfigLog = config_log if config_log is not None else _open_config_log(self.worker)
+        self._log: ConfigLog = config_log if config_log is not None else open_config_log(self.worker)
         client_id = f"connect-engine-{self.worker.worker_id}"
         own = self.worker.kafka.own()  # the worker's own clients: the top-level security settings
         self._status = status_store if status_store is not None else open_status_store(
@@ -187,12 +160,17 @@ class Engine:
         if self.cluster is not None:
             cluster = self.cluster
             self.metrics.connect.rebalances = lambda: (cluster.rebalances_applied, cluster.generation)
+            self.metrics.connect.coordinator = lambda: CoordinatorView(
+                f"connect-engine-{cluster.worker_id}-group", len(cluster.owned.connectors), len(cluster.owned.tasks),
+                cluster.rebalancing, cluster.leader or "", cluster.rebalances_applied, cluster.generation)
         self.metrics.extra.append(lambda: prometheus_families(self.spark.metrics))
         self._herder: Herder | None = None
         self._feed = TransitionFeed()  # here, not in the herder, so subscribers can see the boot
         self._main: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        # what start() is doing, and since when (epoch ms): /health's "starting" answer names it
+        self.startup_stage: tuple[str, int] = ("initializing and reading to the end of internal topics", _now_ms())
 
     # ---- lifecycle of the engine itself ---------------------------------------------------
 
@@ -209,14 +187,17 @@ class Engine:
         if self._main is not None:
             return
         _fewer_full_collections()
+        self.startup_stage = ("initializing and reading to the end of internal topics", _now_ms())
         # side by side: on Kafka each open is a few round trips (a worker joining a cluster waits on all)
-        opened = await asyncio.gather(self._log.open(), self._status.open(), self._offsets.open(), self.topics.open(),
-                                      return_exceptions=True)
+        try:
+            opened = await asyncio.gather(self._log.open(), self._status.open(), self._offsets.open(),
+                                          self.topics.open(), return_exceptions=True)
+        except asyncio.CancelledError:  # stopped while starting (SIGTERM, a caller's timeout): nothing left open
+            await self._close_stores()
+            raise
         failure = next((r for r in opened if isinstance(r, BaseException)), None)
         if failure is not None:
-            for store in (self.topics, self._offsets, self._status, self._log):
-                with contextlib.suppress(Exception):
-                    await store.close()
+            await self._close_stores()
             raise failure
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._main = asyncio.create_task(self._run(ready), name="engine")
@@ -235,9 +216,15 @@ class Engine:
         if self.cluster is not None:
             await self._join(self.cluster)
 
+    async def _close_stores(self) -> None:
+        for store in (self.topics, self._offsets, self._status, self._log):
+            with contextlib.suppress(Exception):
+                await store.close()
+
     async def _join(self, cluster: Cluster) -> None:
         """Distributed: return once the group has given this worker its first assignment."""
         assert self._main is not None
+        self.startup_stage = ("ensuring membership in the cluster", _now_ms())
         # a broker may take a rebalance timeout or two (a dead member still listed) before a real plan
         joined = asyncio.ensure_future(cluster.joined(max(60.0, 2 * cluster.settings.rebalance_timeout_ms / 1000)))
         done, _ = await asyncio.wait({joined, self._main}, return_when=asyncio.FIRST_COMPLETED)
@@ -445,17 +432,30 @@ class Engine:
                                    wait_started: bool = True) -> dict[str, Any]:
         """Create or replace a connector's config; the target state is left as it is. Returns once the
         connector (re)started and its tasks are configured, unless ``wait_started=False``."""
+        _, info = await self.put_connector_config_created(name, config, wait_started=wait_started)
+        return info
+
+    async def put_connector_config_created(self, name: str, config: Mapping[str, str], *,
+                                           wait_started: bool = True) -> tuple[bool, dict[str, Any]]:
+        """``put_connector_config``, also saying whether it created the connector (Connect's
+        ``Herder.Created``: REST answers 201 then, 200 for an update). Whether it creates and the info
+        it returns are decided under the connector's lock, as Connect's herder serialises a PUT with a
+        DELETE: a DELETE that comes after cannot turn the answer into a 404."""
         self._leader_only()
         checked = await self._checked_config(name, config)
         async with self._lock(name):
             incarnation = self.herder.snapshot.incarnations.get(name)
-            if name not in self.herder.snapshot.connectors:
+            created = name not in self.herder.snapshot.connectors
+            if created:
                 await self._previous_cleanup_done(name)
                 incarnation = None  # a creation: its record's offset becomes the incarnation
             await self._write(name, [ConnectorConfigRecord(name, checked, incarnation)])
+            info = await self.connector_info(name)
         if wait_started:
             await self._started(name)
-        return await self.connector_info(name)
+            with contextlib.suppress(ConnectorNotFound):  # deleted meanwhile: the answer is the write's
+                info = await self.connector_info(name)
+        return created, info
 
     async def _started(self, name: str) -> None:
         """Read-your-writes, as Kafka's standalone herder answers: once the connector started (or
@@ -492,9 +492,18 @@ class Engine:
             await asyncio.sleep(0.05)
 
     async def pause_connector(self, name: str) -> None:
+        """Ask for PAUSED; returns once the connector's actor has applied the request (its runners are told),
+        not once they are paused.
+
+        As in Connect, where ``PUT /pause`` answers 202 Accepted: the connector and each task then pause
+        on their own and report PAUSED (a task busy in ``poll`` or ``put`` first finishes that call), so
+        the state follows shortly. ``await engine.wait_for_state(name, "PAUSED", tasks=n)`` waits for it.
+        """
         await self._set_target(name, TargetState.PAUSED)
 
     async def resume_connector(self, name: str) -> None:
+        """Ask for RUNNING again; returns as ``pause_connector`` does, before the tasks report RUNNING
+        (``wait_for_state(name, "RUNNING", tasks=n)`` waits for that)."""
         await self._set_target(name, TargetState.STARTED)
 
     async def stop_connector(self, name: str) -> None:
@@ -536,10 +545,14 @@ class Engine:
     async def restart_task(self, name: str, task: int) -> None:
         self._leader_only()
         async with self._lock(name):
+            standalone = self.cluster is None  # Connect's two herders word these differently
             if name not in self.herder.snapshot.connectors:
-                raise ConnectorNotFound(name, f"Unknown connector: {name}")
+                raise ConnectorNotFound(name, f"Connector {name} not found" if standalone else f"Unknown connector: {name}")
             if task < 0 or task >= len(self.herder.snapshot.tasks.get(name, ())):
-                raise TaskNotFound(name, task)
+                error = TaskNotFound(name, task)
+                if standalone:
+                    error.args = (f"Task {name}-{task} not found",)
+                raise error
             await self._write(name, [TaskRestartRecord(name, task)])
 
     async def delete_connector(self, name: str) -> DeletionOutcome:
@@ -576,6 +589,45 @@ class Engine:
             raise NotLeader(self.cluster.leader_url)
         self._require(name)
         await self.herder.submit_task_configs(name, [{str(k): str(v) for k, v in c.items()} for c in configs])
+
+    async def fence_zombie_source_tasks(self, name: str) -> None:
+        """Distributed, leader only: a round of zombie fencing for an exactly-once source connector
+        (the internal ``PUT /connectors/{c}/fence``, Connect's ``DistributedHerder.fenceZombieSourceTasks``).
+
+        When task configs were written after the connector's last task count record, the producers of
+        that earlier generation (its recorded task count) are fenced out, then a ``tasks-fencing-<c>``
+        record with the current task count is written; with no earlier record, or one task before and
+        after, there is nothing to fence and only the record is written."""
+        cluster = self.cluster
+        if cluster is None:
+            raise InvalidRequest("Kafka Connect in standalone mode does not support exactly-once source connectors.")
+        if not cluster.is_leader:
+            raise NotLeader(cluster.leader_url)
+        async with self._lock(name):
+            snapshot = self.herder.snapshot
+            config = snapshot.connectors.get(name)
+            if config is None:
+                raise ConnectorNotFound(name, f"Connector {name} not found")
+            if self._type(config) != "source":
+                raise InvalidRequest(f"Connector {name} is not a source connector")
+            enter_stage(f"reading to the end of the config topic before fencing connector {name}")
+            await self.herder.wait_read(await self.herder.log.end_offset(), cluster.settings.sync_timeout_s)
+            if name not in snapshot.pending_fencing:
+                return  # every earlier generation was fenced already
+            previous = snapshot.task_count_records.get(name)
+            tasks = snapshot.tasks.get(name, ())
+            if previous is not None and (previous, len(tasks)) != (1, 1):
+                from engine.worker.exactly_once import fence_producers
+
+                enter_stage(f"initiating a round of zombie fencing for connector {name}")
+                await fence_producers(self.worker.raw, self.worker.kafka.worker_level("producer"), name, previous)
+                await self.herder.wait_read(await self.herder.log.end_offset(), cluster.settings.sync_timeout_s)
+                if snapshot.tasks.get(name, ()) is not tasks:
+                    raise FencingConflict("Fencing failed because new task configurations were generated for "
+                                            "the connector")
+            enter_stage(f"writing a task count record for connector {name} to the config topic")
+            offset = await self.herder.append([TaskCountRecord(name, len(tasks))])
+            await self.herder.wait_read(offset + 1, self.worker.callback_timeout)
 
     async def set_cluster_logger_level(self, namespace: str, level: str) -> None:
         """KIP-976 ``scope=cluster``: in a cluster, a ``logger-cluster-<namespace>`` record every worker
@@ -726,9 +778,15 @@ class Engine:
         connector = self._status.connector(name)
         if connector is None:
             raise ConnectorNotFound(name, f"No status found for connector {name}")
-        config = self.herder.snapshot.connectors.get(name, {})
-        return {"name": name, "connector": _status_json(connector),
-                "tasks": [_status_json(s, id=n) for n, s in self._status.tasks(name).items()],
+        snapshot = self.herder.snapshot
+        config = snapshot.connectors.get(name)
+        if config is None:  # deleted, its deleted() still running: the type is the deleted config's
+            pending = snapshot.pending_cleanups.get(name)
+            config = pending.properties if pending is not None else {}
+        connector_version, task_version = _running_versions(config.get("connector.class", ""))
+        return {"name": name, "connector": {**_status_json(connector), "version": connector_version},
+                "tasks": [{**_status_json(s, id=n), "version": task_version}
+                          for n, s in self._status.tasks(name).items()],
                 "type": self._type(config)}
 
     @staticmethod
@@ -783,6 +841,10 @@ class Engine:
         return f"connector {info['connector']['state']}, tasks {[t['state'] for t in info['tasks']]}"
 
 
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
 def _target(initial_state: str | TargetState | None) -> TargetState | None:
     if initial_state is None or isinstance(initial_state, TargetState):
         return initial_state
@@ -790,6 +852,29 @@ def _target(initial_state: str | TargetState | None) -> TargetState | None:
         return TargetState.from_initial_state(initial_state)
     except ValueError as exc:
         raise ConfigError(str(exc), errors={"initial_state": [str(exc)]}) from None
+
+
+def _running_versions(class_name: str) -> tuple[str, str]:
+    """KAFKA-18988's ``version`` of a connector's and its tasks' status: what their classes' ``version()``
+    answer (one version of a plugin is importable per process, so the installed one is the running
+    one until a restart picks up a reinstalled plugin); ``undefined`` as Connect says when unknown."""
+    try:
+        cls = load_connector_class(class_name)
+    except ConfigError:
+        return UNDEFINED_VERSION, UNDEFINED_VERSION
+    return plugin_version(cls) or UNDEFINED_VERSION, _task_version(cls)
+
+
+@functools.cache
+def _task_version(cls: type[Connector]) -> str:
+    try:
+        task_class: Any = cls().task_class()
+    except Exception:  # plugin code: its tasks' version stays unknown
+        return UNDEFINED_VERSION
+    if inspect.iscoroutine(task_class):  # an async task_class(): not awaited on this synchronous path
+        task_class.close()
+        return UNDEFINED_VERSION
+    return (plugin_version(task_class) if isinstance(task_class, type) else None) or UNDEFINED_VERSION
 
 
 def _status_json(status: Status, **extra: Any) -> dict[str, Any]:

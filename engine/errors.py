@@ -15,6 +15,7 @@
   x NotLeader                   distributed: only the leader may do this; REST forwards it (409
                                 when it cannot)
   x ForwardingFailed            distributed: a forwarded request did not get through (its status)
+  x FencingConflict             distributed: new task configs came while their zombies were fenced (409)
   x OperationTimeout            a wait exceeded its bound (500), naming what was pending
   x ConfigLogError              the config log cannot be read or written (retriable)
     + CorruptRecord             one record could not be decoded: skipped, logged, counted
@@ -50,6 +51,30 @@ class ConnectorClassNotFound(ConfigError):
     Connect's ``Plugins.connectorClass`` throws a plain ``ConnectException`` before any validation."""
 
     http_status = 500
+
+
+class MissingExtra(ConnectorClassNotFound):
+    """A built-in plugin needs a library that only an optional extra installs; the message names the
+    ``pip install 'connect-engine[extra]'`` to run. 500 over REST, as a class that cannot be found."""
+
+    def __init__(self, name: str, module: str, extra: str, hint: str) -> None:
+        message = f"Connector class {name} cannot be loaded: {hint}"
+        super().__init__(message, errors={"connector.class": [message]})
+        self.module = module
+        self.extra = extra
+
+
+class ConnectorInstantiationError(EngineError):
+    """``connector.class`` names a connector class that cannot be instantiated (abstract: a method left
+    unwritten, or a constructor that raises). Connect's ``Plugins.newPlugin`` throws
+    ``ConnectException("Instantiation error")``, which REST answers with 500; the cause is chained."""
+
+    http_status = 500
+
+    def __init__(self, class_name: str, cause: BaseException) -> None:
+        super().__init__("Instantiation error")
+        self.class_name = class_name
+        self.detail = f"Could not instantiate class {class_name}: {cause}"
 
 
 class InvalidRequest(EngineError):
@@ -179,6 +204,12 @@ class NotLeader(EngineError):
             message = f"This worker is not the leader; the request belongs to the leader at {leader_url}"
         super().__init__(message)
         self.leader_url = leader_url
+
+
+class FencingConflict(EngineError):
+    """Distributed: a zombie fencing round lost a race with new task configs (Connect's 409)."""
+
+    http_status = 409
 
 
 class ForwardingFailed(EngineError):

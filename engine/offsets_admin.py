@@ -88,7 +88,13 @@ async def _group_admin(name: str, action: str, change: Awaitable[None]) -> None:
 
 async def write_group_offsets(topics: Topics, name: str, group: str,
                               offsets: Mapping[TopicPartition, int | None]) -> None:
-    """Kafka's ``Worker.alterSinkConnectorOffsets``: the consumer group's offsets set (or removed)."""
+    """Kafka's ``Worker.alterSinkConnectorOffsets``: the consumer group's offsets set (or removed).
+
+    A negative offset is what Kafka's ``OffsetAndMetadata`` refuses (an IllegalArgumentException that
+    Connect wraps in its generic message, a 500).
+    """
+    if any(o is not None and o < 0 for o in offsets.values()):
+        raise EngineError(f"Failed to modify offsets for sink connector {name}")
     await _group_admin(name, "alter", topics.alter_group_offsets(
         group, {DataTopicPartition(tp.topic, tp.partition): o for tp, o in offsets.items()}))
     log.info("connector.sink_offsets_altered", connector=name, group=group, partitions=len(offsets))

@@ -1,6 +1,7 @@
 """Apache Kafka for the test session (``engine.testing.kafka``): one KRaft node of Kafka 4.1 with every
-listener, started on first use and shared by every test that asks, and Kafka 3.9 for the smaller matrix.
-A node that cannot start (no java, no mvn, a resolution failure) fails the tests that need it.
+listener, started on first use and shared by every test that asks, and Kafka 3.9 for the smaller matrix;
+and one Java Kafka Connect 4.1 distributed worker on it (``java_connect41``), for the differential suite.
+A node or worker that cannot start (no java, no mvn, a resolution failure) fails the tests that need it.
 
 Registered as a pytest plugin by ``tests/conftest.py``.
 """
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from engine.testing.kafka import ApacheKafka, apache_kafka
+from engine.testing.kafka.connect import JavaConnect, java_connect
 from tests.integration.brokers import Broker
 
 
@@ -47,3 +49,11 @@ def kafka(kafka41: ApacheKafka) -> Broker:
 def kafka_3_9(kafka39: ApacheKafka) -> Broker:
     """Apache Kafka 3.9 as a ``Broker``, for the smaller matrix."""
     return apache_broker("kafka-3.9", kafka39)
+
+
+@pytest.fixture(scope="session")
+def java_connect41(kafka41: ApacheKafka) -> Iterator[JavaConnect]:
+    """Java Kafka Connect 4.1, one distributed worker on ``kafka41`` (its own group and internal topics;
+    offsets flushed every second). Tests share it: each uses connector names of its own."""
+    with java_connect(kafka41.bootstrap_servers(), worker_config={"offset.flush.interval.ms": "1000"}) as connect:
+        yield connect

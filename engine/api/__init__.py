@@ -43,6 +43,16 @@ from engine.api.errors import (
     SchemaBuilderException,
 )
 from engine.api.exactly_once import ConnectorTransactionBoundaries, ExactlyOnceSupport, TransactionContext
+from engine.api.metrics import (
+    CumulativeCount,
+    CumulativeSum,
+    Max,
+    MetricName,
+    Monitorable,
+    PluginMetrics,
+    Sensor,
+    Value,
+)
 from engine.api.records import ConnectRecord, Header, RecordMetadata, SinkRecord, SourceRecord, TopicPartition
 from engine.api.task import SinkTask, SourceTask, Task
 from engine.api.transforms import Predicate, Transformation
@@ -64,23 +74,30 @@ __all__ = [
     "Connector",
     "ConnectorContext",
     "ConnectorTransactionBoundaries",
+    "CumulativeCount",
+    "CumulativeSum",
     "DataException",
     "ExactlyOnceSupport",
     "Header",
     "IllegalWorkerStateException",
     "Importance",
     "LambdaValidator",
+    "Max",
+    "MetricName",
+    "Monitorable",
     "NonEmptyString",
     "NonNullValidator",
     "NotFoundException",
     "OffsetStorageReader",
     "Password",
+    "PluginMetrics",
     "Predicate",
     "Range",
     "Recommender",
     "RecordMetadata",
     "RetriableException",
     "SchemaBuilderException",
+    "Sensor",
     "SinkConnector",
     "SinkConnectorContext",
     "SinkRecord",
@@ -98,5 +115,6 @@ __all__ = [
     "ValidList",
     "ValidString",
     "Validator",
+    "Value",
     "Width",
 ]

@@ -38,6 +38,11 @@ class Connector(ABC):
 
     context: ConnectorContext
 
+    java_class: ClassVar[str | None] = None
+    """Our addition: the Java connector class this one is a twin of (same config keys, partitions and
+    offsets), e.g. ``org.apache.kafka.connect.file.FileStreamSourceConnector``. A ``connector.class``
+    naming it runs this class, so connectors Java Connect wrote to a shared config topic run here."""
+
     @inline
     def initialize(self, context: ConnectorContext) -> None:
         self.context = context

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from engine.api._inline import inline
 from engine.api._invoke import invoke
@@ -19,6 +19,10 @@ class Task(ABC):
     deleted; every other stop passes False. A ``stop`` that takes no parameter is called as
     ``stop()``.
     """
+
+    java_class: ClassVar[str | None] = None
+    """Our addition: the Java task class this one is a twin of (its connector's ``java_class`` names the
+    connector), so task configs Java Connect wrote (``task.class``) run this class."""
 
     @inline
     def version(self) -> str:

@@ -23,6 +23,7 @@ from engine.engine import Engine
 from engine.errors import ConfigError
 from engine.rest.app import DEFAULT_REST_TIMEOUT_S, make_app
 from engine.rest.auth import CREDENTIALS_FILE_KEY
+from engine.rest.health import DEFAULT_HEALTH_TIMEOUT_S
 from engine.rest.listening import admin_tls, bind, listeners_of, server_tls
 
 log = structlog.get_logger(component="standalone")
@@ -62,6 +63,8 @@ class StandaloneWorker:
         self._admin_runner: web.AppRunner | None = None
         self.bound: list[str] = []
         self.admin_bound: list[str] = []  # admin.listeners' URLs, when set (KIP-208)
+        self.ready = asyncio.Event()  # set once started: /health says healthy, requests stop waiting
+        self.health_timeout = DEFAULT_HEALTH_TIMEOUT_S
 
     async def start(self) -> None:
         connectors = [read_connector_file(path) for path in self.connector_files]  # fail before starting
@@ -69,25 +72,31 @@ class StandaloneWorker:
         tls = server_tls(self.engine.worker)  # a bad key store stops the worker before anything starts
         admin_listeners = parse_admin_listeners(self.engine.worker.raw)
         admin_context = admin_tls(self.engine.worker, admin_listeners) if admin_listeners else None
-        await self.engine.start()
+        # REST listens first, as Connect's does: /health answers 503 "starting" until the worker is ready
         timeout = float(self.properties.get(REST_TIMEOUT_KEY, DEFAULT_REST_TIMEOUT_S * 1000)) / 1000
         credentials = self.engine.worker.get(CREDENTIALS_FILE_KEY)
         # admin.listeners unset: the admin endpoints on every listener; set: only on its own (none when empty)
         app = make_app(self.engine, rest_timeout=timeout, credentials_file=credentials,
-                       resources="all" if admin_listeners is None else "regular")
+                       resources="all" if admin_listeners is None else "regular", ready=self.ready,
+                       health_timeout=self.health_timeout)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         self.bound = await bind(self._runner, listeners, tls)
         if admin_listeners:
-            admin_app = make_app(self.engine, rest_timeout=timeout, credentials_file=credentials, resources="admin")
+            admin_app = make_app(self.engine, rest_timeout=timeout, credentials_file=credentials, resources="admin",
+                                 ready=self.ready, health_timeout=self.health_timeout)
             self._admin_runner = web.AppRunner(admin_app, access_log=None)
             await self._admin_runner.setup()
             self.admin_bound = await bind(self._admin_runner, admin_listeners, admin_context)
-        log.info("worker.started", listeners=self.bound, admin_listeners=self.admin_bound,
+        log.info("worker.listening", listeners=self.bound, admin_listeners=self.admin_bound,
                  worker=self.engine.worker.worker_id)
+        await self.engine.start()
         for name, config in connectors:
             await self.engine.put_connector_config(name, config)
             log.info("worker.connector_file_applied", connector=name)
+        self.ready.set()
+        log.info("worker.started", listeners=self.bound, admin_listeners=self.admin_bound,
+                 worker=self.engine.worker.worker_id)
 
     async def stop(self) -> None:
         if self._admin_runner is not None:

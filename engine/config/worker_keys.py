@@ -51,6 +51,15 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
               CLUSTER, True),
     WorkerKey("rest.advertised.listener.url", None, "overrides the advertised URL other workers forward to",
               CLUSTER, True),
+    WorkerKey("inter.worker.key.generation.algorithm", "HmacSHA256",
+              "how the leader generates the session key that signs internal requests (KIP-507)", CLUSTER, True),
+    WorkerKey("inter.worker.key.size", None, "the session key's size in bits (default: the algorithm's)", CLUSTER,
+              True),
+    WorkerKey("inter.worker.key.ttl.ms", "3600000", "the leader rotates the session key this often", CLUSTER, True),
+    WorkerKey("inter.worker.signature.algorithm", "HmacSHA256", "the MAC this worker signs internal requests with",
+              CLUSTER, True),
+    WorkerKey("inter.worker.verification.algorithms", "HmacSHA256",
+              "the MACs accepted on internal requests (must include the signature algorithm)", CLUSTER, True),
     # REST and identity
     WorkerKey("listeners", "http://127.0.0.1:8083",
               "REST listeners, http:// or https://, comma-separated (empty host: every interface; port 0: any "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from typing import Any
 
@@ -14,10 +16,12 @@ from engine.configlog.records import (
     PendingCleanupCleared,
     PendingCleanupRecord,
     RestartRecord,
+    SessionKeyRecord,
     TargetStateRecord,
     TargetStateTombstone,
     TaskCommitRecord,
     TaskConfigRecord,
+    TaskCountRecord,
     TaskRestartRecord,
 )
 from engine.errors import CorruptRecord
@@ -31,10 +35,12 @@ RESTART_CONNECTOR = "restart-connector-"
 RESTART_TASK = "restart-task-"
 PENDING_CLEANUP = "pending-cleanup-"
 LOGGER_CLUSTER = "logger-cluster-"
-_IGNORED_PREFIXES = ("tasks-fencing-",)
-_IGNORED_KEYS = ("session-key",)
+TASK_COUNT = "tasks-fencing-"
+SESSION_KEY = "session-key"
+_IGNORED_PREFIXES: tuple[str, ...] = ()
+_IGNORED_KEYS: tuple[str, ...] = ()
 _KNOWN_PREFIXES = (TARGET_STATE, CONNECTOR, TASK, COMMIT, RESTART_CONNECTOR, RESTART_TASK, PENDING_CLEANUP,
-                   LOGGER_CLUSTER, *_IGNORED_PREFIXES)
+                   LOGGER_CLUSTER, TASK_COUNT)
 
 
 # json.dumps builds a fresh encoder per call when given separators; one shared encoder does not.
@@ -76,6 +82,11 @@ def encode(record: ConfigRecord) -> tuple[str, bytes | None]:
             return PENDING_CLEANUP + c, None
         case LoggerLevelRecord(namespace, level):
             return LOGGER_CLUSTER + namespace, _dumps({"level": level})
+        case SessionKeyRecord(key, algorithm, created):
+            return SESSION_KEY, _dumps({"key": base64.b64encode(key).decode("ascii"), "algorithm": algorithm,
+                                        "creation-timestamp": created})
+        case TaskCountRecord(c, n):
+            return TASK_COUNT + c, _dumps({"task-count": n})
         case IgnoredRecord(key, value):
             return key, None if value is None else _dumps(value)
     raise TypeError(f"not a config record: {record!r}")  # pragma: no cover
@@ -124,9 +135,27 @@ def _name(key: str, prefix: str) -> str:
     return name
 
 
+def _session_key(key: str, value: dict[str, Any] | None) -> SessionKeyRecord:
+    """Connect's ``processSessionKeyRecord``: a malformed key is logged and ignored."""
+    if value is None:
+        raise CorruptRecord(key, "the session key is unexpectedly null")
+    encoded, algorithm, created = value.get("key"), value.get("algorithm"), value.get("creation-timestamp")
+    if not isinstance(encoded, str):
+        raise CorruptRecord(key, "the session key's 'key' field is not a string")
+    if not isinstance(algorithm, str):
+        raise CorruptRecord(key, "the session key's 'algorithm' field is not a string")
+    if not isinstance(created, int) or isinstance(created, bool):
+        raise CorruptRecord(key, "the session key's 'creation-timestamp' field is not a long")
+    try:
+        raw = base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        raise CorruptRecord(key, "the session key's 'key' field is not base64") from None
+    return SessionKeyRecord(raw, algorithm, created)
+
+
 def decode(key: str, value: bytes | None) -> ConfigRecord:
     """Parse one record, or raise CorruptRecord saying why it cannot be applied."""
-    if not key.startswith(_KNOWN_PREFIXES) and key not in _IGNORED_KEYS:
+    if not key.startswith(_KNOWN_PREFIXES) and key != SESSION_KEY:
         raise CorruptRecord(key, "invalid key")
     return decode_object(key, None if value is None else _parse(key, value))
 
@@ -151,7 +180,15 @@ def decode_object(key: str, value: dict[str, Any] | None) -> ConfigRecord:
         if value is None:
             return ConnectorTombstone(name)
         return ConnectorConfigRecord(name, _properties(key, value), _incarnation(value))
-    if key.startswith(TASK) and not key.startswith("tasks-fencing-"):
+    if key.startswith(TASK_COUNT):
+        name = _name(key, TASK_COUNT)
+        count = None if value is None else value.get("task-count")
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise CorruptRecord(key, "'task-count' is not a non-negative integer")
+        return TaskCountRecord(name, count)
+    if key == SESSION_KEY:
+        return _session_key(key, value)
+    if key.startswith(TASK):
         connector, n = _split_task_key(key, TASK)
         if value is None:
             raise CorruptRecord(key, "task config tombstones are not part of the protocol")

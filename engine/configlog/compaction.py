@@ -36,14 +36,16 @@ from engine.configlog.records import (
     LoggerLevelRecord,
     PendingCleanupCleared,
     PendingCleanupRecord,
+    SessionKeyRecord,
     TargetStateRecord,
     TargetStateTombstone,
     TaskCommitRecord,
     TaskConfigRecord,
+    TaskCountRecord,
 )
 from engine.configlog.snapshot import ConfigSnapshot
 from engine.errors import CorruptRecord
-from engine.storage.journal import Entry
+from engine.journal.file import Entry
 from states import TargetState
 
 log = structlog.get_logger(component="configlog")
@@ -102,7 +104,8 @@ class _Connector:
 
 
 _LATEST_PER_KEY = (TargetStateRecord, TargetStateTombstone, PendingCleanupRecord, PendingCleanupCleared, IgnoredRecord,
-                   LoggerLevelRecord)
+                   LoggerLevelRecord, SessionKeyRecord, TaskCountRecord)
+_NOT_PER_CONNECTOR = (IgnoredRecord, LoggerLevelRecord, SessionKeyRecord, TaskCountRecord)
 _TOMBSTONES = (TargetStateTombstone, PendingCleanupCleared)
 
 
@@ -124,7 +127,7 @@ def retained(entries: Sequence[Entry]) -> list[Entry]:
         last[entries[index][1]] = index
         if isinstance(record, _LATEST_PER_KEY):
             latest[entries[index][1]] = index
-        if record is not None and not isinstance(record, IgnoredRecord | LoggerLevelRecord):
+        if record is not None and not isinstance(record, _NOT_PER_CONNECTOR):
             connectors.setdefault(record.connector, _Connector()).apply(index, record)
     keep.update(index for index in last.values() if records[index] is None)
     keep.update(index for index in latest.values() if not _tombstone(records[index]))

@@ -11,6 +11,7 @@ import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import ConsumerStoppedError, KafkaError
 
+from engine.config.kafka_clients.accounting import add_incoming, add_outgoing, fetched_size, record_size
 from engine.config.kafka_clients.denials import denial, is_denial
 from engine.config.kafka_clients.starting import start_client
 from engine.configlog.base import LogEntry, RawRecord
@@ -128,6 +129,7 @@ class KafkaConfigLog:
             try:
                 pending = [await producer.send(self.topic, value, key=key.encode(), partition=0)
                            for key, value in records]
+                add_outgoing(producer, sum(record_size(key.encode(), value) for key, value in records))
                 offsets = [(await ack).offset for ack in pending]
             except KafkaError as exc:
                 raise ConfigLogError(f"Could not write to config topic '{self.topic}': "
@@ -191,6 +193,7 @@ class KafkaConfigLog:
                 answered = consumer.last_poll_timestamp(tp)
                 batch = await consumer.getmany(tp, timeout_ms=_SLICE_MS)
                 records = batch.get(tp)
+                add_incoming(consumer, fetched_size(records or ()))
                 if not records:
                     latest = consumer.last_poll_timestamp(tp)
                     if (answered is not None and latest is not None and latest != answered

@@ -103,8 +103,27 @@ class LoggerLevelRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionKeyRecord:
+    """``session-key`` = ``{"key": base64, "algorithm": ..., "creation-timestamp": ms}``: the leader's key
+    for signing inter-worker requests (KIP-507)."""
+
+    key: bytes
+    algorithm: str
+    creation_timestamp: int
+
+
+@dataclass(frozen=True, slots=True)
+class TaskCountRecord:
+    """``tasks-fencing-<c>`` = ``{"task-count": n}``: the leader fenced the producers of the connector's
+    earlier task generations (KIP-618); task configs written after it need another fencing round."""
+
+    connector: str
+    task_count: int
+
+
+@dataclass(frozen=True, slots=True)
 class IgnoredRecord:
-    """A valid Connect record this engine does not act on (session keys, fencing)."""
+    """A valid Connect record this engine does not act on."""
 
     key: str
     value: dict[str, object] | None = field(default=None)
@@ -122,5 +141,7 @@ ConfigRecord = (
     | PendingCleanupRecord
     | PendingCleanupCleared
     | LoggerLevelRecord
+    | SessionKeyRecord
+    | TaskCountRecord
     | IgnoredRecord
 )

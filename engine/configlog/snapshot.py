@@ -19,10 +19,12 @@ from engine.configlog.records import (
     PendingCleanupCleared,
     PendingCleanupRecord,
     RestartRecord,
+    SessionKeyRecord,
     TargetStateRecord,
     TargetStateTombstone,
     TaskCommitRecord,
     TaskConfigRecord,
+    TaskCountRecord,
     TaskRestartRecord,
 )
 from states import TargetState
@@ -86,6 +88,11 @@ class ConfigSnapshot:
     applied: dict[str, dict[str, str]] = field(default_factory=dict)
     # the latest cluster-wide log level per namespace (KIP-976), for a worker that joins later
     logger_levels: dict[str, str] = field(default_factory=dict)
+    # the leader's latest key for signing inter-worker requests (KIP-507)
+    session_key: SessionKeyRecord | None = None
+    # KIP-618: each connector's latest task count record, and the connectors whose task configs came after it
+    task_count_records: dict[str, int] = field(default_factory=dict)
+    pending_fencing: set[str] = field(default_factory=set)
     _deferred: dict[str, dict[int, dict[str, str]]] = field(default_factory=dict)
 
     def uncommitted(self) -> dict[str, int]:
@@ -113,6 +120,8 @@ class ConfigSnapshot:
                 self.applied.pop(c, None)
                 self._deferred.pop(c, None)
                 self.inconsistent.discard(c)
+                self.task_count_records.pop(c, None)
+                self.pending_fencing.discard(c)
                 return ConnectorRemoved(c)
             case TargetStateRecord(c, state):
                 self.targets[c] = state
@@ -139,6 +148,13 @@ class ConfigSnapshot:
             case LoggerLevelRecord(namespace, level):
                 self.logger_levels[namespace] = level
                 return None
+            case SessionKeyRecord():
+                self.session_key = record
+                return None
+            case TaskCountRecord(c, n):
+                self.task_count_records[c] = n
+                self.pending_fencing.discard(c)
+                return None
             case IgnoredRecord():
                 return None
 
@@ -158,4 +174,5 @@ class ConfigSnapshot:
         configs = tuple(deferred[n] for n in range(count))
         self.tasks[connector] = configs
         self.applied[connector] = dict(self.connectors[connector])
+        self.pending_fencing.add(connector)
         return TasksCommitted(connector, configs)

@@ -14,11 +14,13 @@ from typing import Protocol
 
 import structlog
 
+from engine.configlog.records import ConfigRecord, SessionKeyRecord
 from engine.configlog.snapshot import ConfigSnapshot
 from engine.distributed.forwarding import RestClient, forward_task_configs
 from engine.distributed.member import MemberFactory, Membership, broker_member
 from engine.distributed.planner import ClusterWork, plan
 from engine.distributed.protocol import Assignment, ClusterView, JoinMetadata, Work
+from engine.distributed.request_signing import Refusal, SessionKey, sign, verify
 from engine.distributed.settings import ClusterSettings
 from engine.herder.messages import Message, Reconcile
 from engine.herder.timers import LoopTimers, TimerHandle, Timers
@@ -34,6 +36,8 @@ class ClusterHost(Protocol):
     deleting: set[str]
 
     async def wait_read(self, offset: int, timeout: float) -> None: ...
+
+    async def append(self, records: list[ConfigRecord]) -> int: ...
 
     def post(self, connector: str, message: Message) -> None: ...
 
@@ -66,6 +70,8 @@ class Cluster:
         self._joined = asyncio.Event()
         self._closing = False
         self._timer: TimerHandle | None = None
+        self._key_timer: TimerHandle | None = None
+        self._rotation: asyncio.Task[None] | None = None
         self._timers: Timers = timers if timers is not None else LoopTimers()
         self._applying = False
         self.member: Membership = (member_factory or broker_member)(settings, self._join_metadata, self._plan,
@@ -104,8 +110,62 @@ class Cluster:
 
     @property
     def busy(self) -> bool:
-        """An assignment is received but not applied yet (the scenario runner settles on this)."""
-        return self._applying or not self._pending.empty()
+        """An assignment is received but not applied yet, or a session key is being written (the
+        scenario runner settles on this)."""
+        return self._applying or not self._pending.empty() or (
+            self._rotation is not None and not self._rotation.done())
+
+    # ---- KIP-507: the session key and signed internal requests ----------------------------
+
+    @property
+    def session_key(self) -> SessionKey | None:
+        """The latest session key read from the config topic (None before the leader wrote one)."""
+        record = self._herder.snapshot.session_key if self._herder is not None else None
+        return None if record is None else SessionKey(record.key, record.algorithm, record.creation_timestamp)
+
+    def sign(self, body: bytes) -> dict[str, str]:
+        """Headers signing an internal request's body; none before a key was read, as Connect sends it."""
+        key = self.session_key
+        return {} if key is None else sign(key, self.settings.signing.signature_algorithm, body)
+
+    def verify(self, headers: Mapping[str, str], body: bytes) -> Refusal | None:
+        """Why an internal request must be refused (400, 403, 503), or None when it is signed properly."""
+        return verify(headers, body, self.session_key, self.settings.signing)
+
+    def _check_key_rotation(self) -> None:
+        """The leader writes a new session key when there is none, it expired, or it does not fit this
+        worker's algorithm and size (Connect's ``checkForKeyRotation``); then again at its expiry."""
+        if self._key_timer is not None:
+            self._key_timer.cancel()
+            self._key_timer = None
+        if not self.is_leader or self._closing or self._herder is None:
+            return
+        if self._rotation is not None and not self._rotation.done():
+            return
+        settings = self.settings.signing
+        now = int(self._timers.time() * 1000)
+        key = self.session_key
+        if key is None or key.needs_rotation(settings, now):
+            self._rotation = asyncio.ensure_future(self._write_key(self._herder, SessionKey.generate(settings, now)))
+            return
+        delay = (key.creation_timestamp + settings.ttl_ms - now) / 1000
+        self._key_timer = self._timers.call_later(max(delay, 0.0), self._check_key_rotation)
+
+    async def _write_key(self, herder: ClusterHost, key: SessionKey) -> None:
+        try:
+            offset = await herder.append([SessionKeyRecord(key.key, key.algorithm, key.creation_timestamp)])
+            await herder.wait_read(offset + 1, self.settings.sync_timeout_s * 10)
+        except Exception as exc:  # a write or read-back failure: retried shortly
+            log.warning("cluster.session_key_not_written", worker=self.worker_id, reason=repr(exc))
+            self._key_timer = self._timers.call_later(1.0, self._check_key_rotation)
+            return
+        log.info("cluster.session_key_distributed", worker=self.worker_id, algorithm=key.algorithm)
+        asyncio.get_running_loop().call_soon(self._check_key_rotation)  # once this task is done: the next expiry
+
+    @property
+    def rebalancing(self) -> bool:
+        """Connect's ``rebalancing`` gauge: no assignment yet, one received and not applied, or one owed."""
+        return not self._joined.is_set() or self.busy or self.needs_rebalance
 
     async def joined(self, timeout: float) -> None:
         """Return once a first assignment has been applied."""
@@ -131,6 +191,10 @@ class Cluster:
                         self._applying = False
         finally:
             self._cancel_timer()
+            if self._key_timer is not None:
+                self._key_timer.cancel()
+            if self._rotation is not None:
+                self._rotation.cancel()
             await self.member.stop()
 
     async def leave(self) -> None:
@@ -163,6 +227,7 @@ class Cluster:
         if done:
             await asyncio.gather(*done)
         self.rebalances_applied += 1
+        self._check_key_rotation()
         self._joined.set()
         log.info("cluster.assignment_applied", worker=self.worker_id, generation=generation,
                  leader=assignment.leader, connectors=len(new.connectors), tasks=len(new.tasks),

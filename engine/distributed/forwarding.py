@@ -75,13 +75,17 @@ class Leadership(Protocol):
     @property
     def rest_client(self) -> RestClient: ...
 
+    def sign(self, body: bytes) -> dict[str, str]: ...
+
 
 async def forward_task_configs(cluster: Leadership, connector: str, configs: list[dict[str, str]]) -> bool:
     """A connector owned by a follower: its new task configs go to the leader, who writes them.
 
-    Retried while the group has no leader or the leader is rebalancing (Connect's herder retries
-    task reconfiguration with a backoff too); gives up after 30 s with the last error. False when
-    this worker became the leader meanwhile: it writes them itself.
+    Signed with the session key (KIP-507), re-signed on every attempt. Retried while the group has
+    no leader, the leader is rebalancing, or the signature was refused because no key was read yet
+    or the key was just rotated (Connect's herder retries task reconfiguration with a backoff too);
+    gives up after 30 s with the last error. False when this worker became the leader meanwhile:
+    it writes them itself.
     """
     body = orjson.dumps(configs)
     loop = asyncio.get_running_loop()
@@ -94,7 +98,8 @@ async def forward_task_configs(cluster: Leadership, connector: str, configs: lis
         if leader_url:
             url = f"{leader_url.rstrip('/')}/connectors/{quote(connector, safe='')}/tasks?forward=true"
             try:
-                status, answer, _ = await cluster.rest_client.send("POST", url, body=body, headers=_JSON,
+                headers = {**_JSON, **cluster.sign(body)}
+                status, answer, _ = await cluster.rest_client.send("POST", url, body=body, headers=headers,
                                                                    timeout=30.0)
             except ForwardingFailed as exc:
                 last = str(exc)
@@ -102,7 +107,7 @@ async def forward_task_configs(cluster: Leadership, connector: str, configs: lis
                 if status < 300:
                     return True
                 last = f"{status}: {answer.decode(errors='replace')}"
-                if status not in (409, 500, 503):
+                if status not in (400, 403, 409, 500, 503):
                     break
         await asyncio.sleep(_BACKOFF_S)
     log.error("cluster.task_configs_not_forwarded", connector=connector, reason=last)

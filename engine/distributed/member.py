@@ -18,7 +18,7 @@ import structlog
 from aiokafka import AIOKafkaConsumer
 from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
 from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment, ConsumerProtocolMemberMetadata
-from aiokafka.errors import KafkaError
+from aiokafka.errors import InconsistentGroupProtocolError, KafkaError
 
 from engine.config.kafka_clients.starting import start_client
 from engine.distributed.protocol import Assignment, JoinMetadata
@@ -29,6 +29,7 @@ log = structlog.get_logger(component="group")
 ASSIGNOR_NAME = "connect-engine-sessioned"
 # getmany() is what tells aiokafka the member is alive (max.poll.interval): it waits this long
 _POLL_MS = 1000
+_FOREIGN_RETRY_S = 2.0  # while another protocol's members hold the group
 _RETRY_JOIN_S = 0.5
 
 Planner = Callable[[Mapping[str, JoinMetadata], str, int], dict[str, Assignment]]
@@ -104,6 +105,21 @@ class GroupMember:
         return str(getattr(coordinator, "member_id", "")) if coordinator is not None else ""
 
     async def start(self) -> None:
+        """Join the group. While members of another protocol hold it (Java Connect workers: their
+        ``connect`` protocol is not our ``consumer`` one; a killed one stays until its session times
+        out), the broker refuses the join: we wait and say why, instead of exiting."""
+        while True:
+            try:
+                await self._join()
+                return
+            except InconsistentGroupProtocolError:
+                log.warning("group.held_by_other_protocol", group=self.group_id,
+                            reason="the group has members of another protocol, e.g. Java Kafka Connect workers: "
+                                   "stop them (a killed one leaves after its session.timeout.ms); retrying")
+                await self.stop()
+                await asyncio.sleep(_FOREIGN_RETRY_S)
+
+    async def _join(self) -> None:
         self._consumer = AIOKafkaConsumer(self.topic, **{
             **self._client_args, "bootstrap_servers": self.bootstrap_servers, "group_id": self.group_id,
             "client_id": self.client_id, "enable_auto_commit": False, "auto_offset_reset": "latest",

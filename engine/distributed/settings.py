@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.config.worker import WorkerConfig, int_setting
+from engine.distributed.request_signing import SigningSettings
 from engine.errors import ConfigError
 
 REQUIRED = ("group.id", "bootstrap.servers")
@@ -35,6 +36,8 @@ class ClusterSettings:
     sync_timeout_s: float
     # the worker's security settings for the group membership client (KafkaClients.own())
     client_args: Mapping[str, Any] = field(default_factory=dict)
+    # KIP-507: the inter.worker.* keys (session key generation, rotation, signing, verification)
+    signing: SigningSettings = field(default_factory=SigningSettings)
 
     @classmethod
     def from_worker(cls, worker: WorkerConfig) -> ClusterSettings:
@@ -54,4 +57,5 @@ class ClusterSettings:
             scheduled_rebalance_max_delay_ms=int_setting(raw, "scheduled.rebalance.max.delay.ms", 300_000),
             sync_timeout_s=int_setting(raw, "worker.sync.timeout.ms", 3_000, minimum=1) / 1000,
             client_args=worker.kafka.own(),
+            signing=SigningSettings.parse(raw),
         )

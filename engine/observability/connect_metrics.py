@@ -16,22 +16,34 @@ rule (bean ``type``, attribute)                            Prometheus name and l
 ``connect-worker-rebalance-metrics`` ``<attr>``            ``kafka_connect_worker_rebalance_<attr>``
 =========================================================  ==================================================
 
-Strimzi types every one of them GAUGE; here a name ending in ``_total`` is a counter (the same
-sample name in the text format) and the rest are gauges. Status gauges are read from the status
+``connector-metrics`` ``connector-class|-type|-version``   ``kafka_connect_connector_connector_class{connector,connector_class}`` 1 (…)
+``connect-coordinator-metrics, client-id`` ``assigned-*``  ``kafka_connect_coordinator_assigned_tasks{clientid}``
+``(producer|consumer|admin-client)-metrics, client-id``    ``kafka_producer_connection_count{clientid}`` (…)
+
+Strimzi's rules (since its JMX Exporter 1.0 update of June 2024) type a ``*-total`` attribute COUNTER,
+an info value (``connect-protocol``, ``leader-name``, ``*-info``) UNTYPED and the rest GAUGE; here
+the same: a name ending in ``_total`` is a counter (the same sample name in the text format), an info
+series is a gauge whose value is 1, and the rest are gauges. Status gauges are read from the status
 store at scrape time; the per-task numbers are plain attributes the task loops increment once per
 batch or commit (``TaskCounters``), created when a task instance starts and dropped when it stops,
 so they count "since the task was last restarted", as Connect's do. Averages, maxima and
 percentages are over the task instance's life (Connect's are over its sample windows).
 In distributed mode a worker reports only the connectors and tasks it runs, as a Connect worker does.
+The Kafka clients' families come from ``engine.config.kafka_clients.accounting`` (aiokafka keeps no
+metrics): every client the process started and has not stopped, as JMX lists every client of a JVM.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Literal
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric, SummaryMetricFamily
 
+from engine.api.metrics import PluginMetricsRegistry
+from engine.config.kafka_clients.accounting import live_clients
 from engine.storage.base import StatusStore
 from engine.storage.status import Status
 from engine.tolerance.metrics import ErrorMetrics
@@ -97,6 +109,19 @@ class TaskCounters:
             self.commit_ms_max = ms
 
 
+@dataclass(frozen=True, slots=True)
+class CoordinatorView:
+    """A cluster member's group state at scrape time (Connect's coordinator and rebalance metrics)."""
+
+    client_id: str  # the member's client.id: the ``clientid`` label of the coordinator's gauges
+    assigned_connectors: int
+    assigned_tasks: int
+    rebalancing: bool  # a rebalance is under way: joining, an assignment not applied yet, or one owed
+    leader: str  # the leader's worker id ("" while unknown)
+    completed: int
+    generation: int
+
+
 class ConnectMetrics:
     """One engine's Connect-named families; ``EngineMetrics.connect``."""
 
@@ -106,6 +131,17 @@ class ConnectMetrics:
         self.tasks: dict[tuple[str, int], TaskCounters] = {}
         # distributed mode: () -> (completed rebalances, generation); None in standalone
         self.rebalances: Callable[[], tuple[int, int]] | None = None
+        # distributed mode: the member's assignment and rebalance state; None in standalone (as in Connect)
+        self.coordinator: Callable[[], CoordinatorView] | None = None
+        self._connector_info: dict[str, tuple[str, str, str]] = {}  # name -> (class, version, type)
+        self.plugins = PluginMetricsRegistry()  # KIP-877: what connectors, tasks, converters, SMTs register
+
+    # ---- the herder -------------------------------------------------------------------------
+
+    def connector_started(self, connector: str, class_name: str, version: str, kind: str) -> None:
+        """The connector's info series (Connect's ``connector-metrics`` ``connector-class``, ``-version``,
+        ``-type``): shown while its status says this worker runs it."""
+        self._connector_info[connector] = (class_name, version, kind)
 
     # ---- the task loops -------------------------------------------------------------------
 
@@ -128,6 +164,8 @@ class ConnectMetrics:
         yield from self._statuses()
         yield from self._tasks()
         yield from self._rebalance()
+        yield from client_families()
+        yield from self._plugin_families()
 
     def _statuses(self) -> Iterator[Metric]:
         connector_status = GaugeMetricFamily(
@@ -140,13 +178,23 @@ class ConnectMetrics:
             f"kafka_connect_worker_connector_{state}_task_count",
             f"The number of {state} tasks of the connector on this worker.", labels=("connector",))
             for state in ("total", *(s.value.lower() for s in TaskState))}
+        info = [GaugeMetricFamily(f"kafka_connect_connector_connector_{attr}",
+                                  f"1, with the connector's {attr} in the connector_{attr} label.",
+                                  labels=("connector", f"connector_{attr}")) for attr in ("class", "version", "type")]
         connectors = tasks = 0
-        for name in self._status.connector_names():
+        names = set(self._status.connector_names())
+        for gone in self._connector_info.keys() - names:  # deleted: its info goes with its status
+            self._connector_info.pop(gone, None)
+        for name in sorted(names):
             status = self._status.connector(name)
             if self._mine(status):
                 assert status is not None
                 connectors += 1
                 connector_status.add_metric((name, status.state.lower()), 1)
+                described = self._connector_info.get(name)
+                if described is not None:
+                    for family, value in zip(info, described, strict=True):
+                        family.add_metric((name, value), 1)
             counts = dict.fromkeys(per_connector, 0)
             for number, task in self._status.tasks(name).items():
                 if not self._mine(task):
@@ -160,6 +208,7 @@ class ConnectMetrics:
                 for state, family in per_connector.items():
                     family.add_metric((name,), counts.get(state, 0))
         yield connector_status
+        yield from info
         yield task_status
         yield GaugeMetricFamily("kafka_connect_worker_connector_count", "The number of connectors run in this worker.",
                                 value=connectors)
@@ -230,10 +279,77 @@ class ConnectMetrics:
         yield from (commits, commit_seconds, throttles, throttled)
 
     def _rebalance(self) -> Iterator[Metric]:
-        if self.rebalances is None:
+        if self.rebalances is not None:
+            completed, generation = self.rebalances()
+            yield CounterMetricFamily("kafka_connect_worker_rebalance_completed_rebalances_total",
+                                      "Rebalances completed by this worker.", value=completed)
+            yield GaugeMetricFamily("kafka_connect_worker_rebalance_epoch",
+                                    "The epoch or generation number of this worker.", value=generation)
+        if self.coordinator is None:
             return
-        completed, generation = self.rebalances()
-        yield CounterMetricFamily("kafka_connect_worker_rebalance_completed_rebalances_total",
-                                  "Rebalances completed by this worker.", value=completed)
-        yield GaugeMetricFamily("kafka_connect_worker_rebalance_epoch",
-                                "The epoch or generation number of this worker.", value=generation)
+        view = self.coordinator()
+        yield GaugeMetricFamily("kafka_connect_worker_rebalance_rebalancing",
+                                "Whether this worker is currently rebalancing (1) or not (0).",
+                                value=1 if view.rebalancing else 0)
+        leader = GaugeMetricFamily("kafka_connect_worker_rebalance_leader_name",
+                                   "1, with the group leader's worker id in the leader_name label.",
+                                   labels=("leader_name",))
+        leader.add_metric((view.leader,), 1)
+        yield leader
+        protocol = GaugeMetricFamily("kafka_connect_worker_rebalance_connect_protocol",
+                                     "1, with the group's Connect protocol in the connect_protocol label.",
+                                     labels=("connect_protocol",))
+        protocol.add_metric(("connect-engine",), 1)  # our own assignor, not eager/compatible/sessioned
+        yield protocol
+        for attr, value, what in (("connectors", view.assigned_connectors, "connector instances"),
+                                  ("tasks", view.assigned_tasks, "tasks")):
+            family = GaugeMetricFamily(f"kafka_connect_coordinator_assigned_{attr}",
+                                       f"The number of {what} currently assigned to this consumer.",
+                                       labels=("clientid",))
+            family.add_metric((view.client_id,), value)
+            yield family
+
+
+    def _plugin_families(self) -> Iterator[Metric]:
+        """KIP-877's group ``plugins`` as ``kafka_connect_plugins_<name>``, the plugin's tags as labels."""
+        families: dict[str, Metric] = {}
+        for metric_name, kind, value in self.plugins.read():
+            name = "kafka_connect_plugins_" + _SANITIZE.sub("_", metric_name.name)
+            family = families.get(name)
+            if family is None:
+                family = families[name] = Metric(name, metric_name.description or metric_name.name, kind)
+            sample = name + "_total" if kind == "counter" else name
+            family.add_sample(sample, {_SANITIZE.sub("_", k): v for k, v in metric_name.tags}, value)
+        yield from families.values()
+
+
+_SANITIZE = re.compile(r"[^a-zA-Z0-9_]")
+
+
+def client_families() -> Iterator[Metric]:
+    """The Kafka clients' ``connection-count`` and byte totals, as Strimzi's rules name them."""
+    connections = {role: GaugeMetricFamily(f"kafka_{role}_connection_count",
+                                           "The current number of active connections.", labels=("clientid",))
+                   for role in ("producer", "consumer", "admin_client")}
+    outgoing = CounterMetricFamily("kafka_producer_outgoing_byte_total",
+                                   "Record bytes handed to the producer (Java: bytes sent to all servers).",
+                                   labels=("clientid",))
+    incoming = CounterMetricFamily("kafka_consumer_incoming_byte_total",
+                                   "Record bytes the consumer returned (Java: bytes read off all sockets).",
+                                   labels=("clientid",))
+    # clients sharing a client.id (Java's JMX would drop all but one) are summed: sums stay right
+    open_by_id: dict[tuple[str, str], int] = {}
+    bytes_by_id: dict[tuple[str, str], int] = {}
+    for stats, open_connections in live_clients():
+        key = (stats.role, stats.client_id)
+        open_by_id[key] = open_by_id.get(key, 0) + open_connections
+        bytes_by_id[key] = bytes_by_id.get(key, 0) + stats.outgoing_bytes + stats.incoming_bytes
+    for (role, client_id), count in sorted(open_by_id.items()):
+        connections[role].add_metric((client_id,), count)
+        if role == "producer":
+            outgoing.add_metric((client_id,), bytes_by_id[(role, client_id)])
+        elif role == "consumer":
+            incoming.add_metric((client_id,), bytes_by_id[(role, client_id)])
+    yield from connections.values()
+    yield outgoing
+    yield incoming

@@ -76,10 +76,12 @@ class LogLevels:
             raise InvalidLogLevel(level_name)
         return level
 
-    def set(self, namespace: str, level_name: str) -> list[str]:
-        """Set ``namespace`` and its descendants; returns the affected loggers, sorted."""
+    def set(self, namespace: str, level_name: str, *, at_startup: bool = False) -> list[str]:
+        """Set ``namespace`` and its descendants; returns the affected loggers, sorted.
+
+        ``at_startup``: the worker's configured level, which Connect reports with ``last_modified`` null."""
         level = self.validate(level_name)
-        now = int(time.time() * 1000)
+        now = None if at_startup else int(time.time() * 1000)
         known = self._known | set(logging.root.manager.loggerDict) | set(self._levels)
         affected = sorted(n for n in known | {namespace}
                           if namespace == ROOT or n == namespace or n.startswith(namespace + "."))

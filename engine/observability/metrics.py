@@ -13,11 +13,15 @@ Gauges of states are computed from the status store at scrape time, so they cann
 from __future__ import annotations
 
 import math
+import threading
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.exposition import choose_encoder, generate_latest
+from prometheus_client.gc_collector import GCCollector
+from prometheus_client.platform_collector import PlatformCollector
+from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import CollectorRegistry
 
 from engine.observability.connect_metrics import ConnectMetrics
@@ -117,6 +121,10 @@ class EngineMetrics:
         self.connect = ConnectMetrics(status, worker_id)  # Kafka Connect's families: counters the task loops update
         self.registry = CollectorRegistry(auto_describe=False)  # this engine's alone
         self.registry.register(self)
+        # the process's own (the stand-ins for the JVM row of Connect dashboards): process_* (CPU
+        # seconds, resident memory, open fds, start time), python_gc_*, python_info
+        for collector in (ProcessCollector, PlatformCollector, GCCollector):
+            collector(registry=self.registry)
 
     # ---- hooks (hot paths: a dict update each; the herder updates ``transitions.values`` itself) --
 
@@ -167,6 +175,9 @@ class EngineMetrics:
                        self.cleanups_given_up, self.auto_restarts, self.callbacks,
                        self.requests, self.request_seconds):
             yield metric.collect()
+        yield GaugeMetricFamily(PREFIX + "threads", "Threads alive in this process (the JVM's jvm_threads_current "
+                                "stand-in): the event loop's, callbacks' executors, Spark's.",
+                                value=threading.active_count())
         for extra in self.extra:
             yield from extra()
         yield from self.connect.collect()

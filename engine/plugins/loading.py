@@ -7,11 +7,13 @@ from functools import cache
 import structlog
 
 from engine.api.connector import Connector, SinkConnector, SourceConnector
-from engine.errors import ConnectorClassNotFound
+from engine.api.task import Task
+from engine.errors import ConnectorClassNotFound, MissingExtra
 from engine.plugins.classes import ClassNotFound, import_class
-from engine.plugins.discovery import CONNECTOR_TYPES, process_registry
+from engine.plugins.discovery import CONNECTOR_TYPES, extra_needed_by, process_registry
+from engine.plugins.extras import install_hint, missing_extra
 
-__all__ = ["connector_type", "load_connector_class"]
+__all__ = ["connector_type", "load_connector_class", "task_twin"]
 
 log = structlog.get_logger(component="plugins")
 
@@ -23,11 +25,16 @@ def load_connector_class(name: str) -> type[Connector]:
     Names that do not import are looked up among discovered connectors (full class name or
     alias such as ``RecordingSource``). Raises ``ConnectorClassNotFound`` with Connect's message
     (``Plugins.connectorClass``); when a module exists but fails to import, that error is its cause.
+    A built-in connector whose optional extra is not installed raises ``MissingExtra``, naming the
+    ``pip install`` to run.
     """
     try:
         cls = import_class(name, strict=True)
     except ClassNotFound as exc:
         cause = exc.error if exc.error is not None and not _missing_module(exc) else None
+        needs = missing_extra(cause) if cause is not None else None
+        if needs is not None:
+            raise MissingExtra(name, *needs, install_hint(*needs)) from cause
         if cause is not None:
             log.warning("plugins.connector_module_failed", connector_class=name, module=exc.module, error=repr(cause))
     else:
@@ -37,7 +44,26 @@ def load_connector_class(name: str) -> type[Connector]:
     desc = process_registry().resolve(name)
     if desc is not None and desc.type in CONNECTOR_TYPES:
         return desc.cls
+    needs = extra_needed_by(name)
+    if needs is not None:
+        raise MissingExtra(name, *needs, install_hint(*needs))
     raise _not_found(name) from cause
+
+
+@cache
+def task_twin(java_name: str) -> type[Task] | None:
+    """The task class whose ``java_class`` is ``java_name``, among the tasks of connectors that are twins of
+    Java connectors: task configs Java Connect wrote name its own ``task.class``."""
+    for desc in process_registry().plugins(CONNECTOR_TYPES):
+        if not getattr(desc.cls, "java_class", None):
+            continue
+        try:
+            task = desc.cls().task_class()
+        except Exception:  # a twin whose task_class() needs a started instance: not this way
+            continue
+        if isinstance(task, type) and issubclass(task, Task) and getattr(task, "java_class", None) == java_name:
+            return task
+    return None
 
 
 def _missing_module(exc: ClassNotFound) -> bool:

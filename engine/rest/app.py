@@ -19,7 +19,18 @@ from engine.rest.auth import CREDENTIALS_FILE_KEY, BasicAuth, load_credentials
 from engine.rest.cors import CrossOrigin
 from engine.rest.errors import error_response, status_of
 from engine.rest.forward import forward
-from engine.rest.keys import CLUSTER_ID, DETAILS, ENGINE, PLUGINS, REST_CLIENT, REST_TIMEOUT
+from engine.rest.health import DEFAULT_HEALTH_TIMEOUT_S, health, wait_for_start
+from engine.rest.keys import (
+    CLUSTER_ID,
+    CLUSTER_ID_LOCK,
+    DETAILS,
+    ENGINE,
+    HEALTH_TIMEOUT,
+    PLUGINS,
+    READY,
+    REST_CLIENT,
+    REST_TIMEOUT,
+)
 from engine.rest.quiet import details_enabled, quiet_error
 from engine.rest.routing import add_routes, consumes_json
 
@@ -61,23 +72,15 @@ def _error(request: web.Request, status: int, message: str) -> web.Response:
     return error_response(status, message)
 
 
-async def health(request: web.Request) -> web.Response:
-    engine = request.app[ENGINE]
-    try:
-        async with asyncio.timeout(10):
-            await engine.connectors()
-    except (TimeoutError, EngineError):
-        return web.json_response({"status": "unhealthy", "message": "Worker was unable to handle this request "
-                                  "and may be unable to handle other requests."}, status=500)
-    return web.json_response({"status": "healthy",
-                              "message": "Worker has completed startup and is ready to handle requests."})
-
-
 def make_app(engine: Engine, *, rest_timeout: float = DEFAULT_REST_TIMEOUT_S,
-             cluster_id: str = "connect-engine", plugins: PluginRegistry | None = None,
+             cluster_id: str = server_info.DEFAULT_CLUSTER_ID, plugins: PluginRegistry | None = None,
              credentials_file: str | None = None,
-             resources: Literal["all", "regular", "admin"] = "all") -> web.Application:
-    """An aiohttp application serving Connect's REST API for ``engine`` (already started).
+             resources: Literal["all", "regular", "admin"] = "all", ready: asyncio.Event | None = None,
+             health_timeout: float = DEFAULT_HEALTH_TIMEOUT_S) -> web.Application:
+    """An aiohttp application serving Connect's REST API for ``engine``.
+
+    ``ready`` is set once the worker has started (``engine.rest.health``): until then ``/health``
+    answers 503 and other requests wait. Without it the engine is taken as started already.
 
     ``resources``: ``regular`` leaves out the admin endpoints (``/admin/loggers``), ``admin`` serves
     only them, as Connect splits them when ``admin.listeners`` is set (KIP-208).
@@ -90,12 +93,18 @@ def make_app(engine: Engine, *, rest_timeout: float = DEFAULT_REST_TIMEOUT_S,
     auth = [BasicAuth(load_credentials(credentials_file)).middleware()] if credentials_file else []
     cross_origin = CrossOrigin.from_worker(engine.worker.raw)
     cors = [cross_origin.middleware()] if cross_origin is not None else []
-    app = web.Application(middlewares=[metrics.count_requests, *cors, *auth, connect_errors])
+    app = web.Application(middlewares=[metrics.count_requests, *cors, *auth, connect_errors, wait_for_start])
     app[ENGINE] = engine
+    if ready is None:
+        ready = asyncio.Event()
+        ready.set()
+    app[READY] = ready
+    app[HEALTH_TIMEOUT] = health_timeout
     app[DETAILS] = details_enabled(engine.worker.raw)
     app[REST_CLIENT] = engine.cluster.rest_client if engine.cluster is not None else RestClient(engine.worker)
     app[REST_TIMEOUT] = rest_timeout
     app[CLUSTER_ID] = cluster_id
+    app[CLUSTER_ID_LOCK] = asyncio.Lock()
     app[PLUGINS] = plugins if plugins is not None else PluginRegistry.discover(engine.worker.get("plugin.path"))
     admin = [(method, path, consumes_json(handler)) for method, path, handler in loggers.ROUTES]
     if resources == "admin":

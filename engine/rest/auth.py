@@ -10,8 +10,11 @@ made with ``hashlib.pbkdf2_hmac("sha256", password, salt, iterations)``. Print s
 password is read from stdin when it is not a terminal, else prompted for twice with getpass.
 
 As Connect's ``BasicAuthSecurityRestExtension`` does, every resource is protected, ``/health``
-and ``/metrics`` included (Prometheus scrapes with ``basic_auth``). A missing or wrong
-credential answers 401 with Connect's error body and ``WWW-Authenticate: Basic``. Hashes are
+and ``/metrics`` included (Prometheus scrapes with ``basic_auth``), except the internal
+endpoints workers call on each other (``POST /connectors/{c}/tasks``, ``PUT /connectors/{c}/fence``:
+their requests are signed instead, KIP-507). A missing or wrong credential answers 401 with
+``JaasBasicAuthFilter``'s plain-text body ``User cannot access the resource.``, plus (our addition)
+``WWW-Authenticate: Basic`` so browsers and curl know to ask. Hashes are
 compared in constant time, and an unknown user costs as much as a wrong password. PBKDF2 runs
 in a worker thread so the event loop never stalls; a user's last accepted password is kept as a
 keyed digest so later requests skip the derivation. The file is read once, at start.
@@ -27,6 +30,7 @@ import getpass
 import hashlib
 import hmac
 import os
+import re
 import secrets
 import sys
 from collections.abc import Sequence
@@ -37,12 +41,22 @@ from typing import Any
 from aiohttp import web
 
 from engine.errors import ConfigError
-from engine.rest.errors import error_response
+
+__all__ = ["CREDENTIALS_FILE_KEY", "BasicAuth", "PasswordHash", "hash_password", "load_credentials", "main"]
 
 CREDENTIALS_FILE_KEY = "rest.basic.auth.credentials.file"
 REALM = "connect-engine"
 SCHEME = "pbkdf2_sha256"
 DEFAULT_ITERATIONS = 600_000  # OWASP's 2023 figure for PBKDF2-HMAC-SHA256
+UNAUTHORIZED = "User cannot access the resource."
+# JaasBasicAuthFilter's INTERNAL_REQUEST_MATCHERS: skipped, their requests are signed
+_INTERNAL = (("POST", re.compile(r"/?connectors/([^/]+)/tasks/?")), ("PUT", re.compile(r"/?connectors/[^/]+/fence/?")))
+
+
+def _internal(request: web.Request) -> bool:
+    return any(request.method == method and path.fullmatch(request.path) for method, path in _INTERNAL)
+
+
 CHALLENGE = {"WWW-Authenticate": f'Basic realm="{REALM}"'}
 
 
@@ -153,11 +167,9 @@ class BasicAuth:
     def middleware(self) -> Any:
         @web.middleware
         async def basic_auth(request: web.Request, handler: Any) -> web.StreamResponse:
-            header = request.headers.get("Authorization")
-            if not await self.allows(header):
-                message = ("Credentials are required to access this resource." if header is None
-                           else "User cannot access the resource.")
-                return error_response(401, message, headers=CHALLENGE)
+            internal = _internal(request)  # workers sign these instead (KIP-507)
+            if not internal and not await self.allows(request.headers.get("Authorization")):
+                return web.Response(status=401, text=UNAUTHORIZED, content_type="text/plain", headers=CHALLENGE)
             response: web.StreamResponse = await handler(request)
             return response
 

@@ -39,7 +39,7 @@ async def json_body(request: web.Request, *, numbers_as_text: bool = False) -> A
 
     ``numbers_as_text`` keeps numbers as ``JsonNumber`` text, for bodies bound to Java strings.
     """
-    text = await request.text()
+    text = _utf8(await request.read())
     if not text.strip():
         return None
     number: Any = JsonNumber if numbers_as_text else None
@@ -47,6 +47,21 @@ async def json_body(request: web.Request, *, numbers_as_text: bool = False) -> A
         return json.loads(text, parse_int=number, parse_float=number, parse_constant=_non_standard)
     except json.JSONDecodeError as exc:
         raise RestError(500, json_error_message(exc)) from None
+
+
+def _utf8(data: bytes) -> str:
+    """Connect reads bodies as UTF-8 whatever the Content-Type says; bytes that are not answer
+    Jackson's ``Invalid UTF-8 start byte 0x..`` / ``middle byte`` 500."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.reason == "invalid continuation byte" and exc.end < len(data):
+            message = f"Invalid UTF-8 middle byte 0x{data[exc.end]:x}"
+        elif exc.reason == "unexpected end of data":
+            message = "Unexpected end-of-input in a UTF-8 character"
+        else:
+            message = f"Invalid UTF-8 start byte 0x{data[exc.start]:x}"
+        raise RestError(500, message) from None
 
 
 def query_flag(request: web.Request, name: str) -> bool:
@@ -113,6 +128,28 @@ def create_request(body: Any) -> tuple[str, dict[str, Any], Any]:
                                  f"({len(CREATE_REQUEST_FIELDS)} known properties: {known}]) (through reference "
                                  f'chain: {CREATE_REQUEST}["{field}"])')
     name = json_string(body.get("name"), [f'{CREATE_REQUEST}["name"]'])
+    initial_state = _initial_state(body.get("initial_state"))
     raw_config = body.get("config")
-    config = {} if raw_config is None else string_map(raw_config, [f'{CREATE_REQUEST}["config"]'])
-    return ("" if name is None else name.strip()), config, body.get("initial_state")
+    if raw_config is None:  # Connect reads the name out of the missing config: a NullPointerException
+        raise RestError(500, NULL_CONFIG)
+    config = string_map(raw_config, [f'{CREATE_REQUEST}["config"]'])
+    return ("" if name is None else name.strip()), config, initial_state
+
+
+NULL_CONFIG = 'Cannot invoke "java.util.Map.get(Object)" because "connectorConfig" is null'
+INITIAL_STATE = f"{CREATE_REQUEST}$InitialState"
+INITIAL_STATES = ("RUNNING", "PAUSED", "STOPPED")
+
+
+def _initial_state(value: Any) -> str | None:
+    """``CreateConnectorRequest.InitialState.forValue``: any case; anything else is Jackson's 500."""
+    if value is None:
+        return None
+    chain = [f'{CREATE_REQUEST}["initial_state"]']
+    text = json_string(value, chain)
+    assert text is not None
+    if text.upper() not in INITIAL_STATES:
+        raise RestError(500, f"Cannot construct instance of `{INITIAL_STATE}`, problem: No enum constant "
+                             f"{INITIAL_STATE.replace('$', '.')}.{text.upper()} (through reference chain: "
+                             f"{chain[0]})")
+    return text.upper()

@@ -12,7 +12,7 @@ from aiohttp import web
 
 from engine.engine import Engine
 from engine.errors import ConnectorNotFound
-from engine.rest.body import create_request, json_body, query_flag, string_map
+from engine.rest.body import NULL_CONFIG, create_request, json_body, query_flag, string_map
 from engine.rest.errors import BadRequest, RestError
 from engine.rest.keys import DETAILS, ENGINE
 from engine.rest.quiet import quiet_status
@@ -73,7 +73,12 @@ async def create_connector(request: web.Request) -> web.Response:
     engine = _engine(request)
     info = await engine.create_connector(name, config, initial_state, initial_offsets=offsets)
     await _started(engine, name)
-    return web.json_response(info, status=201, headers={"Location": f"/connectors/{quote(name, safe='')}"})
+    return web.json_response(info, status=201, headers={"Location": _location(request, name)})
+
+
+def _location(request: web.Request, name: str) -> str:
+    """Jersey resolves ``Response.created``'s relative URI against the request's base URI: absolute."""
+    return f"{request.url.origin()}/connectors/{quote(name, safe='')}"
 
 
 async def _started(engine: Engine, name: str) -> None:
@@ -81,7 +86,10 @@ async def _started(engine: Engine, name: str) -> None:
     written and the connector FAILED): ``WorkerConnector.doTransitionTo``'s message."""
     if engine.cluster is not None:
         return  # the owner may be another worker: the write is the answer
-    status = await engine.connector_status(name)
+    try:
+        status = await engine.connector_status(name)
+    except ConnectorNotFound:
+        return  # deleted right after it was written: the answer is the write's, as in Connect
     if status["connector"]["state"] == "FAILED":
         target = engine.herder.snapshot.target(name).value
         raise RestError(500, f"Failed to transition connector {name} to state {target}")
@@ -99,12 +107,14 @@ async def get_config(request: web.Request) -> web.Response:
 
 async def put_config(request: web.Request) -> web.Response:
     engine, name = _engine(request), _name(request)
-    config = string_map(await json_body(request, numbers_as_text=True))
-    created = name not in await engine.connectors()
-    info = await engine.put_connector_config(name, config)
+    body = await json_body(request, numbers_as_text=True)
+    if body is None:  # Connect reads the name out of the missing config: a NullPointerException
+        raise RestError(500, NULL_CONFIG)
+    config = string_map(body)
+    created, info = await engine.put_connector_config_created(name, config)
     await _started(engine, name)
     if created:
-        return web.json_response(info, status=201, headers={"Location": f"/connectors/{quote(name, safe='')}"})
+        return web.json_response(info, status=201, headers={"Location": _location(request, name)})
     return web.json_response(info)
 
 
@@ -177,9 +187,12 @@ async def restart_task(request: web.Request) -> web.Response:
 
 async def restart_connector(request: web.Request) -> web.Response:
     engine, name = _engine(request), _name(request)
-    await _known(engine, name, f"Unknown connector: {name}")
-    plan = await engine.restart_connector(name, include_tasks=query_flag(request, "includeTasks"),
-                                          only_failed=query_flag(request, "onlyFailed"))
+    include_tasks, only_failed = query_flag(request, "includeTasks"), query_flag(request, "onlyFailed")
+    # Connect's standalone herder says "Connector x not found" for a plain restart; the KIP-745 path and
+    # the distributed herder say "Unknown connector: x"
+    plain_standalone = engine.cluster is None and not (include_tasks or only_failed)
+    await _known(engine, name, f"Connector {name} not found" if plain_standalone else f"Unknown connector: {name}")
+    plan = await engine.restart_connector(name, include_tasks=include_tasks, only_failed=only_failed)
     if plan is None:
         return web.Response(status=204)
     return web.json_response(_shown(request, plan), status=202)
@@ -241,14 +254,43 @@ async def put_task_configs(request: web.Request) -> web.Response:
     if not isinstance(body, list) or not all(isinstance(c, dict) for c in body):
         raise BadRequest("The request body must be a JSON array of task configs (objects)")
     configs = [string_map(c, [f"java.util.ArrayList[{i}]"]) for i, c in enumerate(body)]
+    await _signed(request, engine)
     await engine.put_task_configs(name, configs)
     return web.Response(status=204)
 
 
+_STANDALONE_REFUSALS = {
+    "tasks": "Kafka Connect in standalone mode does not support externally setting task configurations.",
+    "fence": "Kafka Connect in standalone mode does not support exactly-once source connectors.",
+}
+
+
 async def distributed_only(request: web.Request) -> web.Response:
-    """Connect's standalone herder throws UnsupportedOperationException here: a 500."""
-    raise RestError(500, f"{request.method} {request.path} is only supported by a distributed worker "
-                         "(task configs and fencing come from the leader); this worker is standalone")
+    """Connect's standalone herder throws UnsupportedOperationException here: a 500 with its message."""
+    raise RestError(500, _STANDALONE_REFUSALS[request.path.rstrip("/").rsplit("/", 1)[-1]])
+
+
+async def fence_zombies(request: web.Request) -> web.Response:
+    """Internal: a round of zombie fencing for an exactly-once source connector, done by the leader
+    (Connect's ``fenceZombies``, ``PUT /connectors/{c}/fence``); signed."""
+    engine, name = _engine(request), _name(request)
+    if engine.cluster is None:
+        return await distributed_only(request)
+    await _signed(request, engine)
+    await engine.fence_zombie_source_tasks(name)
+    return web.Response(status=204)
+
+
+async def _signed(request: web.Request, engine: Engine) -> None:
+    """KIP-507: an internal request must carry a valid signature of its body under the session key
+    (Connect's ``requestNotSignedProperly``: 400 unsigned or an algorithm not accepted, 503 before a key
+    was read, 403 a wrong signature), checked before anything is written."""
+    assert engine.cluster is not None
+    refusal = engine.cluster.verify(request.headers, await request.read())
+    if refusal is not None:
+        log.warning("rest.internal_request_refused", path=request.path, status=refusal.status,
+                    reason=refusal.message)
+        raise RestError(refusal.status, refusal.message)
 
 
 ROUTES: list[tuple[str, str, Handler]] = [
@@ -279,5 +321,5 @@ ROUTES: list[tuple[str, str, Handler]] = [
 # Connect's InternalConnectResource: no @Consumes, so no 415 check
 INTERNAL_ROUTES: list[tuple[str, str, Handler]] = [
     ("POST", "/connectors/{connector}/tasks", put_task_configs),
-    ("PUT", "/connectors/{connector}/fence", distributed_only),
+    ("PUT", "/connectors/{connector}/fence", fence_zombies),
 ]

@@ -34,6 +34,31 @@ def status_of(exc: BaseException) -> int:
     return 500
 
 
+_VALUE = "(JSON String, Number, Array, Object or token 'null', 'true' or 'false')"
+_EXPECTED = {
+    "Expecting property name enclosed in double quotes": "was expecting double-quote to start field name",
+    "Expecting ':' delimiter": "was expecting a colon to separate field name and value",
+    "Expecting value": f"expected a valid value {_VALUE}",
+}
+
+
+def _jackson_char(ch: str) -> str:
+    """How Jackson quotes a character in its messages: ``'b' (code 98)``, ``(CTRL-CHAR, code 10)``."""
+    code = ord(ch)
+    return f"(CTRL-CHAR, code {code})" if code < 32 else f"'{ch}' (code {code})"
+
+
 def json_error_message(exc: json.JSONDecodeError) -> str:
-    """Close to what Jackson says, so clients matching on the start of the message still work."""
+    """Jackson's message for the common syntax errors (``Unexpected character ('b' (code 98)): was
+    expecting double-quote to start field name``, ``Unrecognized token 'nope': ...``), without the parser
+    location Jackson appends; other errors say where, in Python's words."""
+    text, pos = exc.doc, exc.pos
+    if pos < len(text) and exc.msg in _EXPECTED:
+        ch = text[pos]
+        if exc.msg == "Expecting value" and (ch.isalpha() or ch == "_"):
+            end = pos
+            while end < len(text) and (text[end].isalnum() or text[end] in "_$"):
+                end += 1
+            return f"Unrecognized token '{text[pos:end]}': was expecting {_VALUE}"
+        return f"Unexpected character ({_jackson_char(ch)}): {_EXPECTED[exc.msg]}"
     return f"Unexpected character in JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"

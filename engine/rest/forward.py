@@ -10,12 +10,14 @@ from __future__ import annotations
 from aiohttp import web
 from yarl import URL
 
+from engine.distributed.request_signing import SIGNATURE_ALGORITHM_HEADER, SIGNATURE_HEADER
 from engine.errors import NotLeader
 from engine.rest.errors import error_response
 from engine.rest.keys import REST_CLIENT
 
 CONFLICT = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
-_PASSED_HEADERS = ("Authorization", "Content-Type", "Accept")
+# an internal request's signature goes on with its (unchanged) body: the leader checks it again
+_PASSED_HEADERS = ("Authorization", "Content-Type", "Accept", SIGNATURE_HEADER, SIGNATURE_ALGORITHM_HEADER)
 
 
 async def forward(request: web.Request, exc: NotLeader, timeout: float) -> web.StreamResponse:

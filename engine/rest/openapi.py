@@ -214,11 +214,13 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
         "summary": "Reset offsets of a STOPPED connector",
         "responses": {"200": _json(_ref("Message"), "Reset"), **_errors(400, 404)}},
     ("POST", "/connectors/{connector}/tasks"): {
-        "summary": "Internal (distributed mode): task configs from the leader; 500 on a standalone worker",
-        "requestBody": _body(_array(_STRING_MAP)), "responses": {"204": _empty("Accepted"), **_errors(400, 403)}},
+        "summary": "Internal (distributed mode): a follower's task configs for the leader, signed (KIP-507); "
+                   "500 on a standalone worker",
+        "requestBody": _body(_array(_STRING_MAP)), "responses": {"204": _empty("Accepted"), **_errors(400, 403, 404)}},
     ("PUT", "/connectors/{connector}/fence"): {
-        "summary": "Internal (distributed mode): zombie fencing; 500 on a standalone worker",
-        "responses": {"204": _empty("Fenced"), **_errors(400, 403)}},
+        "summary": "Internal (distributed mode): a round of zombie fencing by the leader, signed (KIP-507); "
+                   "500 on a standalone worker",
+        "responses": {"204": _empty("Fenced"), **_errors(400, 403, 404, 409)}},
     ("GET", "/connector-cleanups"): {
         "summary": "Deleted connectors whose cleanup (deleted()) has not succeeded yet, and given-up ones",
         "responses": {"200": _json(_array(_ref("ConnectorCleanup")), "Cleanups")}},

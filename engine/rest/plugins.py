@@ -13,11 +13,17 @@ from aiohttp import web
 from engine.api._invoke import invoke
 from engine.api.config_def import ConfigDef
 from engine.api.connector import Connector
-from engine.errors import ConfigError, ConnectorClassNotFound, ConnectorNotFound, describe
+from engine.errors import (
+    ConfigError,
+    ConnectorClassNotFound,
+    ConnectorInstantiationError,
+    ConnectorNotFound,
+    describe,
+)
 from engine.observability.request_stage import enter_stage
 from engine.plugins.classes import import_class
 from engine.plugins.discovery import connector_plugin_type
-from engine.rest.body import json_body, string_map
+from engine.rest.body import NULL_CONFIG, json_body, string_map
 from engine.rest.errors import BadRequest, RestError
 from engine.rest.keys import ENGINE, PLUGINS
 from engine.validation.framework import CONFIG_DEF_STAGE, framework_config_def, validate_config_infos
@@ -75,6 +81,7 @@ async def plugin_config(request: web.Request) -> web.Response:
 # What Connect's validation throws where ours raises these: named so in the message, as Connect's is
 _JAVA_NAMES: list[tuple[type[Exception], str]] = [
     (ConnectorClassNotFound, "org.apache.kafka.connect.errors.ConnectException"),
+    (ConnectorInstantiationError, "org.apache.kafka.connect.errors.ConnectException"),
     (ConfigError, "org.apache.kafka.connect.runtime.rest.errors.BadRequestException"),
 ]
 
@@ -83,7 +90,10 @@ async def validate_plugin_config(request: web.Request) -> web.Response:
     """Connect validates on another thread and does not unwrap the ``ExecutionException`` that carries a
     failure back: whatever validation raises answers 500 with ``<exception class>: <message>``."""
     plugin = request.match_info["plugin"]
-    config = string_map(await json_body(request, numbers_as_text=True))
+    body = await json_body(request, numbers_as_text=True)
+    if body is None:  # Connect reads connector.class out of the missing config: a NullPointerException
+        raise RestError(500, NULL_CONFIG)
+    config = string_map(body)
     included = config.get("connector.class")
     if included is not None and not _normalized(included).endswith(_normalized(plugin)):
         raise BadRequest(f"Included connector type {included} does not match request type {plugin}")

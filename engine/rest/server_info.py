@@ -18,9 +18,11 @@ from pathlib import Path
 
 from aiohttp import web
 
-from engine.rest.keys import CLUSTER_ID
+from engine.rest.keys import CLUSTER_ID, CLUSTER_ID_LOCK, ENGINE
+from engine.storage.kafka_topic_admin import kafka_cluster_id
 
 CONNECT_VERSION = "3.9.0"
+DEFAULT_CLUSTER_ID = "connect-engine"  # a worker without Kafka (in-process topics) has no cluster to name
 UNKNOWN = "unknown"  # Kafka's AppInfoParser default
 _COMMIT_LENGTH = 16  # Kafka's build keeps the first 16 hex digits of the commit id
 
@@ -46,4 +48,19 @@ def server_info(cluster_id: str) -> dict[str, str]:
 
 
 async def serve(request: web.Request) -> web.Response:
-    return web.json_response(server_info(request.app[CLUSTER_ID]))
+    return web.json_response(server_info(await cluster_id(request.app)))
+
+
+async def cluster_id(app: web.Application) -> str:
+    """The Kafka cluster's id when the worker is on Kafka (asked once, then kept), as Connect's
+    ``kafka_cluster_id``; else what ``make_app`` was given."""
+    found = app[CLUSTER_ID]
+    engine = app[ENGINE]
+    bootstrap = engine.worker.get("bootstrap.servers")
+    if found != DEFAULT_CLUSTER_ID or not bootstrap:
+        return found
+    async with app[CLUSTER_ID_LOCK]:
+        if app[CLUSTER_ID] == DEFAULT_CLUSTER_ID:
+            app[CLUSTER_ID] = await kafka_cluster_id(bootstrap, client_id=f"connect-engine-{engine.worker.worker_id}",
+                                                     client_args=engine.worker.kafka.own())
+    return app[CLUSTER_ID]

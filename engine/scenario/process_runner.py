@@ -137,9 +137,9 @@ class ProcessScenarioRunner:
 
     def _check_invariants(self, step: Step | None) -> None:
         assert self.cluster is not None
-        for raw in self.cluster.calls()[len(self._calls):]:
-            self._calls.append(Call(raw["connector"], raw["unit"], raw["method"], raw.get("args", {}),
-                                    raw.get("worker", "")))
+        for recorded in self.cluster.calls()[len(self._calls):]:
+            self._calls.append(Call(recorded["connector"], recorded["unit"], recorded["method"],
+                                    recorded.get("args", {}), recorded.get("worker", "")))
         found = self.invariants.check(self._calls)
         if found:
             raise StepFailed(step, f"invariant broken: {found[0]}")

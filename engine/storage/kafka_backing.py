@@ -18,6 +18,7 @@ import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import ConsumerStoppedError, KafkaError
 
+from engine.config.kafka_clients.accounting import add_incoming, add_outgoing, fetched_size, record_size
 from engine.config.kafka_clients.denials import denial, is_denial
 from engine.config.kafka_clients.starting import start_client
 from engine.errors import ConfigLogError, EngineNotRunning
@@ -122,8 +123,9 @@ class KafkaBackingLog:
         while True:
             key, value, sequence = await self._queue.get()
             try:
-                future = await producer.send(self.topic, value, key=key.encode(),
-                                             headers=[(WRITER_HEADER, self._token + b":" + str(sequence).encode())])
+                headers = [(WRITER_HEADER, self._token + b":" + str(sequence).encode())]
+                future = await producer.send(self.topic, value, key=key.encode(), headers=headers)
+                add_outgoing(producer, record_size(key.encode(), value, headers))
                 self._pending.add(future)
                 future.add_done_callback(self._sent)
             except KafkaError as exc:
@@ -169,6 +171,7 @@ class KafkaBackingLog:
                 await asyncio.sleep(0.5)
                 continue
             for records in batches.values():
+                add_incoming(consumer, fetched_size(records))
                 for record in records:
                     self._apply(record)
             self._progress.set()

@@ -165,3 +165,16 @@ def describe(exc: BaseException) -> str:
     if not text:
         return name
     return text if text.startswith(name) else f"{name}: {text}"
+
+
+async def kafka_cluster_id(bootstrap_servers: str, *, client_id: str,
+                           client_args: Mapping[str, Any] | None = None) -> str:
+    """The Kafka cluster's id, as Connect's ``ConnectUtils.lookupKafkaClusterId`` asks the admin client."""
+    admin = AIOKafkaAdminClient(**{"bootstrap_servers": bootstrap_servers, "client_id": f"{client_id}-admin",
+                                   **(client_args or {})})
+    try:
+        await start_client(admin)
+        description = await admin.describe_cluster()
+        return str(description["cluster_id"])
+    finally:
+        await admin.close()

@@ -19,6 +19,7 @@ import structlog
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
 from aiokafka import TopicPartition as KafkaTopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.coordinator.assignors.range import RangePartitionAssignor
 from aiokafka.errors import (
     ConsumerStoppedError,
     GroupAuthorizationFailedError,
@@ -31,6 +32,7 @@ from aiokafka.errors import (
 )
 from aiokafka.protocol.admin import DeleteGroupsRequest
 
+from engine.config.kafka_clients.accounting import add_incoming, add_outgoing, fetched_size, record_size
 from engine.config.kafka_clients.denials import denial, is_denial
 from engine.config.kafka_clients.starting import start_client
 from engine.errors import EngineNotRunning
@@ -259,6 +261,9 @@ class KafkaTopics:
             "bootstrap_servers": self.bootstrap_servers, "client_id": f"{self.client_id}-{group_id}",
             "enable_auto_commit": False, "auto_offset_reset": "earliest", "session_timeout_ms": session,
             "heartbeat_interval_ms": max(session // 3, 100), "fetch_max_wait_ms": self.fetch_max_wait_ms,
+            # Kafka's default partition.assignment.strategy starts with RangeAssignor (aiokafka's default is
+            # round robin): sharing "range" lets a sink's group take over from Java consumers still in it
+            "partition_assignment_strategy": (RangePartitionAssignor,),
             **chosen, "group_id": group_id})
         try:
             await start_client(client)
@@ -451,6 +456,7 @@ class KafkaProducer:
             if partition is None:
                 partition = await self._partition(topic, key)
             ack = await self._producer.send(topic, value, key=key, partition=partition, headers=headers or None)
+            add_outgoing(self._producer, record_size(key, value, headers))
         except KafkaError as exc:
             self._partition_ids.pop(topic, None)
             _settle(future, exc=self._failed(exc, topic))
@@ -477,6 +483,7 @@ class KafkaProducer:
                     if before is not None:  # what came before it goes first
                         await self._submit(before, ack)
                     alone = await producer.send(topic, value, key=key, partition=partition, headers=raw_headers or None)
+                    add_outgoing(producer, size)
                     ack.expect(_PartitionBatch(topic, partition, None), [i], alone)
                     continue
                 batch = open_batches.get((topic, partition))
@@ -501,7 +508,9 @@ class KafkaProducer:
     async def _submit(self, batch: _PartitionBatch, ack: _BatchSettler) -> None:
         assert batch.builder is not None
         try:
+            size = batch.builder.size()  # the encoded batch, before send_batch closes the builder
             sent = await self._producer.send_batch(batch.builder, batch.topic, partition=batch.partition)
+            add_outgoing(self._producer, size)
         except KafkaError as exc:
             self._partition_ids.pop(batch.topic, None)
             ack.fail(batch.indices, self._failed(exc, batch.topic))
@@ -679,6 +688,7 @@ class KafkaConsumer:
             resource = self._group_id if isinstance(exc, GroupAuthorizationFailedError) else _named_topics(exc)
             raise _refused(exc, f"read for group '{self._group_id}'", self._client, operation="READ",
                            resource=resource, prefix=self._prefix) from exc
+        add_incoming(self._client, sum(fetched_size(records) for records in batches.values()))
         return [ConsumedRecord(r.topic, r.partition, r.offset, r.key, r.value,
                                tuple((h, None if v is None else bytes(v)) for h, v in r.headers or ()), r.timestamp)
                 for records in batches.values() for r in records]

@@ -35,13 +35,15 @@ TYPE_CONFIG: Final = "type"
 class TransformationStage(Generic[R]):
     """One transformation, optionally guarded by a (possibly negated) predicate."""
 
-    __slots__ = ("negate", "predicate", "transformation")
+    __slots__ = ("alias", "negate", "predicate", "predicate_alias", "transformation")
 
     def __init__(self, transformation: Transformation[R], predicate: Predicate[R] | None = None,
-                 negate: bool = False) -> None:
+                 negate: bool = False, *, alias: str | None = None, predicate_alias: str | None = None) -> None:
         self.transformation = transformation
         self.predicate = predicate
         self.negate = negate
+        self.alias = alias  # ``transforms`` alias and ``predicates`` alias: the tags of their plugin metrics
+        self.predicate_alias = predicate_alias
 
     @property
     def transform_class(self) -> type:
@@ -176,7 +178,7 @@ def _build_stage(props: Mapping[str, Any], alias: str, predicate_aliases: set[st
     try:
         transformation.configure(configs)
         if predicate_alias is None:
-            return TransformationStage(transformation)
+            return TransformationStage(transformation, alias=alias)
         predicate_prefix = f"{PREDICATES_CONFIG}.{str(predicate_alias).strip()}."
         predicate: Predicate[Any] = _instantiate(props, predicate_prefix, "predicate")
         try:
@@ -186,7 +188,8 @@ def _build_stage(props: Mapping[str, Any], alias: str, predicate_aliases: set[st
         except BaseException:
             predicate.close()
             raise
-        return TransformationStage(transformation, predicate, negate)
+        return TransformationStage(transformation, predicate, negate, alias=alias,
+                                   predicate_alias=str(predicate_alias).strip())
     except BaseException:
         transformation.close()
         raise

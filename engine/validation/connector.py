@@ -11,10 +11,15 @@ from engine.api._inline import INLINE_ATTRIBUTE
 from engine.api._invoke import invoke
 from engine.api.connector import Config, Connector
 from engine.config.kafka_clients import NO_SETTINGS, ROLES, KafkaClients
-from engine.errors import ConfigError, OperationTimeout
+from engine.converters.factory import converter_class
+from engine.errors import ConfigError, ConnectorInstantiationError, OperationTimeout
 from engine.herder.restart_policy import restart_key_errors
 from engine.observability.request_stage import enter_stage
+from engine.plugins.classes import qualified_name
+from engine.plugins.discovery import plugin_version
 from engine.plugins.loading import load_connector_class
+from engine.plugins.versions import PLUGIN_VERSION, InvalidVersionSpecification, VersionMismatch, require
+from engine.transforms.resolve import Kind, find_class
 from engine.validation.source_config import source_key_errors
 
 VALIDATING = "performing multi-property validation for the connector"
@@ -25,7 +30,17 @@ _BOOLEAN_KEYS = ("tasks.max.enforce", "offsets.reset.on.delete")
 @cache
 def _validator_instance(cls: type[Connector]) -> Connector:
     # Connect validates with one cached, never-started instance per class.
-    return cls()
+    return instantiate(cls)
+
+
+def instantiate(cls: type[Connector]) -> Connector:
+    """A fresh instance, or ``ConnectorInstantiationError`` (Connect's "Instantiation error", 500) when the
+    class cannot be instantiated: abstract (a method the connector must write is missing) or its
+    constructor raises."""
+    try:
+        return cls()
+    except Exception as exc:
+        raise ConnectorInstantiationError(qualified_name(cls), exc) from exc
 
 
 @cache
@@ -39,15 +54,34 @@ def _framework_validation(cls: type[Connector]) -> bool:
 
 
 def check_name(name: object) -> None:
-    if not isinstance(name, str) or not name.strip():
-        raise ConfigError("Connector name must not be empty", errors={"name": ["Connector name must not be empty"]})
-    if any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in name):
-        message = f"Connector name {name!r} contains ISO control characters"
+    """Only a string can name a connector; what a string may hold is ``name``'s validation (below)."""
+    if not isinstance(name, str):
+        message = f"Connector name must be a string, not {type(name).__name__}"
         raise ConfigError(message, errors={"name": [message]})
+
+
+def name_errors(name: str | None) -> list[str]:
+    """``ConnectorConfig``'s ``name`` validator (``NonEmptyStringWithoutControlChars``), in its words."""
+    if name is None:
+        return []
+    if name == "":
+        return [f"Invalid value {name} for configuration name: String may not be empty"]
+    controls = [str(ord(ch)) for ch in name if ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F]
+    if controls:
+        return [f"Invalid value {name} for configuration name: String may not contain control sequences but had "
+                f"the following ASCII chars: {', '.join(controls)}"]
+    return []
+
+
+def java_map(config: Mapping[str, str | None]) -> str:
+    """A ``Map<String, String>`` as Java prints it (``{a=1, b=null}``), for Connect's messages."""
+    return "{" + ", ".join(f"{k}={'null' if v is None else v}" for k, v in config.items()) + "}"
 
 
 def _framework_errors(config: Mapping[str, str | None]) -> dict[str, list[str]]:
     errors: dict[str, list[str]] = {}
+    if name_errors(config.get("name")):
+        errors["name"] = name_errors(config.get("name"))
     for key, value in config.items():
         if value is None:
             errors.setdefault(key, []).append("Null value can not be supplied as the configuration value.")
@@ -127,6 +161,35 @@ def _data_plane_errors(cls: type[Connector], props: Mapping[str, str]) -> dict[s
     return errors
 
 
+def plugin_version_errors(cls: type, props: Mapping[str, str]) -> dict[str, list[str]]:
+    """KIP-891: each ``*.plugin.version`` the config sets, against the installed version of the plugin
+    it names (Connect's message); a malformed range is left to the key's validator, a converter left to
+    the worker's setting is checked when the task starts."""
+    plugins: dict[str, type | None] = {"connector.plugin.version": cls}
+    for role in ("key", "value", "header"):
+        name = props.get(f"{role}.converter")
+        try:
+            plugins[f"{role}.converter.plugin.version"] = converter_class(name) if name else None
+        except Exception:  # an unknown class is the converter key's own error
+            plugins[f"{role}.converter.plugin.version"] = None
+    kinds: tuple[tuple[Kind, str], ...] = (("transformation", "transforms"), ("predicate", "predicates"))
+    for kind, list_key in kinds:
+        for alias in (a.strip() for a in props.get(list_key, "").split(",") if a.strip()):
+            type_name = props.get(f"{list_key}.{alias}.type")
+            plugins[f"{list_key}.{alias}.{PLUGIN_VERSION}"] = find_class(type_name, kind) if type_name else None
+    errors: dict[str, list[str]] = {}
+    for key, plugin in plugins.items():
+        if plugin is None or props.get(key) is None:
+            continue
+        try:
+            require(qualified_name(plugin), plugin_version(plugin), props.get(key))
+        except InvalidVersionSpecification:
+            continue
+        except VersionMismatch as exc:
+            errors[key] = [str(exc)]
+    return errors
+
+
 async def validate_connector_config(config: Mapping[str, str | None], *, timeout: float,
                                     clients: KafkaClients = NO_SETTINGS) -> type[Connector]:
     """Raise ConfigError with every problem found; return the connector class when valid.
@@ -135,13 +198,15 @@ async def validate_connector_config(config: Mapping[str, str | None], *, timeout
     """
     class_name = config.get("connector.class")
     if not class_name:
-        raise ConfigError(f"Connector config {dict(config)} contains no connector type")
+        raise ConfigError(f"Connector config {java_map(config)} contains no connector type")
     cls = load_connector_class(class_name)
     errors = _framework_errors(config)
     props = {k: v for k, v in config.items() if v is not None}
     for key, messages in _data_plane_errors(cls, props).items():
         errors.setdefault(key, []).extend(messages)
     for key, messages in client_override_errors(config, clients).items():
+        errors.setdefault(key, []).extend(messages)
+    for key, messages in plugin_version_errors(cls, props).items():
         errors.setdefault(key, []).extend(messages)
     enter_stage(VALIDATING)
     try:

@@ -32,12 +32,19 @@ from engine.api.connector import Config, Connector, SinkConnector, SourceConnect
 from engine.api.errors import ConfigException
 from engine.config.kafka_clients import NO_SETTINGS, OVERRIDE_PREFIXES, KafkaClients
 from engine.config.masking import is_secret_key
+from engine.converters.factory import converter_class
 from engine.errors import ConfigError
 from engine.herder.restart_policy import RESTART_KEYS, restart_key_errors
 from engine.observability.request_stage import enter_stage
 from engine.plugins.classes import qualified_name
 from engine.plugins.discovery import PluginRegistry, PluginType, process_registry
 from engine.plugins.loading import load_connector_class
+from engine.plugins.versions import (
+    PLUGIN_VERSION,
+    InvalidVersionSpecification,
+    requirement,
+)
+from engine.tolerance.config import DLQ_KEYS, DLQ_TOPIC, ERROR_KEYS
 from engine.transforms.chain import (
     NEGATE_CONFIG,
     PREDICATE_CONFIG,
@@ -48,14 +55,19 @@ from engine.transforms.chain import (
     unknown_predicate,
 )
 from engine.transforms.resolve import Kind, check_concrete, find_class
-from engine.validation.connector import VALIDATING, _validator_instance, client_override_errors
+from engine.validation.connector import (
+    VALIDATING,
+    _validator_instance,
+    client_override_errors,
+    java_map,
+    plugin_version_errors,
+)
 from engine.validation.source_config import SOURCE_KEYS, unique_aliases
 from engine.worker.rate_limit import RATE_KEYS
 
 COMMON_GROUP = "Common"
 TRANSFORMS_GROUP = "Transforms"
 PREDICATES_GROUP = "Predicates"
-ERROR_GROUP = "Error Handling"
 
 CONFIG_DEF_STAGE = "retrieving the configuration definition from the connector"
 NULL_VALUE = "Null value can not be supplied as the configuration value."
@@ -73,6 +85,17 @@ def _non_empty_without_control_chars(name: str, value: Any) -> None:
             + ", ".join(illegal))
 
 
+def _version_spec(name: str, value: Any) -> None:
+    """Connect's ``PluginVersionValidator``: a Maven version or range (KIP-891)."""
+    try:
+        requirement(value)
+    except InvalidVersionSpecification as exc:
+        raise ConfigDefError.invalid(name, value, str(exc)) from None
+
+
+VERSION_SPEC = LambdaValidator(_version_spec, "a version or a Maven version range")
+
+
 def _common(order: int, name: str, type_: ConfigType, default: Any, importance: Importance, doc: str,
             display: str, *, group: str = COMMON_GROUP, validator: Any = None,
             width: Width = Width.SHORT) -> ConfigKey:
@@ -83,7 +106,7 @@ def _common(order: int, name: str, type_: ConfigType, default: Any, importance: 
 def _connector_keys() -> list[ConfigKey]:
     name_check = LambdaValidator(_non_empty_without_control_chars, "non-empty string without ISO control characters")
     aliases = LambdaValidator(unique_aliases)
-    h, m, lo = Importance.HIGH, Importance.MEDIUM, Importance.LOW
+    h, lo = Importance.HIGH, Importance.LOW
     c = ConfigType
     return [
         _common(1, "name", c.STRING, NO_DEFAULT, h, "Globally unique name to use for this connector.",
@@ -92,6 +115,9 @@ def _connector_keys() -> list[ConfigKey]:
                 "Name or alias of the class for this connector. Must be a subclass of SourceConnector or "
                 "SinkConnector. Either the full dotted name or an alias such as 'RecordingSource' may be used.",
                 "Connector class", width=Width.LONG),
+        _common(2, "connector.plugin.version", c.STRING, None, h,
+                "Version of the connector: a version or a version range (KIP-891); the installed version must "
+                "be in it.", "Connector version", validator=VERSION_SPEC),
         _common(3, "tasks.max", c.INT, 1, h, "Maximum number of tasks to use for this connector.", "Tasks max",
                 validator=Range.at_least(1)),
         _common(4, "tasks.max.enforce", c.BOOLEAN, True, lo,
@@ -100,12 +126,21 @@ def _connector_keys() -> list[ConfigKey]:
         _common(5, "key.converter", c.CLASS, None, lo,
                 "Converter class used to convert between Kafka Connect format and the serialized form that is "
                 "written to Kafka. Overrides the worker's key.converter.", "Key converter class"),
+        _common(5, "key.converter.plugin.version", c.STRING, None, lo,
+                "Version of the key converter: a version or a version range (KIP-891).",
+                "Key converter version", validator=VERSION_SPEC),
         _common(6, "value.converter", c.CLASS, None, lo,
                 "Converter class used to convert between Kafka Connect format and the serialized form that is "
                 "written to Kafka. Overrides the worker's value.converter.", "Value converter class"),
+        _common(5, "value.converter.plugin.version", c.STRING, None, lo,
+                "Version of the value converter: a version or a version range (KIP-891).",
+                "Value converter version", validator=VERSION_SPEC),
         _common(7, "header.converter", c.CLASS, None, lo,
                 "HeaderConverter class used to convert between Kafka Connect format and the serialized form "
                 "that is written to Kafka. Overrides the worker's header.converter.", "Header converter class"),
+        _common(5, "header.converter.plugin.version", c.STRING, None, lo,
+                "Version of the header converter: a version or a version range (KIP-891).",
+                "Header converter version", validator=VERSION_SPEC),
         _common(8, "transforms", c.LIST, "", lo,
                 "Aliases for the transformations to be applied to records.", "Transforms",
                 group=TRANSFORMS_GROUP, validator=aliases, width=Width.LONG),
@@ -119,23 +154,7 @@ def _connector_keys() -> list[ConfigKey]:
         _common(11, "offsets.reset.on.delete", c.BOOLEAN, False, lo,
                 "Drops the connector's source offsets when the connector is deleted, so that a connector "
                 "re-created under the same name starts afresh.", "Reset offsets on delete"),
-        _common(1, "errors.retry.timeout", c.LONG, 0, m,
-                "The maximum duration in milliseconds that a failed operation will be reattempted. 0 means no "
-                "retries, -1 infinite retries.", "Retry Timeout for Errors", group=ERROR_GROUP,
-                width=Width.MEDIUM),
-        _common(2, "errors.retry.delay.max.ms", c.LONG, 60000, m,
-                "The maximum duration in milliseconds between consecutive retry attempts.",
-                "Maximum Delay Between Retries for Errors", group=ERROR_GROUP, width=Width.MEDIUM),
-        _common(3, "errors.tolerance", c.STRING, "none", m,
-                "Behavior for tolerating errors during connector operation. 'none' fails the task on the "
-                "first error; 'all' skips problematic records.", "Error Tolerance", group=ERROR_GROUP,
-                validator=ValidString.in_("none", "all")),
-        _common(4, "errors.log.enable", c.BOOLEAN, False, m,
-                "If true, write each error and the details of the failed operation and problematic record to "
-                "the log.", "Log Errors", group=ERROR_GROUP),
-        _common(5, "errors.log.include.messages", c.BOOLEAN, False, m,
-                "Whether to include in the log the record that caused a failure.", "Log Error Details",
-                group=ERROR_GROUP),
+        *ERROR_KEYS,  # errors.*: declared beside their reader, engine/tolerance/config.py
     ]
 
 
@@ -148,26 +167,7 @@ def _sink_keys() -> list[ConfigKey]:
         _common(4, "topics.regex", c.STRING, "", h,
                 "Regular expression giving topics to consume. Only one of topics or topics.regex may be set.",
                 "Topics regex", width=Width.LONG),
-        *_dlq_keys(),
-    ]
-
-
-def _dlq_keys() -> list[ConfigKey]:
-    """Connect's sink-only ``errors.deadletterqueue.*``; sources accept them too (our addition)."""
-    m, lo = Importance.MEDIUM, Importance.LOW
-    c = ConfigType
-    return [
-        _common(6, "errors.deadletterqueue.topic.name", c.STRING, "", m,
-                "The name of the topic to be used as the dead letter queue (DLQ) for messages that result in "
-                "an error when processed by this connector (a sink's records as consumed; a source's as its "
-                "converters write them). Empty: no DLQ.",
-                "Dead Letter Queue Topic Name", group=ERROR_GROUP, width=Width.MEDIUM),
-        _common(7, "errors.deadletterqueue.topic.replication.factor", c.SHORT, 3, m,
-                "Replication factor used to create the dead letter queue topic when it doesn't already exist.",
-                "Dead Letter Queue Topic Replication Factor", group=ERROR_GROUP, width=Width.MEDIUM),
-        _common(8, "errors.deadletterqueue.context.headers.enable", c.BOOLEAN, False, lo,
-                "If true, add headers containing error context to the messages written to the dead letter "
-                "queue.", "Enable Error Context Headers", group=ERROR_GROUP, width=Width.MEDIUM),
+        *DLQ_KEYS,
     ]
 
 
@@ -180,8 +180,11 @@ def _config_def(keys: list[ConfigKey]) -> ConfigDef:
 
 # our additions, listed last: a source's errors.deadletterqueue.*; RESTART_KEYS (restart.policy and its
 # backoff, engine/herder/restart_policy.py); RATE_KEYS (records/bytes.per.second.max, engine/worker/rate_limit.py)
-SOURCE_CONFIG_DEF = _config_def([*_connector_keys(), *SOURCE_KEYS, *_dlq_keys(), *RESTART_KEYS, *RATE_KEYS])
+SOURCE_CONFIG_DEF = _config_def([*_connector_keys(), *SOURCE_KEYS, *DLQ_KEYS, *RESTART_KEYS, *RATE_KEYS])
 SINK_CONFIG_DEF = _config_def([*_connector_keys(), *_sink_keys(), *RESTART_KEYS, *RATE_KEYS])
+
+
+CONVERTER_KEYS = ("key.converter", "value.converter", "header.converter")
 
 
 def framework_config_def(cls: type[Connector]) -> ConfigDef:
@@ -192,7 +195,7 @@ def framework_config_def(cls: type[Connector]) -> ConfigDef:
 def _sink_checks(props: Mapping[str, str | None], values: dict[str, ConfigValue]) -> None:
     """``SinkConnectorConfig.validate``: exactly one of topics / topics.regex, and the DLQ is not consumed."""
     topics, regex = props.get("topics") or "", props.get("topics.regex") or ""
-    dlq = (props.get("errors.deadletterqueue.topic.name") or "").strip()
+    dlq = (props.get(DLQ_TOPIC) or "").strip()
     problems: list[tuple[str, str]] = []
     if topics.strip() and regex.strip():
         both = "topics and topics.regex are mutually exclusive options, but both are set."
@@ -254,6 +257,8 @@ def _alias_def(kind: Kind, cls: type, type_key: str) -> ConfigDef:
                      documentation="The alias of a predicate used to determine whether to apply this transformation.")
         child.define(NEGATE_CONFIG, ConfigType.BOOLEAN, False, importance=Importance.MEDIUM,
                      documentation="Whether the configured predicate should be negated.")
+    child.define(PLUGIN_VERSION, ConfigType.STRING, None, validator=VERSION_SPEC, importance=Importance.LOW,
+                 documentation=f"Version of the {kind}: a version or a version range (KIP-891).")
     for name, key in _plugin_config_def(kind, type_key, cls).config_keys.items():
         if name in (PREDICATE_CONFIG, NEGATE_CONFIG) and kind == "transformation":
             continue  # the implicit keys mask the transformation's own, as in Connect
@@ -301,6 +306,22 @@ def enrich(base: ConfigDef, props: Mapping[str, str | None],
     return enriched, type_errors
 
 
+def _converter_checks(props: Mapping[str, str], values: dict[str, ConfigValue]) -> None:
+    """The converter keys are CLASS keys: Connect's parse loads the class, and one that does not exist
+    is ``Invalid value X for configuration value.converter: Class X could not be found.``"""
+    for key in CONVERTER_KEYS:
+        raw = props.get(key)
+        if raw is None or not raw.strip():
+            continue
+        try:
+            converter_class(raw)
+        except ConfigException:
+            value = values.setdefault(key, ConfigValue(key, raw, type=ConfigType.CLASS))
+            message = ConfigDefError.invalid(key, raw.strip(), f"Class {raw.strip()} could not be found.").message
+            if message not in value.errors:
+                value.errors.append(message)
+
+
 def _transform_checks(props: Mapping[str, str | None], values: dict[str, ConfigValue],
                       type_errors: Mapping[str, list[str]]) -> None:
     """Add ``enrich``'s type errors, show found classes by name, and check predicate aliases exist."""
@@ -328,7 +349,7 @@ async def validate_config_infos(config: Mapping[str, str | None], *, plugins: Pl
     """
     class_name = config.get("connector.class")
     if not class_name:
-        raise ConfigError(f"Connector config {dict(config)} contains no connector type")
+        raise ConfigError(f"Connector config {java_map(config)} contains no connector type")
     desc = plugins.resolve(class_name) if plugins is not None else None
     if desc is not None and issubclass(desc.cls, SourceConnector | SinkConnector):
         cls: type[Connector] = desc.cls
@@ -339,7 +360,10 @@ async def validate_config_infos(config: Mapping[str, str | None], *, plugins: Pl
 
     framework, type_errors = enrich(framework_config_def(cls), config, plugins)
     values = framework.validate_all(props)
+    _converter_checks(props, values)
     _transform_checks(config, values, type_errors)
+    for key, messages in plugin_version_errors(cls, props).items():  # KIP-891
+        values.setdefault(key, ConfigValue(key, props.get(key))).errors.extend(messages)
     for key, messages in restart_key_errors(props).items():  # adds the cross-key check (max >= initial)
         value = values.setdefault(key, ConfigValue(key, props.get(key)))
         value.errors.extend(m for m in messages if m not in value.errors)

@@ -10,6 +10,7 @@ import structlog
 from engine.api._invoke import invoke
 from engine.api.connector import Connector
 from engine.api.context import ConnectorContext
+from engine.api.metrics import PluginMetrics, PluginMetricsRegistry, attach
 from engine.config.masking import connector_password_keys, mask_config
 from engine.worker.report import ReportSink
 from engine.worker.runner import Runner
@@ -45,6 +46,7 @@ class ConnectorRunner(Runner):
         report: ReportSink,
         *,
         raw_config: dict[str, str] | None = None,
+        plugin_metrics: PluginMetricsRegistry | None = None,
     ) -> None:
         """``config`` is what the connector gets (references resolved); ``raw_config`` is what is logged."""
         super().__init__(f"connector:{connector}", report)
@@ -57,6 +59,8 @@ class ConnectorRunner(Runner):
         self.state = InstanceState.INIT
         self._pending: TargetState | None = target
         self._context = make_context(self)
+        self._plugin_metrics = plugin_metrics
+        self._metrics_handle: PluginMetrics | None = None  # KIP-877: closed with the instance
 
     def transition_to(self, target: TargetState) -> None:
         self._pending = target
@@ -82,11 +86,14 @@ class ConnectorRunner(Runner):
             await self._stop_instance()
         finally:
             self._context.close()
+            if self._metrics_handle is not None:
+                self._metrics_handle.close()
 
     async def _initialize(self) -> bool:
         try:
             self.instance = self.cls()
             await invoke(self.instance.version)
+            self._metrics_handle = attach(self.instance, self._plugin_metrics, {"connector": self.connector})
             await invoke(self.instance.initialize, self._context)
         except Exception as exc:  # user code: any failure makes the connector FAILED
             self.state = InstanceState.FAILED

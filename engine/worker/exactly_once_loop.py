@@ -27,16 +27,11 @@ from engine.config.kafka_clients.denials import denial, is_denial
 from engine.config.kafka_clients.starting import start_client
 from engine.storage.offsets import offset_key
 from engine.topics.kafka import KafkaProducer
-from engine.worker.exactly_once import WORKER_KEY, TransactionSettings
+from engine.worker.exactly_once import WORKER_KEY, TransactionSettings, transactional_id
 from engine.worker.source_loop import SourceLoop
 from engine.worker.submitted_records import SubmittedRecords
 
 log = structlog.get_logger(component="exactly-once")
-
-
-def transactional_id(worker: dict[str, str] | Any, connector: str, task: int) -> str:
-    group = str(worker.get("group.id", "") or "connect-engine").strip()
-    return f"{group}-{connector}-{task}"
 
 
 class ExactlyOnceSourceLoop(SourceLoop):

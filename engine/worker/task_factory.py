@@ -18,9 +18,11 @@ from engine.api.task import SinkTask, SourceTask, Task
 from engine.config.worker import WorkerConfig
 from engine.errors import ConfigError
 from engine.plugins.classes import ClassNotFound, import_class
+from engine.plugins.loading import task_twin
 from engine.spark import JobOwner, TaskSpark
 from engine.spark.supervisor import SparkSupervisor
 from engine.storage.base import OffsetStore
+from engine.tolerance.config import ERROR_DEFAULTS, RETRY_DELAY_MAX, RETRY_TIMEOUT
 from engine.worker.data_plane import DataPlane
 from engine.worker.exactly_once_loop import ExactlyOnceSourceLoop
 from engine.worker.report import ReportSink
@@ -47,6 +49,9 @@ def load_task_class(name: str) -> type[Task]:
     try:
         cls = import_class(name, strict=True)
     except ClassNotFound as exc:
+        twin = task_twin(name)  # a Java task class (configs Java Connect wrote) with a Python twin
+        if twin is not None:
+            return twin
         raise ConfigError(f"Couldn't instantiate task class {name}: {exc.error if exc.error is not None else exc}") from exc
     if not issubclass(cls, Task):
         raise ConfigError(f"Couldn't instantiate task class {name}: it is not a Task subclass")
@@ -91,8 +96,9 @@ class TaskFactory:
             return None
         self._spark_generation += 1
         return TaskSpark(plane.spark, JobOwner(self.connector, n, self._spark_generation),
-                         retry_timeout_ms=_int_or(connector_config.get("errors.retry.timeout"), 0),
-                         retry_delay_max_ms=_int_or(connector_config.get("errors.retry.delay.max.ms"), 60000))
+                         retry_timeout_ms=_int_or(connector_config.get(RETRY_TIMEOUT), ERROR_DEFAULTS[RETRY_TIMEOUT]),
+                         retry_delay_max_ms=_int_or(connector_config.get(RETRY_DELAY_MAX),
+                                                    ERROR_DEFAULTS[RETRY_DELAY_MAX]))
 
     def _spark_canceller(self, n: int) -> Callable[[], None] | None:
         """Cancel the task's running Spark jobs (all generations) at once, off the caller's path.

@@ -10,8 +10,13 @@ from typing import Any, Protocol
 import structlog
 
 from engine.api.context import TaskContext
+from engine.api.errors import ConfigException
+from engine.api.metrics import PluginMetrics, attach
 from engine.api.task import Task
 from engine.observability.connect_metrics import Kind
+from engine.plugins.classes import qualified_name
+from engine.plugins.discovery import plugin_version
+from engine.plugins.versions import PLUGIN_VERSION, require
 from engine.tolerance import ErrorPolicy, LogReporter, ToleranceOperator
 from engine.transforms.chain import TransformationChain
 from engine.worker.data_plane import DataPlane
@@ -55,6 +60,9 @@ class TaskLoop:
         TaskConverters.check(connector_config, plane.worker)
         self._converters: TaskConverters | None = None  # configured on first use: a task may never see data
         self.chain = TransformationChain.from_config(connector_config)
+        self._require_versions()
+        self._metrics_handles: list[PluginMetrics] = []  # KIP-877: closed with the task's plugins
+        self._attach_metrics()
         self.policy = ErrorPolicy.from_config(connector_config)
         self.counters = plane.task_started(connector, task_id, self.kind)  # Connect's per-task metrics
         self._operator: ToleranceOperator | None = None  # made when a record first fails: most never do
@@ -72,8 +80,61 @@ class TaskLoop:
     @property
     def converters(self) -> TaskConverters:
         if self._converters is None:
-            self._converters = TaskConverters.build(self.config, self.plane.worker)
+            converters = TaskConverters.build(self.config, self.plane.worker)
+            for role, converter in (("key", converters.key), ("value", converters.value),
+                                    ("header", converters.header)):
+                try:
+                    require(qualified_name(type(converter)), plugin_version(type(converter)),
+                            self.config.get(f"{role}.converter.plugin.version"))
+                except ValueError as exc:  # KIP-891
+                    converters.close()
+                    raise ConfigException(str(exc)) from None
+            self._converters = converters
+            for role, converter in (("key", self._converters.key), ("value", self._converters.value),
+                                    ("header", self._converters.header)):
+                self._attach(converter, converter=role)
         return self._converters
+
+    def _require_versions(self) -> None:
+        """KIP-891: each transformation and predicate is the version its ``plugin.version`` asks for."""
+        try:
+            for stage in self.chain.stages:
+                for kind, plugin, alias in (("transforms", stage.transformation, stage.alias),
+                                            ("predicates", stage.predicate, stage.predicate_alias)):
+                    if plugin is not None and alias is not None:
+                        cls = type(plugin)
+                        require(qualified_name(cls), plugin_version(cls),
+                                self.config.get(f"{kind}.{alias}.{PLUGIN_VERSION}"))
+        except ValueError as exc:
+            self.chain.close()
+            raise ConfigException(str(exc)) from None
+
+    def _attach(self, plugin: object, **tags: str) -> None:
+        """Give a monitorable plugin its ``PluginMetrics`` with Connect's tags (KIP-877)."""
+        registry = self.plane.metrics.plugins if self.plane.metrics is not None else None
+        handle = attach(plugin, registry, {"connector": self.connector, "task": str(self.task_id), **tags})
+        if handle is not None:
+            self._metrics_handles.append(handle)
+
+    def _attach_metrics(self) -> None:
+        """The task (before ``initialize``/``start``), then its transformations and predicates (after
+        ``configure``, as Connect wraps them); a predicate shared by several stages is attached once."""
+        try:
+            self._attach(self.task)
+            seen: set[int] = set()
+            for stage in self.chain.stages:
+                self._attach(stage.transformation, transformation=stage.alias or "")
+                if stage.predicate is not None and id(stage.predicate) not in seen:
+                    seen.add(id(stage.predicate))
+                    self._attach(stage.predicate, predicate=stage.predicate_alias or "")
+        except BaseException:
+            self._close_metrics()
+            raise
+
+    def _close_metrics(self) -> None:
+        handles, self._metrics_handles = self._metrics_handles, []
+        for handle in handles:
+            handle.close()
 
     def _reporters(self) -> list[Any]:
         """Error reporters for the operator; the sink loop adds its dead letter queue."""
@@ -114,9 +175,11 @@ class TaskLoop:
     def retire(self) -> None:
         """The task instance is gone for good (its runner finished): its metrics go with it."""
         self.plane.task_stopped(self.connector, self.task_id, self.counters)
+        self._close_metrics()
 
     def release(self) -> None:
         """Close converters and transformations after the task stopped (Connect's ``doClose``)."""
+        self._close_metrics()
         closers = [self.chain.close] + ([self._converters.close] if self._converters is not None else [])
         for closer in closers:
             try:

@@ -9,15 +9,16 @@ import pytest
 from engine.configlog import (
     ConnectorConfigRecord,
     ConnectorTombstone,
-    IgnoredRecord,
     LoggerLevelRecord,
     PendingCleanupCleared,
     PendingCleanupRecord,
     RestartRecord,
+    SessionKeyRecord,
     TargetStateRecord,
     TargetStateTombstone,
     TaskCommitRecord,
     TaskConfigRecord,
+    TaskCountRecord,
     TaskRestartRecord,
     decode,
     encode,
@@ -37,7 +38,8 @@ RECORDS = [
     TaskRestartRecord("my-conn", 1),
     PendingCleanupRecord("my-conn", {"a": "b"}, 3),
     PendingCleanupCleared("my-conn"),
-    IgnoredRecord("session-key", {"key": "abc", "algorithm": "HmacSHA256", "creation-timestamp": 1}),
+    SessionKeyRecord(b"\x01\x02secret", "HmacSHA256", 1),
+    TaskCountRecord("my-conn", 3),
     LoggerLevelRecord("org.apache.kafka.connect", "DEBUG"),
 ]
 
@@ -54,6 +56,31 @@ def test_keys_and_values_match_kafka_connect() -> None:
     assert encode(TaskCommitRecord("c", 2)) == ("commit-c", b'{"tasks":2}')
     assert encode(RestartRecord("c", True, True)) == ("restart-connector-c", b'{"include-tasks":true,"only-failed":true}')
     assert encode(LoggerLevelRecord("org.x", "WARN")) == ("logger-cluster-org.x", b'{"level":"WARN"}')
+    assert encode(TaskCountRecord("c", 2)) == ("tasks-fencing-c", b'{"task-count":2}')
+    assert encode(SessionKeyRecord(b"key", "HmacSHA256", 5)) == (
+        "session-key", b'{"key":"a2V5","algorithm":"HmacSHA256","creation-timestamp":5}')
+
+
+def test_connects_session_key_record_is_read_and_a_malformed_one_skipped() -> None:
+    """KafkaConfigBackingStore.putSessionKey's JSON (schemas off); a bad one is logged and ignored."""
+    value = b'{"key":"c2VjcmV0c2VjcmV0","algorithm":"HmacSHA256","creation-timestamp":1718000000000}'
+    assert decode("session-key", value) == SessionKeyRecord(b"secretsecret", "HmacSHA256", 1718000000000)
+    for bad in (None, b'{"key":3,"algorithm":"HmacSHA256","creation-timestamp":1}',
+                b'{"key":"a2V5","algorithm":"HmacSHA256","creation-timestamp":"x"}', b'{"key":"!!"}'):
+        with pytest.raises(CorruptRecord):
+            decode("session-key", bad)
+
+
+def test_task_count_records_end_a_pending_fencing_and_task_configs_start_one() -> None:
+    snapshot = ConfigSnapshot()
+    snapshot.apply(ConnectorConfigRecord("c", {}), 0)
+    snapshot.apply(TaskConfigRecord("c", 0, {}), 1)
+    snapshot.apply(TaskCommitRecord("c", 1), 2)
+    assert snapshot.pending_fencing == {"c"}
+    snapshot.apply(decode("tasks-fencing-c", b'{"task-count":1}'), 3)
+    assert (snapshot.pending_fencing, snapshot.task_count_records) == (set(), {"c": 1})
+    snapshot.apply(decode("session-key", b'{"key":"a2V5","algorithm":"HmacSHA256","creation-timestamp":7}'), 4)
+    assert snapshot.session_key == SessionKeyRecord(b"key", "HmacSHA256", 7)
 
 
 @pytest.mark.parametrize("value", [None, b'{"level":3}', b"{}"])
@@ -166,4 +193,4 @@ def test_a_non_empty_commit_for_a_stopped_connector_is_refused() -> None:
     snapshot.apply(TargetStateRecord("c", TargetState.STARTED))
     snapshot.apply(TaskConfigRecord("c", 0, {"a": "1"}))
     assert snapshot.apply(TaskCommitRecord("c", 1)) is not None
-    assert snapshot.tasks["c"] == ({"a": "1"},)
+    assert list(snapshot.tasks["c"]) == [{"a": "1"}]

@@ -18,6 +18,7 @@ import pytest
 
 from engine import Engine
 from engine.api.context import SourceTaskContext
+from engine.api.records import SourceRecord
 from engine.connectors.postgres_cdc import PostgresCdcSourceTask
 from engine.connectors.postgres_cdc.config import default_slot
 from engine.errors import ConfigError
@@ -186,7 +187,7 @@ async def test_the_slot_is_confirmed_only_up_to_committed_offsets(table: CdcTabl
             return task
 
         task = await started()
-        records = []
+        records: list[SourceRecord] = []
         while len(records) < 4:
             records += await task.poll() or []
         assert records[3].value["before"] == {"id": 3, "item": "c"}
@@ -201,7 +202,7 @@ async def test_the_slot_is_confirmed_only_up_to_committed_offsets(table: CdcTabl
         await task.stop()
 
         task = await started()  # resumes inside the transaction: the third insert, then the update
-        again = []
+        again: list[SourceRecord] = []
         while len(again) < 2:
             again += await task.poll() or []
         assert [r.value["after"]["id"] for r in again] == [3, 3]
@@ -312,7 +313,7 @@ async def test_nulls_types_and_truncate_become_records(logical_pg: LogicalPostgr
         task = PostgresCdcSourceTask()
         task.initialize(SourceTaskContext(props, offset_reader=MemoryOffsetStore().reader(config.name)))
         await task.start(props)
-        records = []
+        records: list[SourceRecord] = []
         while len(records) < 2:
             records += await task.poll() or []
         await task.stop()

@@ -36,6 +36,8 @@ from tests.connectors.rabbitmq_support import (
 from tests.integration.brokers import Broker
 from tests.session_services import rabbitmq_url
 
+pytestmark = pytest.mark.integration  # the session's RabbitMQ node
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

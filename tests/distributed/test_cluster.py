@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter, defaultdict
+from functools import partial
 from typing import Any
 
 import pytest
@@ -80,7 +81,7 @@ async def test_three_workers_share_tasks_evenly_and_answer_alike(cluster: Worker
     assert sorted(task_owners(body).values()) == [2, 2, 2]
     assert set(task_owners(body)) == {w.worker_id for w in workers}
     for worker in workers:  # statuses come from the status topic: every worker sees the same
-        assert await poll_until(lambda w=worker: running(w, "spread", 6)) == body
+        assert await poll_until(partial(running, worker, "spread", 6)) == body
     no_overlap(cluster.calls())
 
 
@@ -185,7 +186,7 @@ async def test_rest_works_on_any_worker_and_forwards_to_the_leader(cluster: Work
         code, names = await request(worker, "GET", "/connectors")
         assert code == 200
         assert {"via-w1", "via-w2"} <= set(names) or await poll_until(
-            lambda w=worker: _lists(w, {"via-w1", "via-w2"}))
+            partial(_lists, worker, {"via-w1", "via-w2"}))
     code, body = await request(workers[0], "PUT", "/connectors/via-w1/config",
                                source_config(cluster, 2, name="via-w1"))
     assert code == 200, body

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import ssl
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,7 @@ async def test_forwarding_between_https_workers(https_cluster: tuple[WorkerClust
         assert code == 201, body
         assert body["name"] == name
     leader = next(w for w in workers if w.worker_id == leader_id)
-    statuses = [await poll_until(lambda n=name: running(leader, n, 2), timeout=60) for name in ("one", "two")]
+    statuses = [await poll_until(partial(running, leader, name, 2), timeout=60) for name in ("one", "two")]
     owners = {s["connector"]["worker_id"] for s in statuses}
     # the planner spreads the two connectors: the follower's task configs reached the leader over HTTPS too
     assert owners == {w.worker_id for w in workers}

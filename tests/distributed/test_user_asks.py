@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import textwrap
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -149,7 +150,7 @@ async def test_quiet_errors_and_a_plugin_installed_while_the_cluster_runs(kafka:
             return body if ok else None
 
         for worker in (first, second):
-            body = await poll_until(lambda w=worker: failed(w), what="both tasks FAILED")
+            body = await poll_until(partial(failed, worker), what="both tasks FAILED")
             for task in body["tasks"]:
                 assert "injected failure" not in task["trace"]
                 assert task["trace"].endswith(f"it is in the log of worker {task['worker_id']}.")

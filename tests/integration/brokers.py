@@ -97,7 +97,7 @@ def _answers_kafka(port: int) -> bool:
     if header is None:
         return False
     _, correlation_id, error_code = struct.unpack(">iih", header)
-    return correlation_id == 1 and error_code == 0
+    return bool(correlation_id == 1 and error_code == 0)
 
 
 def _recv_exactly(sock: socket.socket, n: int) -> bytes | None:

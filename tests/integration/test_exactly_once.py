@@ -45,7 +45,7 @@ class BoundedSourceTask(ProbeSourceTask):
 
 
 class BoundedSourceConnector(ProbeSourceConnector):
-    async def task_class(self) -> type[Task]:
+    async def task_class(self) -> type[Task]:  # type: ignore[override]  # user code may be async (docs/ARCHITECTURE.md, decision 7)
         return BoundedSourceTask
 
     def exactly_once_support(self, connector_config: Mapping[str, str]) -> ExactlyOnceSupport | None:

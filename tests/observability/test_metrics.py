@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from engine import Engine
 from engine.testing import FAULTS
 from tests.rest.conftest import FAST, SOURCE
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 _SAMPLE = re.compile(r'^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>.*)\})? (?P<value>\S+)$')
@@ -30,7 +31,8 @@ def parse(text: str) -> Samples:
         match = _SAMPLE.match(line)
         assert match, line
         name = match["name"]
-        assert name.startswith(("connect_engine_", "kafka_connect_")), name
+        assert name.startswith(("connect_engine_", "kafka_connect_", "kafka_producer_", "kafka_consumer_",
+                                "kafka_admin_client_", "process_", "python_")), name
         assert re.sub(r"_(bucket|sum|count)$", "", name) in typed or name in typed, name
         labels = frozenset(_LABEL.findall(match["labels"] or ""))
         samples[(name, labels)] = float(match["value"])

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from engine import Engine
@@ -25,7 +26,7 @@ from tests.integration.brokers import free_port
 from tests.observability.test_metrics import parse, value
 from tests.rest.conftest import FAST
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 ITERATIONS = 1000  # fast for tests; the CLI defaults to 600 000
 
 
@@ -52,17 +53,15 @@ async def guarded(engine: Engine, credentials: Path) -> AsyncIterator[Client]:
 
 
 async def assert_unauthorized(response: aiohttp.ClientResponse) -> str:
+    """JaasBasicAuthFilter's answer: plain text (and, our addition, a challenge browsers understand)."""
     assert response.status == 401
     assert response.headers["WWW-Authenticate"] == 'Basic realm="connect-engine"'
-    body = await response.json()
-    assert body["error_code"] == 401
-    message: str = body["message"]
-    return message
+    assert response.content_type == "text/plain"
+    return await response.text()
 
 
 async def test_missing_or_wrong_credentials_answer_401(guarded: Client) -> None:
-    assert await assert_unauthorized(await guarded.get("/connectors")) == \
-        "Credentials are required to access this resource."
+    assert await assert_unauthorized(await guarded.get("/connectors")) == "User cannot access the resource."
     for headers in (basic("alice", "wrong"), basic("mallory", "s3cret:with colon"), basic("bob", "s3cret:with colon"),
                     {"Authorization": "Basic !!!not-base64"}, {"Authorization": "Bearer abc"}):
         assert await assert_unauthorized(await guarded.get("/connectors", headers=headers)) == \
@@ -160,3 +159,12 @@ async def test_the_standalone_worker_applies_the_credentials_file(credentials: P
                 assert response.status == 200
     finally:
         await worker.stop()
+
+
+async def test_internal_endpoints_skip_basic_auth_as_connects_filter_does(guarded: Client) -> None:
+    """Workers call these on each other and sign them instead (KIP-507): no credentials asked."""
+    answer = await guarded.post("/connectors/orders/tasks", json=[{}])
+    assert (answer.status, (await answer.json())["message"]) == (
+        500, "Kafka Connect in standalone mode does not support externally setting task configurations.")
+    assert (await guarded.put("/connectors/orders/fence")).status == 500
+    assert (await guarded.get("/connectors/orders/tasks")).status == 401  # only those two methods and paths

@@ -7,13 +7,16 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 
-from engine import Engine
+from engine import ConnectorInstantiationError, Engine, EngineError
+from engine.api import SourceConnector
 from engine.testing import CALLS, FAULTS
 from tests.rest.conftest import SINK, SOURCE
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 
 
 async def create(client: Client, name: str = "orders", config: dict[str, str] | None = None,
@@ -49,9 +52,9 @@ async def test_root_and_health(client: Client) -> None:
 async def test_create_answers_201_with_location_and_connector_info(client: Client) -> None:
     response = await client.post("/connectors", json={"name": " orders ", "config": SOURCE})
     assert response.status == 201
-    assert response.headers["Location"] == "/connectors/orders"
+    assert response.headers["Location"] == f"{client.make_url('/connectors/orders')}"
     odd = await client.post("/connectors", json={"name": "a b/c", "config": SOURCE})
-    assert odd.headers["Location"] == "/connectors/a%20b%2Fc"
+    assert odd.headers["Location"] == str(client.make_url("")).rstrip("/") + "/connectors/a%20b%2Fc"
     info = await response.json()
     assert info["name"] == "orders"
     assert info["config"] == {**SOURCE, "name": "orders"}
@@ -63,7 +66,7 @@ async def test_create_twice_is_409_and_bad_configs_are_400(client: Client) -> No
     assert await error(await client.post("/connectors", json={"name": "orders", "config": SOURCE}), 409) == \
         "Connector orders already exists"
     message = await error(await client.post("/connectors", json={"name": "x", "config": {"tasks.max": "1"}}), 400)
-    assert message == "Connector config {'tasks.max': '1', 'name': 'x'} contains no connector type"
+    assert message == "Connector config {tasks.max=1, name=x} contains no connector type"
     mismatch = await client.post("/connectors", json={"name": "a", "config": {**SOURCE, "name": "b"}})
     assert await error(mismatch, 400) == "Connector name configuration (b) doesn't match connector name in the URL (a)"
     invalid = await client.post("/connectors", json={"name": "y", "config": {**SOURCE, "tasks.max": "0"}})
@@ -97,7 +100,7 @@ async def test_status_shapes(client: Client, engine: Engine) -> None:
     status = await (await client.get("/connectors/orders/status")).json()
     assert status["name"] == "orders"
     assert status["type"] == "source"
-    assert set(status["connector"]) == {"state", "worker_id"}
+    assert set(status["connector"]) == {"state", "worker_id", "version"}
     assert [t["id"] for t in status["tasks"]] == [0, 1]
     task = await (await client.get("/connectors/orders/tasks/1/status")).json()
     assert task == {"id": 1, "state": "RUNNING", "worker_id": status["connector"]["worker_id"]}
@@ -110,7 +113,7 @@ async def test_status_shapes(client: Client, engine: Engine) -> None:
 async def test_config_get_put_patch(client: Client, engine: Engine) -> None:
     created = await client.put("/connectors/orders/config", json=SOURCE)
     assert created.status == 201
-    assert created.headers["Location"] == "/connectors/orders"
+    assert created.headers["Location"] == f"{client.make_url('/connectors/orders')}"
     updated = await client.put("/connectors/orders/config", json={**SOURCE, "tasks.max": 1})
     assert updated.status == 200
     assert (await updated.json())["config"]["tasks.max"] == "1"
@@ -164,9 +167,12 @@ async def test_restarts(client: Client, engine: Engine) -> None:
     nothing = await (await client.post("/connectors/orders/restart?onlyFailed=true")).json()
     assert nothing["connector"]["state"] == "RUNNING"  # a plan selecting nothing restarts nothing
     assert (await client.post("/connectors/orders/tasks/0/restart")).status == 204
-    assert await error(await client.post("/connectors/orders/tasks/5/restart"), 404) == "Unknown task: orders-5"
-    assert await error(await client.post("/connectors/ghost/restart"), 404) == "Unknown connector: ghost"
-    assert await error(await client.post("/connectors/ghost/tasks/0/restart"), 404) == "Unknown connector: ghost"
+    # Connect's standalone herder's words (its distributed one says "Unknown connector: x", "Unknown task: x-5")
+    assert await error(await client.post("/connectors/orders/tasks/5/restart"), 404) == "Task orders-5 not found"
+    assert await error(await client.post("/connectors/ghost/restart"), 404) == "Connector ghost not found"
+    assert await error(await client.post("/connectors/ghost/restart?includeTasks=true"), 404) == \
+        "Unknown connector: ghost"
+    assert await error(await client.post("/connectors/ghost/tasks/0/restart"), 404) == "Connector ghost not found"
 
 
 async def test_delete_answers_204_after_deleted_ran(client: Client, engine: Engine) -> None:
@@ -226,8 +232,9 @@ async def test_unknown_paths_wrong_methods_and_malformed_json(client: Client) ->
 
 async def test_distributed_only_endpoints_answer_500_on_a_standalone_worker(client: Client) -> None:
     message = await error(await client.post("/connectors/orders/tasks", json=[{}]), 500)
-    assert "only supported by a distributed worker" in message
-    assert (await client.put("/connectors/orders/fence")).status == 500
+    assert message == "Kafka Connect in standalone mode does not support externally setting task configurations."
+    message = await error(await client.put("/connectors/orders/fence"), 500)
+    assert message == "Kafka Connect in standalone mode does not support exactly-once source connectors."
 
 
 async def test_traces_start_with_the_exception_as_java_stack_traces_do(client: Client, engine: Engine) -> None:
@@ -267,6 +274,36 @@ async def test_an_unknown_connector_class_is_500_listing_the_connectors_as_conne
         assert await error(validated, 500) == "org.apache.kafka.connect.errors.ConnectException: " + message
     put = await client.put("/connectors/y/config", json={**SOURCE, "connector.class": "Nope"})
     assert (await error(put, 500)).startswith(prefix.format("Nope"))
+    assert await (await client.get("/connectors")).json() == []
+
+
+class HalfWrittenSource(SourceConnector):
+    """A connector whose author forgot ``task_class``: abstract, so it cannot be instantiated."""
+
+    def start(self, props: dict[str, str]) -> None:
+        pass
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [{}]
+
+    def stop(self) -> None:
+        pass
+
+
+async def test_a_connector_class_that_cannot_be_instantiated_is_500_instantiation_error_as_in_connect(
+        client: Client, engine: Engine) -> None:
+    half = f"{__name__}.HalfWrittenSource"
+    created = await client.post("/connectors", json={"name": "x", "config": {**SOURCE, "connector.class": half}})
+    assert await error(created, 500) == "Instantiation error"  # Connect's Plugins.newPlugin
+    put = await client.put("/connectors/x/config", json={**SOURCE, "connector.class": half})
+    assert await error(put, 500) == "Instantiation error"
+    validated = await client.put(f"/connector-plugins/{half}/config/validate", json={"connector.class": half})
+    assert await error(validated, 500) == "org.apache.kafka.connect.errors.ConnectException: Instantiation error"
+    with pytest.raises(ConnectorInstantiationError) as raised:  # embedded: a typed EngineError, the cause chained
+        await engine.create_connector("x", {**SOURCE, "connector.class": half})
+    assert isinstance(raised.value, EngineError)
+    assert isinstance(raised.value.__cause__, TypeError)
+    assert "task_class" in raised.value.detail
     assert await (await client.get("/connectors")).json() == []
 
 
@@ -323,3 +360,11 @@ async def test_unknown_create_fields_and_non_object_bodies_are_500_as_in_connect
         "Cannot deserialize value of type `java.util.LinkedHashMap<java.lang.String,java.lang.String>` from String "
         "value (token `JsonToken.VALUE_STRING`)")
     assert await (await client.get("/connectors")).json() == []
+
+
+async def test_a_body_that_is_not_utf8_answers_jacksons_message(client: Client) -> None:
+    latin1 = '{"name": "caf\u00e9", "config": {}}'.encode("latin-1")  # é as one byte, then a quote
+    answer = await client.post("/connectors", data=latin1, headers={"Content-Type": "application/json"})
+    assert await error(answer, 500) == "Invalid UTF-8 middle byte 0x22"
+    answer = await client.put("/connectors/x/config", data=b"\xff{}", headers={"Content-Type": "application/json"})
+    assert await error(answer, 500) == "Invalid UTF-8 start byte 0xff"

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from engine import Engine
@@ -18,7 +19,7 @@ from engine.rest.app import make_app
 from engine.testing import FAULTS, RecordingSinkConnector, RecordingSourceConnector
 from tests.rest.conftest import FAST, SINK, SOURCE
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 
 RECORDING_SOURCE = "engine.testing.recording.RecordingSourceConnector"
 RECORDING_SINK = "engine.testing.recording.RecordingSinkConnector"
@@ -63,8 +64,9 @@ class NullConfigSinkConnector(_Plain):
 '''
 
 FRAMEWORK_KEYS = [
-    "name", "connector.class", "tasks.max", "tasks.max.enforce", "key.converter", "value.converter",
-    "header.converter", "transforms", "predicates", "config.action.reload", "offsets.reset.on.delete",
+    "name", "connector.class", "connector.plugin.version", "tasks.max", "tasks.max.enforce", "key.converter",
+    "key.converter.plugin.version", "value.converter", "value.converter.plugin.version", "header.converter",
+    "header.converter.plugin.version", "transforms", "predicates", "config.action.reload", "offsets.reset.on.delete",
     "errors.retry.timeout", "errors.retry.delay.max.ms", "errors.tolerance", "errors.log.enable",
     "errors.log.include.messages",
 ]
@@ -83,8 +85,9 @@ FRAMEWORK_SINK_KEYS = [*FRAMEWORK_KEYS, "topics", "topics.regex", *DLQ_KEYS, *RE
 
 @pytest.fixture
 async def acme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Client]:
-    """An engine whose plugin.path holds the ``acme_rest`` module, behind the REST app."""
-    (tmp_path / "acme_rest.py").write_text(textwrap.dedent(ACME), encoding="utf-8")
+    """An engine whose plugin.path holds the ``acme_rest`` plugin package, behind the REST app."""
+    (tmp_path / "acme_rest").mkdir()
+    (tmp_path / "acme_rest" / "__init__.py").write_text(textwrap.dedent(ACME), encoding="utf-8")
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.setattr(plugin_discovery, "_PATH_PLUGINS", {})
     try:
@@ -265,6 +268,19 @@ async def test_validate_a_valid_config(client: Client) -> None:
     assert values["header.converter"]["value"] is None
 
 
+async def test_validate_reports_a_converter_class_that_does_not_exist(client: Client) -> None:
+    config = {**SOURCE, "name": "orders", "value.converter": "com.example.NoSuchConverter",
+              "key.converter": "org.apache.kafka.connect.storage.StringConverter", "header.converter": "Nope"}
+    infos = await ok(await client.put("/connector-plugins/RecordingSourceConnector/config/validate", json=config))
+    values = _values(infos)
+    assert values["value.converter"]["errors"] == ["Invalid value com.example.NoSuchConverter for configuration "
+                                                   "value.converter: Class com.example.NoSuchConverter could not be found."]
+    assert values["header.converter"]["errors"] == [
+        "Invalid value Nope for configuration header.converter: Class Nope could not be found."]
+    assert values["key.converter"]["errors"] == []
+    assert infos["error_count"] == 2
+
+
 async def test_a_hung_validate_times_out_naming_the_stage(client: Client) -> None:
     FAULTS.inject("slow", "validate", "block")
     response = await client.put("/connector-plugins/RecordingSource/config/validate", json={**SOURCE, "name": "slow"})
@@ -327,7 +343,7 @@ async def test_validate_rejects_mismatched_missing_and_unknown_types(client: Cli
     # Connect validates on another thread and answers what it throws there as 500 "<its class>: <message>"
     missing = await client.put("/connector-plugins/RecordingSource/config/validate", json={"name": "x"})
     assert await error(missing, 500) == ("org.apache.kafka.connect.runtime.rest.errors.BadRequestException: "
-                                         "Connector config {'name': 'x'} contains no connector type")
+                                         "Connector config {name=x} contains no connector type")
     unknown = await client.put("/connector-plugins/Nope/config/validate", json={"connector.class": "Nope"})
     assert (await error(unknown, 500)).startswith(
         "org.apache.kafka.connect.errors.ConnectException: Failed to find any class that implements Connector and "

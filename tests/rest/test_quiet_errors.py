@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from structlog.testing import capture_logs
 
@@ -15,7 +16,7 @@ from engine.rest.app import make_app
 from engine.testing import CALLS, FAULTS
 from tests.rest.conftest import FAST, SOURCE
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 QUIET = {**FAST, "error.rest.response.message.detail.enabled": "false"}
 
 
@@ -81,7 +82,7 @@ async def test_client_errors_keep_their_messages(quiet: Client) -> None:
     assert response.status == 404
     assert (await response.json())["message"] == "No status found for connector ghost"
     bad = await quiet.post("/connectors", json={"name": "x", "config": {"tasks.max": "1"}})
-    assert (await bad.json())["message"] == "Connector config {'tasks.max': '1', 'name': 'x'} contains no connector type"
+    assert (await bad.json())["message"] == "Connector config {tasks.max=1, name=x} contains no connector type"
 
 
 async def test_a_bad_value_is_refused_when_the_app_is_made() -> None:

@@ -21,6 +21,8 @@ from aiokafka.errors import (
 )
 from aiokafka.protocol.metadata import MetadataRequest
 
+from engine.config.kafka_clients.accounting import track
+
 DIAGNOSE_TIMEOUT_S = 10.0
 
 
@@ -91,6 +93,7 @@ async def start_client(client: Any) -> None:
     """``await client.start()``; a failed bootstrap or SASL exchange raises a ``KafkaError`` naming its cause."""
     try:
         await client.start()
+        track(client)  # Connect's client metrics: connections and bytes (``accounting``)
     except KafkaConnectionError as exc:
         reason = await diagnose(client)
         if reason is None:

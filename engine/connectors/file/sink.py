@@ -1,14 +1,17 @@
-"""Appends each record's value as a line; ``flush`` makes what was written durable."""
+"""Appends each record's value as a line to a file (or standard output), as Kafka's
+``FileStreamSinkConnector`` does; ``flush`` makes what was written durable."""
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Collection, Mapping
-from typing import IO
+from typing import Any, ClassVar, TextIO
 
 from engine.api import (
     ConfigDef,
     ConfigType,
+    ConnectException,
     Importance,
     SinkConnector,
     SinkRecord,
@@ -18,11 +21,14 @@ from engine.api import (
 )
 
 FILE = "file"
-CONFIG_DEF = ConfigDef().define(FILE, ConfigType.STRING, importance=Importance.HIGH,
-                                documentation="Destination filename")
+CONFIG_DEF = ConfigDef().define(FILE, ConfigType.STRING, None, importance=Importance.HIGH,
+                                documentation="Destination filename. If not specified, the standard output will be "
+                                              "used")
 
 
 class FileStreamSinkConnector(SinkConnector):
+    java_class: ClassVar[str | None] = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+
     def start(self, props: dict[str, str]) -> None:
         CONFIG_DEF.parse(props)
         self._props = dict(props)
@@ -42,24 +48,48 @@ class FileStreamSinkConnector(SinkConnector):
     def version(self) -> str:
         return "1.0.0"
 
+    def alter_offsets(self, connector_config: Mapping[str, str], offsets: Mapping[TopicPartition, int | None]) -> bool:
+        """Nothing to alter outside Kafka, and no rule on the offsets: the framework's own are all there is."""
+        return True
+
+
+def _text(value: Any) -> str:
+    """What Java's ``PrintStream.println(Object)`` prints for the common values."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
 
 class FileStreamSinkTask(SinkTask):
+    java_class: ClassVar[str | None] = "org.apache.kafka.connect.file.FileStreamSinkTask"
+
     def start(self, props: dict[str, str]) -> None:
-        self._file: IO[str] | None = open(CONFIG_DEF.parse(props)[FILE], "a", encoding="utf-8")  # noqa: SIM115
+        filename = CONFIG_DEF.parse(props)[FILE]
+        self._file: TextIO | None
+        if not filename:
+            self._file, self._owned = sys.stdout, False
+            return
+        try:
+            self._file, self._owned = open(filename, "a", encoding="utf-8"), True  # noqa: SIM115
+        except OSError as exc:
+            raise ConnectException(f"Couldn't find or create file '{filename}' for FileStreamSinkTask") from exc
 
     def put(self, records: Collection[SinkRecord]) -> None:
         assert self._file is not None
         for record in records:
-            self._file.write(f"{record.value}\n")
+            self._file.write(_text(record.value) + "\n")
 
     def flush(self, current_offsets: Mapping[TopicPartition, object]) -> None:
         if self._file is not None:
             self._file.flush()
-            os.fsync(self._file.fileno())
+            if self._owned:
+                os.fsync(self._file.fileno())
 
     def stop(self, connector_deleted: bool = False) -> None:
         file, self._file = self._file, None
-        if file is not None:
+        if file is not None and self._owned:
             file.close()
 
     def version(self) -> str:
