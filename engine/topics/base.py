@@ -220,11 +220,14 @@ class Topics(Protocol):
 
     async def create_topic(self, name: str, partitions: int = 1,
                            configs: Mapping[str, str] | None = None,
-                           client_config: Mapping[str, Any] | None = None) -> bool:
+                           client_config: Mapping[str, Any] | None = None, *,
+                           replication_factor: int | None = None) -> bool:
         """Create the topic if it does not exist; True if this call created it.
 
         ``client_config``: a connector's Kafka admin client arguments (``admin.override.*``); a broker's
-        topics use them, in-process ones have no client to apply them to.
+        topics use them, in-process ones have no client to apply them to. ``replication_factor``: a
+        broker's copies of each partition (-1: the broker's ``default.replication.factor``; None: the
+        backend's own); in-process topics have one copy.
         """
         ...
 

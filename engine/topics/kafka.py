@@ -197,26 +197,29 @@ class KafkaTopics:
         return client
 
     async def create_topic(self, name: str, partitions: int = 1, configs: Mapping[str, str] | None = None,
-                           client_config: Mapping[str, Any] | None = None) -> bool:
+                           client_config: Mapping[str, Any] | None = None, *,
+                           replication_factor: int | None = None) -> bool:
         """``client_config``: a connector's admin settings (``admin.override.*``), used by an admin client
-        made for this call."""
+        made for this call; ``replication_factor``: None for this instance's own, -1 for the broker's."""
         admin = self._require(self._admin)
+        replicas = self.replication_factor if replication_factor is None else replication_factor
         if client_config is None:
-            return await self._create_topic(admin, name, partitions, configs)
+            return await self._create_topic(admin, name, partitions, configs, replicas)
         own = AIOKafkaAdminClient(**{"bootstrap_servers": self.bootstrap_servers,
                                      "client_id": f"{self.client_id}-admin", **client_config})
         try:
             await start_client(own)
-            return await self._create_topic(own, name, partitions, configs)
+            return await self._create_topic(own, name, partitions, configs, replicas)
         except KafkaError as exc:
             raise _error(exc, f"create topic '{name}'") from exc
         finally:
             await own.close()
 
-    async def _create_topic(self, admin: Any, name: str, partitions: int, configs: Mapping[str, str] | None) -> bool:
+    async def _create_topic(self, admin: Any, name: str, partitions: int, configs: Mapping[str, str] | None,
+                            replicas: int) -> bool:
         # -1 means "broker default"; aiokafka accepts it only alongside an (empty) assignment
-        assignments: dict[int, list[int]] | None = {} if self.replication_factor == -1 else None
-        new = NewTopic(name, partitions, self.replication_factor, replica_assignments=assignments,
+        assignments: dict[int, list[int]] | None = {} if replicas == -1 else None
+        new = NewTopic(name, partitions, replicas, replica_assignments=assignments,
                        topic_configs=dict(configs or {}))
         try:
             response = await admin.create_topics([new])
@@ -224,7 +227,7 @@ class KafkaTopics:
             raise _error(exc, f"create topic '{name}'") from exc
         for _, code, *rest in response.topic_errors:
             if code == 0:
-                log.info("topics.topic_created", topic=name, partitions=partitions)
+                log.info("topics.topic_created", topic=name, partitions=partitions, replication_factor=replicas)
                 return True
             error = for_code(code)
             if error is TopicAlreadyExistsError:
@@ -668,6 +671,9 @@ class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
 
 _EPOCH_CHECK_ATTEMPTS = 20  # failed OffsetsForLeaderEpoch calls in a row before records go through unchecked
 _EPOCH_SPANS_KEPT = 64
+# How often a consumer asks for metadata again while a topic it subscribed to is missing from it
+# (Java's consumer re-requests it after retry.backoff.ms, up to retry.backoff.max.ms: 1 s).
+MISSING_TOPIC_REFRESH_S = 1.0
 
 
 class KafkaConsumer:
@@ -690,8 +696,23 @@ class KafkaConsumer:
         self._failed_checks: dict[TopicPartition, int] = {}
         self._truncations: list[Truncation] = []
         self._epoch_checks = True  # off once the broker turns out not to know OffsetsForLeaderEpoch
+        self._refreshed_at = 0.0
+
+    def _refresh_missing_topics(self) -> None:
+        """A subscribed topic that did not exist when the group was joined (a sink started before its
+        topic) appears only once metadata is fetched again: aiokafka waits ``metadata_max_age_ms``
+        (5 minutes) for that, Java's consumer retries within a second; so ask again, as Java does."""
+        now = asyncio.get_running_loop().time()
+        if now - self._refreshed_at < MISSING_TOPIC_REFRESH_S:
+            return
+        cluster = self._client._client.cluster
+        known = cluster.topics()
+        if any(topic not in known for topic in self._client.subscription()):
+            self._refreshed_at = now
+            self._client._client.force_metadata_update()
 
     async def getmany(self, timeout_ms: int = 0, max_records: int | None = None) -> list[ConsumedRecord]:
+        self._refresh_missing_topics()
         try:
             batches = await self._client.getmany(timeout_ms=timeout_ms, max_records=max_records)
         except ConsumerStoppedError as exc:

@@ -149,8 +149,9 @@ class MemoryTopics:
     # ---- topics ---------------------------------------------------------------------------
 
     async def create_topic(self, name: str, partitions: int = 1, configs: Mapping[str, str] | None = None,
-                           client_config: Mapping[str, Any] | None = None) -> bool:
-        self._require_open()  # client_config: no Kafka client here to apply it to
+                           client_config: Mapping[str, Any] | None = None, *,
+                           replication_factor: int | None = None) -> bool:
+        self._require_open()  # client_config, replication_factor: no Kafka client, one copy in memory
         return self._create(name, partitions, configs or {})
 
     def _create(self, name: str, partitions: int, configs: Mapping[str, str]) -> bool:

@@ -553,6 +553,11 @@ class SinkLoop(TaskLoop):
         if not to_commit:  # the task opted out: nothing to write, the attempt succeeded
             self.counters.commit(True, time.monotonic() - started)
             return
+        if all(self._committed.get(tp) == offset for tp, offset in to_commit.items()):
+            # Connect's "Skipping offset commit, no change since last commit": an idle or paused sink
+            # does not write the same offsets to the broker every offset.flush.interval.ms
+            self.counters.commit(True, time.monotonic() - started)
+            return
         try:
             await consumer.commit(to_commit)
         except Exception as exc:  # a failed commit is retried at the next one, as in Connect
