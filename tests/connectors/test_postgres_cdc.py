@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,10 +25,27 @@ from engine.errors import ConfigError
 from engine.storage.offsets import MemoryOffsetStore
 from engine.testing import eventually
 from tests.connectors.cdc_support import FAST, KILLED_IN_DELETED, CdcTable, topic_values
+from tests.integration.brokers import Broker
 from tests.postgres_server import LogicalPostgres
 from tests.session_services import postgres_url
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+# the worker's stores: files, or Apache Kafka 4.1 (config and offset topics, the data topics, the sink's group)
+STORES = pytest.mark.parametrize("stores", ["files", pytest.param("kafka", marks=pytest.mark.integration)])
+
+
+def worker_stores(stores: str, tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, str]:
+    if stores == "kafka":
+        kafka: Broker = request.getfixturevalue("kafka")
+        tag = uuid.uuid4().hex[:8]
+        return {**FAST, "bootstrap.servers": kafka.bootstrap, "config.storage.topic": f"configs-{tag}",
+                "offset.storage.topic": f"offsets-{tag}"}
+    return {**FAST, "config.storage.file.filename": str(tmp_path / "configs.log"),
+            "status.storage.file.filename": str(tmp_path / "status.log"),
+            "offset.storage.file.filename": str(tmp_path / "offsets.log"),
+            "topics.storage.file.filename": str(tmp_path / "topics.log")}
 
 
 @pytest.fixture
@@ -88,14 +106,13 @@ async def test_provisions_streams_and_keeps_the_slot_until_delete_drops_it(table
         assert table.provisioned(slot) == (False, False)
 
 
+@STORES
 async def test_a_worker_restart_keeps_the_slot_and_resumes_after_the_committed_lsn(
-        table: CdcTable, tmp_path: Path) -> None:
+        table: CdcTable, tmp_path: Path, stores: str,
+        request: pytest.FixtureRequest) -> None:
     name = f"cdc-{table.name}"
     slot, topic = _slot(name), f"{name}.public.{table.name}"
-    worker = {**FAST, "config.storage.file.filename": str(tmp_path / "configs.log"),
-              "status.storage.file.filename": str(tmp_path / "status.log"),
-              "offset.storage.file.filename": str(tmp_path / "offsets.log"),
-              "topics.storage.file.filename": str(tmp_path / "topics.log")}
+    worker = worker_stores(stores, tmp_path, request)
     async with Engine(worker) as engine:
         await engine.create_connector(name, table.config())
         await engine.wait_for_state(name, "RUNNING", tasks=1)

@@ -21,13 +21,13 @@ pytestmark = pytest.mark.timeout(240)  # separate worker processes and real reba
 
 
 @pytest.fixture
-def https_cluster(noida: Broker, tmp_path: Path) -> Iterator[tuple[WorkerCluster, Pki]]:
+def https_cluster(kafka: Broker, tmp_path: Path) -> Iterator[tuple[WorkerCluster, Pki]]:
     pki = make_pki(tmp_path / "pki")
     client = ssl.create_default_context(cafile=str(pki.ca_pem))
     client.load_cert_chain(str(pki.client_cert), str(pki.client_key))
     tls = {"ssl.keystore.type": "PEM", "ssl.keystore.location": str(pki.server_pem), "ssl.truststore.type": "PEM",
            "ssl.truststore.location": str(pki.ca_pem), "ssl.client.authentication": "required"}
-    with worker_cluster(noida.bootstrap, tmp_path, scheme="https", tls=client, extra=tls) as made:
+    with worker_cluster(kafka.bootstrap, tmp_path, scheme="https", tls=client, extra=tls) as made:
         yield made, pki
 
 

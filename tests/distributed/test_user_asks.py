@@ -41,8 +41,8 @@ async def metric(worker: WorkerProcess, name: str, connector: str) -> float | No
     return values[0] if values else None
 
 
-async def test_dlq_rate_limits_and_initial_offsets_on_real_data(noida: Broker, tmp_path: Path) -> None:
-    with worker_cluster(noida.bootstrap, tmp_path) as cluster:
+async def test_dlq_rate_limits_and_initial_offsets_on_real_data(kafka: Broker, tmp_path: Path) -> None:
+    with worker_cluster(kafka.bootstrap, tmp_path) as cluster:
         first, second = cluster.start_worker(), cluster.start_worker()
         await cluster.started(first, second)
         source_file, out_file, dead_file = tmp_path / "in.txt", tmp_path / "out.txt", tmp_path / "dead.txt"
@@ -131,11 +131,11 @@ class LateConnector(SourceConnector):
 '''
 
 
-async def test_quiet_errors_and_a_plugin_installed_while_the_cluster_runs(noida: Broker, tmp_path: Path) -> None:
+async def test_quiet_errors_and_a_plugin_installed_while_the_cluster_runs(kafka: Broker, tmp_path: Path) -> None:
     plugins = tmp_path / "plugins"
     plugins.mkdir()
     extra = {"error.rest.response.message.detail.enabled": "false", "plugin.path": str(plugins)}
-    with worker_cluster(noida.bootstrap, tmp_path, extra=extra) as cluster:
+    with worker_cluster(kafka.bootstrap, tmp_path, extra=extra) as cluster:
         first, second = cluster.start_worker(), cluster.start_worker()
         await cluster.started(first, second)
 
