@@ -1,7 +1,7 @@
 PY  ?= python3
 BIN := .venv/bin
 
-.PHONY: install run reset demo kafka test unit integration lint type docs check bench clean
+.PHONY: install run reset demo kafka test unit integration fmt lint type docs check bench clean
 
 install:            ## venv + editable install with the dev tools and test brokers
 	$(PY) -m venv .venv
@@ -29,8 +29,12 @@ unit:               ## every test not marked integration (no brokers); covers ev
 integration:        ## every test marked integration: real brokers, Spark, PostgreSQL for CDC, RabbitMQ, worker processes
 	$(BIN)/pytest -q -m integration
 
-lint:               ## ruff, and the import layers (import-linter contracts in pyproject.toml)
-	$(BIN)/ruff check engine states tests bench
+fmt:                ## ruff format (lint checks it)
+	$(BIN)/ruff format engine states tests bench docs/gen_reference.py
+
+lint:               ## ruff (lint and format), and the import layers (import-linter contracts in pyproject.toml)
+	$(BIN)/ruff check engine states tests bench docs
+	$(BIN)/ruff format --check engine states tests bench docs/gen_reference.py
 	$(BIN)/lint-imports
 
 type:               ## mypy --strict over engine, states and tests

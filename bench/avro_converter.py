@@ -47,14 +47,21 @@ from engine.data.schema import Schema
 from engine.data.values import Struct
 from tests.schema_registry import start_registry
 
-SCHEMA = (SchemaBuilder.struct().name("bench.Order")
-          .field("id", Schema.INT64_SCHEMA).field("customer", Schema.STRING_SCHEMA)
-          .field("qty", Schema.INT32_SCHEMA).field("note", Schema.OPTIONAL_STRING_SCHEMA)
-          .field("price", Schema.FLOAT64_SCHEMA).field("paid", Schema.BOOLEAN_SCHEMA)
-          .field("amount", Decimal.schema(2)).field("at", Timestamp.schema())
-          .field("sku", Schema.STRING_SCHEMA)
-          .field("attrs", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.STRING_SCHEMA).build())
-          .build())
+SCHEMA = (
+    SchemaBuilder.struct()
+    .name("bench.Order")
+    .field("id", Schema.INT64_SCHEMA)
+    .field("customer", Schema.STRING_SCHEMA)
+    .field("qty", Schema.INT32_SCHEMA)
+    .field("note", Schema.OPTIONAL_STRING_SCHEMA)
+    .field("price", Schema.FLOAT64_SCHEMA)
+    .field("paid", Schema.BOOLEAN_SCHEMA)
+    .field("amount", Decimal.schema(2))
+    .field("at", Timestamp.schema())
+    .field("sku", Schema.STRING_SCHEMA)
+    .field("attrs", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.STRING_SCHEMA).build())
+    .build()
+)
 ROUNDS = 5
 
 
@@ -62,9 +69,18 @@ def records(n: int) -> tuple[list[Struct], list[dict[str, Any]]]:
     structs, dicts = [], []
     at = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
     for i in range(n):
-        plain = {"id": i, "customer": f"customer-{i % 97}", "qty": i % 13, "note": None if i % 3 else "gift",
-                 "price": i * 0.5, "paid": bool(i % 2), "amount": decimal.Decimal(i).scaleb(-2),
-                 "at": at + dt.timedelta(seconds=i), "sku": f"SKU-{i:08d}", "attrs": {"color": "red", "size": "M"}}
+        plain = {
+            "id": i,
+            "customer": f"customer-{i % 97}",
+            "qty": i % 13,
+            "note": None if i % 3 else "gift",
+            "price": i * 0.5,
+            "paid": bool(i % 2),
+            "amount": decimal.Decimal(i).scaleb(-2),
+            "at": at + dt.timedelta(seconds=i),
+            "sku": f"SKU-{i:08d}",
+            "attrs": {"color": "red", "size": "M"},
+        }
         struct = Struct(SCHEMA)
         for key, value in plain.items():
             struct.put(key, value)
@@ -90,9 +106,16 @@ async def fastavro_kafka_baseline(bootstrap: str, dicts: list[dict[str, Any]], p
     finally:
         await admin.close()
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=False)
-    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=f"g-{topic}", auto_offset_reset="earliest",
-                                enable_auto_commit=False, session_timeout_ms=6000, heartbeat_interval_ms=2000,
-                                fetch_max_wait_ms=100)
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=f"g-{topic}",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        session_timeout_ms=6000,
+        heartbeat_interval_ms=2000,
+        fetch_max_wait_ms=100,
+    )
     write, read = fastavro.schemaless_writer, fastavro.schemaless_reader
     n = len(dicts)
     await producer.start()
@@ -133,9 +156,12 @@ async def pipeline(n: int, registry_url: str) -> list[tuple[str, float, list[flo
     from engine.testing.kafka import apache_kafka
 
     avro = "io.confluent.connect.avro.AvroConverter"
-    data_plane.CONVERTERS["avro"] = {"key.converter": avro, "value.converter": avro,
-                                     "key.converter.schema.registry.url": registry_url,
-                                     "value.converter.schema.registry.url": registry_url}
+    data_plane.CONVERTERS["avro"] = {
+        "key.converter": avro,
+        "value.converter": avro,
+        "key.converter.schema.registry.url": registry_url,
+        "value.converter.schema.registry.url": registry_url,
+    }
     scenario = data_plane.Scenario("avro", "Avro", "avro", "raw aiokafka + fastavro both ways")
     json_scenario = data_plane.Scenario("schema", "JSON with schemas", "schema", "")
     data = data_plane.payload("schema", n)  # Structs of bench.Customer; the JSON scenario's too
@@ -146,20 +172,31 @@ async def pipeline(n: int, registry_url: str) -> list[tuple[str, float, list[flo
     runs: dict[str, list[float]] = {"avro": [], "json": [], "base": []}
     with apache_kafka("4.1") as kafka:
         bootstrap = kafka.bootstrap_servers()
-        worker = {**data_plane.WORKER, "bootstrap.servers": bootstrap,
-                  "config.storage.topic": f"bench-configs-{time.monotonic_ns()}", "consumer.session.timeout.ms": "6000"}
+        worker = {
+            **data_plane.WORKER,
+            "bootstrap.servers": bootstrap,
+            "config.storage.topic": f"bench-configs-{time.monotonic_ns()}",
+            "consumer.session.timeout.ms": "6000",
+        }
         async with Engine(worker) as engine:
             for _ in range(data_plane.REPEATS):
                 runs["avro"].append(n / await data_plane.engine_run(engine, scenario, data))
                 runs["json"].append(n / await data_plane.engine_run(engine, json_scenario, data))
                 runs["base"].append(n / await fastavro_kafka_baseline(bootstrap, dicts, parsed))
-    return [(label, statistics.median(runs[key]), runs[key]) for key, label in
-            (("avro", "engine, AvroConverter"), ("json", "engine, JsonConverter (schemas)"),
-             ("base", "raw aiokafka + fastavro schemaless"))]
+    return [
+        (label, statistics.median(runs[key]), runs[key])
+        for key, label in (
+            ("avro", "engine, AvroConverter"),
+            ("json", "engine, JsonConverter (schemas)"),
+            ("base", "raw aiokafka + fastavro schemaless"),
+        )
+    ]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--pipeline-records", type=int, default=50_000)
     parser.add_argument("--no-pipeline", action="store_true", help="the converter comparison only")
@@ -178,8 +215,9 @@ def main() -> None:
             framed = [writer.from_connect_data(topic, SCHEMA, s) for s in structs]  # warm: registers once
             reader.to_connect_data(topic, framed[0])  # warm: fetches once
             assert writer.settings is not None
-            parsed = fastavro.parse_schema(json.loads(writer.settings.client.by_id(
-                int.from_bytes(framed[0][1:5], "big")).schema))
+            parsed = fastavro.parse_schema(
+                json.loads(writer.settings.client.by_id(int.from_bytes(framed[0][1:5], "big")).schema)
+            )
             payloads = []
             for d in dicts:
                 out = io.BytesIO()
@@ -215,22 +253,28 @@ def main() -> None:
             registry.stop()
     med = {k: rate(n, statistics.median(v)) for k, v in timings.items()}
     command = " ".join(["python bench/avro_converter.py", *sys.argv[1:]])
-    text = (f"\n## Avro converter vs bare fastavro (`{command}`)\n\n"
-            f"{platform.python_implementation()} {platform.python_version()}, fastavro {fastavro.__version__}; "
-            f"{n:,} records of 10 fields, median of {ROUNDS} rounds; registry round trips made by the writer: "
-            f"{requests} (Apicurio Registry started {registry.started_in_s:.1f} s).\n\n"
-            "| path | AvroConverter records/s | fastavro schemaless records/s | ratio |\n|---|---:|---:|---:|\n"
-            f"| write (Struct -> framed bytes vs dict -> bytes) | {med['conv_w']:,.0f} | {med['base_w']:,.0f} | "
-            f"{med['conv_w'] / med['base_w']:.2f}x |\n"
-            f"| read (framed bytes -> Struct vs bytes -> dict) | {med['conv_r']:,.0f} | {med['base_r']:,.0f} | "
-            f"{med['conv_r'] / med['base_r']:.2f}x |\n")
+    text = (
+        f"\n## Avro converter vs bare fastavro (`{command}`)\n\n"
+        f"{platform.python_implementation()} {platform.python_version()}, fastavro {fastavro.__version__}; "
+        f"{n:,} records of 10 fields, median of {ROUNDS} rounds; registry round trips made by the writer: "
+        f"{requests} (Apicurio Registry started {registry.started_in_s:.1f} s).\n\n"
+        "| path | AvroConverter records/s | fastavro schemaless records/s | ratio |\n|---|---:|---:|---:|\n"
+        f"| write (Struct -> framed bytes vs dict -> bytes) | {med['conv_w']:,.0f} | {med['base_w']:,.0f} | "
+        f"{med['conv_w'] / med['base_w']:.2f}x |\n"
+        f"| read (framed bytes -> Struct vs bytes -> dict) | {med['conv_r']:,.0f} | {med['base_r']:,.0f} | "
+        f"{med['conv_r'] / med['base_r']:.2f}x |\n"
+    )
     if rows:
         base = rows[-1][1]
-        text += (f"\nThe data plane with Avro on Apache Kafka 4.1 (one node), {args.pipeline_records:,} records of "
-                 "`bench.Customer` (4 fields), source -> topic -> sink, median of 3:\n\n"
-                 "| run | records/s | vs baseline | runs |\n|---|---:|---:|---|\n")
-        text += "".join(f"| {label} | {rate_:,.0f} | {rate_ / base:.2f}x | {', '.join(f'{r:,.0f}' for r in runs)} |\n"
-                        for label, rate_, runs in rows)
+        text += (
+            f"\nThe data plane with Avro on Apache Kafka 4.1 (one node), {args.pipeline_records:,} records of "
+            "`bench.Customer` (4 fields), source -> topic -> sink, median of 3:\n\n"
+            "| run | records/s | vs baseline | runs |\n|---|---:|---:|---|\n"
+        )
+        text += "".join(
+            f"| {label} | {rate_:,.0f} | {rate_ / base:.2f}x | {', '.join(f'{r:,.0f}' for r in runs)} |\n"
+            for label, rate_, runs in rows
+        )
     print(text)
     append_to(args.append, text)
 

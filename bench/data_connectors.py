@@ -52,7 +52,9 @@ class BenchSourceTask(SourceTask):
 
     async def start(self, props: dict[str, str]) -> None:
         self.run = RUNS[props["bench.run"]]
-        self.batches = self.run.batches[int(props.get("bench.task", "0"))::int(props.get("bench.tasks", "1"))]
+        self.batches = self.run.batches[
+            int(props.get("bench.task", "0")) :: int(props.get("bench.tasks", "1"))
+        ]
         self.next = 0
 
     async def poll(self) -> list[SourceRecord] | None:

@@ -65,8 +65,12 @@ BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 CONVERTERS = {
     "bytes": {"key.converter": BYTES, "value.converter": BYTES},
-    "json": {"key.converter": JSON, "key.converter.schemas.enable": "false",
-             "value.converter": JSON, "value.converter.schemas.enable": "false"},
+    "json": {
+        "key.converter": JSON,
+        "key.converter.schemas.enable": "false",
+        "value.converter": JSON,
+        "value.converter.schemas.enable": "false",
+    },
     "schema": {"key.converter": JSON, "value.converter": JSON},  # schemas.enable=true, Kafka's default
 }
 SMTS = {
@@ -78,9 +82,15 @@ SMTS = {
     "transforms.replace.exclude": "active",
     "transforms.route.type": "org.apache.kafka.connect.transforms.TimestampRouter",
 }
-VALUE_SCHEMA = (SchemaBuilder.struct().name("bench.Customer")
-                .field("id", Schema.INT64_SCHEMA).field("name", Schema.STRING_SCHEMA)
-                .field("amount", Schema.FLOAT64_SCHEMA).field("active", Schema.BOOLEAN_SCHEMA).build())
+VALUE_SCHEMA = (
+    SchemaBuilder.struct()
+    .name("bench.Customer")
+    .field("id", Schema.INT64_SCHEMA)
+    .field("name", Schema.STRING_SCHEMA)
+    .field("amount", Schema.FLOAT64_SCHEMA)
+    .field("active", Schema.BOOLEAN_SCHEMA)
+    .build()
+)
 
 
 @dataclass(frozen=True)
@@ -102,11 +112,24 @@ MEMORY_SCENARIOS = [
 BROKER_SCENARIOS = [
     Scenario("bytes", "byte pass-through (100 B)", "bytes", "raw aiokafka", target=0.8),
     Scenario("json", "schema-less JSON", "json", "raw aiokafka + orjson both ways", target=0.8),
-    Scenario("schema", "JSON with schemas (Struct)", "schema", "raw aiokafka + orjson both ways (same envelope)"),
-    Scenario("smt", "schema-less JSON + 3 SMTs on the sink", "json", "raw aiokafka + orjson both ways",
-             sink_extra=SMTS),
-    Scenario("4x4", "schema-less JSON, 4 partitions, tasks.max=4", "json",
-             "raw aiokafka + orjson both ways, 4 consumers", partitions=4, tasks=4),
+    Scenario(
+        "schema", "JSON with schemas (Struct)", "schema", "raw aiokafka + orjson both ways (same envelope)"
+    ),
+    Scenario(
+        "smt",
+        "schema-less JSON + 3 SMTs on the sink",
+        "json",
+        "raw aiokafka + orjson both ways",
+        sink_extra=SMTS,
+    ),
+    Scenario(
+        "4x4",
+        "schema-less JSON, 4 partitions, tasks.max=4",
+        "json",
+        "raw aiokafka + orjson both ways, 4 consumers",
+        partitions=4,
+        tasks=4,
+    ),
 ]
 
 
@@ -130,17 +153,26 @@ def payload(kind: str, n: int) -> Payload:
     converter = JsonConverter()
     converter.configure({}, is_key=False)
     schema_node = orjson.loads(converter.schema_json(VALUE_SCHEMA))
-    structs = [Struct(VALUE_SCHEMA).put("id", d["id"]).put("name", d["name"]).put("amount", d["amount"])
-               .put("active", d["active"]) for d in dicts]
+    structs = [
+        Struct(VALUE_SCHEMA)
+        .put("id", d["id"])
+        .put("name", d["name"])
+        .put("amount", d["amount"])
+        .put("active", d["active"])
+        for d in dicts
+    ]
     return Payload(structs, VALUE_SCHEMA, [{"schema": schema_node, "payload": d} for d in dicts], encode=True)
 
 
 def batches(topic: str, data: Payload) -> list[list[SourceRecord]]:
     partition = {"bench": "data-plane"}
-    records = [SourceRecord(topic=topic, value=v, value_schema=data.schema, source_partition=partition,
-                            source_offset={"i": i})
-               for i, v in enumerate(data.values)]
-    return [records[i:i + BATCH] for i in range(0, len(records), BATCH)]
+    records = [
+        SourceRecord(
+            topic=topic, value=v, value_schema=data.schema, source_partition=partition, source_offset={"i": i}
+        )
+        for i, v in enumerate(data.values)
+    ]
+    return [records[i : i + BATCH] for i in range(0, len(records), BATCH)]
 
 
 def _name() -> str:
@@ -148,6 +180,7 @@ def _name() -> str:
 
 
 # ---- engine ----------------------------------------------------------------------------------
+
 
 async def engine_run(engine: Engine, scenario: Scenario, data: Payload) -> float:
     """Seconds from a source task's first poll to the sink tasks holding every record."""
@@ -157,8 +190,9 @@ async def engine_run(engine: Engine, scenario: Scenario, data: Payload) -> float
     run = RUNS[name] = Run(batches(topic, data), len(data.values), partitions=scenario.partitions)
     config = {"bench.run": name, "tasks.max": str(scenario.tasks), **CONVERTERS[scenario.payload]}
     try:
-        await engine.create_connector(f"sink-{name}", {"connector.class": SINK, "topics": topic, **config,
-                                                       **scenario.sink_extra})
+        await engine.create_connector(
+            f"sink-{name}", {"connector.class": SINK, "topics": topic, **config, **scenario.sink_extra}
+        )
         async with asyncio.timeout(RUN_TIMEOUT_S):
             await run.assigned.wait()  # the sink owns every partition before anything is sent
         await engine.create_connector(f"source-{name}", {"connector.class": SOURCE, **config})
@@ -173,6 +207,7 @@ async def engine_run(engine: Engine, scenario: Scenario, data: Payload) -> float
 
 
 # ---- baselines -------------------------------------------------------------------------------
+
 
 async def memory_baseline(data: Payload) -> float:
     """The bare in-process log: send every value (encoded with orjson when JSON, awaiting the
@@ -190,7 +225,7 @@ async def memory_baseline(data: Payload) -> float:
         n = len(values)
         started = time.perf_counter()
         for i in range(0, n, BATCH):
-            chunk = values[i:i + BATCH]
+            chunk = values[i : i + BATCH]
             for future in [producer.send(topic, None, dumps(v) if encode else v) for v in chunk]:
                 await future
         seen = 0
@@ -214,10 +249,19 @@ async def kafka_baseline(engine: Engine, bootstrap: str, scenario: Scenario, dat
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=False)
     group = f"group-{topic}"
     # the engine's consumer settings (engine/topics/kafka.py): no auto-commit, 100 ms fetch wait
-    consumers = [AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest",
-                                  enable_auto_commit=False, session_timeout_ms=6000, heartbeat_interval_ms=2000,
-                                  fetch_max_wait_ms=100)
-                 for _ in range(scenario.tasks)]
+    consumers = [
+        AIOKafkaConsumer(
+            topic,
+            bootstrap_servers=bootstrap,
+            group_id=group,
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            session_timeout_ms=6000,
+            heartbeat_interval_ms=2000,
+            fetch_max_wait_ms=100,
+        )
+        for _ in range(scenario.tasks)
+    ]
     values, encode, dumps, loads = data.baseline, data.encode, orjson.dumps, orjson.loads
     n = len(values)
     seen = 0
@@ -242,8 +286,9 @@ async def kafka_baseline(engine: Engine, bootstrap: str, scenario: Scenario, dat
         try:
             await producer.partitions_for(topic)  # metadata, as the engine's producer has it warm
             async with asyncio.timeout(RUN_TIMEOUT_S):
-                while sum(len(c.assignment()) for c in consumers) < scenario.partitions or \
-                        any(not c.assignment() for c in consumers[:scenario.partitions]):
+                while sum(len(c.assignment()) for c in consumers) < scenario.partitions or any(
+                    not c.assignment() for c in consumers[: scenario.partitions]
+                ):
                     await asyncio.gather(*(c.getmany(timeout_ms=100) for c in consumers))
             started = time.perf_counter()
             readers = [asyncio.ensure_future(read(c)) for c in consumers]
@@ -264,19 +309,35 @@ async def kafka_baseline(engine: Engine, bootstrap: str, scenario: Scenario, dat
 
 # ---- measuring -------------------------------------------------------------------------------
 
-async def measure(where: str, scenario: Scenario, n: int, engine_once: Callable[[], Awaitable[float]],
-                  baseline_once: Callable[[], Awaitable[float]]) -> dict[str, Any]:
+
+async def measure(
+    where: str,
+    scenario: Scenario,
+    n: int,
+    engine_once: Callable[[], Awaitable[float]],
+    baseline_once: Callable[[], Awaitable[float]],
+) -> dict[str, Any]:
     """Median of REPEATS, engine and baseline alternating so drift hits both alike."""
     engine_s, baseline_s = [], []
     for _ in range(REPEATS):
         engine_s.append(await engine_once())
         baseline_s.append(await baseline_once())
-    row = {"where": where, "scenario": scenario, "n": n,
-           "engine": n / statistics.median(engine_s), "baseline": n / statistics.median(baseline_s),
-           "engine_runs": [n / s for s in engine_s], "baseline_runs": [n / s for s in baseline_s]}
+    row = {
+        "where": where,
+        "scenario": scenario,
+        "n": n,
+        "engine": n / statistics.median(engine_s),
+        "baseline": n / statistics.median(baseline_s),
+        "engine_runs": [n / s for s in engine_s],
+        "baseline_runs": [n / s for s in baseline_s],
+    }
     row["ratio"] = row["engine"] / row["baseline"]
-    print(f"{where:10} {scenario.key:6}  engine {row['engine']:>9,.0f} rec/s  baseline {row['baseline']:>9,.0f} "
-          f"rec/s  ratio {row['ratio']:.2f}", file=sys.stderr, flush=True)
+    print(
+        f"{where:10} {scenario.key:6}  engine {row['engine']:>9,.0f} rec/s  baseline {row['baseline']:>9,.0f} "
+        f"rec/s  ratio {row['ratio']:.2f}",
+        file=sys.stderr,
+        flush=True,
+    )
     return row
 
 
@@ -290,25 +351,41 @@ async def in_process(n: int, only: set[str] | None) -> list[dict[str, Any]]:
             if only and scenario.key not in only:
                 continue
             data = payload(scenario.payload, n)
-            rows.append(await measure("in-process", scenario, n,
-                                      lambda s=scenario, d=data: engine_run(engine, s, d),
-                                      lambda d=data: memory_baseline(d)))
+            rows.append(
+                await measure(
+                    "in-process",
+                    scenario,
+                    n,
+                    lambda s=scenario, d=data: engine_run(engine, s, d),
+                    lambda d=data: memory_baseline(d),
+                )
+            )
     return rows
 
 
 async def on_broker(n: int, only: set[str] | None) -> list[dict[str, Any]]:
     rows = []
     with running_broker("noida") as broker:
-        worker = {**WORKER, "bootstrap.servers": broker.bootstrap,
-                  "config.storage.topic": f"bench-configs-{_name()}", "consumer.session.timeout.ms": "6000"}
+        worker = {
+            **WORKER,
+            "bootstrap.servers": broker.bootstrap,
+            "config.storage.topic": f"bench-configs-{_name()}",
+            "consumer.session.timeout.ms": "6000",
+        }
         async with Engine(worker) as engine:
             for scenario in BROKER_SCENARIOS:
                 if only and scenario.key not in only:
                     continue
                 data = payload(scenario.payload, n)
-                rows.append(await measure("broker", scenario, n,
-                                          lambda s=scenario, d=data: engine_run(engine, s, d),
-                                          lambda s=scenario, d=data: kafka_baseline(engine, broker.bootstrap, s, d)))
+                rows.append(
+                    await measure(
+                        "broker",
+                        scenario,
+                        n,
+                        lambda s=scenario, d=data: engine_run(engine, s, d),
+                        lambda s=scenario, d=data: kafka_baseline(engine, broker.bootstrap, s, d),
+                    )
+                )
     return rows
 
 
@@ -330,7 +407,7 @@ def markdown(rows: list[dict[str, Any]], command: str, n_memory: int, n_broker: 
         "(`producer().send` per value, awaiting the futures, then a group consumer's `getmany` until all N are "
         "read).",
         "- broker: noida on 127.0.0.1; engine on Kafka topics; baseline = raw aiokafka "
-        "(`AIOKafkaProducer(acks=\"all\", enable_idempotence=False)`, send all without awaiting each, flush; "
+        '(`AIOKafkaProducer(acks="all", enable_idempotence=False)`, send all without awaiting each, flush; '
         "`AIOKafkaConsumer` group members, `getmany` until all N are read).",
         f"- `consumer.max.poll.records={MAX_POLL}` in the engine's worker config (Kafka's default is 500) and "
         f"`max_records={MAX_POLL}` for the baseline `getmany`. Bytes = `ByteArrayConverter`, 100 B values, sent "
@@ -344,15 +421,22 @@ def markdown(rows: list[dict[str, Any]], command: str, n_memory: int, n_broker: 
     ]
     for r in rows:
         scenario: Scenario = r["scenario"]
-        target = "-" if scenario.target is None else \
-            f">= {scenario.target} " + ("met" if r["ratio"] >= scenario.target else "**missed**")
-        lines.append(f"| {r['where']} (N={r['n']:,}) | {scenario.label} | {r['engine']:,.0f} | "
-                     f"{r['baseline']:,.0f} ({scenario.baseline}) | {r['ratio']:.2f} | {target} |")
+        target = (
+            "-"
+            if scenario.target is None
+            else f">= {scenario.target} " + ("met" if r["ratio"] >= scenario.target else "**missed**")
+        )
+        lines.append(
+            f"| {r['where']} (N={r['n']:,}) | {scenario.label} | {r['engine']:,.0f} | "
+            f"{r['baseline']:,.0f} ({scenario.baseline}) | {r['ratio']:.2f} | {target} |"
+        )
     lines += ["", "Runs (rec/s), engine / baseline:", ""]
     for r in rows:
-        lines.append(f"- {r['where']} {r['scenario'].key}: "
-                     f"{', '.join(f'{x:,.0f}' for x in r['engine_runs'])} / "
-                     f"{', '.join(f'{x:,.0f}' for x in r['baseline_runs'])}")
+        lines.append(
+            f"- {r['where']} {r['scenario'].key}: "
+            f"{', '.join(f'{x:,.0f}' for x in r['engine_runs'])} / "
+            f"{', '.join(f'{x:,.0f}' for x in r['baseline_runs'])}"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -370,16 +454,22 @@ async def run(n_memory: int, n_broker: int, broker: bool, only: set[str] | None)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--records", type=int, default=200_000, help="records per in-process measurement")
     parser.add_argument("--broker-records", type=int, default=50_000, help="records per broker measurement")
     parser.add_argument("--no-broker", action="store_true", help="in-process scenarios only")
-    parser.add_argument("--only", action="append", help="run only these scenarios (bytes, json, schema, smt, 4x4)")
+    parser.add_argument(
+        "--only", action="append", help="run only these scenarios (bytes, json, schema, smt, 4x4)"
+    )
     parser.add_argument("--append", metavar="FILE", help="append the markdown section to FILE")
     args = parser.parse_args()
     quiet()
     load = os.getloadavg()[0]
-    rows = asyncio.run(run(args.records, args.broker_records, not args.no_broker, set(args.only or ()) or None))
+    rows = asyncio.run(
+        run(args.records, args.broker_records, not args.no_broker, set(args.only or ()) or None)
+    )
     command = "python bench/data_plane.py " + " ".join(sys.argv[1:])
     report = markdown(rows, command.strip(), args.records, args.broker_records, load)
     print(report)

@@ -51,7 +51,9 @@ def _percentiles(samples: list[float]) -> tuple[float, float]:
 
 async def _write_connectors(bootstrap: str, topic: str, names: list[str]) -> None:
     """The config records a cluster would hold after creating these connectors (no task configs yet)."""
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=False, linger_ms=5)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap, acks="all", enable_idempotence=False, linger_ms=5
+    )
     await producer.start()
     try:
         for name in names:
@@ -88,9 +90,11 @@ async def rebalance(bootstrap: str, directory: Path, connectors: int) -> dict[st
 
         async def settled() -> bool:
             latest = [_applied(w)[-1] for w in cluster.live() if _applied(w)]
-            return len(latest) == len(cluster.live()) and \
-                sum(e["connectors"] + e["tasks"] for e in latest) == units and \
-                all(e["revoked"] == 0 for e in latest)
+            return (
+                len(latest) == len(cluster.live())
+                and sum(e["connectors"] + e["tasks"] for e in latest) == units
+                and all(e["revoked"] == 0 for e in latest)
+            )
 
         await poll_until(settled, timeout=600, what="1,000 connectors and tasks running on 3 workers")
         await asyncio.sleep(2)
@@ -108,7 +112,9 @@ async def rebalance(bootstrap: str, directory: Path, connectors: int) -> dict[st
             return max(_at(e) for e in latest)
 
         done = await poll_until(balanced, timeout=300, what="work spread over 4 workers")
-        joined = next(_at(json.loads(line)) for line in fourth.output().splitlines() if '"group.joining"' in line)
+        joined = next(
+            _at(json.loads(line)) for line in fourth.output().splitlines() if '"group.joining"' in line
+        )
         return {"rebalance_s": done - began, "join_to_balanced_s": done - joined}
     finally:
         cluster.shutdown()
@@ -127,15 +133,27 @@ async def bare_rebalance(bootstrap: str) -> float:
     members = []
     try:
         for _ in range(3):
-            consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
-                                        session_timeout_ms=6000, heartbeat_interval_ms=1000)
+            consumer = AIOKafkaConsumer(
+                topic,
+                bootstrap_servers=bootstrap,
+                group_id=group,
+                enable_auto_commit=False,
+                session_timeout_ms=6000,
+                heartbeat_interval_ms=1000,
+            )
             await consumer.start()
             members.append(consumer)
         polls = [asyncio.create_task(_keep_polling(c)) for c in members]
         await _until(lambda: sum(len(c.assignment()) for c in members) == 12)
         began = time.perf_counter()
-        newcomer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
-                                    session_timeout_ms=6000, heartbeat_interval_ms=1000)
+        newcomer = AIOKafkaConsumer(
+            topic,
+            bootstrap_servers=bootstrap,
+            group_id=group,
+            enable_auto_commit=False,
+            session_timeout_ms=6000,
+            heartbeat_interval_ms=1000,
+        )
         await newcomer.start()
         members.append(newcomer)
         polls.append(asyncio.create_task(_keep_polling(newcomer)))
@@ -184,8 +202,11 @@ async def _create_and_wait(worker: WorkerProcess, name: str) -> float:
     assert code == 201, body
     while True:
         code, body = await request(worker, "GET", f"/connectors/{name}/status")
-        if code == 200 and body["connector"]["state"] == "RUNNING" and \
-                [t["state"] for t in body["tasks"]] == ["RUNNING"]:
+        if (
+            code == 200
+            and body["connector"]["state"] == "RUNNING"
+            and [t["state"] for t in body["tasks"]] == ["RUNNING"]
+        ):
             return time.perf_counter() - began
         await asyncio.sleep(0.002)
 
@@ -197,9 +218,13 @@ def _standalone(directory: Path) -> Iterator[WorkerProcess]:
     props.write_text(f"listeners=http://127.0.0.1:{port}\n")
     log = directory / "standalone.log"
     with log.open("ab") as out:
-        process = subprocess.Popen([sys.executable, "-m", "engine", "--log-level", "WARNING", "standalone",
-                                    str(props)], stdout=out, stderr=subprocess.STDOUT, cwd=ROOT,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "engine", "--log-level", "WARNING", "standalone", str(props)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            start_new_session=True,
+        )
     worker = WorkerProcess("standalone", port, process, log)
     try:
         yield worker
@@ -216,12 +241,27 @@ async def catch_up(bootstrap: str, connectors: int) -> tuple[float, float]:
     topic = f"catchup-{tag}"
     from engine.storage.kafka_topic_admin import ensure_compacted_topic
 
-    await ensure_compacted_topic(bootstrap, topic, partitions=1, replication_factor=1,
-                                 property_name="config.storage.topic", client_id="bench", single_partition=True)
+    await ensure_compacted_topic(
+        bootstrap,
+        topic,
+        partitions=1,
+        replication_factor=1,
+        property_name="config.storage.topic",
+        client_id="bench",
+        single_partition=True,
+    )
     await _write_connectors(bootstrap, topic, [f"c-{i:05d}" for i in range(connectors)])
-    engine = Engine({"group.id": f"catchup-{tag}", "bootstrap.servers": bootstrap, "config.storage.topic": topic,
-                     "status.storage.topic": f"status-{tag}", "offset.storage.topic": f"offsets-{tag}",
-                     "listeners": f"http://127.0.0.1:{free_port()}", "scheduled.rebalance.max.delay.ms": "0"})
+    engine = Engine(
+        {
+            "group.id": f"catchup-{tag}",
+            "bootstrap.servers": bootstrap,
+            "config.storage.topic": topic,
+            "status.storage.topic": f"status-{tag}",
+            "offset.storage.topic": f"offsets-{tag}",
+            "listeners": f"http://127.0.0.1:{free_port()}",
+            "scheduled.rebalance.max.delay.ms": "0",
+        }
+    )
     began = time.perf_counter()
     start = asyncio.create_task(engine.start())
     while engine._herder is None:  # noqa: ASYNC110 - the herder exists once the engine's task runs
@@ -231,7 +271,9 @@ async def catch_up(bootstrap: str, connectors: int) -> tuple[float, float]:
     await engine.abort()  # caught up: what it does with 10,000 connectors next is not measured here
     with contextlib.suppress(asyncio.CancelledError, Exception):
         await start
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest")
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest"
+    )
     await consumer.start()
     tp = TopicPartition(topic, 0)
     consumer.assign([tp])
@@ -256,9 +298,17 @@ async def run(connectors: int, catchup: int, samples: int) -> dict[str, Any]:
         moved = await rebalance(broker.bootstrap, directory, connectors)
         _progress("create -> RUNNING")
         distributed, standalone = await create_latency(broker.bootstrap, directory, samples)
-    return {"connectors": connectors, "catchup": catchup, "samples": samples, **moved, "bare_rebalance_s": bare,
-            "catchup_rate": engine_rate, "bare_catchup_rate": bare_rate,
-            "create_p50_p99": _percentiles(distributed), "standalone_create_p50_p99": _percentiles(standalone)}
+    return {
+        "connectors": connectors,
+        "catchup": catchup,
+        "samples": samples,
+        **moved,
+        "bare_rebalance_s": bare,
+        "catchup_rate": engine_rate,
+        "bare_catchup_rate": bare_rate,
+        "create_p50_p99": _percentiles(distributed),
+        "standalone_create_p50_p99": _percentiles(standalone),
+    }
 
 
 def _progress(stage: str) -> None:
@@ -275,15 +325,15 @@ def _markdown(result: dict[str, Any]) -> str:
     return f"""
 ## Distributed mode: rebalance, create -> RUNNING, config-log catch-up
 
-Command: `python bench/distributed.py --samples {result['samples']} --append BENCHMARKS.md` (CPython {platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores, 1-min load average {load:.1f} at the end, run {time.strftime('%Y-%m-%d')}).
+Command: `python bench/distributed.py --samples {result["samples"]} --append BENCHMARKS.md` (CPython {platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores, 1-min load average {load:.1f} at the end, run {time.strftime("%Y-%m-%d")}).
 
 Workers are separate processes on one noida broker (127.0.0.1), `session.timeout.ms=6000`, `heartbeat.interval.ms=1000`, `scheduled.rebalance.max.delay.ms=0`; connectors are `bench.noop.NoopConnector` with one task.
 
 | measure | engine | baseline (same run) | ratio | target |
 |---|---|---|---|---|
-| rebalance after a 4th worker joins {result['connectors']:,} connectors + {result['connectors']:,} tasks on 3 workers: its join request -> every worker balanced (both cooperative phases) | {result['join_to_balanced_s']:.2f} s ({result['rebalance_s']:.2f} s from starting its process, Python start-up included) | {result['bare_rebalance_s']:.2f} s (bare aiokafka consumer joining a group of 3) | {result['join_to_balanced_s'] / result['bare_rebalance_s']:.1f} | <= 2 s, {rebalance_ok} |
-| create -> RUNNING (connector + 1 task), p50 / p99, {result['samples']} creates via REST on the leader | {d50 * 1000:.0f} / {d99 * 1000:.0f} ms | {s50 * 1000:.0f} / {s99 * 1000:.0f} ms (standalone worker) | {d50 / s50:,.0f} (p50) | - |
-| config-log catch-up of a joining worker, {result['catchup']:,} connector records | {result['catchup_rate']:,.0f} records/s | {result['bare_catchup_rate']:,.0f} records/s (bare aiokafka consumer, same topic) | {result['catchup_rate'] / result['bare_catchup_rate']:.2f} | >= 50,000/s, {catchup_ok} |
+| rebalance after a 4th worker joins {result["connectors"]:,} connectors + {result["connectors"]:,} tasks on 3 workers: its join request -> every worker balanced (both cooperative phases) | {result["join_to_balanced_s"]:.2f} s ({result["rebalance_s"]:.2f} s from starting its process, Python start-up included) | {result["bare_rebalance_s"]:.2f} s (bare aiokafka consumer joining a group of 3) | {result["join_to_balanced_s"] / result["bare_rebalance_s"]:.1f} | <= 2 s, {rebalance_ok} |
+| create -> RUNNING (connector + 1 task), p50 / p99, {result["samples"]} creates via REST on the leader | {d50 * 1000:.0f} / {d99 * 1000:.0f} ms | {s50 * 1000:.0f} / {s99 * 1000:.0f} ms (standalone worker) | {d50 / s50:,.0f} (p50) | - |
+| config-log catch-up of a joining worker, {result["catchup"]:,} connector records | {result["catchup_rate"]:,.0f} records/s | {result["bare_catchup_rate"]:,.0f} records/s (bare aiokafka consumer, same topic) | {result["catchup_rate"] / result["bare_catchup_rate"]:.2f} | >= 50,000/s, {catchup_ok} |
 
 Why create -> RUNNING takes two rebalances: the new connector is assigned in one, and the task
 configs it generates (written by the leader) are assigned in the next, as in Connect; each

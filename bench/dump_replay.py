@@ -26,14 +26,24 @@ def write_dump(path: Path, records: int) -> None:
         written, n = 0, 0
         while written < records:
             name = f"connector-{n}"
-            props = {"connector.class": "io.example.SourceConnector", "tasks.max": "3", "name": name,
-                     "topic.prefix": f"db-{n}", "connection.url": f"jdbc:postgresql://db{n}:5432/app",
-                     "poll.interval.ms": "1000", "key.converter": "org.apache.kafka.connect.json.JsonConverter"}
+            props = {
+                "connector.class": "io.example.SourceConnector",
+                "tasks.max": "3",
+                "name": name,
+                "topic.prefix": f"db-{n}",
+                "connection.url": f"jdbc:postgresql://db{n}:5432/app",
+                "poll.interval.ms": "1000",
+                "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+            }
             lines = [{"key": f"connector-{name}", "value": {"properties": props}}]
-            lines += [{"key": f"task-{name}-{t}", "value": {"properties": {**props, "task.id": str(t)}}}
-                      for t in range(3)]
+            lines += [
+                {"key": f"task-{name}-{t}", "value": {"properties": {**props, "task.id": str(t)}}}
+                for t in range(3)
+            ]
             lines.append({"key": f"commit-{name}", "value": {"tasks": 3}})
-            lines.append({"key": f"target-state-{name}", "value": {"state": "STARTED", "state.v2": "STARTED"}})
+            lines.append(
+                {"key": f"target-state-{name}", "value": {"state": "STARTED", "state.v2": "STARTED"}}
+            )
             if n % 10 == 9:
                 lines.append({"key": f"connector-{name}", "value": None})
             for line in lines:
@@ -57,10 +67,16 @@ def main() -> None:
         baseline = time.perf_counter() - began
         replay = read_dump(str(path))
     rate = replay.records / replay.seconds
-    result = {"records": replay.records, "replay_s": round(replay.seconds, 3), "records_per_s": round(rate),
-              "parse_only_s": round(baseline, 3), "ratio_vs_parse_only": round(replay.seconds / baseline, 2),
-              "connectors": len(replay.snapshot.connectors), "target_records_per_s": 100_000,
-              "met": rate >= 100_000}
+    result = {
+        "records": replay.records,
+        "replay_s": round(replay.seconds, 3),
+        "records_per_s": round(rate),
+        "parse_only_s": round(baseline, 3),
+        "ratio_vs_parse_only": round(replay.seconds / baseline, 2),
+        "connectors": len(replay.snapshot.connectors),
+        "target_records_per_s": 100_000,
+        "met": rate >= 100_000,
+    }
     print(json.dumps(result))
     append_to(args.append, _markdown(result))
 
@@ -73,7 +89,8 @@ def _markdown(r: dict[str, float]) -> str:
         "| records | replay s | records/s (target >= 100,000) | parse-only s | replay / parse-only |\n"
         "|---|---|---|---|---|\n"
         f"| {r['records']} | {r['replay_s']} | {r['records_per_s']} | {r['parse_only_s']} | "
-        f"{r['ratio_vs_parse_only']} |\n")
+        f"{r['ratio_vs_parse_only']} |\n"
+    )
 
 
 if __name__ == "__main__":

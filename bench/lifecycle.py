@@ -47,8 +47,12 @@ async def _baseline(n: int) -> dict[str, Any]:
 
     phases: dict[str, float] = {}
     t0 = time.perf_counter()
-    connectors = AsyncMachine(model=None, states=states, transitions=table, initial="UNASSIGNED", auto_transitions=False)
-    tasks = AsyncMachine(model=None, states=states, transitions=table, initial="UNASSIGNED", auto_transitions=False)
+    connectors = AsyncMachine(
+        model=None, states=states, transitions=table, initial="UNASSIGNED", auto_transitions=False
+    )
+    tasks = AsyncMachine(
+        model=None, states=states, transitions=table, initial="UNASSIGNED", auto_transitions=False
+    )
     models: list[tuple[Model, list[Model]]] = []
     for _ in range(n):
         c, ts = Model(), [Model() for _ in range(TASKS)]
@@ -61,6 +65,7 @@ async def _baseline(n: int) -> dict[str, Any]:
             await c.trigger(trigger)  # type: ignore[attr-defined]
             for t in ts:
                 await t.trigger(trigger)  # type: ignore[attr-defined]
+
         await asyncio.gather(*(one(c, ts) for c, ts in models))
 
     registered = time.perf_counter() - t0
@@ -73,8 +78,13 @@ async def _baseline(n: int) -> dict[str, Any]:
                 tasks.remove_model(ts)
         phases[phase] = time.perf_counter() - start
     total = time.perf_counter() - t0
-    return {"total_s": total, "phases": phases, "register_s": registered, "transitions": n * (1 + TASKS) * 4,
-            "peak_rss_mib": _peak_rss_mib()}
+    return {
+        "total_s": total,
+        "phases": phases,
+        "register_s": registered,
+        "transitions": n * (1 + TASKS) * 4,
+        "peak_rss_mib": _peak_rss_mib(),
+    }
 
 
 async def _engine(n: int, delete_samples: int) -> dict[str, Any]:
@@ -105,7 +115,10 @@ async def _engine(n: int, delete_samples: int) -> dict[str, Any]:
         await asyncio.gather(*(engine.create_connector(name, config) for name in names))
         await waiting
         phases["create"] = time.perf_counter() - start
-        for phase, verb, state in (("pause", "pause_connector", "PAUSED"), ("resume", "resume_connector", "RUNNING")):
+        for phase, verb, state in (
+            ("pause", "pause_connector", "PAUSED"),
+            ("resume", "resume_connector", "RUNNING"),
+        ):
             start = time.perf_counter()
             waiting = asyncio.ensure_future(reach(state, n * (1 + TASKS)))
             await asyncio.gather(*(getattr(engine, verb)(name) for name in names))
@@ -141,8 +154,13 @@ async def _engine(n: int, delete_samples: int) -> dict[str, Any]:
 
 
 def _measure(kind: str, n: int) -> dict[str, Any]:
-    out = subprocess.run([sys.executable, __file__, "--child", kind, "--n", str(n)], check=True,
-                         capture_output=True, text=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", kind, "--n", str(n)],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -172,9 +190,11 @@ def _report(results: dict[int, dict[str, dict[str, Any]]], command: str) -> str:
     for n, r in results.items():
         e, b = r["engine"], r["baseline"]
         moves = b["total_s"] - b["register_s"]
-        lines.append(f"| {n} | {e['total_s']:.2f} | {b['total_s']:.2f} | {e['total_s'] / b['total_s']:.2f} | "
-                     f"{e['total_s'] / n * 1e6:.0f} | {e['peak_rss_mib']:.0f} | {b['peak_rss_mib']:.0f} | "
-                     f"{e['peak_rss_mib'] / b['peak_rss_mib']:.2f} | {b['register_s']:.2f} | {e['total_s'] / moves:.2f} |")
+        lines.append(
+            f"| {n} | {e['total_s']:.2f} | {b['total_s']:.2f} | {e['total_s'] / b['total_s']:.2f} | "
+            f"{e['total_s'] / n * 1e6:.0f} | {e['peak_rss_mib']:.0f} | {b['peak_rss_mib']:.0f} | "
+            f"{e['peak_rss_mib'] / b['peak_rss_mib']:.2f} | {b['register_s']:.2f} | {e['total_s'] / moves:.2f} |"
+        )
     ns = sorted(results)
     small, large = results[ns[0]]["engine"], results[ns[-1]]["engine"]
     growth = (large["total_s"] / ns[-1]) / (small["total_s"] / ns[0])
@@ -189,7 +209,9 @@ def _report(results: dict[int, dict[str, dict[str, Any]]], command: str) -> str:
     ]
     for n, r in results.items():
         p = r["engine"]["phases"]
-        lines.append(f"| {n} | {p['create']:.2f} | {p['pause']:.2f} | {p['resume']:.2f} | {p['delete']:.2f} |")
+        lines.append(
+            f"| {n} | {p['create']:.2f} | {p['pause']:.2f} | {p['resume']:.2f} | {p['delete']:.2f} |"
+        )
     lines += [
         "",
         f"## Delete latency with N connectors present ({DELETE_SAMPLES} deletes, call -> `deleted()` returned)",
@@ -216,8 +238,10 @@ def main() -> None:
     results = {}
     for n in args.n:
         results[n] = {"baseline": _measure("baseline", n), "engine": _measure("engine", n)}
-        print(f"N={n}: engine {results[n]['engine']['total_s']:.2f}s baseline {results[n]['baseline']['total_s']:.2f}s",
-              flush=True)
+        print(
+            f"N={n}: engine {results[n]['engine']['total_s']:.2f}s baseline {results[n]['baseline']['total_s']:.2f}s",
+            flush=True,
+        )
     report = _report(results, "make bench")
     print(report)
     if args.write:

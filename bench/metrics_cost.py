@@ -40,16 +40,22 @@ def counter_seconds_per_batch() -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--records-per-s", type=float, default=237_277, help="engine throughput to compare with")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--records-per-s", type=float, default=237_277, help="engine throughput to compare with"
+    )
     parser.add_argument("--append", metavar="FILE")
     args = parser.parse_args()
     counters = counter_seconds_per_batch()
     batch = BATCH / args.records_per_s
-    text = (f"\n## Metrics cost on the data path (`python bench/metrics_cost.py`)\n\n"
-            f"Counter work per {BATCH:,}-record batch (source + sink): {counters * 1e6:.3f} us; engine time per batch "
-            f"at {args.records_per_s:,.0f} records/s: {batch * 1e6:,.0f} us; share {counters / batch * 100:.4f} % "
-            f"(target: within 3 %).\n")
+    text = (
+        f"\n## Metrics cost on the data path (`python bench/metrics_cost.py`)\n\n"
+        f"Counter work per {BATCH:,}-record batch (source + sink): {counters * 1e6:.3f} us; engine time per batch "
+        f"at {args.records_per_s:,.0f} records/s: {batch * 1e6:,.0f} us; share {counters / batch * 100:.4f} % "
+        f"(target: within 3 %).\n"
+    )
     print(text)
     append_to(args.append, text)
 

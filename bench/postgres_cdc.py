@@ -41,16 +41,22 @@ from tests.postgres_server import logical_postgres
 PER_TRANSACTION = 500
 BATCH = 2048
 REPEATS = 3
-JSON = {"key.converter": "org.apache.kafka.connect.json.JsonConverter", "key.converter.schemas.enable": "false",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"}
+JSON = {
+    "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "key.converter.schemas.enable": "false",
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "value.converter.schemas.enable": "false",
+}
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
 
 
 def _insert(url: str, table: str, rows: int) -> None:
     with psycopg.connect(url, autocommit=True) as db:
         for start in range(0, rows, PER_TRANSACTION):
-            db.execute(f"INSERT INTO {table} SELECT g, 'item ' || g, g * 0.5 FROM generate_series(%s::int, %s::int) g",
-                       (start, min(rows, start + PER_TRANSACTION) - 1))
+            db.execute(
+                f"INSERT INTO {table} SELECT g, 'item ' || g, g * 0.5 FROM generate_series(%s::int, %s::int) g",
+                (start, min(rows, start + PER_TRANSACTION) - 1),
+            )
 
 
 def _table(url: str) -> str:
@@ -65,16 +71,32 @@ async def _connector_seconds(url: str, rows: int) -> float:
     run = RUNS.setdefault(table, Run(batches=[], expected=rows))
     worker = {"offset.flush.interval.ms": "1000", "task.shutdown.graceful.timeout.ms": "5000"}
     async with Engine(worker) as engine:
-        await engine.create_connector("cdc", {
-            "connector.class": "engine.connectors.postgres_cdc.PostgresCdcSourceConnector", "postgres.url": url,
-            "table.include.list": f"public.{table}", "topic.prefix": "bench", "max.batch.size": str(BATCH),
-            "poll.interval.ms": "20", **JSON})
+        await engine.create_connector(
+            "cdc",
+            {
+                "connector.class": "engine.connectors.postgres_cdc.PostgresCdcSourceConnector",
+                "postgres.url": url,
+                "table.include.list": f"public.{table}",
+                "topic.prefix": "bench",
+                "max.batch.size": str(BATCH),
+                "poll.interval.ms": "20",
+                **JSON,
+            },
+        )
         await engine.wait_for_state("cdc", "RUNNING", tasks=1)  # the slot exists from here on
         await engine.pause_connector("cdc")
         await engine.wait_for_state("cdc", "PAUSED", tasks=1)
         await asyncio.to_thread(_insert, url, table, rows)
-        await engine.create_connector("sink", {"connector.class": SINK, "topics": f"bench.public.{table}",
-                                               "bench.run": table, "key.converter": BYTES, "value.converter": BYTES})
+        await engine.create_connector(
+            "sink",
+            {
+                "connector.class": SINK,
+                "topics": f"bench.public.{table}",
+                "bench.run": table,
+                "key.converter": BYTES,
+                "value.converter": BYTES,
+            },
+        )
         await engine.wait_for_state("sink", "RUNNING", tasks=1)
         started = time.perf_counter()
         await engine.resume_connector("cdc")
@@ -88,8 +110,12 @@ async def _connector_seconds(url: str, rows: int) -> float:
 async def _task_seconds(url: str, rows: int) -> float:
     """The source task alone: poll until every row is a record (no engine, no commits)."""
     table = _table(url)
-    props = {"name": f"t_{table}", "postgres.url": url, "table.include.list": f"public.{table}",
-             "max.batch.size": str(BATCH)}
+    props = {
+        "name": f"t_{table}",
+        "postgres.url": url,
+        "table.include.list": f"public.{table}",
+        "max.batch.size": str(BATCH),
+    }
     config = CdcConfig.parse(props)
     conn = provisioning.connect(url)
     owner: dict[str, str | None] = {"connector": config.name, "incarnation": "0"}
@@ -121,7 +147,9 @@ async def _bare_seconds(url: str, rows: int) -> float:
         while seen < rows:
             cursor = await db.execute(
                 "SELECT data FROM pg_logical_slot_get_binary_changes(%s, NULL, %s, 'proto_version', '1', "
-                "'publication_names', %s)", (slot, BATCH, slot))
+                "'publication_names', %s)",
+                (slot, BATCH, slot),
+            )
             seen += sum(1 for (data,) in await cursor.fetchall() if data[:1] == b"I")
         seconds = time.perf_counter() - started
         await db.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
@@ -137,35 +165,43 @@ async def run(rows: int) -> dict[str, Any]:
             connector.append(await _connector_seconds(pg.url, rows))
             task.append(await _task_seconds(pg.url, rows))
             bare.append(await _bare_seconds(pg.url, rows))
-    return {"rows": rows, "connector": rows / statistics.median(connector), "task": rows / statistics.median(task),
-            "bare": rows / statistics.median(bare)}
+    return {
+        "rows": rows,
+        "connector": rows / statistics.median(connector),
+        "task": rows / statistics.median(task),
+        "bare": rows / statistics.median(bare),
+    }
 
 
 def _markdown(r: dict[str, Any]) -> str:
-    return "\n".join([
-        "## PostgreSQL CDC source (`python bench/postgres_cdc.py`, run by `make bench`)",
-        "",
-        f"Private PostgreSQL 15 (wal_level=logical) on the same 2-core machine; {r['rows']:,} rows inserted "
-        f"{PER_TRANSACTION} per transaction while the reader waits, then drained; median of {REPEATS}. Baseline in "
-        "the same run: `pg_logical_slot_get_binary_changes` (pgoutput, same batch size) in a bare psycopg loop.",
-        "",
-        "| measure | rows/s |",
-        "|---|---|",
-        f"| CDC source -> in-process topic -> sink task | {r['connector']:,.0f} |",
-        f"| the source task alone (poll until every row is a record; no engine) | {r['task']:,.0f} |",
-        f"| bare `pg_logical_slot_get_binary_changes` loop | {r['bare']:,.0f} |",
-        f"| connector / bare | {r['connector'] / r['bare']:.2f}x |",
-        f"| task alone / bare | {r['task'] / r['bare']:.2f}x |",
-        "",
-        "The bare loop reads bytes and counts them; the connector decodes each change into a record and the "
-        "engine converts and routes it (its in-process path does ~40k small JSON records/s: the data-plane "
-        "section), on the two cores the server's decoding also uses.",
-        "",
-    ])
+    return "\n".join(
+        [
+            "## PostgreSQL CDC source (`python bench/postgres_cdc.py`, run by `make bench`)",
+            "",
+            f"Private PostgreSQL 15 (wal_level=logical) on the same 2-core machine; {r['rows']:,} rows inserted "
+            f"{PER_TRANSACTION} per transaction while the reader waits, then drained; median of {REPEATS}. Baseline in "
+            "the same run: `pg_logical_slot_get_binary_changes` (pgoutput, same batch size) in a bare psycopg loop.",
+            "",
+            "| measure | rows/s |",
+            "|---|---|",
+            f"| CDC source -> in-process topic -> sink task | {r['connector']:,.0f} |",
+            f"| the source task alone (poll until every row is a record; no engine) | {r['task']:,.0f} |",
+            f"| bare `pg_logical_slot_get_binary_changes` loop | {r['bare']:,.0f} |",
+            f"| connector / bare | {r['connector'] / r['bare']:.2f}x |",
+            f"| task alone / bare | {r['task'] / r['bare']:.2f}x |",
+            "",
+            "The bare loop reads bytes and counts them; the connector decodes each change into a record and the "
+            "engine converts and routes it (its in-process path does ~40k small JSON records/s: the data-plane "
+            "section), on the two cores the server's decoding also uses.",
+            "",
+        ]
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rows", type=int, default=50_000)
     parser.add_argument("--append", help="append a markdown section to this file")
     args = parser.parse_args()

@@ -42,7 +42,12 @@ BODY = b"x" * 100
 
 async def _sink_seconds(n: int) -> float:
     name = f"bench-{uuid.uuid4().hex[:8]}"
-    props = {"name": name, "topics": "orders", "rabbitmq.url": rabbitmq_url(), "rabbitmq.max.in.flight": str(IN_FLIGHT)}
+    props = {
+        "name": name,
+        "topics": "orders",
+        "rabbitmq.url": rabbitmq_url(),
+        "rabbitmq.max.in.flight": str(IN_FLIGHT),
+    }
     connection = await aio_pika.connect(rabbitmq_url())
     channel = await connection.channel()
     await channel.declare_exchange(f"connect.{name}", aio_pika.ExchangeType.DIRECT, durable=True)
@@ -54,7 +59,7 @@ async def _sink_seconds(n: int) -> float:
     records = [SinkRecord(topic="orders", kafka_partition=0, kafka_offset=i, value=BODY) for i in range(n)]
     started = time.perf_counter()
     for at in range(0, n, BATCH):
-        await task.put(records[at:at + BATCH])
+        await task.put(records[at : at + BATCH])
     committed = await task.pre_commit({tp: n})
     seconds = time.perf_counter() - started
     assert committed == {tp: n}, committed
@@ -77,8 +82,11 @@ async def _bare_seconds(n: int) -> float:
 
     async def publish() -> Any:
         try:
-            return await exchange.publish(aio_pika.Message(BODY, delivery_mode=aio_pika.DeliveryMode.PERSISTENT),
-                                          routing_key="orders", mandatory=True)
+            return await exchange.publish(
+                aio_pika.Message(BODY, delivery_mode=aio_pika.DeliveryMode.PERSISTENT),
+                routing_key="orders",
+                mandatory=True,
+            )
         finally:
             room.release()
 
@@ -105,24 +113,28 @@ async def run(n: int) -> dict[str, Any]:
 
 
 def _markdown(r: dict[str, Any]) -> str:
-    return "\n".join([
-        "## RabbitMQ sink (`python bench/rabbitmq_sink.py`, run by `make bench`)",
-        "",
-        f"A private RabbitMQ 3.10 node on 127.0.0.1 (Debian's package); {r['n']:,} persistent 100-byte messages, publisher confirms, "
-        f"at most {IN_FLIGHT:,} unconfirmed; median of {REPEATS}. Baseline in the same run: a bare aio-pika "
-        "publisher (one confirming channel, same exchange type, queue, `mandatory`).",
-        "",
-        "| measure | messages/s |",
-        "|---|---|",
-        f"| sink task: put (batches of {BATCH}) + pre_commit until every confirm | {r['sink']:,.0f} |",
-        f"| bare aio-pika publisher with confirms | {r['bare']:,.0f} |",
-        f"| sink / bare | {r['sink'] / r['bare']:.2f}x |",
-        "",
-    ])
+    return "\n".join(
+        [
+            "## RabbitMQ sink (`python bench/rabbitmq_sink.py`, run by `make bench`)",
+            "",
+            f"A private RabbitMQ 3.10 node on 127.0.0.1 (Debian's package); {r['n']:,} persistent 100-byte messages, publisher confirms, "
+            f"at most {IN_FLIGHT:,} unconfirmed; median of {REPEATS}. Baseline in the same run: a bare aio-pika "
+            "publisher (one confirming channel, same exchange type, queue, `mandatory`).",
+            "",
+            "| measure | messages/s |",
+            "|---|---|",
+            f"| sink task: put (batches of {BATCH}) + pre_commit until every confirm | {r['sink']:,.0f} |",
+            f"| bare aio-pika publisher with confirms | {r['bare']:,.0f} |",
+            f"| sink / bare | {r['sink'] / r['bare']:.2f}x |",
+            "",
+        ]
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--messages", type=int, default=20_000)
     parser.add_argument("--append", help="append a markdown section to this file")
     args = parser.parse_args()

@@ -70,9 +70,15 @@ async def _timed(action: Callable[[], Awaitable[None]]) -> float:
 
 async def run(connectors: int) -> dict[str, float]:
     logging.disable(logging.CRITICAL)
-    body = {"name": "c0", "connector": {"state": "RUNNING", "worker_id": "127.0.0.1:8083"},
-            "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "127.0.0.1:8083"},
-                      {"id": 1, "state": "RUNNING", "worker_id": "127.0.0.1:8083"}], "type": "source"}
+    body = {
+        "name": "c0",
+        "connector": {"state": "RUNNING", "worker_id": "127.0.0.1:8083"},
+        "tasks": [
+            {"id": 0, "state": "RUNNING", "worker_id": "127.0.0.1:8083"},
+            {"id": 1, "state": "RUNNING", "worker_id": "127.0.0.1:8083"},
+        ],
+        "type": "source",
+    }
 
     async def minimal(request: web.Request) -> web.Response:
         return web.json_response(body)
@@ -82,7 +88,9 @@ async def run(connectors: int) -> dict[str, float]:
     result: dict[str, float] = {}
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=CONCURRENCY)) as session:
         runner, url = await _serve(baseline_app)
-        result["baseline_reads_per_s"] = await _reads_per_second(session, lambda i: f"{url}/connectors/c{i}/status")
+        result["baseline_reads_per_s"] = await _reads_per_second(
+            session, lambda i: f"{url}/connectors/c{i}/status"
+        )
         await runner.cleanup()
 
         async with Engine({"task.shutdown.graceful.timeout.ms": "1000"}) as engine:
@@ -92,7 +100,8 @@ async def run(connectors: int) -> dict[str, float]:
             for n in range(connectors):
                 await engine.wait_for_state(f"c{n}", "RUNNING", tasks=2)
             result["engine_reads_per_s"] = await _reads_per_second(
-                session, lambda i: f"{url}/connectors/c{i % connectors}/status")
+                session, lambda i: f"{url}/connectors/c{i % connectors}/status"
+            )
 
             async def create_running(name: str) -> None:
                 async with session.post(f"{url}/connectors", json={"name": name, "config": CONNECTOR}) as r:
@@ -129,7 +138,8 @@ def _markdown(r: dict[str, float]) -> str:
         "| engine reads/s | minimal handler reads/s | ratio (target >= 0.5) | create->RUNNING p50 / p99 ms | "
         "DELETE p50 / p99 ms (target p99 <= 20) |\n|---|---|---|---|---|\n"
         f"| {r['engine_reads_per_s']:.0f} | {r['baseline_reads_per_s']:.0f} | {r['ratio']:.2f} | "
-        f"{r['create_p50_ms']:.2f} / {r['create_p99_ms']:.2f} | {r['delete_p50_ms']:.2f} / {r['delete_p99_ms']:.2f} |\n")
+        f"{r['create_p50_ms']:.2f} / {r['create_p99_ms']:.2f} | {r['delete_p50_ms']:.2f} / {r['delete_p99_ms']:.2f} |\n"
+    )
 
 
 def main() -> None:

@@ -53,9 +53,15 @@ class GenSourceTask(SourceTask):
         ids = range(self.next, min(self.total, self.next + BATCH * self.tasks), self.tasks)
         self.next = ids[-1] + self.tasks
         topic, partition = self.topic, self.partition
-        return [SourceRecord(topic=topic, value={"id": i, "name": f"customer-{i}", "amount": i * 1.25,
-                                                 "active": i % 2 == 0},
-                             source_partition=partition, source_offset={"i": i}) for i in ids]
+        return [
+            SourceRecord(
+                topic=topic,
+                value={"id": i, "name": f"customer-{i}", "amount": i * 1.25, "active": i % 2 == 0},
+                source_partition=partition,
+                source_offset={"i": i},
+            )
+            for i in ids
+        ]
 
     async def stop(self, connector_deleted: bool = False) -> None:
         return None

@@ -42,8 +42,12 @@ REPEATS = 3
 TIMEOUT_S = 300.0
 SETTLE_S = 60.0
 ATTEMPTS = 3
-JSON = {"key.converter": "org.apache.kafka.connect.json.JsonConverter", "key.converter.schemas.enable": "false",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"}
+JSON = {
+    "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "key.converter.schemas.enable": "false",
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "value.converter.schemas.enable": "false",
+}
 
 
 def _peak_rss_mib(worker: WorkerProcess) -> float:
@@ -103,13 +107,25 @@ async def _attempt(cluster: WorkerCluster, bootstrap: str, broker_pid: int, n: i
     topic = f"scale-{tag}"
     await _create_topic(bootstrap, topic)
     leader = cluster.live()[0]
-    common = {"tasks.max": str(TASKS), "bench.dir": str(directory), "bench.records": str(n), "bench.topic": topic,
-              **JSON}
+    common = {
+        "tasks.max": str(TASKS),
+        "bench.dir": str(directory),
+        "bench.records": str(n),
+        "bench.topic": topic,
+        **JSON,
+    }
     sink, source = f"sink-{tag}", f"source-{tag}"
-    await request(leader, "POST", "/connectors", {"name": sink, "config": {"connector.class": SINK, "topics": topic,
-                                                                           **common}})
-    await request(leader, "POST", "/connectors", {"name": source, "config": {"connector.class": SOURCE, **common}})
+    await request(
+        leader,
+        "POST",
+        "/connectors",
+        {"name": sink, "config": {"connector.class": SINK, "topics": topic, **common}},
+    )
+    await request(
+        leader, "POST", "/connectors", {"name": source, "config": {"connector.class": SOURCE, **common}}
+    )
     try:
+
         async def ready() -> dict[str, list[str]] | None:
             placed = {name: await _running(leader, name) for name in (sink, source)}
             if any(v is None for v in placed.values()):
@@ -118,7 +134,9 @@ async def _attempt(cluster: WorkerCluster, bootstrap: str, broker_pid: int, n: i
                 return None
             return {k: v for k, v in placed.items() if v is not None}
 
-        placed = await poll_until(ready, timeout=SETTLE_S, what="every task RUNNING, the sink owning 4 partitions")
+        placed = await poll_until(
+            ready, timeout=SETTLE_S, what="every task RUNNING, the sink owning 4 partitions"
+        )
         await asyncio.sleep(1.0)  # let a last cooperative rebalance phase settle
         if sum(int(t) for t in _files(directory, "assigned")) != PARTITIONS:
             placed = await poll_until(ready, timeout=SETTLE_S, what="the sink owning 4 partitions again")
@@ -143,23 +161,39 @@ async def _attempt(cluster: WorkerCluster, bootstrap: str, broker_pid: int, n: i
 
 
 async def measure(bootstrap: str, broker_pid: int, workers: int, n: int, base: Path) -> dict[str, Any]:
-    cluster = WorkerCluster(bootstrap, base / f"cluster-{workers}", delay_ms=0,
-                            extra={"consumer.max.poll.records": "2000", "offset.flush.interval.ms": "10000",
-                                   "consumer.session.timeout.ms": "6000"})
+    cluster = WorkerCluster(
+        bootstrap,
+        base / f"cluster-{workers}",
+        delay_ms=0,
+        extra={
+            "consumer.max.poll.records": "2000",
+            "offset.flush.interval.ms": "10000",
+            "consumer.session.timeout.ms": "6000",
+        },
+    )
     cluster.directory.mkdir()
     try:
         started = [cluster.start_worker(log_level="WARNING") for _ in range(workers)]
         await cluster.started(*started)
         runs = [await one_run(cluster, bootstrap, broker_pid, n) for _ in range(REPEATS)]
         seconds = [r["seconds"] for r in runs]
-        result = {"workers": workers, "n": n, "records_s": n / statistics.median(seconds),
-                  "runs": [n / s for s in seconds], "placement": runs[-1]["placement"],
-                  "cores": {k: statistics.median(r["cores"][k] for r in runs) for k in runs[0]["cores"]},
-                  "dropped": sum(r["attempts"] - 1 for r in runs),
-                  "peak_rss_mib": [_peak_rss_mib(w) for w in started]}
-        print(f"{workers} worker(s): {result['records_s']:,.0f} rec/s, runs "
-              f"{', '.join(f'{x:,.0f}' for x in result['runs'])}, peak RSS "
-              f"{', '.join(f'{m:.0f}' for m in result['peak_rss_mib'])} MiB", file=sys.stderr, flush=True)
+        result = {
+            "workers": workers,
+            "n": n,
+            "records_s": n / statistics.median(seconds),
+            "runs": [n / s for s in seconds],
+            "placement": runs[-1]["placement"],
+            "cores": {k: statistics.median(r["cores"][k] for r in runs) for k in runs[0]["cores"]},
+            "dropped": sum(r["attempts"] - 1 for r in runs),
+            "peak_rss_mib": [_peak_rss_mib(w) for w in started],
+        }
+        print(
+            f"{workers} worker(s): {result['records_s']:,.0f} rec/s, runs "
+            f"{', '.join(f'{x:,.0f}' for x in result['runs'])}, peak RSS "
+            f"{', '.join(f'{m:.0f}' for m in result['peak_rss_mib'])} MiB",
+            file=sys.stderr,
+            flush=True,
+        )
         return result
     finally:
         cluster.shutdown()
@@ -178,7 +212,7 @@ def markdown(results: list[dict[str, Any]], command: str, load: float) -> str:
         f"One pipeline: a source connector with `tasks.max={TASKS}` -> a {PARTITIONS}-partition topic -> a sink "
         f"connector with `tasks.max={TASKS}`, schema-less JSON (`JsonConverter`), N = {one['n']:,} records, on a "
         "distributed cluster of 1 and of 2 worker processes (`python -m engine distributed`), one noida broker, "
-        f"all on this machine. Clock: \"go\" (every task RUNNING, the sink owning all partitions) -> the last "
+        f'all on this machine. Clock: "go" (every task RUNNING, the sink owning all partitions) -> the last '
         f"record in a sink task's `put`. Median of {REPEATS}.",
         "",
         "| workers | records/s | runs | tasks per worker (source / sink) | peak RSS per worker MiB "
@@ -190,15 +224,22 @@ def markdown(results: list[dict[str, Any]], command: str, load: float) -> str:
         spread = ", ".join(
             f"{worker}: {placement[next(k for k in placement if k.startswith('source'))].count(worker)} / "
             f"{placement[next(k for k in placement if k.startswith('sink'))].count(worker)}"
-            for worker in sorted({w for ws in placement.values() for w in ws}))
-        lines.append(f"| {r['workers']} | {r['records_s']:,.0f} | {', '.join(f'{x:,.0f}' for x in r['runs'])} | "
-                     f"{spread} | {', '.join(f'{m:.0f}' for m in r['peak_rss_mib'])} | "
-                     f"{', '.join(f'{k} {v:.2f}' for k, v in r['cores'].items())} | "
-                     f"{r['records_s'] / sum(v for k, v in r['cores'].items() if k != 'broker'):,.0f} |")
+            for worker in sorted({w for ws in placement.values() for w in ws})
+        )
+        lines.append(
+            f"| {r['workers']} | {r['records_s']:,.0f} | {', '.join(f'{x:,.0f}' for x in r['runs'])} | "
+            f"{spread} | {', '.join(f'{m:.0f}' for m in r['peak_rss_mib'])} | "
+            f"{', '.join(f'{k} {v:.2f}' for k, v in r['cores'].items())} | "
+            f"{r['records_s'] / sum(v for k, v in r['cores'].items() if k != 'broker'):,.0f} |"
+        )
     verdict = "met" if ratio >= 1.6 else "**missed**"
-    lines += ["", f"2 workers / 1 worker: **{ratio:.2f}x** (target >= 1.6, {verdict}). Runs dropped because the "
-              f"sink's group never settled on noida (made again with fresh names): "
-              f"{', '.join(str(r['dropped']) for r in results)} (1 worker, 2 workers).", ""]
+    lines += [
+        "",
+        f"2 workers / 1 worker: **{ratio:.2f}x** (target >= 1.6, {verdict}). Runs dropped because the "
+        f"sink's group never settled on noida (made again with fresh names): "
+        f"{', '.join(str(r['dropped']) for r in results)} (1 worker, 2 workers).",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -210,7 +251,9 @@ async def run(n: int) -> list[dict[str, Any]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--append", metavar="FILE", help="append the markdown section to FILE")
     args = parser.parse_args()

@@ -63,25 +63,52 @@ def _status(port: int, name: str) -> str | None:
 class Soak:
     def __init__(self, directory: Path, rate: int, retention_s: int) -> None:
         self.directory, self.rate, self.port = directory, rate, _free_port()
-        stores = "".join(f"{kind}.storage.file.filename={directory / kind}.log\n"
-                         for kind in ("config", "offset", "status"))
+        stores = "".join(
+            f"{kind}.storage.file.filename={directory / kind}.log\n"
+            for kind in ("config", "offset", "status")
+        )
         (directory / "worker.properties").write_text(
             f"listeners=http://127.0.0.1:{self.port}\n{stores}"
             f"topics.storage.file.filename={directory / 'topics.log'}\n"
             # 1 MiB segments: retention drops whole segments, so a short run needs them to roll
             f"topics.retention.ms={retention_s * 1000}\ntopics.segment.bytes=1048576\n"
-            "offset.flush.interval.ms=1000\n")
-        (directory / "source.json").write_text(json.dumps({"name": "reader", "config": {
-            "connector.class": "FileStreamSource", "file": str(directory / "in.txt"), "topic": "lines"}}))
-        (directory / "sink.json").write_text(json.dumps({"name": "writer", "config": {
-            "connector.class": "FileStreamSink", "file": str(directory / "out.txt"), "topics": "lines"}}))
+            "offset.flush.interval.ms=1000\n"
+        )
+        (directory / "source.json").write_text(
+            json.dumps(
+                {
+                    "name": "reader",
+                    "config": {
+                        "connector.class": "FileStreamSource",
+                        "file": str(directory / "in.txt"),
+                        "topic": "lines",
+                    },
+                }
+            )
+        )
+        (directory / "sink.json").write_text(
+            json.dumps(
+                {
+                    "name": "writer",
+                    "config": {
+                        "connector.class": "FileStreamSink",
+                        "file": str(directory / "out.txt"),
+                        "topics": "lines",
+                    },
+                }
+            )
+        )
         self.written = 0
         self._stop = threading.Event()
 
     def start_worker(self) -> subprocess.Popen[bytes]:
         files = [self.directory / f for f in ("worker.properties", "source.json", "sink.json")]
-        return subprocess.Popen([sys.executable, "-m", "engine.cli", "standalone", *map(str, files)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+        return subprocess.Popen(
+            [sys.executable, "-m", "engine.cli", "standalone", *map(str, files)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=ROOT,
+        )
 
     def feed(self) -> None:
         """Lines at ``rate`` per second; the sink's output is truncated now and then (it is not under test)."""
@@ -120,8 +147,14 @@ class Soak:
             began = time.monotonic()
             while time.monotonic() - began < minutes * 60:
                 time.sleep(every_s)
-                samples.append({"t_s": round(time.monotonic() - began), "rss_mib": round(_rss_mib(worker.pid), 1),
-                                "records": self.written, **{k: round(v, 2) for k, v in self.files().items()}})
+                samples.append(
+                    {
+                        "t_s": round(time.monotonic() - began),
+                        "rss_mib": round(_rss_mib(worker.pid), 1),
+                        "records": self.written,
+                        **{k: round(v, 2) for k, v in self.files().items()},
+                    }
+                )
                 print(json.dumps(samples[-1]), file=sys.stderr, flush=True)
         finally:
             self._stop.set()
@@ -142,8 +175,11 @@ def _flatness(samples: list[dict[str, Any]], retention_s: int, key: str) -> floa
 
 def markdown(result: dict[str, Any], args: argparse.Namespace) -> str:
     samples = result["samples"]
-    rows = "\n".join(f"| {s['t_s']} | {s['records']:,} | {s['rss_mib']} | {s['topics']} | {s['offset']} | "
-                     f"{s['status']} | {s['config']} |" for s in samples)
+    rows = "\n".join(
+        f"| {s['t_s']} | {s['records']:,} | {s['rss_mib']} | {s['topics']} | {s['offset']} | "
+        f"{s['status']} | {s['config']} |"
+        for s in samples
+    )
     verdicts = []
     for key, label in (("rss_mib", "RSS"), ("topics", "topics on disk"), ("offset", "offsets file")):
         ratio = _flatness(samples, args.retention_s, key)
@@ -152,7 +188,7 @@ def markdown(result: dict[str, Any], args: argparse.Namespace) -> str:
 ## Soak: a week-long worker, compressed (`bench/soak.py`)
 
 Command: `python bench/soak.py --minutes {args.minutes:g} --rate {args.rate} --retention-s {args.retention_s} --append BENCHMARKS.md`
-(CPython {platform.python_version()}, {os.cpu_count()} cores, run {time.strftime('%Y-%m-%d')}). A standalone worker on the
+(CPython {platform.python_version()}, {os.cpu_count()} cores, run {time.strftime("%Y-%m-%d")}). A standalone worker on the
 embedded defaults (file-backed config, status, offsets and in-process topics), FileStream source at {args.rate} lines/s
 into a FileStream sink, `topics.retention.ms` = {args.retention_s} s, `topics.segment.bytes` = 1 MiB. Baseline: the same run's samples once
 1.5 retention windows have passed: the peak of their later half over the peak of their earlier half; target
@@ -163,12 +199,14 @@ within 10 % (at most 1.10x), restart to RUNNING within 2 s.
 {rows}
 
 Flatness after the retention window (peak of the later half / peak of the earlier half): {", ".join(verdicts)}. Restart to RUNNING after
-{result['written']:,} records of history: **{result['restart_s']:.2f} s** (target 2 s).
+{result["written"]:,} records of history: **{result["restart_s"]:.2f} s** (target 2 s).
 """
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--minutes", type=float, default=2.0)
     parser.add_argument("--rate", type=int, default=500, help="lines per second")
     parser.add_argument("--retention-s", type=int, default=30, help="topics.retention.ms, in seconds")

@@ -48,8 +48,11 @@ from engine.spark import JobOwner, SparkSettings, SparkSupervisor, TaskSpark
 from tests.spark.jobs import wait_started
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMON = {"spark.conf.spark.ui.enabled": "false", "spark.conf.spark.ui.showConsoleProgress": "false",
-          "spark.conf.spark.sql.shuffle.partitions": "2"}
+COMMON = {
+    "spark.conf.spark.ui.enabled": "false",
+    "spark.conf.spark.ui.showConsoleProgress": "false",
+    "spark.conf.spark.sql.shuffle.partitions": "2",
+}
 WORKER = {"spark.master": "local[2]", **COMMON}
 MODES = ("local", "standalone", "connect")
 CANCEL_SAMPLES = 10
@@ -61,13 +64,20 @@ def worker_config(mode: str, url: str) -> dict[str, str]:
         return dict(WORKER)
     if mode == "connect":
         return {"spark.remote": url}
-    return {"spark.master": url, **COMMON, "spark.conf.spark.driver.host": "127.0.0.1",
-            "spark.conf.spark.driver.bindAddress": "127.0.0.1", "spark.conf.spark.executor.memory": "1g"}
+    return {
+        "spark.master": url,
+        **COMMON,
+        "spark.conf.spark.driver.host": "127.0.0.1",
+        "spark.conf.spark.driver.bindAddress": "127.0.0.1",
+        "spark.conf.spark.executor.memory": "1g",
+    }
 
 
 def _rows(n: int) -> list[dict[str, Any]]:
-    return [{"id": i, "customer": f"c{i % 97}", "amount": i * 0.5, "op": "insert" if i % 3 else "update"}
-            for i in range(n)]
+    return [
+        {"id": i, "customer": f"c{i % 97}", "amount": i * 0.5, "op": "insert" if i % 3 else "update"}
+        for i in range(n)
+    ]
 
 
 class _Inline:
@@ -81,8 +91,13 @@ class _Inline:
 
 
 async def _sink_seconds(runner: Any, rows: list[dict[str, Any]], path: str) -> float:
-    props = {"name": "bench", "topics": "orders", "path": path, "flush.records": str(len(rows) + 1),
-             "task.id": "0"}
+    props = {
+        "name": "bench",
+        "topics": "orders",
+        "path": path,
+        "flush.records": str(len(rows) + 1),
+        "task.id": "0",
+    }
     context = SinkTaskContext(props)
     tp = TopicPartition("orders", 0)
     context.assigned = {tp}
@@ -91,7 +106,9 @@ async def _sink_seconds(runner: Any, rows: list[dict[str, Any]], path: str) -> f
     task.initialize(context)
     await task.start(props)
     await task.open([tp])
-    records = [SinkRecord(topic="orders", kafka_partition=0, kafka_offset=i, value=row) for i, row in enumerate(rows)]
+    records = [
+        SinkRecord(topic="orders", kafka_partition=0, kafka_offset=i, value=row) for i, row in enumerate(rows)
+    ]
     started = time.perf_counter()
     await task.put(records)
     committed = await task.pre_commit({tp: len(rows)})
@@ -154,7 +171,9 @@ async def run_mode(mode: str, url: str, n: int) -> dict[str, Any]:
         await supervisor.session()
         runner = TaskSpark(supervisor, JobOwner("bench", 0, 1))
         rows = _rows(n)
-        await _bare_seconds(supervisor, rows[:1000], str(work / "warm"))  # JIT, executors, Python workers warm
+        await _bare_seconds(
+            supervisor, rows[:1000], str(work / "warm")
+        )  # JIT, executors, Python workers warm
         await _sink_seconds(runner, rows[:1000], str(work / "warm-sink"))
         sink, bare = [], []
         for i in range(ROUNDS):
@@ -162,9 +181,14 @@ async def run_mode(mode: str, url: str, n: int) -> dict[str, Any]:
             bare.append(await _bare_seconds(supervisor, rows, str(work / f"bare-{i}")))
         await supervisor.shutdown()
         latencies = sorted(await _cancel_latencies(worker, work, CANCEL_SAMPLES))
-        result.update(sink=n / statistics.median(sink), bare=n / statistics.median(bare),
-                      sink_runs=[n / s for s in sink], bare_runs=[n / s for s in bare],
-                      p50=statistics.median(latencies), p99=latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))])
+        result.update(
+            sink=n / statistics.median(sink),
+            bare=n / statistics.median(bare),
+            sink_runs=[n / s for s in sink],
+            bare_runs=[n / s for s in bare],
+            p50=statistics.median(latencies),
+            p99=latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],
+        )
         return result
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -188,12 +212,23 @@ def run_all(n: int, modes: list[str]) -> list[dict[str, Any]]:
                 connect = start_connect_server(work / "connect")
                 servers.append(connect)
                 url = connect.url
-            env = {**child_env(), "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONPATH": str(ROOT),
-                   "PYSPARK_PYTHON": sys.executable}
+            env = {
+                **child_env(),
+                "SPARK_LOCAL_IP": "127.0.0.1",
+                "PYTHONPATH": str(ROOT),
+                "PYSPARK_PYTHON": sys.executable,
+            }
             if mode != "local":
                 env["JAVA_TOOL_OPTIONS"] = QUICK_JVM
-            done = subprocess.run([sys.executable, __file__, "--child", mode, url, "--rows", str(n)],
-                                  capture_output=True, text=True, env=env, cwd=ROOT, check=False, timeout=1800)
+            done = subprocess.run(
+                [sys.executable, __file__, "--child", mode, url, "--rows", str(n)],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=ROOT,
+                check=False,
+                timeout=1800,
+            )
             if done.returncode != 0:
                 raise RuntimeError(f"the {mode} run failed:\n{done.stderr[-3000:]}")
             results.append(json.loads(done.stdout.strip().splitlines()[-1]))
@@ -223,7 +258,9 @@ async def profile(n: int) -> str:
         return time.perf_counter() - started
 
     cases: list[tuple[str, Callable[[str], Awaitable[float]]]] = [
-        ("sink (put + pre_commit)", lambda path: _sink_seconds(inline, rows, path)), ("bare write", bare)]
+        ("sink (put + pre_commit)", lambda path: _sink_seconds(inline, rows, path)),
+        ("bare write", bare),
+    ]
     try:
         _bare_write(spark, rows[:1000], str(work / "warm"))
         await _sink_seconds(inline, rows[:1000], str(work / "warm-sink"))
@@ -255,25 +292,40 @@ def _markdown(results: list[dict[str, Any]]) -> str:
         f"p50 / p99 s ({CANCEL_SAMPLES} deletes; target <= 1) |",
         "|---|---|---|---|---|",
     ]
-    lines += [f"| {r['mode']} | {r['sink']:,.0f} | {r['bare']:,.0f} | {r['sink'] / r['bare']:.2f} | "
-              f"{r['p50']:.2f} / {r['p99']:.2f} |" for r in results]
+    lines += [
+        f"| {r['mode']} | {r['sink']:,.0f} | {r['bare']:,.0f} | {r['sink'] / r['bare']:.2f} | "
+        f"{r['p50']:.2f} / {r['p99']:.2f} |"
+        for r in results
+    ]
     lines.append("")
-    lines += [f"- {r['mode']} runs (rows/s), sink / bare: {', '.join(f'{v:,.0f}' for v in r['sink_runs'])} / "
-              f"{', '.join(f'{v:,.0f}' for v in r['bare_runs'])}" for r in results]
+    lines += [
+        f"- {r['mode']} runs (rows/s), sink / bare: {', '.join(f'{v:,.0f}' for v in r['sink_runs'])} / "
+        f"{', '.join(f'{v:,.0f}' for v in r['bare_runs'])}"
+        for r in results
+    ]
     local = next((r for r in results if r["mode"] == "local"), None)
     if local is not None:
-        lines += ["", f"Worker start-up (local): {local['start_without']:.2f} s with Spark unused, "
-                      f"{local['start_with']:.2f} s until a first Spark job ran."]
+        lines += [
+            "",
+            f"Worker start-up (local): {local['start_without']:.2f} s with Spark unused, "
+            f"{local['start_with']:.2f} s until a first Spark job ran.",
+        ]
     lines.append("")
     return "\n".join(lines)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rows", type=int, default=50_000)
-    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: local, standalone, connect")
+    parser.add_argument(
+        "--modes", default=",".join(MODES), help="comma-separated: local, standalone, connect"
+    )
     parser.add_argument("--append", help="append a markdown section to this file")
-    parser.add_argument("--profile", action="store_true", help="print a profile of a local sink commit and bare write")
+    parser.add_argument(
+        "--profile", action="store_true", help="print a profile of a local sink commit and bare write"
+    )
     parser.add_argument("--child", nargs=2, metavar=("MODE", "URL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)

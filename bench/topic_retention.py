@@ -53,13 +53,20 @@ def _status_mib(field: str) -> float:
     return float("nan")
 
 
-async def feed(workdir: Path, records: int, *, value_bytes: int = 100, retention_bytes: int = -1,
-               segment_bytes: int = 16 * 1024 * 1024) -> Result:
+async def feed(
+    workdir: Path,
+    records: int,
+    *,
+    value_bytes: int = 100,
+    retention_bytes: int = -1,
+    segment_bytes: int = 16 * 1024 * 1024,
+) -> Result:
     path = workdir / "topics.jsonl"
     topics = MemoryTopics(path, retention_check_interval_ms=0)
     await topics.open()
-    await topics.create_topic(TOPIC, configs={"retention.bytes": str(retention_bytes),
-                                              "segment.bytes": str(segment_bytes)})
+    await topics.create_topic(
+        TOPIC, configs={"retention.bytes": str(retention_bytes), "segment.bytes": str(segment_bytes)}
+    )
     producer, tp = topics.producer(), TopicPartition(TOPIC, 0)
     consumer = await topics.consumer("soak-sink", [TOPIC])
     value = b"x" * value_bytes
@@ -77,9 +84,18 @@ async def feed(workdir: Path, records: int, *, value_bytes: int = 100, retention
     await topics.close()
     journal, segments, files = _disk(path)
     opened = await _open_elsewhere(path)
-    return Result(records=records, send_per_s=round(records / elapsed), rss_mib=round(rss, 1),
-                  peak_rss_mib=round(peak, 1), held=held, journal_bytes=journal, segment_bytes=segments,
-                  segment_files=files, open_s=opened["open_s"], open_rss_mib=opened["rss_mib"])
+    return Result(
+        records=records,
+        send_per_s=round(records / elapsed),
+        rss_mib=round(rss, 1),
+        peak_rss_mib=round(peak, 1),
+        held=held,
+        journal_bytes=journal,
+        segment_bytes=segments,
+        segment_files=files,
+        open_s=opened["open_s"],
+        open_rss_mib=opened["rss_mib"],
+    )
 
 
 def _disk(path: Path) -> tuple[int, int, int]:
@@ -89,8 +105,9 @@ def _disk(path: Path) -> tuple[int, int, int]:
 
 
 async def _open_elsewhere(path: Path) -> dict[str, float]:
-    process = await asyncio.create_subprocess_exec(sys.executable, __file__, "--open", str(path),
-                                                   stdout=asyncio.subprocess.PIPE)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--open", str(path), stdout=asyncio.subprocess.PIPE
+    )
     out, _ = await process.communicate()
     return dict(json.loads(out.decode().strip().splitlines()[-1]))
 
@@ -117,8 +134,15 @@ def main() -> None:
         asyncio.run(_open(args.open))
         return
     with tempfile.TemporaryDirectory() as workdir:
-        result = asyncio.run(feed(Path(workdir), args.records, value_bytes=args.value_bytes,
-                                  retention_bytes=args.retention_bytes, segment_bytes=args.segment_bytes))
+        result = asyncio.run(
+            feed(
+                Path(workdir),
+                args.records,
+                value_bytes=args.value_bytes,
+                retention_bytes=args.retention_bytes,
+                segment_bytes=args.segment_bytes,
+            )
+        )
     print(json.dumps(asdict(result)))
 
 

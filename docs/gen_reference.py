@@ -43,7 +43,9 @@ def _code(text: object) -> str:
 
 
 def index_page() -> str:
-    return GENERATED + """# Reference
+    return (
+        GENERATED
+        + """# Reference
 
 Generated from the code at every build of this site (`docs/gen_reference.py`), so each table
 says what the code does:
@@ -58,21 +60,27 @@ says what the code does:
 | [Shipped scenarios](scenarios.md) | the scenario files shipped in the package |
 | Python API: [`engine`](python/engine.md), [`engine.api`](python/engine.api.md), [`engine.data`](python/engine.data.md), [`engine.testing`](python/engine.testing.md) | the docstrings and signatures (mkdocstrings) |
 """
+    )
 
 
 def worker_keys_page() -> str:
     from engine.config.worker_keys import SECTIONS, WORKER_KEYS
 
-    lines = [GENERATED, "# Worker keys\n\n",
-             "Every worker property the engine reads, with its default: the keys of `worker.properties` "
-             "for `connect-engine standalone` and `distributed`, and of the dict an embedded `Engine` takes. "
-             "A name with `<...>` stands for a family of keys. *Distributed* keys matter only to "
-             "`connect-engine distributed` (or an `Engine` with `group.id`).\n"]
+    lines = [
+        GENERATED,
+        "# Worker keys\n\n",
+        "Every worker property the engine reads, with its default: the keys of `worker.properties` "
+        "for `connect-engine standalone` and `distributed`, and of the dict an embedded `Engine` takes. "
+        "A name with `<...>` stands for a family of keys. *Distributed* keys matter only to "
+        "`connect-engine distributed` (or an `Engine` with `group.id`).\n",
+    ]
     for section in SECTIONS:
         keys = [key for key in WORKER_KEYS if key.section == section]
         if not keys:
             continue
-        lines.append(f"\n## {section[0].upper()}{section[1:]}\n\n| key | default | meaning |\n|---|---|---|\n")
+        lines.append(
+            f"\n## {section[0].upper()}{section[1:]}\n\n| key | default | meaning |\n|---|---|---|\n"
+        )
         for key in keys:
             default = "" if key.default is None else _code(key.default)
             doc = key.doc + (" *(distributed)*" if key.distributed_only else "")
@@ -84,8 +92,10 @@ def _config_defs() -> list[tuple[str, Any]]:
     from engine.api import SinkConnector, SourceConnector
     from engine.validation.framework import framework_config_def
 
-    return [("Source connectors", framework_config_def(SourceConnector)),  # type: ignore[type-abstract]
-            ("Sink connectors", framework_config_def(SinkConnector))]  # type: ignore[type-abstract]
+    return [
+        ("Source connectors", framework_config_def(SourceConnector)),  # type: ignore[type-abstract]
+        ("Sink connectors", framework_config_def(SinkConnector)),
+    ]  # type: ignore[type-abstract]
 
 
 def _default(key: Any) -> str:
@@ -104,11 +114,14 @@ def _default(key: Any) -> str:
 
 
 def connector_keys_page() -> str:
-    lines = [GENERATED, "# Connector keys\n\n",
-             "The keys the framework reads from every connector config, as `PUT "
-             "/connector-plugins/<plugin>/config/validate` lists them, by group, in validation order. "
-             "A connector's own keys come from its `config()`; transforms and predicates add theirs "
-             "(`transforms.<alias>.*`) when they are named.\n"]
+    lines = [
+        GENERATED,
+        "# Connector keys\n\n",
+        "The keys the framework reads from every connector config, as `PUT "
+        "/connector-plugins/<plugin>/config/validate` lists them, by group, in validation order. "
+        "A connector's own keys come from its `config()`; transforms and predicates add theirs "
+        "(`transforms.<alias>.*`) when they are named.\n",
+    ]
     for title, config_def in _config_defs():
         keys = config_def.config_keys
         lines.append(f"\n## {title}\n")
@@ -117,13 +130,17 @@ def connector_keys_page() -> str:
             members = [key for key in keys.values() if key.group == group and not key.internal]
             if not members:
                 continue
-            lines.append(f"\n### {group or 'Other'}\n\n| key | type | default | importance | meaning |\n"
-                         "|---|---|---|---|---|\n")
+            lines.append(
+                f"\n### {group or 'Other'}\n\n| key | type | default | importance | meaning |\n"
+                "|---|---|---|---|---|\n"
+            )
             for key in sorted(members, key=lambda k: k.order_in_group):
                 kind = getattr(key.type, "name", str(key.type))
                 importance = getattr(key.importance, "name", str(key.importance))
-                lines.append(f"| {_code(key.name)} | {kind} | {_cell(_default(key))} | {importance} | "
-                             f"{_cell(key.documentation)} |\n")
+                lines.append(
+                    f"| {_code(key.name)} | {kind} | {_cell(_default(key))} | {importance} | "
+                    f"{_cell(key.documentation)} |\n"
+                )
     return "".join(lines)
 
 
@@ -133,17 +150,24 @@ async def _metric_families() -> list[Any]:
     from engine.spark.metrics import SparkMetrics, prometheus_families
 
     async with Engine() as engine:
-        await engine.create_connector("source", {"connector.class": "RecordingSourceConnector", "tasks.max": "1"})
-        await engine.create_connector("sink", {"connector.class": "RecordingSinkConnector", "topics": "t",
-                                               "tasks.max": "1"})
+        await engine.create_connector(
+            "source", {"connector.class": "RecordingSourceConnector", "tasks.max": "1"}
+        )
+        await engine.create_connector(
+            "sink", {"connector.class": "RecordingSinkConnector", "topics": "t", "tasks.max": "1"}
+        )
         await engine.wait_for_state("source", "RUNNING", tasks=1)
         await engine.wait_for_state("sink", "RUNNING", tasks=1)
         families = {family.name: family for family in engine.metrics.registry.collect()}
-        declared = {getattr(part, "name", None): tuple(getattr(part, "labels", ()))
-                    for part in vars(engine.metrics).values()}
+        declared = {
+            getattr(part, "name", None): tuple(getattr(part, "labels", ()))
+            for part in vars(engine.metrics).values()
+        }
     for family in prometheus_families(SparkMetrics()):
         families.setdefault(family.name, family)
-    return [(families[name], declared.get(name) or declared.get(name + "_total")) for name in sorted(families)]
+    return [
+        (families[name], declared.get(name) or declared.get(name + "_total")) for name in sorted(families)
+    ]
 
 
 _METRIC_SUFFIXES = ("_total", "_created", "_bucket", "_count", "_sum")
@@ -168,14 +192,19 @@ def metrics_page() -> str:
         families = asyncio.run(_metric_families())
     finally:
         structlog.reset_defaults()
-    lines = [GENERATED, "# Metrics\n\n",
-             "Every family `GET /metrics` serves, read from the registry of a running engine with one source "
-             "and one sink task. What they mean and how "
-             "Strimzi's dashboards read the `kafka_connect_*` ones: [Metrics and dashboards]"
-             "(../operating/metrics.md).\n"]
-    sections = (("connect_engine_", "The engine's own (`connect_engine_*`)"),
-                ("kafka_connect_", "Kafka Connect's (`kafka_connect_*`)"),
-                ("", "The clients' and the process's"))
+    lines = [
+        GENERATED,
+        "# Metrics\n\n",
+        "Every family `GET /metrics` serves, read from the registry of a running engine with one source "
+        "and one sink task. What they mean and how "
+        "Strimzi's dashboards read the `kafka_connect_*` ones: [Metrics and dashboards]"
+        "(../operating/metrics.md).\n",
+    ]
+    sections = (
+        ("connect_engine_", "The engine's own (`connect_engine_*`)"),
+        ("kafka_connect_", "Kafka Connect's (`kafka_connect_*`)"),
+        ("", "The clients' and the process's"),
+    )
     listed: set[str] = set()
     for prefix, title in sections:
         lines.append(f"\n## {title}\n\n| family | type | labels | meaning |\n|---|---|---|---|\n")
@@ -183,8 +212,10 @@ def metrics_page() -> str:
             if family.name.startswith(prefix) and family.name not in listed:
                 listed.add(family.name)
                 name = family.name + ("_total" if family.type == "counter" else "")
-                lines.append(f"| {_code(name)} | {family.type} | {_cell(_labels(family, declared))} | "
-                             f"{_cell(family.documentation)} |\n")
+                lines.append(
+                    f"| {_code(name)} | {family.type} | {_cell(_labels(family, declared))} | "
+                    f"{_cell(family.documentation)} |\n"
+                )
     return "".join(lines)
 
 
@@ -218,12 +249,15 @@ def rest_api_page() -> str:
     from engine.rest.openapi import document
 
     doc = document()
-    lines = [GENERATED, "# REST API\n\n",
-             f"Every route, from the OpenAPI document the engine serves at `GET /openapi.json` "
-             f"(OpenAPI {doc['openapi']}, {_cell(doc['info'].get('title', ''))} "
-             f"{_cell(doc['info'].get('version', ''))}). Behaviour, status codes and Connect's messages: "
-             "[The REST API](../operating/rest-api.md).\n\n"
-             "| method | path | summary |\n|---|---|---|\n"]
+    lines = [
+        GENERATED,
+        "# REST API\n\n",
+        f"Every route, from the OpenAPI document the engine serves at `GET /openapi.json` "
+        f"(OpenAPI {doc['openapi']}, {_cell(doc['info'].get('title', ''))} "
+        f"{_cell(doc['info'].get('version', ''))}). Behaviour, status codes and Connect's messages: "
+        "[The REST API](../operating/rest-api.md).\n\n"
+        "| method | path | summary |\n|---|---|---|\n",
+    ]
     operations: list[tuple[str, str, dict[str, Any]]] = []
     for path, item in doc["paths"].items():
         for method, operation in item.items():
@@ -238,30 +272,43 @@ def rest_api_page() -> str:
         parameters = operation.get("parameters", [])
         if parameters:
             lines.append("\n| parameter | in | type | required |\n|---|---|---|---|\n")
-            lines.extend(f"| {_code(parameter['name'])} | {parameter['in']} | "
-                         f"{_cell(_schema_text(parameter.get('schema')))} | "
-                         f"{'yes' if parameter.get('required') else 'no'} |\n" for parameter in parameters)
+            lines.extend(
+                f"| {_code(parameter['name'])} | {parameter['in']} | "
+                f"{_cell(_schema_text(parameter.get('schema')))} | "
+                f"{'yes' if parameter.get('required') else 'no'} |\n"
+                for parameter in parameters
+            )
         body = operation.get("requestBody")
         if body:
             lines.append(f"\nBody: {_schema_text(_json_schema(body.get('content')))}\n")
         lines.append("\n| status | meaning | body |\n|---|---|---|\n")
         for status, response in operation.get("responses", {}).items():
-            lines.append(f"| {status} | {_cell(response.get('description', ''))} | "
-                         f"{_cell(_schema_text(_json_schema(response.get('content'))))} |\n")
+            lines.append(
+                f"| {status} | {_cell(response.get('description', ''))} | "
+                f"{_cell(_schema_text(_json_schema(response.get('content'))))} |\n"
+            )
     lines.append("\n## Schemas\n")
     for name, schema in doc["components"]["schemas"].items():
         lines.append(f"\n### {name}\n\n")
         properties = schema.get("properties")
         if not properties:
-            lines.append(f"{_schema_text(schema)}" + (
-                f" of {_schema_text(schema['additionalProperties'])}"
-                if isinstance(schema.get("additionalProperties"), dict) else "") + "\n")
+            lines.append(
+                f"{_schema_text(schema)}"
+                + (
+                    f" of {_schema_text(schema['additionalProperties'])}"
+                    if isinstance(schema.get("additionalProperties"), dict)
+                    else ""
+                )
+                + "\n"
+            )
             continue
         required = set(schema.get("required", ()))
         lines.append("| field | type | required | meaning |\n|---|---|---|---|\n")
         for field, spec in properties.items():
-            lines.append(f"| {_code(field)} | {_cell(_schema_text(spec))} | {'yes' if field in required else 'no'} "
-                         f"| {_cell(spec.get('description', ''))} |\n")
+            lines.append(
+                f"| {_code(field)} | {_cell(_schema_text(spec))} | {'yes' if field in required else 'no'} "
+                f"| {_cell(spec.get('description', ''))} |\n"
+            )
     return "".join(lines)
 
 
@@ -284,8 +331,11 @@ def _help_texts() -> Iterator[tuple[str, str]]:
 
 
 def cli_page() -> str:
-    lines = [GENERATED, "# Command line\n\n",
-             "`connect-engine` and each of its commands, as `--help` prints them.\n"]
+    lines = [
+        GENERATED,
+        "# Command line\n\n",
+        "`connect-engine` and each of its commands, as `--help` prints them.\n",
+    ]
     for title, text in _help_texts():
         lines.append(f"\n## `{title}`\n\n```text\n{text.rstrip()}\n```\n")
     return "".join(lines)
@@ -294,11 +344,16 @@ def cli_page() -> str:
 def scenarios_page() -> str:
     from engine.scenario.builtin import builtin_scenarios
 
-    lines = [GENERATED, "# Shipped scenarios\n\n",
-             "The scenario files shipped in the package (`connect-engine replay --list`); run one with "
-             "`connect-engine replay builtin:<name>`. The format: [Scenarios](../connectors/scenarios.md).\n\n"
-             "| name | scenario |\n|---|---|\n"]
-    lines.extend(f"| {_code(scenario.name)} | {_cell(scenario.title)} |\n" for scenario in builtin_scenarios())
+    lines = [
+        GENERATED,
+        "# Shipped scenarios\n\n",
+        "The scenario files shipped in the package (`connect-engine replay --list`); run one with "
+        "`connect-engine replay builtin:<name>`. The format: [Scenarios](../connectors/scenarios.md).\n\n"
+        "| name | scenario |\n|---|---|\n",
+    ]
+    lines.extend(
+        f"| {_code(scenario.name)} | {_cell(scenario.title)} |\n" for scenario in builtin_scenarios()
+    )
     return "".join(lines)
 
 

@@ -29,8 +29,10 @@ class GraphvizMissing(EngineError):
     """Rendering needs Graphviz's ``dot`` on PATH."""
 
     def __init__(self) -> None:
-        super().__init__("Graphviz is not installed ('dot' is not on PATH): install it with "
-                         "`apt install graphviz` (or `brew install graphviz`), or use the Mermaid output")
+        super().__init__(
+            "Graphviz is not installed ('dot' is not on PATH): install it with "
+            "`apt install graphviz` (or `brew install graphviz`), or use the Mermaid output"
+        )
 
 
 def edges(kind: str) -> list[tuple[str, str, list[str]]]:
@@ -56,10 +58,18 @@ def mermaid(kind: str) -> str:
 
 def dot(kind: str) -> str:
     """The ``kind`` machine as DOT source, edge for edge the same as :func:`mermaid` (needs no Graphviz)."""
-    lines = [f'digraph "{kind}" {{', "    rankdir=LR;", '    node [shape=box, style=rounded, fontname="Helvetica"];',
-             '    edge [fontname="Helvetica", fontsize=10];', '    start [shape=point];',
-             f'    {FINAL} [shape=doubleoctagon];', f"    start -> {INITIAL};"]
-    lines += [f'    {source} -> {dest} [label="{", ".join(triggers)}"];' for source, dest, triggers in edges(kind)]
+    lines = [
+        f'digraph "{kind}" {{',
+        "    rankdir=LR;",
+        '    node [shape=box, style=rounded, fontname="Helvetica"];',
+        '    edge [fontname="Helvetica", fontsize=10];',
+        "    start [shape=point];",
+        f"    {FINAL} [shape=doubleoctagon];",
+        f"    start -> {INITIAL};",
+    ]
+    lines += [
+        f'    {source} -> {dest} [label="{", ".join(triggers)}"];' for source, dest, triggers in edges(kind)
+    ]
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -75,7 +85,8 @@ def render(kind: str, path: str | Path, fmt: str) -> None:
     binary = shutil.which("dot")
     if binary is None:
         raise GraphvizMissing
-    result = subprocess.run([binary, f"-T{fmt}", "-o", str(path)], input=source.encode(),
-                            capture_output=True, check=False)
+    result = subprocess.run(
+        [binary, f"-T{fmt}", "-o", str(path)], input=source.encode(), capture_output=True, check=False
+    )
     if result.returncode != 0:
         raise EngineError(f"Graphviz failed: {result.stderr.decode(errors='replace').strip()}")

@@ -122,10 +122,18 @@ class Engine:
     ``stop()``, never the deletion callbacks.
     """
 
-    def __init__(self, worker_config: Mapping[str, str] | None = None, *, config_log: ConfigLog | None = None,
-                 offset_store: OffsetStore | None = None, topics: Topics | None = None,
-                 timers: Timers | None = None, status_store: StatusStore | None = None,
-                 membership: MemberFactory | None = None, rest_client: RestClient | None = None) -> None:
+    def __init__(
+        self,
+        worker_config: Mapping[str, str] | None = None,
+        *,
+        config_log: ConfigLog | None = None,
+        offset_store: OffsetStore | None = None,
+        topics: Topics | None = None,
+        timers: Timers | None = None,
+        status_store: StatusStore | None = None,
+        membership: MemberFactory | None = None,
+        rest_client: RestClient | None = None,
+    ) -> None:
         """``config_log``/``offset_store``/``topics``/``status_store`` hand in stores that outlive this engine
         (tests, replays); ``timers`` is the clock auto-restart backoffs, rate-limit waits and the leader's
         rebalance delay run on (real time by default; scenarios and tests install a virtual one);
@@ -140,9 +148,12 @@ class Engine:
             from engine.distributed.forwarding import RestClient
             from engine.distributed.settings import ClusterSettings
 
-            self.cluster = Cluster(ClusterSettings.from_worker(self.worker),
-                                   rest_client if rest_client is not None else RestClient(self.worker),
-                                   member_factory=membership, timers=self._timers)
+            self.cluster = Cluster(
+                ClusterSettings.from_worker(self.worker),
+                rest_client if rest_client is not None else RestClient(self.worker),
+                member_factory=membership,
+                timers=self._timers,
+            )
         self.data_settings = DataSettings.parse(self.worker.raw)
         self.topics: Topics = topics if topics is not None else open_topics(self.worker)
         # one per engine; nothing Spark-related happens until a task first runs a job
@@ -150,19 +161,32 @@ class Engine:
         self._log: ConfigLog = config_log if config_log is not None else open_config_log(self.worker)
         client_id = f"connect-engine-{self.worker.worker_id}"
         own = self.worker.kafka.own()  # the worker's own clients: the top-level security settings
-        self._status = status_store if status_store is not None else open_status_store(
-            self.worker.raw, client_id=client_id, client_args=own)
-        self._offsets = offset_store if offset_store is not None else open_offset_store(
-            self.worker.raw, client_id=client_id, client_args=own)
+        self._status = (
+            status_store
+            if status_store is not None
+            else open_status_store(self.worker.raw, client_id=client_id, client_args=own)
+        )
+        self._offsets = (
+            offset_store
+            if offset_store is not None
+            else open_offset_store(self.worker.raw, client_id=client_id, client_args=own)
+        )
         # this engine's own: several engines count apart; a cluster member reports only its own work
-        self.metrics = EngineMetrics(self._status,
-                                     worker_id=self.worker.worker_id if self.cluster is not None else None)
+        self.metrics = EngineMetrics(
+            self._status, worker_id=self.worker.worker_id if self.cluster is not None else None
+        )
         if self.cluster is not None:
             cluster = self.cluster
             self.metrics.connect.rebalances = lambda: (cluster.rebalances_applied, cluster.generation)
             self.metrics.connect.coordinator = lambda: CoordinatorView(
-                f"connect-engine-{cluster.worker_id}-group", len(cluster.owned.connectors), len(cluster.owned.tasks),
-                cluster.rebalancing, cluster.leader or "", cluster.rebalances_applied, cluster.generation)
+                f"connect-engine-{cluster.worker_id}-group",
+                len(cluster.owned.connectors),
+                len(cluster.owned.tasks),
+                cluster.rebalancing,
+                cluster.leader or "",
+                cluster.rebalances_applied,
+                cluster.generation,
+            )
         self.metrics.extra.append(lambda: prometheus_families(self.spark.metrics))
         self._herder: Herder | None = None
         self._feed = TransitionFeed()  # here, not in the herder, so subscribers can see the boot
@@ -170,7 +194,10 @@ class Engine:
         self._stop = asyncio.Event()
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         # what start() is doing, and since when (epoch ms): /health's "starting" answer names it
-        self.startup_stage: tuple[str, int] = ("initializing and reading to the end of internal topics", _now_ms())
+        self.startup_stage: tuple[str, int] = (
+            "initializing and reading to the end of internal topics",
+            _now_ms(),
+        )
 
     # ---- lifecycle of the engine itself ---------------------------------------------------
 
@@ -178,8 +205,9 @@ class Engine:
         await self.start()
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.shutdown()
 
     async def start(self) -> None:
@@ -190,9 +218,16 @@ class Engine:
         self.startup_stage = ("initializing and reading to the end of internal topics", _now_ms())
         # side by side: on Kafka each open is a few round trips (a worker joining a cluster waits on all)
         try:
-            opened = await asyncio.gather(self._log.open(), self._status.open(), self._offsets.open(),
-                                          self.topics.open(), return_exceptions=True)
-        except asyncio.CancelledError:  # stopped while starting (SIGTERM, a caller's timeout): nothing left open
+            opened = await asyncio.gather(
+                self._log.open(),
+                self._status.open(),
+                self._offsets.open(),
+                self.topics.open(),
+                return_exceptions=True,
+            )
+        except (
+            asyncio.CancelledError
+        ):  # stopped while starting (SIGTERM, a caller's timeout): nothing left open
             await self._close_stores()
             raise
         failure = next((r for r in opened if isinstance(r, BaseException)), None)
@@ -226,7 +261,9 @@ class Engine:
         assert self._main is not None
         self.startup_stage = ("ensuring membership in the cluster", _now_ms())
         # a broker may take a rebalance timeout or two (a dead member still listed) before a real plan
-        joined = asyncio.ensure_future(cluster.joined(max(60.0, 2 * cluster.settings.rebalance_timeout_ms / 1000)))
+        joined = asyncio.ensure_future(
+            cluster.joined(max(60.0, 2 * cluster.settings.rebalance_timeout_ms / 1000))
+        )
         done, _ = await asyncio.wait({joined, self._main}, return_when=asyncio.FIRST_COMPLETED)
         if joined not in done:
             joined.cancel()
@@ -235,8 +272,9 @@ class Engine:
             joined.result()
         except TimeoutError:
             await self.shutdown()
-            raise EngineNotRunning(f"Worker {self.worker.worker_id} did not join group "
-                                   f"{cluster.settings.group_id} in time") from None
+            raise EngineNotRunning(
+                f"Worker {self.worker.worker_id} did not join group {cluster.settings.group_id} in time"
+            ) from None
 
     async def _run(self, ready: asyncio.Future[None]) -> None:
         CALLBACK_TIMER.set(self.metrics.callback)  # this task's context: every unit and runner inherits it
@@ -244,11 +282,30 @@ class Engine:
             structlog.contextvars.bind_contextvars(worker=self.worker.worker_id)
         try:
             async with asyncio.TaskGroup() as tg:
-                data = DataPlane(self.topics, self.worker.raw, self._offsets, self._status, self.data_settings,
-                                 self.worker.worker_id, self.spark, metrics=self.metrics.connect,
-                                 clients=self.worker.kafka, timers=self._timers)
-                self._herder = Herder(self._log, self._status, self._offsets, self.worker, tg, self._feed,
-                                      self.metrics, data, ownership=self.cluster, timers=self._timers)
+                data = DataPlane(
+                    self.topics,
+                    self.worker.raw,
+                    self._offsets,
+                    self._status,
+                    self.data_settings,
+                    self.worker.worker_id,
+                    self.spark,
+                    metrics=self.metrics.connect,
+                    clients=self.worker.kafka,
+                    timers=self._timers,
+                )
+                self._herder = Herder(
+                    self._log,
+                    self._status,
+                    self._offsets,
+                    self.worker,
+                    tg,
+                    self._feed,
+                    self.metrics,
+                    data,
+                    ownership=self.cluster,
+                    timers=self._timers,
+                )
                 reader = tg.create_task(self._herder.run(ready), name="configlog-reader")
                 member = None
                 if self.cluster is not None:
@@ -302,8 +359,9 @@ class Engine:
             with contextlib.suppress(asyncio.CancelledError):
                 await main
 
-    async def settled(self, *, parked: Callable[[str, str], bool] = lambda connector, unit: False,
-                      timeout: float = 30.0) -> None:
+    async def settled(
+        self, *, parked: Callable[[str, str], bool] = lambda connector, unit: False, timeout: float = 30.0
+    ) -> None:
         """Return once every record is applied and no connector or task has work in flight.
 
         ``parked(connector, unit)`` (unit ``"connector"`` or ``"task-N"``) names callbacks stuck
@@ -316,12 +374,16 @@ class Engine:
             async with asyncio.timeout(timeout):
                 while calm < _SETTLED_POLLS:
                     # units append as they work (task configs), so the end is re-read when all is quiet
-                    quiet = herder.busy_count(parked) == 0 and herder.read_end >= await herder.log.end_offset()
+                    quiet = (
+                        herder.busy_count(parked) == 0 and herder.read_end >= await herder.log.end_offset()
+                    )
                     calm = calm + 1 if quiet else 0
                     await asyncio.sleep(0 if calm else _SETTLE_POLL_S)
         except TimeoutError:
-            raise SettleTimeout(f"The engine did not settle within {timeout:g} s: "
-                                f"{herder.busy_count(parked)} unit(s) or runner(s) still busy") from None
+            raise SettleTimeout(
+                f"The engine did not settle within {timeout:g} s: "
+                f"{herder.busy_count(parked)} unit(s) or runner(s) still busy"
+            ) from None
 
     @property
     def herder(self) -> Herder:
@@ -371,7 +433,9 @@ class Engine:
         full = {str(k): v for k, v in config.items()}
         given = full.setdefault("name", name)
         if given != name:
-            raise ConfigError(f"Connector name configuration ({given}) doesn't match connector name in the URL ({name})")
+            raise ConfigError(
+                f"Connector name configuration ({given}) doesn't match connector name in the URL ({name})"
+            )
         # as Connect's validateConnectorConfig: the connector validates what it will be started with, its
         # ${provider:path:key} references resolved (the log keeps the references); one that does not resolve
         # is left as written here, and fails the connector when it starts, naming the key
@@ -379,7 +443,9 @@ class Engine:
             resolved = self.worker.transformer.resolve(full)
         except ConfigError:
             resolved = full
-        await validate_connector_config(resolved, timeout=self.worker.callback_timeout, clients=self.worker.kafka)
+        await validate_connector_config(
+            resolved, timeout=self.worker.callback_timeout, clients=self.worker.kafka
+        )
         if self.cluster is not None:
             from engine.distributed.sink_group import check_sink_group
 
@@ -390,9 +456,15 @@ class Engine:
             check_connector(load_connector_class(full.get("connector.class", "")), full)
         return {k: str(v) for k, v in full.items()}
 
-    async def create_connector(self, name: str, config: Mapping[str, str],
-                               initial_state: str | TargetState | None = None, *,
-                               wait_started: bool = True, initial_offsets: Sequence[Any] | None = None) -> dict[str, Any]:
+    async def create_connector(
+        self,
+        name: str,
+        config: Mapping[str, str],
+        initial_state: str | TargetState | None = None,
+        *,
+        wait_started: bool = True,
+        initial_offsets: Sequence[Any] | None = None,
+    ) -> dict[str, Any]:
         """Create a connector (RUNNING, or ``initial_state`` RUNNING/PAUSED/STOPPED); returns its info once
         it started (or failed) and its tasks are configured, so its status is there to read.
         ``wait_started=False`` returns once the config is written (scenarios settle instead).
@@ -407,8 +479,13 @@ class Engine:
             if name in self.herder.snapshot.connectors:
                 raise ConnectorAlreadyExists(name)
             await self._previous_cleanup_done(name)
-            initial = None if initial_offsets is None else await offsets_admin.check_initial(
-                load_connector_class(checked.get("connector.class", "")), name, checked, initial_offsets)
+            initial = (
+                None
+                if initial_offsets is None
+                else await offsets_admin.check_initial(
+                    load_connector_class(checked.get("connector.class", "")), name, checked, initial_offsets
+                )
+            )
             records: list[ConfigRecord] = []
             if initial is not None:
                 records.append(TargetStateRecord(name, TargetState.STOPPED))
@@ -417,8 +494,9 @@ class Engine:
             records.append(ConnectorConfigRecord(name, checked))
             await self._write(name, records)
             if initial is not None:
-                await offsets_admin.write_initial(initial, self._offsets, self.topics, name,
-                                                  sink_group_id(name, checked))
+                await offsets_admin.write_initial(
+                    initial, self._offsets, self.topics, name, sink_group_id(name, checked)
+                )
                 if target is not TargetState.STOPPED:
                     await self._write(name, [TargetStateRecord(name, target or TargetState.STARTED)])
         if wait_started:
@@ -428,15 +506,17 @@ class Engine:
             info["offsets_status"] = initial.message
         return info
 
-    async def put_connector_config(self, name: str, config: Mapping[str, str], *,
-                                   wait_started: bool = True) -> dict[str, Any]:
+    async def put_connector_config(
+        self, name: str, config: Mapping[str, str], *, wait_started: bool = True
+    ) -> dict[str, Any]:
         """Create or replace a connector's config; the target state is left as it is. Returns once the
         connector (re)started and its tasks are configured, unless ``wait_started=False``."""
         _, info = await self.put_connector_config_created(name, config, wait_started=wait_started)
         return info
 
-    async def put_connector_config_created(self, name: str, config: Mapping[str, str], *,
-                                           wait_started: bool = True) -> tuple[bool, dict[str, Any]]:
+    async def put_connector_config_created(
+        self, name: str, config: Mapping[str, str], *, wait_started: bool = True
+    ) -> tuple[bool, dict[str, Any]]:
         """``put_connector_config``, also saying whether it created the connector (Connect's
         ``Herder.Created``: REST answers 201 then, 200 for an update). Whether it creates and the info
         it returns are decided under the connector's lock, as Connect's herder serialises a PUT with a
@@ -484,7 +564,9 @@ class Engine:
             if loop.time() >= deadline:
                 known = herder.cleanups.get(name)
                 record = herder.snapshot.pending_cleanups.get(name)
-                incarnation = known.incarnation if known is not None else record.incarnation if record else None
+                incarnation = (
+                    known.incarnation if known is not None else record.incarnation if record else None
+                )
                 detail = f"incarnation {incarnation}"
                 if known is not None:
                     detail += f", {known.state.value.lower()} after {known.attempts} attempt(s)"
@@ -518,8 +600,9 @@ class Engine:
             self._require(name)
             await self._write(name, [TargetStateRecord(name, target)])
 
-    async def restart_connector(self, name: str, include_tasks: bool = False,
-                                only_failed: bool = False) -> dict[str, Any] | None:
+    async def restart_connector(
+        self, name: str, include_tasks: bool = False, only_failed: bool = False
+    ) -> dict[str, Any] | None:
         """Plain restart (both False) returns None; otherwise the KIP-745 plan (RESTARTING marks)."""
         self._leader_only()
         async with self._lock(name):
@@ -547,7 +630,9 @@ class Engine:
         async with self._lock(name):
             standalone = self.cluster is None  # Connect's two herders word these differently
             if name not in self.herder.snapshot.connectors:
-                raise ConnectorNotFound(name, f"Connector {name} not found" if standalone else f"Unknown connector: {name}")
+                raise ConnectorNotFound(
+                    name, f"Connector {name} not found" if standalone else f"Unknown connector: {name}"
+                )
             if task < 0 or task >= len(self.herder.snapshot.tasks.get(name, ())):
                 error = TaskNotFound(name, task)
                 if standalone:
@@ -567,8 +652,11 @@ class Engine:
             tasks = len(self.herder.snapshot.tasks.get(name, ()))
             # The pending cleanup goes first so a crash after the tombstone still runs deleted().
             incarnation = self.herder.snapshot.incarnations.get(name)
-            records: list[ConfigRecord] = [PendingCleanupRecord(name, config, tasks, incarnation), ConnectorTombstone(name),
-                                           TargetStateTombstone(name)]
+            records: list[ConfigRecord] = [
+                PendingCleanupRecord(name, config, tasks, incarnation),
+                ConnectorTombstone(name),
+                TargetStateTombstone(name),
+            ]
             if self.cluster is not None:
                 enter_stage(f"writing a config for connector {name} to the config topic")
                 offset = await self.herder.append(records)
@@ -600,7 +688,9 @@ class Engine:
         after, there is nothing to fence and only the record is written."""
         cluster = self.cluster
         if cluster is None:
-            raise InvalidRequest("Kafka Connect in standalone mode does not support exactly-once source connectors.")
+            raise InvalidRequest(
+                "Kafka Connect in standalone mode does not support exactly-once source connectors."
+            )
         if not cluster.is_leader:
             raise NotLeader(cluster.leader_url)
         async with self._lock(name):
@@ -620,11 +710,16 @@ class Engine:
                 from engine.worker.exactly_once import fence_producers
 
                 enter_stage(f"initiating a round of zombie fencing for connector {name}")
-                await fence_producers(self.worker.raw, self.worker.kafka.worker_level("producer"), name, previous)
-                await self.herder.wait_read(await self.herder.log.end_offset(), cluster.settings.sync_timeout_s)
+                await fence_producers(
+                    self.worker.raw, self.worker.kafka.worker_level("producer"), name, previous
+                )
+                await self.herder.wait_read(
+                    await self.herder.log.end_offset(), cluster.settings.sync_timeout_s
+                )
                 if snapshot.tasks.get(name, ()) is not tasks:
-                    raise FencingConflict("Fencing failed because new task configurations were generated for "
-                                            "the connector")
+                    raise FencingConflict(
+                        "Fencing failed because new task configurations were generated for the connector"
+                    )
             enter_stage(f"writing a task count record for connector {name} to the config topic")
             offset = await self.herder.append([TaskCountRecord(name, len(tasks))])
             await self.herder.wait_read(offset + 1, self.worker.callback_timeout)
@@ -661,6 +756,7 @@ class Engine:
     def reload_plugins(self, registry: PluginRegistry | None = None) -> ReloadResult:
         """See plugins installed since the worker started (``engine/plugins/reload.py``); a distribution
         some connector uses keeps its loaded version. ``registry`` (the REST app's) is refreshed in place."""
+
         def in_use(packages: frozenset[str]) -> list[str]:
             running = {n: c for n, c in self.herder.snapshot.connectors.items() if self._runs_here(n)}
             return connectors_using(running, packages)
@@ -674,22 +770,29 @@ class Engine:
         """Some instance of the connector (or of a task) is alive in this process: RUNNING or PAUSED."""
         me = self.worker.worker_id
         units = [self._status.connector(name), *self._status.tasks(name).values()]
-        return any(s is not None and s.worker_id == me and s.state in ("RUNNING", "PAUSED", "RESTARTING")
-                   for s in units)
+        return any(
+            s is not None and s.worker_id == me and s.state in ("RUNNING", "PAUSED", "RESTARTING")
+            for s in units
+        )
 
     async def connector_info(self, name: str) -> dict[str, Any]:
         """Connect's ConnectorInfo: name, config, tasks, type."""
         config = self._require(name)
         tasks = self.herder.snapshot.tasks.get(name, ())
-        return {"name": name, "config": dict(config),
-                "tasks": [{"connector": name, "task": n} for n in range(len(tasks))],
-                "type": self._type(config)}
+        return {
+            "name": name,
+            "config": dict(config),
+            "tasks": [{"connector": name, "task": n} for n in range(len(tasks))],
+            "type": self._type(config),
+        }
 
     async def task_configs(self, name: str) -> list[dict[str, Any]]:
         """Connect's ``GET /connectors/{c}/tasks``: each task's id and raw config."""
         self._require(name)
-        return [{"id": {"connector": name, "task": n}, "config": dict(c)}
-                for n, c in enumerate(self.herder.snapshot.tasks.get(name, ()))]
+        return [
+            {"id": {"connector": name, "task": n}, "config": dict(c)}
+            for n, c in enumerate(self.herder.snapshot.tasks.get(name, ()))
+        ]
 
     async def connector_status(self, name: str) -> dict[str, Any]:
         """Connect's ConnectorStateInfo; ConnectorNotFound until a first status exists."""
@@ -746,7 +849,8 @@ class Engine:
             else:
                 pairs = offsets_admin.source_offsets(offsets)
                 by_connector = await offsets_admin.call_alter_offsets(
-                    cls, name, config, offsets_admin.source_hook_offsets(pairs))
+                    cls, name, config, offsets_admin.source_hook_offsets(pairs)
+                )
                 self._offsets.write(name, pairs)
         return offsets_admin.result_message(by_connector, offsets_admin.ALTERED)
 
@@ -763,7 +867,8 @@ class Engine:
             else:
                 partitions = self._offsets.partitions(name)
                 by_connector = await offsets_admin.call_alter_offsets(
-                    cls, name, config, offsets_admin.source_hook_offsets([(p, None) for p in partitions]))
+                    cls, name, config, offsets_admin.source_hook_offsets([(p, None) for p in partitions])
+                )
                 self._offsets.reset(name)
         return offsets_admin.result_message(by_connector, offsets_admin.RESET)
 
@@ -784,10 +889,15 @@ class Engine:
             pending = snapshot.pending_cleanups.get(name)
             config = pending.properties if pending is not None else {}
         connector_version, task_version = _running_versions(config.get("connector.class", ""))
-        return {"name": name, "connector": {**_status_json(connector), "version": connector_version},
-                "tasks": [{**_status_json(s, id=n), "version": task_version}
-                          for n, s in self._status.tasks(name).items()],
-                "type": self._type(config)}
+        return {
+            "name": name,
+            "connector": {**_status_json(connector), "version": connector_version},
+            "tasks": [
+                {**_status_json(s, id=n), "version": task_version}
+                for n, s in self._status.tasks(name).items()
+            ],
+            "type": self._type(config),
+        }
 
     @staticmethod
     def _type(config: Mapping[str, str]) -> str:
@@ -802,8 +912,9 @@ class Engine:
         """Every transition from now on (callable before ``start`` to see the boot too)."""
         return self._feed.subscribe()
 
-    async def wait_for_state(self, name: str, state: str, tasks: int | Sequence[str] | None = None,
-                             timeout: float = 30.0) -> dict[str, Any] | None:
+    async def wait_for_state(
+        self, name: str, state: str, tasks: int | Sequence[str] | None = None, timeout: float = 30.0
+    ) -> dict[str, Any] | None:
         """Wait until the connector is in ``state`` (and its tasks match), or raise StateTimeout.
 
         ``tasks`` is a count (that many tasks, all in ``state``) or one state per task.

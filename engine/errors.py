@@ -120,9 +120,11 @@ class CleanupPending(EngineError):
     http_status = 409
 
     def __init__(self, connector: str, detail: str) -> None:
-        super().__init__(f"Connector {connector} cannot be created yet: a previous connector of that name is "
-                         f"still being cleaned up ({detail}). Try again once GET /connector-cleanups no longer "
-                         f"lists it.")
+        super().__init__(
+            f"Connector {connector} cannot be created yet: a previous connector of that name is "
+            f"still being cleaned up ({detail}). Try again once GET /connector-cleanups no longer "
+            f"lists it."
+        )
         self.connector = connector
 
 
@@ -183,8 +185,10 @@ class RebalanceNeeded(EngineError):
     retriable = True
 
     def __init__(self) -> None:
-        super().__init__("Cannot complete request momentarily due to stale configuration "
-                         "(typically caused by a concurrent config change)")
+        super().__init__(
+            "Cannot complete request momentarily due to stale configuration "
+            "(typically caused by a concurrent config change)"
+        )
 
 
 class NotLeader(EngineError):
@@ -198,8 +202,10 @@ class NotLeader(EngineError):
 
     def __init__(self, leader_url: str | None) -> None:
         if leader_url is None:
-            message = ("Cannot complete request momentarily due to no known leader URL, "
-                       "likely because a rebalance was underway.")
+            message = (
+                "Cannot complete request momentarily due to no known leader URL, "
+                "likely because a rebalance was underway."
+            )
         else:
             message = f"This worker is not the leader; the request belongs to the leader at {leader_url}"
         super().__init__(message)
@@ -247,7 +253,8 @@ def _trace_lines(exc: BaseException, label: str, lines: list[str], seen: set[int
         lines.append("Traceback (most recent call last):")
         lines += "".join(traceback.format_tb(exc.__traceback__)).rstrip("\n").split("\n")
     related: list[tuple[BaseException, str]] = [
-        (member, "Contained: ") for member in (exc.exceptions if isinstance(exc, BaseExceptionGroup) else ())]
+        (member, "Contained: ") for member in (exc.exceptions if isinstance(exc, BaseExceptionGroup) else ())
+    ]
     if exc.__cause__ is not None:
         related.append((exc.__cause__, "Caused by: "))
     elif exc.__context__ is not None and not exc.__suppress_context__:

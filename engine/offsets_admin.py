@@ -26,8 +26,10 @@ RESET = "reset"
 
 
 def not_stopped_message(name: str) -> str:
-    return ("Connectors must be in the STOPPED state before their offsets can be modified. This can be done for "
-            f"the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint")
+    return (
+        "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for "
+        f"the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint"
+    )
 
 
 def sink_offsets(entries: Sequence[Any]) -> dict[TopicPartition, int | None]:
@@ -38,30 +40,47 @@ def sink_offsets(entries: Sequence[Any]) -> dict[TopicPartition, int | None]:
         if not isinstance(partition, Mapping):
             raise InvalidRequest("The partition for a sink connector offset cannot be null or missing")
         if "kafka_topic" not in partition or "kafka_partition" not in partition:
-            raise InvalidRequest("The partition for a sink connector offset must contain the keys 'kafka_topic' "
-                                 "and 'kafka_partition'")
+            raise InvalidRequest(
+                "The partition for a sink connector offset must contain the keys 'kafka_topic' "
+                "and 'kafka_partition'"
+            )
         topic = partition["kafka_topic"]
         if not isinstance(topic, str):
             raise InvalidRequest("Kafka topic names must be valid strings and may not be null")
         if partition["kafka_partition"] is None:
             raise InvalidRequest("Kafka partitions must be valid numbers and may not be null")
-        number = _integer(partition["kafka_partition"], "Failed to parse the following Kafka partition value in "
-                          "the provided offsets: '{}'. Partition values for sink connectors need to be integers.")
+        number = _integer(
+            partition["kafka_partition"],
+            "Failed to parse the following Kafka partition value in "
+            "the provided offsets: '{}'. Partition values for sink connectors need to be integers.",
+        )
         offset = entry.get("offset")
         if offset is not None and (not isinstance(offset, Mapping) or "kafka_offset" not in offset):
-            raise InvalidRequest("The offset for a sink connector should either be null or contain the key "
-                                 "'kafka_offset'")
-        value = None if offset is None else _integer(
-            offset["kafka_offset"], "Failed to parse the following Kafka offset value in the provided offsets: "
-            "'{}'. Offset values for sink connectors need to be integers.")
+            raise InvalidRequest(
+                "The offset for a sink connector should either be null or contain the key 'kafka_offset'"
+            )
+        value = (
+            None
+            if offset is None
+            else _integer(
+                offset["kafka_offset"],
+                "Failed to parse the following Kafka offset value in the provided offsets: "
+                "'{}'. Offset values for sink connectors need to be integers.",
+            )
+        )
         parsed[TopicPartition(topic, number)] = value
     return parsed
 
 
 def sink_offsets_json(committed: Mapping[DataTopicPartition, int]) -> list[dict[str, Any]]:
     """A consumer group's committed offsets in KIP-875's sink shape, sorted by topic and partition."""
-    return [{"partition": {"kafka_topic": tp.topic, "kafka_partition": tp.partition},
-             "offset": {"kafka_offset": offset}} for tp, offset in sorted(committed.items())]
+    return [
+        {
+            "partition": {"kafka_topic": tp.topic, "kafka_partition": tp.partition},
+            "offset": {"kafka_offset": offset},
+        }
+        for tp, offset in sorted(committed.items())
+    ]
 
 
 def api_partition(tp: DataTopicPartition) -> TopicPartition:
@@ -69,11 +88,13 @@ def api_partition(tp: DataTopicPartition) -> TopicPartition:
     return TopicPartition(tp.topic, tp.partition)
 
 
-_NOT_STOPPED_YET = ("Failed to {action} consumer group offsets for connector {name} either because its tasks haven't "
-                    "stopped completely yet or the connector was resumed before the request to alter its offsets "
-                    "could be successfully completed. If the connector is in a stopped state, this operation can be "
-                    "safely retried. If it doesn't eventually succeed, the Connect cluster may need to be restarted to "
-                    "get rid of the zombie sink tasks.")
+_NOT_STOPPED_YET = (
+    "Failed to {action} consumer group offsets for connector {name} either because its tasks haven't "
+    "stopped completely yet or the connector was resumed before the request to alter its offsets "
+    "could be successfully completed. If the connector is in a stopped state, this operation can be "
+    "safely retried. If it doesn't eventually succeed, the Connect cluster may need to be restarted to "
+    "get rid of the zombie sink tasks."
+)
 
 
 async def _group_admin(name: str, action: str, change: Awaitable[None]) -> None:
@@ -86,8 +107,9 @@ async def _group_admin(name: str, action: str, change: Awaitable[None]) -> None:
         raise EngineError(f"Failed to {action} consumer group offsets for connector {name}: {exc}") from exc
 
 
-async def write_group_offsets(topics: Topics, name: str, group: str,
-                              offsets: Mapping[TopicPartition, int | None]) -> None:
+async def write_group_offsets(
+    topics: Topics, name: str, group: str, offsets: Mapping[TopicPartition, int | None]
+) -> None:
     """Kafka's ``Worker.alterSinkConnectorOffsets``: the consumer group's offsets set (or removed).
 
     A negative offset is what Kafka's ``OffsetAndMetadata`` refuses (an IllegalArgumentException that
@@ -95,8 +117,13 @@ async def write_group_offsets(topics: Topics, name: str, group: str,
     """
     if any(o is not None and o < 0 for o in offsets.values()):
         raise EngineError(f"Failed to modify offsets for sink connector {name}")
-    await _group_admin(name, "alter", topics.alter_group_offsets(
-        group, {DataTopicPartition(tp.topic, tp.partition): o for tp, o in offsets.items()}))
+    await _group_admin(
+        name,
+        "alter",
+        topics.alter_group_offsets(
+            group, {DataTopicPartition(tp.topic, tp.partition): o for tp, o in offsets.items()}
+        ),
+    )
     log.info("connector.sink_offsets_altered", connector=name, group=group, partitions=len(offsets))
 
 
@@ -128,7 +155,9 @@ def source_offsets(entries: Sequence[Any]) -> list[tuple[dict[str, Any], dict[st
     return parsed
 
 
-async def call_alter_offsets(cls: type[Connector], name: str, config: Mapping[str, str], offsets: Any) -> bool:
+async def call_alter_offsets(
+    cls: type[Connector], name: str, config: Mapping[str, str], offsets: Any
+) -> bool:
     """The connector's own hook, on a fresh instance as Connect does; False = framework offsets only."""
     instance = cls()
     hook = getattr(instance, "alter_offsets", None)
@@ -137,8 +166,10 @@ async def call_alter_offsets(cls: type[Connector], name: str, config: Mapping[st
     try:
         return bool(await invoke(hook, dict(config), offsets))
     except NotImplementedError:
-        raise EngineError(f"Failed to modify offsets for connector {name} because it doesn't support external "
-                          "modification of offsets") from None
+        raise EngineError(
+            f"Failed to modify offsets for connector {name} because it doesn't support external "
+            "modification of offsets"
+        ) from None
 
 
 def source_hook_offsets(pairs: Sequence[tuple[dict[str, Any], dict[str, Any] | None]]) -> dict[str, Any]:
@@ -149,9 +180,11 @@ def source_hook_offsets(pairs: Sequence[tuple[dict[str, Any], dict[str, Any] | N
 def result_message(by_connector: bool, action: str) -> str:
     if by_connector:
         return f"The offsets for this connector have been {action} successfully"
-    return (f"The Connect framework-managed offsets for this connector have been {action} successfully. However, "
-            "if this connector manages offsets externally, they will need to be manually "
-            f"{action} in the system that the connector uses.")
+    return (
+        f"The Connect framework-managed offsets for this connector have been {action} successfully. However, "
+        "if this connector manages offsets externally, they will need to be manually "
+        f"{action} in the system that the connector uses."
+    )
 
 
 def is_sink(cls: type[Connector]) -> bool:
@@ -177,8 +210,9 @@ class InitialOffsets:
         return result_message(self.by_connector, ALTERED)
 
 
-async def check_initial(cls: type[Connector], name: str, config: Mapping[str, str],
-                        entries: Any) -> InitialOffsets:
+async def check_initial(
+    cls: type[Connector], name: str, config: Mapping[str, str], entries: Any
+) -> InitialOffsets:
     """KIP-995 step 2: the PATCH ``/offsets`` checks (the format, then the connector's
     ``alter_offsets``), without the ones about an existing, STOPPED connector; nothing is written."""
     if not isinstance(entries, list) or not entries:
@@ -187,11 +221,14 @@ async def check_initial(cls: type[Connector], name: str, config: Mapping[str, st
         sink = sink_offsets(entries)
         return InitialOffsets(sink, None, await call_alter_offsets(cls, name, config, sink))
     pairs = source_offsets(entries)
-    return InitialOffsets(None, pairs, await call_alter_offsets(cls, name, config, source_hook_offsets(pairs)))
+    return InitialOffsets(
+        None, pairs, await call_alter_offsets(cls, name, config, source_hook_offsets(pairs))
+    )
 
 
-async def write_initial(initial: InitialOffsets, offsets: OffsetStore, topics: Topics, name: str,
-                        group: str) -> None:
+async def write_initial(
+    initial: InitialOffsets, offsets: OffsetStore, topics: Topics, name: str, group: str
+) -> None:
     """KIP-995 step 4, while the new connector is STOPPED: a source's offsets into the offset store
     (flushed, so a task on another worker reads them), a sink's into its consumer group."""
     if initial.sink is not None:

@@ -26,6 +26,8 @@ C = ConnectorState
 _LIVE: Final = [s for s in C if s is not C.DESTROYED]
 
 # Read top to bottom: each trigger names the outcome the worker observed.
+# one transition a line, unformatted: the table reads as the diagram does
+# fmt: off
 CONNECTOR_TRANSITIONS: Final[list[dict[str, Any]]] = [
     # instance started (created, restarted or reassigned) with target STARTED
     {"trigger": "start", "source": [C.UNASSIGNED, C.RESTARTING], "dest": C.RUNNING},
@@ -45,6 +47,7 @@ CONNECTOR_TRANSITIONS: Final[list[dict[str, Any]]] = [
     # not "*": that includes DESTROYED, and a second tombstone would re-run deletion
     {"trigger": "destroy", "source": _LIVE, "dest": C.DESTROYED},
 ]
+# fmt: on
 
 
 class ConnectorLifecycle(Lifecycle[ConnectorState]):

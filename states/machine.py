@@ -134,9 +134,7 @@ class _Machine(AsyncMachine):
         return list(await asyncio.gather(*[func() for func in callables]))
 
 
-def make_machine(
-    states: type[StrEnum], transitions: list[dict[str, Any]], initial: StrEnum
-) -> AsyncMachine:
+def make_machine(states: type[StrEnum], transitions: list[dict[str, Any]], initial: StrEnum) -> AsyncMachine:
     """Build the machine every lifecycle of one kind shares.
 
     ``queued=False`` because the herder already serializes events per connector (a queued

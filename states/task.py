@@ -24,6 +24,8 @@ class TaskState(StrEnum):
 T = TaskState
 _LIVE: Final = [s for s in T if s is not T.DESTROYED]
 
+# one transition a line, unformatted: the table reads as the diagram does
+# fmt: off
 TASK_TRANSITIONS: Final[list[dict[str, Any]]] = [
     # start() returned with the connector's target STARTED
     {"trigger": "start", "source": [T.UNASSIGNED, T.RESTARTING], "dest": T.RUNNING},
@@ -37,6 +39,7 @@ TASK_TRANSITIONS: Final[list[dict[str, Any]]] = [
     {"trigger": "unassign", "source": [T.RUNNING, T.PAUSED, T.FAILED, T.RESTARTING], "dest": T.UNASSIGNED},
     {"trigger": "destroy", "source": _LIVE, "dest": T.DESTROYED},
 ]
+# fmt: on
 
 
 class TaskLifecycle(Lifecycle[TaskState]):

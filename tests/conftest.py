@@ -15,14 +15,22 @@ import pytest
 
 pytest_plugins = ("tests.spark_servers", "tests.kafka_servers", "tests.schema_registry")
 
-SERVICE_FIXTURES = frozenset({
-    "spark",  # tests/connectors/spark_sink: a local SparkSession (a JVM)
-    "supervisor",  # tests/spark: the SparkSupervisor's local session
-    "spark_connect_url", "spark_master_url", "connect_supervisor",  # Spark Connect server, standalone cluster
-    "noida", "tansu", "broker", "kafka41", "kafka39",  # Kafka-protocol brokers, Apache Kafka
-    "logical_pg",  # PostgreSQL with wal_level=logical (the CDC source)
-    "schema_registry",  # Apicurio Registry (a JVM)
-})
+SERVICE_FIXTURES = frozenset(
+    {
+        "spark",  # tests/connectors/spark_sink: a local SparkSession (a JVM)
+        "supervisor",  # tests/spark: the SparkSupervisor's local session
+        "spark_connect_url",
+        "spark_master_url",
+        "connect_supervisor",  # Spark Connect server, standalone cluster
+        "noida",
+        "tansu",
+        "broker",
+        "kafka41",
+        "kafka39",  # Kafka-protocol brokers, Apache Kafka
+        "logical_pg",  # PostgreSQL with wal_level=logical (the CDC source)
+        "schema_registry",  # Apicurio Registry (a JVM)
+    }
+)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects on the marks

@@ -11,7 +11,9 @@ class Crash(Exception):
 
 def crash_at(name: str) -> Callable[[str], None]:
     """A ``before_step`` hook that raises ``Crash`` before step ``name``."""
+
     def hook(step: str) -> None:
         if step == name:
             raise Crash(step)
+
     return hook

@@ -55,5 +55,7 @@ def kafka_3_9(kafka39: ApacheKafka) -> Broker:
 def java_connect41(kafka41: ApacheKafka) -> Iterator[JavaConnect]:
     """Java Kafka Connect 4.1, one distributed worker on ``kafka41`` (its own group and internal topics;
     offsets flushed every second). Tests share it: each uses connector names of its own."""
-    with java_connect(kafka41.bootstrap_servers(), worker_config={"offset.flush.interval.ms": "1000"}) as connect:
+    with java_connect(
+        kafka41.bootstrap_servers(), worker_config={"offset.flush.interval.ms": "1000"}
+    ) as connect:
         yield connect

@@ -35,6 +35,11 @@ def calls_in(record: Path) -> list[tuple[str, str]]:
 async def delete_in_a_worker_killed_inside_deleted(worker: dict[str, str], config: dict[str, str]) -> None:
     """Create connector ``doomed`` in a child worker and delete it; ``config`` must make deleted() exit."""
     child = await asyncio.to_thread(
-        subprocess.run, [sys.executable, "-c", KILLED_DURING_DELETION, json.dumps(worker), json.dumps(config)],
-        capture_output=True, text=True, timeout=60, check=False)
+        subprocess.run,
+        [sys.executable, "-c", KILLED_DURING_DELETION, json.dumps(worker), json.dumps(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert child.returncode == KILLED_EXIT_CODE, child.stderr

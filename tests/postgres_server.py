@@ -44,8 +44,12 @@ class LogicalPostgres:
 def _bindir() -> Path:
     pg_config = shutil.which("pg_config")
     if pg_config is None:
-        raise RuntimeError("pg_config is not on PATH: install PostgreSQL (Debian: postgresql) to run these tests")
-    return Path(subprocess.run([pg_config, "--bindir"], capture_output=True, text=True, check=True).stdout.strip())
+        raise RuntimeError(
+            "pg_config is not on PATH: install PostgreSQL (Debian: postgresql) to run these tests"
+        )
+    return Path(
+        subprocess.run([pg_config, "--bindir"], capture_output=True, text=True, check=True).stdout.strip()
+    )
 
 
 def _free_port() -> int:
@@ -75,15 +79,41 @@ def private_postgres(wal_level: str, database: str = "postgres") -> Iterator[Log
     if os.geteuid() == 0:
         shutil.chown(parent, "postgres")
     parent.chmod(0o755)
-    subprocess.run(_as_postgres([str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
-                                 "--no-sync"]), capture_output=True, text=True, check=True)
+    subprocess.run(
+        _as_postgres([str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync"]),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     port = _free_port()
     server = subprocess.Popen(
-        _as_postgres([str(bindir / "postgres"), "-D", str(data), "-p", str(port), "-c", f"wal_level={wal_level}",
-                      "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={data}",
-                      "-c", "max_replication_slots=64", "-c", "max_wal_senders=16", "-c", "fsync=off",
-                      "-c", "full_page_writes=off"]),
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        _as_postgres(
+            [
+                str(bindir / "postgres"),
+                "-D",
+                str(data),
+                "-p",
+                str(port),
+                "-c",
+                f"wal_level={wal_level}",
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                f"unix_socket_directories={data}",
+                "-c",
+                "max_replication_slots=64",
+                "-c",
+                "max_wal_senders=16",
+                "-c",
+                "fsync=off",
+                "-c",
+                "full_page_writes=off",
+            ]
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         cluster = LogicalPostgres(port, data, server.pid)
         _wait_ready(cluster, server)
@@ -100,7 +130,9 @@ def _wait_ready(cluster: LogicalPostgres, server: subprocess.Popen[bytes]) -> No
     deadline = time.monotonic() + _READY_TIMEOUT_S
     while True:
         if server.poll() is not None:
-            raise RuntimeError(f"the private PostgreSQL exited with {server.returncode} before accepting connections")
+            raise RuntimeError(
+                f"the private PostgreSQL exited with {server.returncode} before accepting connections"
+            )
         try:
             with psycopg.connect(cluster.url, connect_timeout=2):
                 return

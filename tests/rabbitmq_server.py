@@ -20,7 +20,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-SERVER = Path("/usr/lib/rabbitmq/bin/rabbitmq-server")  # the real script; /usr/sbin's wrapper drops to `rabbitmq`
+SERVER = Path(
+    "/usr/lib/rabbitmq/bin/rabbitmq-server"
+)  # the real script; /usr/sbin's wrapper drops to `rabbitmq`
 _READY_TIMEOUT_S = 60.0
 
 
@@ -44,18 +46,28 @@ def _free_port() -> int:
 def private_rabbitmq() -> Iterator[RabbitMQ]:
     """Start a node, yield it once it accepts AMQP connections, stop it and remove its files."""
     if not SERVER.exists():
-        raise RuntimeError(f"{SERVER} is missing: install RabbitMQ (Debian: rabbitmq-server) to run these tests")
+        raise RuntimeError(
+            f"{SERVER} is missing: install RabbitMQ (Debian: rabbitmq-server) to run these tests"
+        )
     work = Path(tempfile.mkdtemp(prefix="connect-rabbitmq-"))
     (work / "enabled_plugins").write_text("[].\n", encoding="utf-8")
     port, dist_port = _free_port(), _free_port()
-    env = {**os.environ, "HOME": str(work), "RABBITMQ_NODENAME": f"connect-tests-{port}@localhost",
-           "RABBITMQ_NODE_IP_ADDRESS": "127.0.0.1", "RABBITMQ_NODE_PORT": str(port),
-           "RABBITMQ_DIST_PORT": str(dist_port), "RABBITMQ_MNESIA_BASE": str(work / "mnesia"),
-           "RABBITMQ_LOG_BASE": str(work / "log"), "RABBITMQ_ENABLED_PLUGINS_FILE": str(work / "enabled_plugins"),
-           "RABBITMQ_PID_FILE": str(work / "pid")}
+    env = {
+        **os.environ,
+        "HOME": str(work),
+        "RABBITMQ_NODENAME": f"connect-tests-{port}@localhost",
+        "RABBITMQ_NODE_IP_ADDRESS": "127.0.0.1",
+        "RABBITMQ_NODE_PORT": str(port),
+        "RABBITMQ_DIST_PORT": str(dist_port),
+        "RABBITMQ_MNESIA_BASE": str(work / "mnesia"),
+        "RABBITMQ_LOG_BASE": str(work / "log"),
+        "RABBITMQ_ENABLED_PLUGINS_FILE": str(work / "enabled_plugins"),
+        "RABBITMQ_PID_FILE": str(work / "pid"),
+    }
     log = (work / "server.out").open("wb")
-    server = subprocess.Popen([str(SERVER)], env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT,
-                              start_new_session=True)
+    server = subprocess.Popen(
+        [str(SERVER)], env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
     try:
         _wait_ready(port, server, work)
         yield RabbitMQ(port, server.pid)
@@ -71,11 +83,15 @@ def _wait_ready(port: int, server: subprocess.Popen[bytes], work: Path) -> None:
     while True:
         if server.poll() is not None:
             tail = (work / "server.out").read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"the private RabbitMQ exited with {server.returncode} before listening:\n{tail}")
+            raise RuntimeError(
+                f"the private RabbitMQ exited with {server.returncode} before listening:\n{tail}"
+            )
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
             return
         if time.monotonic() > deadline:
-            raise RuntimeError(f"the private RabbitMQ did not listen on 127.0.0.1:{port} within {_READY_TIMEOUT_S} s")
+            raise RuntimeError(
+                f"the private RabbitMQ did not listen on 127.0.0.1:{port} within {_READY_TIMEOUT_S} s"
+            )
         time.sleep(0.2)
 
 

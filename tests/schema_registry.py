@@ -43,7 +43,7 @@ QUICK_JVM = ["-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-Us
 QUARKUS_PROPS = {
     "quarkus.http.host": "127.0.0.1",
     "quarkus.log.level": "WARN",
-    "quarkus.log.category.\"io.apicurio\".level": "WARN",
+    'quarkus.log.category."io.apicurio".level': "WARN",
     "quarkus.http.access-log.enabled": "false",
     "quarkus.banner.enabled": "false",
     "quarkus.log.console.color": "false",
@@ -81,11 +81,18 @@ def install() -> Path:
         mvn = shutil.which("mvn")
         if mvn is None:
             raise RegistryUnavailable("mvn is not on PATH: cannot fetch Apicurio Registry from Maven Central")
-        done = subprocess.run([mvn, "-q", "-B", f"{DEPENDENCY_PLUGIN}:get", f"-Dartifact={ARTIFACT}",
-                               "-Dtransitive=false"], capture_output=True, text=True, timeout=900, check=False)
+        done = subprocess.run(
+            [mvn, "-q", "-B", f"{DEPENDENCY_PLUGIN}:get", f"-Dartifact={ARTIFACT}", "-Dtransitive=false"],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
         if done.returncode != 0 or not tarball.exists():
-            raise RegistryUnavailable(f"mvn dependency:get {ARTIFACT} failed ({done.returncode}):\n"
-                                      f"{(done.stdout + done.stderr)[-3000:]}")
+            raise RegistryUnavailable(
+                f"mvn dependency:get {ARTIFACT} failed ({done.returncode}):\n"
+                f"{(done.stdout + done.stderr)[-3000:]}"
+            )
     partial = home.with_name(home.name + f".partial-{os.getpid()}")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
@@ -147,18 +154,26 @@ def start_registry(work: Path) -> Registry:
     props = [f"-D{k}={v}" for k, v in {**QUARKUS_PROPS, "quarkus.http.port": str(port)}.items()]
     began = time.monotonic()
     with log.open("ab") as out:
-        process = subprocess.Popen([java, *QUICK_JVM, *props, "-jar", str(runner)], cwd=runner.parent,
-                                   stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            [java, *QUICK_JVM, *props, "-jar", str(runner)],
+            cwd=runner.parent,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     registry = Registry(f"http://127.0.0.1:{port}{CCOMPAT}", process, log, 0.0)
     try:
         deadline = began + START_TIMEOUT_S
         while not _ready(registry.url):
             if process.poll() is not None:
-                raise RegistryUnavailable(f"Apicurio Registry exited with {process.returncode}:\n{registry.tail()}")
+                raise RegistryUnavailable(
+                    f"Apicurio Registry exited with {process.returncode}:\n{registry.tail()}"
+                )
             if time.monotonic() > deadline:
-                raise RegistryUnavailable(f"Apicurio Registry did not answer within {START_TIMEOUT_S} s:\n"
-                                          f"{registry.tail()}")
+                raise RegistryUnavailable(
+                    f"Apicurio Registry did not answer within {START_TIMEOUT_S} s:\n{registry.tail()}"
+                )
             time.sleep(0.2)
     except BaseException:
         registry.stop()

@@ -41,11 +41,19 @@ def spark_home() -> Path:
 
 def server_env(work: Path) -> dict[str, str]:
     """Loopback only, logs and pid files in ``work``, and executors on this venv's Python."""
-    return {**child_env(), "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
-            "SPARK_LOG_DIR": str(work / "logs"), "SPARK_PID_DIR": str(work / "pids"),
-            "SPARK_WORKER_DIR": str(work / "worker"), "SPARK_IDENT_STRING": "connect-engine-tests",
-            "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
-            "SPARK_DAEMON_JAVA_OPTS": QUICK_JVM, "SPARK_NO_DAEMONIZE": "1"}
+    return {
+        **child_env(),
+        "SPARK_HOME": str(spark_home()),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "SPARK_LOG_DIR": str(work / "logs"),
+        "SPARK_PID_DIR": str(work / "pids"),
+        "SPARK_WORKER_DIR": str(work / "worker"),
+        "SPARK_IDENT_STRING": "connect-engine-tests",
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "SPARK_DAEMON_JAVA_OPTS": QUICK_JVM,
+        "SPARK_NO_DAEMONIZE": "1",
+    }
 
 
 def child_env() -> dict[str, str]:
@@ -83,8 +91,14 @@ def _launch(name: str, command: list[str], env: dict[str, str], work: Path, url:
     (work / "logs").mkdir(parents=True, exist_ok=True)
     log = work / "logs" / f"{name}.log"
     with log.open("ab") as out:
-        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            command,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     return Server(name, url, process, log)
 
 
@@ -96,7 +110,9 @@ def _wait_for_port(server: Server, port: int, timeout: float = START_TIMEOUT_S) 
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
             return
         if time.monotonic() > deadline:
-            raise RuntimeError(f"{server.name} did not listen on 127.0.0.1:{port} within {timeout} s:\n{server.tail()}")
+            raise RuntimeError(
+                f"{server.name} did not listen on 127.0.0.1:{port} within {timeout} s:\n{server.tail()}"
+            )
         time.sleep(0.2)
 
 
@@ -104,12 +120,24 @@ def start_connect_server(work: Path) -> Server:
     """``start-connect-server.sh --wait`` (foreground, so its PID is ours) on a free gRPC port."""
     port = free_port()
     home = spark_home()
-    command = [str(home / "sbin" / "start-connect-server.sh"), "--wait",
-               "--conf", f"spark.connect.grpc.binding.port={port}",
-               "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
-               "--conf", "spark.ui.enabled=false", "--conf", "spark.ui.showConsoleProgress=false",
-               "--conf", "spark.sql.shuffle.partitions=2", "--conf", f"spark.driver.extraJavaOptions={QUICK_JVM}",
-               "--master", "local[4]"]
+    command = [
+        str(home / "sbin" / "start-connect-server.sh"),
+        "--wait",
+        "--conf",
+        f"spark.connect.grpc.binding.port={port}",
+        "--conf",
+        "spark.connect.grpc.binding.address=127.0.0.1",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.ui.showConsoleProgress=false",
+        "--conf",
+        "spark.sql.shuffle.partitions=2",
+        "--conf",
+        f"spark.driver.extraJavaOptions={QUICK_JVM}",
+        "--master",
+        "local[4]",
+    ]
     server = _launch("connect", command, server_env(work), work, f"sc://127.0.0.1:{port}")
     try:
         _wait_for_port(server, port)
@@ -124,13 +152,45 @@ def start_standalone(work: Path, cores: int = 2, memory: str = "1g") -> tuple[Se
     port, ui, worker_ui = free_port(), free_port(), free_port()
     spark_class = str(spark_home() / "bin" / "spark-class")
     env = server_env(work)
-    master = _launch("master", [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                                "--port", str(port), "--webui-port", str(ui)], env, work, f"spark://127.0.0.1:{port}")
+    master = _launch(
+        "master",
+        [
+            spark_class,
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--webui-port",
+            str(ui),
+        ],
+        env,
+        work,
+        f"spark://127.0.0.1:{port}",
+    )
     try:
         _wait_for_port(master, port)
-        worker = _launch("worker", [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                                    "--cores", str(cores), "--memory", memory, "--webui-port", str(worker_ui),
-                                    "--work-dir", str(work / "worker"), master.url], env, work, master.url)
+        worker = _launch(
+            "worker",
+            [
+                spark_class,
+                "org.apache.spark.deploy.worker.Worker",
+                "--host",
+                "127.0.0.1",
+                "--cores",
+                str(cores),
+                "--memory",
+                memory,
+                "--webui-port",
+                str(worker_ui),
+                "--work-dir",
+                str(work / "worker"),
+                master.url,
+            ],
+            env,
+            work,
+            master.url,
+        )
     except BaseException:
         master.stop()
         raise
@@ -195,8 +255,12 @@ def connect_supervisor(spark_connect_url: str) -> Iterator[Any]:
     from engine.spark import SparkSettings, SparkSupervisor
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    (SparkSession.builder.master("local[6]").config("spark.ui.enabled", "false")
-     .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    (
+        SparkSession.builder.master("local[6]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
 
     supervisor = SparkSupervisor(SparkSettings(remote=spark_connect_url))
     yield supervisor

@@ -44,7 +44,9 @@ def _imported(module: str, path: Path, package: bool, known: dict[str, tuple[Pat
             if node.level:
                 here = module.split(".") if package else module.split(".")[:-1]
                 base = ".".join(here[: len(here) - node.level + 1] + ([node.module] if node.module else []))
-            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
+            targets = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names
+            ]
         else:
             continue
         for target in targets:
@@ -99,17 +101,26 @@ def test_the_cycle_finder_sees_lazy_and_type_checking_imports(tmp_path: Path) ->
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [["a", "b", "c"]]
     source = tmp_path / "m.py"
-    source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import engine.errors\n"
-                      "def f():\n    from engine.api import task\n")
-    known = {"engine.errors": (source, False), "engine.api": (source, True), "engine.api.task": (source, False)}
+    source.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import engine.errors\n"
+        "def f():\n    from engine.api import task\n"
+    )
+    known = {
+        "engine.errors": (source, False),
+        "engine.api": (source, True),
+        "engine.api.task": (source, False),
+    }
     assert set(_imported("m", source, False, known)) == {"engine.errors", "engine.api.task"}
 
 
 def test_importing_engine_api_loads_no_runtime() -> None:
     """What every connector author imports must not drag the herder, worker or stores along."""
     probe = "import json, sys, engine.api; print(json.dumps(sorted(m for m in sys.modules if m.startswith('engine'))))"
-    loaded = json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
-                                       cwd=ROOT).stdout)
+    loaded = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+        ).stdout
+    )
     runtime = [m for m in loaded if m.split(".")[1:2] and m.split(".")[1] in (*RUNTIME_PACKAGES, "engine")]
     assert "engine.api" in loaded
     assert runtime == []
@@ -117,7 +128,9 @@ def test_importing_engine_api_loads_no_runtime() -> None:
 
 def test_engine_still_exports_its_runtime_names_on_first_use() -> None:
     probe = "import engine; print(engine.Engine.__module__, engine.DeletionOutcome.__module__)"
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
     assert out.split() == ["engine.engine", "engine.herder.deletion"]
 
 
@@ -127,6 +140,10 @@ def test_at_most_six_modules_stay_loose_in_the_engine_package() -> None:
 
 
 def test_every_package_has_an_init() -> None:
-    missing = [str(d.relative_to(ROOT)) for top in ("engine", "states") for d in [ROOT / top, *(ROOT / top).rglob("*")]
-               if d.is_dir() and d.name != "__pycache__" and any(d.glob("*.py")) and not (d / "__init__.py").exists()]
+    missing = [
+        str(d.relative_to(ROOT))
+        for top in ("engine", "states")
+        for d in [ROOT / top, *(ROOT / top).rglob("*")]
+        if d.is_dir() and d.name != "__pycache__" and any(d.glob("*.py")) and not (d / "__init__.py").exists()
+    ]
     assert missing == []

@@ -105,7 +105,14 @@ PUBLIC_API: dict[str, list[str]] = {
         "Type",
         "validate_value",
     ],
-    "engine.rest.auth": ["CREDENTIALS_FILE_KEY", "BasicAuth", "PasswordHash", "hash_password", "load_credentials", "main"],
+    "engine.rest.auth": [
+        "CREDENTIALS_FILE_KEY",
+        "BasicAuth",
+        "PasswordHash",
+        "hash_password",
+        "load_credentials",
+        "main",
+    ],
     "engine.spark": [
         "Durations",
         "JobOwner",
@@ -154,8 +161,16 @@ PUBLIC_API: dict[str, list[str]] = {
         "eventually",
         "instrumented",
     ],
-    "engine.testing.cluster": ["HOST", "START_TIMEOUT_S", "WorkerCluster", "WorkerProcess", "free_port", "poll_until",
-                               "request", "worker_cluster"],
+    "engine.testing.cluster": [
+        "HOST",
+        "START_TIMEOUT_S",
+        "WorkerCluster",
+        "WorkerProcess",
+        "free_port",
+        "poll_until",
+        "request",
+        "worker_cluster",
+    ],
     "engine.testing.kafka": [
         "DEFAULT_USERS",
         "ApacheKafka",
@@ -218,6 +233,9 @@ def test_all_is_sorted(package: str) -> None:
 def test_all_is_complete(package: str) -> None:
     """Every public name the package defines or re-exports from the project is in ``__all__``."""
     module = importlib.import_module(package)
-    public = {name for name in dir(module)
-              if not name.startswith("_") and exported_by(module, getattr(module, name))}
+    public = {
+        name
+        for name in dir(module)
+        if not name.startswith("_") and exported_by(module, getattr(module, name))
+    }
     assert public - set(module.__all__) == set()

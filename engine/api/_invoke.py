@@ -46,7 +46,9 @@ async def invoke(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 # A task cancelled while its sync callback still ran in a thread -> a future that is done, with the
 # callback's exception or None, when that thread really returns (a thread cannot be cancelled).
-_LEFT_RUNNING: WeakKeyDictionary[asyncio.Task[Any], asyncio.Future[BaseException | None]] = WeakKeyDictionary()
+_LEFT_RUNNING: WeakKeyDictionary[asyncio.Task[Any], asyncio.Future[BaseException | None]] = (
+    WeakKeyDictionary()
+)
 
 
 def left_running(task: asyncio.Task[Any]) -> asyncio.Future[BaseException | None] | None:

@@ -94,7 +94,9 @@ class SourceConnector(Connector):
         """KIP-618: None (unknown) unless the connector says; ``exactly.once.support=required`` needs SUPPORTED."""
         return None
 
-    def can_define_transaction_boundaries(self, connector_config: Mapping[str, str]) -> ConnectorTransactionBoundaries:
+    def can_define_transaction_boundaries(
+        self, connector_config: Mapping[str, str]
+    ) -> ConnectorTransactionBoundaries:
         """KIP-618: whether ``transaction.boundary=connector`` may be used with this connector."""
         return ConnectorTransactionBoundaries.UNSUPPORTED
 

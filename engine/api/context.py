@@ -52,7 +52,9 @@ class ConnectorContext:
         workers, new each time the name is deleted and created again. Name what you provision by it,
         so one incarnation's ``deleted()`` can never touch the next one's resources."""
         if self._incarnation is None:
-            raise ConnectException("This context has no incarnation (the connector was not created through a log)")
+            raise ConnectException(
+                "This context has no incarnation (the connector was not created through a log)"
+            )
         return self._incarnation
 
     def request_task_reconfiguration(self) -> None:
@@ -71,7 +73,9 @@ class ConnectorContext:
 
 
 class SourceConnectorContext(ConnectorContext):
-    def __init__(self, config: Mapping[str, str], *, offset_reader: OffsetStorageReader, **kwargs: Any) -> None:
+    def __init__(
+        self, config: Mapping[str, str], *, offset_reader: OffsetStorageReader, **kwargs: Any
+    ) -> None:
         super().__init__(config, **kwargs)
         self._offset_reader = offset_reader
 
@@ -97,16 +101,21 @@ class TaskContext:
     def incarnation(self) -> str:
         """The incarnation of the connector this task belongs to (``ConnectorContext.incarnation``)."""
         if self._incarnation is None:
-            raise ConnectException("This context has no incarnation (the connector was not created through a log)")
+            raise ConnectException(
+                "This context has no incarnation (the connector was not created through a log)"
+            )
         return self._incarnation
 
 
 class SourceTaskContext(TaskContext):
-    def __init__(self, config: Mapping[str, str], *, offset_reader: OffsetStorageReader,
-                 incarnation: str | None = None) -> None:
+    def __init__(
+        self, config: Mapping[str, str], *, offset_reader: OffsetStorageReader, incarnation: str | None = None
+    ) -> None:
         super().__init__(config, incarnation=incarnation)
         self._offset_reader = offset_reader
-        self.transactions: TransactionContext | None = None  # set by an exactly-once loop (connector boundary)
+        self.transactions: TransactionContext | None = (
+            None  # set by an exactly-once loop (connector boundary)
+        )
 
     def offset_storage_reader(self) -> OffsetStorageReader:
         return self._offset_reader
@@ -129,7 +138,9 @@ class SinkTaskContext(TaskContext):
         self.commit_requested = False
         self._errant_reporter: Any = None
 
-    def offset(self, offsets: Mapping[TopicPartition, int] | TopicPartition, offset: int | None = None) -> None:
+    def offset(
+        self, offsets: Mapping[TopicPartition, int] | TopicPartition, offset: int | None = None
+    ) -> None:
         if isinstance(offsets, TopicPartition):
             if offset is None:
                 raise TypeError("offset(tp, offset) needs an offset")
@@ -166,4 +177,6 @@ class SinkTaskContext(TaskContext):
     def _check_assigned(self, partitions: Iterable[TopicPartition]) -> None:
         unknown = [tp for tp in partitions if tp not in self.assigned]
         if unknown:
-            raise IllegalWorkerStateException(f"SinkTaskContext cannot pause/resume unassigned partitions {unknown}")
+            raise IllegalWorkerStateException(
+                f"SinkTaskContext cannot pause/resume unassigned partitions {unknown}"
+            )

@@ -47,8 +47,11 @@ class TransactionContext:
 
     def take(self) -> str | None:
         """The request to act on now (``"commit"``/``"abort"``), cleared once taken."""
-        action = "abort" if self.abort_requested or self.abort_after is not None else (
-            "commit" if self.commit_requested or self.commit_after is not None else None)
+        action = (
+            "abort"
+            if self.abort_requested or self.abort_after is not None
+            else ("commit" if self.commit_requested or self.commit_after is not None else None)
+        )
         self.commit_requested = self.abort_requested = False
         self.commit_after = self.abort_after = None
         return action

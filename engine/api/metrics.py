@@ -114,7 +114,9 @@ class PluginMetrics:
         """The tags the worker gives every metric of this plugin."""
         return dict(self._tags)
 
-    def metric_name(self, name: str, description: str = "", tags: Mapping[str, str] | None = None) -> MetricName:
+    def metric_name(
+        self, name: str, description: str = "", tags: Mapping[str, str] | None = None
+    ) -> MetricName:
         """A name with this plugin's tags added; a tag of the plugin's own may not reuse one of them."""
         extra = dict(tags or {})
         clash = sorted(extra.keys() & self._tags.keys())
@@ -126,7 +128,9 @@ class PluginMetrics:
         """A gauge read from ``provider()`` at every scrape (Connect's ``addMetric`` with a ``Gauge``);
         ``ValueError`` if the name is already registered."""
         if not self._claim(metric_name, "gauge", provider, None):
-            raise ValueError(f"A metric named '{metric_name.name}' with tags {dict(metric_name.tags)} already exists")
+            raise ValueError(
+                f"A metric named '{metric_name.name}' with tags {dict(metric_name.tags)} already exists"
+            )
 
     def remove_metric(self, metric_name: MetricName) -> None:
         with self._registry.lock:
@@ -155,7 +159,9 @@ class PluginMetrics:
             self._closed = True
             self._registry._handles.discard(self)
 
-    def _claim(self, metric_name: MetricName, kind: StatKind, read: Callable[[], float], sensor: str | None) -> bool:
+    def _claim(
+        self, metric_name: MetricName, kind: StatKind, read: Callable[[], float], sensor: str | None
+    ) -> bool:
         with self._registry.lock:
             if self._closed or metric_name in self._metrics or self._registry._taken(metric_name):
                 return False
@@ -201,7 +207,9 @@ class Monitorable:
         raise NotImplementedError
 
 
-def attach(plugin: object, registry: PluginMetricsRegistry | None, tags: Mapping[str, str]) -> PluginMetrics | None:
+def attach(
+    plugin: object, registry: PluginMetricsRegistry | None, tags: Mapping[str, str]
+) -> PluginMetrics | None:
     """Give ``plugin`` its handle if it is monitorable (the worker's side of ``Plugin.wrapInstance``)."""
     hook = getattr(plugin, "with_plugin_metrics", None)
     if registry is None or hook is None or not callable(hook):

@@ -48,8 +48,14 @@ class ConnectRecord:
         """A copy with ``changes`` (``dataclasses.replace``'s result, made by copying the slots: SMTs call
         this for every record, and ``replace`` re-runs ``__init__`` with every field by keyword)."""
         names = _FIELDS.get(type(self))
-        if names is None or not changes.keys() <= names.keys() or any(k.startswith("original_") for k in changes):
-            return replace(self, **changes)  # a subclass, __post_init__'s defaults, or replace's error for a bad name
+        if (
+            names is None
+            or not changes.keys() <= names.keys()
+            or any(k.startswith("original_") for k in changes)
+        ):
+            return replace(
+                self, **changes
+            )  # a subclass, __post_init__'s defaults, or replace's error for a bad name
         record = _new(type(self))
         for name, setter in names.items():
             setter(record, changes[name] if name in changes else getattr(self, name))
@@ -86,4 +92,5 @@ class SinkRecord(ConnectRecord):
 _new = object.__new__
 # the slot setters of the record classes this module defines, by field name; anything else uses replace
 _FIELDS: dict[type, dict[str, Any]] = {
-    cls: {f.name: getattr(cls, f.name).__set__ for f in fields(cls)} for cls in (SourceRecord, SinkRecord)}
+    cls: {f.name: getattr(cls, f.name).__set__ for f in fields(cls)} for cls in (SourceRecord, SinkRecord)
+}

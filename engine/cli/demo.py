@@ -18,7 +18,12 @@ from engine.api import SourceConnector, SourceRecord, SourceTask, Task
 
 def _tables(db: str) -> list[str]:
     with sqlite3.connect(db) as conn:
-        return [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table','trigger') ORDER BY name")]
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type IN ('table','trigger') ORDER BY name"
+            )
+        ]
 
 
 class AuditTableConnector(SourceConnector):
@@ -29,8 +34,10 @@ class AuditTableConnector(SourceConnector):
         with sqlite3.connect(self.db) as conn:
             conn.execute("CREATE TABLE IF NOT EXISTS orders (id INTEGER PRIMARY KEY, item TEXT)")
             conn.execute("CREATE TABLE IF NOT EXISTS orders_audit (id INTEGER, item TEXT, at TEXT)")
-            conn.execute("CREATE TRIGGER IF NOT EXISTS orders_to_audit AFTER INSERT ON orders BEGIN "
-                         "INSERT INTO orders_audit VALUES (NEW.id, NEW.item, datetime('now')); END")
+            conn.execute(
+                "CREATE TRIGGER IF NOT EXISTS orders_to_audit AFTER INSERT ON orders BEGIN "
+                "INSERT INTO orders_audit VALUES (NEW.id, NEW.item, datetime('now')); END"
+            )
 
     def stop(self) -> None:
         return None
@@ -81,7 +88,12 @@ async def _walk(db: str) -> None:
         await engine.wait_for_state("orders-audit", "RUNNING", tasks=2)
         await asyncio.sleep(0)  # let the printer drain what was published
         print(f"  sqlite objects: {_tables(db)}")
-        for verb, state in (("pause", "PAUSED"), ("resume", "RUNNING"), ("stop", "STOPPED"), ("resume", "RUNNING")):
+        for verb, state in (
+            ("pause", "PAUSED"),
+            ("resume", "RUNNING"),
+            ("stop", "STOPPED"),
+            ("resume", "RUNNING"),
+        ):
             print(verb)
             await getattr(engine, f"{verb}_connector")("orders-audit")
             await engine.wait_for_state("orders-audit", state, tasks=0 if state == "STOPPED" else 2)

@@ -34,11 +34,22 @@ from engine.spark.settings import CONF_PREFIX, MASTER, REMOTE
 
 SOURCE = "orders-audit"
 SINK = "orders-parquet"
-JSON = {"key.converter": "org.apache.kafka.connect.json.JsonConverter", "key.converter.schemas.enable": "false",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "value.converter.schemas.enable": "false"}
+JSON = {
+    "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "key.converter.schemas.enable": "false",
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "value.converter.schemas.enable": "false",
+}
 # everything a pipeline keeps in its directory (``--reset`` removes exactly these)
-STATE_FILES = ("shop.db", "shop.db-journal", "shop.db-wal", "shop.db-shm", "topics.jsonl", "offsets", "configs")
+STATE_FILES = (
+    "shop.db",
+    "shop.db-journal",
+    "shop.db-wal",
+    "shop.db-shm",
+    "topics.jsonl",
+    "offsets",
+    "configs",
+)
 STATE_DIRS = ("parquet",)
 # a source whose connector is in one of these has not run start() yet: its triggers may not exist
 _NOT_STARTED = ("UNASSIGNED", "RESTARTING")
@@ -46,8 +57,9 @@ LOCAL_MASTER = "local[2]"
 _LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 
 
-def spark_properties(master: str | None = None, remote: str | None = None,
-                     conf: Iterable[str] = ()) -> dict[str, str]:
+def spark_properties(
+    master: str | None = None, remote: str | None = None, conf: Iterable[str] = ()
+) -> dict[str, str]:
     """The worker's ``spark.*`` properties for ``--spark-master``, ``--spark-remote`` and ``--spark-conf
     KEY=VALUE``s (each becomes ``spark.conf.KEY``, after the pipeline's own defaults).
 
@@ -55,10 +67,15 @@ def spark_properties(master: str | None = None, remote: str | None = None,
     conf without ``=``.
     """
     if master and remote:
-        raise ValueError("--spark-master and --spark-remote exclude each other: a Spark Connect server has its own")
+        raise ValueError(
+            "--spark-master and --spark-remote exclude each other: a Spark Connect server has its own"
+        )
     if remote is not None and not remote.startswith("sc://"):
         raise ValueError(f"--spark-remote must be a Spark Connect URL (sc://host:port), got {remote!r}")
-    props = {"spark.conf.spark.sql.shuffle.partitions": "2", "spark.conf.spark.ui.showConsoleProgress": "false"}
+    props = {
+        "spark.conf.spark.sql.shuffle.partitions": "2",
+        "spark.conf.spark.ui.showConsoleProgress": "false",
+    }
     if remote is not None:
         props = {REMOTE: remote}  # the server's own settings apply; the worker is only its client
     else:
@@ -138,8 +155,10 @@ async def _generate(db: Path, every_s: float) -> None:
 
     def insert() -> None:
         with sqlite3.connect(db) as conn:
-            conn.execute("INSERT INTO orders (customer, amount) VALUES (?, ?)",
-                         (random.choice(customers), round(random.uniform(5, 500), 2)))
+            conn.execute(
+                "INSERT INTO orders (customer, amount) VALUES (?, ?)",
+                (random.choice(customers), round(random.uniform(5, 500), 2)),
+            )
 
     while True:
         await asyncio.to_thread(insert)
@@ -181,8 +200,13 @@ def _rows_through_spark(spark: Any, manifests: str) -> int:
     """One Spark job sums the manifests' ``rows``; files and directories starting with ``_`` or ``.`` (a
     write in progress, a rename's temporary file) are not read, as Spark never reads them."""
     try:
-        row = (spark.read.schema("rows LONG").option("recursiveFileLookup", "true").json(manifests)
-               .selectExpr("coalesce(sum(rows), 0)").first())
+        row = (
+            spark.read.schema("rows LONG")
+            .option("recursiveFileLookup", "true")
+            .json(manifests)
+            .selectExpr("coalesce(sum(rows), 0)")
+            .first()
+        )
     except Exception as exc:
         if "PATH_NOT_FOUND" in str(exc).split("\n", 1)[0]:
             return 0  # no commit yet
@@ -194,8 +218,11 @@ def _manifest_texts(manifest: Path) -> list[str]:
     try:
         if manifest.is_file():
             return [manifest.read_text()]
-        return [part.read_text() for part in manifest.iterdir()
-                if part.is_file() and not part.name.startswith(("_", "."))]
+        return [
+            part.read_text()
+            for part in manifest.iterdir()
+            if part.is_file() and not part.name.startswith(("_", "."))
+        ]
     except OSError:  # being renamed into place, or removed by a delete
         return []
 
@@ -228,8 +255,14 @@ class RowCounter:
             await asyncio.to_thread(self._session.stop)
 
 
-async def run_pipeline(workdir: Path, port: int, duration: float | None, every_s: float = 0.5,
-                       spark_props: Mapping[str, str] | None = None, bootstrap_servers: str | None = None) -> int:
+async def run_pipeline(
+    workdir: Path,
+    port: int,
+    duration: float | None,
+    every_s: float = 0.5,
+    spark_props: Mapping[str, str] | None = None,
+    bootstrap_servers: str | None = None,
+) -> int:
     """``spark_props``: the worker's ``spark.*`` properties (``spark_properties``; default local);
     ``bootstrap_servers``: a Kafka cluster for the topics instead of the embedded topic file."""
     spark_props = dict(spark_props) if spark_props is not None else spark_properties()
@@ -240,18 +273,23 @@ async def run_pipeline(workdir: Path, port: int, duration: float | None, every_s
     if _on_loopback(spark_props.get(MASTER, "")):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     counter = RowCounter(output, spark_props.get(REMOTE))
-    worker = StandaloneWorker({
-        "listeners": f"http://127.0.0.1:{port}",
-        "offset.flush.interval.ms": "3000",
-        # Spark's first write cannot be cancelled while it is being planned (seconds on a cold JVM): a
-        # stop then waits for it rather than abandon the task with its final commit undone
-        "task.shutdown.graceful.timeout.ms": "30000",
-        **({"bootstrap.servers": bootstrap_servers} if bootstrap_servers
-           else {"topics.storage.file.filename": str(workdir / "topics.jsonl")}),
-        "offset.storage.file.filename": str(workdir / "offsets"),
-        "config.storage.file.filename": str(workdir / "configs"),
-        **spark_props,
-    })
+    worker = StandaloneWorker(
+        {
+            "listeners": f"http://127.0.0.1:{port}",
+            "offset.flush.interval.ms": "3000",
+            # Spark's first write cannot be cancelled while it is being planned (seconds on a cold JVM): a
+            # stop then waits for it rather than abandon the task with its final commit undone
+            "task.shutdown.graceful.timeout.ms": "30000",
+            **(
+                {"bootstrap.servers": bootstrap_servers}
+                if bootstrap_servers
+                else {"topics.storage.file.filename": str(workdir / "topics.jsonl")}
+            ),
+            "offset.storage.file.filename": str(workdir / "offsets"),
+            "config.storage.file.filename": str(workdir / "configs"),
+            **spark_props,
+        }
+    )
     try:
         await worker.start()
     except BaseException:
@@ -278,8 +316,11 @@ async def run_pipeline(workdir: Path, port: int, duration: float | None, every_s
         await _report(worker.engine, db, counter, stop, duration, spark)
     finally:
         starting = spark is not None and not spark.done()
-        _say("stopping the pipeline: connectors and tasks stop, the sink commits what it holds"
-             + (" (Spark is still starting: it stops once up)" if starting else "") + " ...\n")
+        _say(
+            "stopping the pipeline: connectors and tasks stop, the sink commits what it holds"
+            + (" (Spark is still starting: it stops once up)" if starting else "")
+            + " ...\n"
+        )
         for task in (generator, spark):
             if task is not None:
                 task.cancel()
@@ -300,23 +341,48 @@ def _where(props: Mapping[str, str]) -> str:
     if REMOTE in props:
         return f"Spark Connect server {props[REMOTE].split(';')[0]} (the driver runs there)"
     master = props[MASTER]
-    return f"local ({master}) in this process" if master.startswith("local") else f"cluster {master}, driver here"
+    return (
+        f"local ({master}) in this process"
+        if master.startswith("local")
+        else f"cluster {master}, driver here"
+    )
 
 
 async def _create_connectors(engine: Engine, db: Path, output: Path) -> None:
     """The source and the sink, unless an earlier run left them (stopped, paused or deleted by the user)."""
     if SOURCE not in await engine.connectors():
-        await engine.create_connector(SOURCE, {
-            "connector.class": "AuditTableSourceConnector", "audit.db.url": f"sqlite:///{db}",
-            "audit.tables": "orders", "topic": "orders", "poll.interval.ms": "500", **JSON})
+        await engine.create_connector(
+            SOURCE,
+            {
+                "connector.class": "AuditTableSourceConnector",
+                "audit.db.url": f"sqlite:///{db}",
+                "audit.tables": "orders",
+                "topic": "orders",
+                "poll.interval.ms": "500",
+                **JSON,
+            },
+        )
     if SINK not in await engine.connectors():
-        await engine.create_connector(SINK, {
-            "connector.class": "SparkParquetSinkConnector", "topics": "orders", "path": str(output),
-            "partition.by": "op", **JSON})
+        await engine.create_connector(
+            SINK,
+            {
+                "connector.class": "SparkParquetSinkConnector",
+                "topics": "orders",
+                "path": str(output),
+                "partition.by": "op",
+                **JSON,
+            },
+        )
 
 
-async def _report(engine: Engine, db: Path, counter: RowCounter, stop: asyncio.Event, duration: float | None,
-                  spark: asyncio.Task[None]) -> None:
+async def _report(
+    engine: Engine,
+    db: Path,
+    counter: RowCounter,
+    stop: asyncio.Event,
+    duration: float | None,
+    spark: asyncio.Task[None],
+) -> None:
     """Every five seconds, the orders in SQLite, the rows in Parquet and the connectors' states, until
     ``stop`` or ``duration``."""
     loop = asyncio.get_running_loop()
@@ -328,15 +394,22 @@ async def _report(engine: Engine, db: Path, counter: RowCounter, stop: asyncio.E
         if stop.is_set():
             return
         present = await engine.connectors()
-        states = [status_text(name, await engine.connector_status(name)) for name in (SOURCE, SINK)
-                  if name in present]
+        states = [
+            status_text(name, await engine.connector_status(name))
+            for name in (SOURCE, SINK)
+            if name in present
+        ]
         starting = "  (Spark is starting)" if not spark.done() else ""
         try:
             rows = f"{await counter.count():5d}"
         except Exception as exc:  # the Connect server is away: say so, keep reporting
             rows = f"? ({type(exc).__name__})"
-        _say(f"orders in SQLite: {count_orders(db):5d}   rows in Parquet: {rows}   "
-             + ", ".join(states) + starting + "\n")
+        _say(
+            f"orders in SQLite: {count_orders(db):5d}   rows in Parquet: {rows}   "
+            + ", ".join(states)
+            + starting
+            + "\n"
+        )
 
 
 def status_text(name: str, status: Mapping[str, Any]) -> str:
@@ -351,12 +424,21 @@ def missing_spark() -> str | None:
     extras = extras_by_module()
     for module in ("pyspark", "pandas"):
         if importlib.util.find_spec(module) is None:
-            return f"the demo's Parquet sink runs on Spark: {install_hint(module, extras.get(module, 'spark'))}"
+            return (
+                f"the demo's Parquet sink runs on Spark: {install_hint(module, extras.get(module, 'spark'))}"
+            )
     return None
 
 
-def main(workdir: str, port: int, duration: float | None, *, fresh: bool = False,
-         spark_props: Mapping[str, str] | None = None, bootstrap_servers: str | None = None) -> int:
+def main(
+    workdir: str,
+    port: int,
+    duration: float | None,
+    *,
+    fresh: bool = False,
+    spark_props: Mapping[str, str] | None = None,
+    bootstrap_servers: str | None = None,
+) -> int:
     """``fresh`` (``--reset``): remove what an earlier run left in ``workdir`` first (topics on a Kafka
     cluster stay); ``spark_props`` and ``bootstrap_servers``: see ``run_pipeline``."""
     missing = missing_spark()
@@ -365,15 +447,22 @@ def main(workdir: str, port: int, duration: float | None, *, fresh: bool = False
         return 1
     if fresh:
         removed = reset(Path(workdir))
-        _say(f"reset {workdir}: removed {', '.join(removed) if removed else 'nothing (it held no pipeline)'}\n")
+        _say(
+            f"reset {workdir}: removed {', '.join(removed) if removed else 'nothing (it held no pipeline)'}\n"
+        )
     try:
-        return asyncio.run(run_pipeline(Path(workdir), port, duration, spark_props=spark_props,
-                                        bootstrap_servers=bootstrap_servers))
+        return asyncio.run(
+            run_pipeline(
+                Path(workdir), port, duration, spark_props=spark_props, bootstrap_servers=bootstrap_servers
+            )
+        )
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
-            sys.stderr.write(f"connect-engine pipeline: port {port} on 127.0.0.1 is already in use (another "
-                             f"pipeline or worker?); choose another with --port, e.g. `connect-engine pipeline "
-                             f"--port {port + 1}` or `make run PORT={port + 1}`\n")
+            sys.stderr.write(
+                f"connect-engine pipeline: port {port} on 127.0.0.1 is already in use (another "
+                f"pipeline or worker?); choose another with --port, e.g. `connect-engine pipeline "
+                f"--port {port + 1}` or `make run PORT={port + 1}`\n"
+            )
         else:
             sys.stderr.write(f"connect-engine pipeline: {exc}\n")
         return 1

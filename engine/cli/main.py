@@ -18,83 +18,146 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-level", default="WARNING", help="structlog level (default WARNING)")
     commands = parser.add_subparsers(dest="command", required=True)
     pipeline = commands.add_parser(
-        "pipeline", help="the demo pipeline (make run): SQLite audit rows -> topics -> Spark -> Parquet, with REST")
+        "pipeline",
+        help="the demo pipeline (make run): SQLite audit rows -> topics -> Spark -> Parquet, with REST",
+    )
     pipeline.add_argument("--dir", default="demo-pipeline", help="where the database, topics and Parquet go")
     pipeline.add_argument("--port", type=int, default=8083, help="REST port on 127.0.0.1 (default 8083)")
     pipeline.add_argument("--duration", type=float, default=None, help="stop after this many seconds")
-    pipeline.add_argument("--reset", action="store_true",
-                          help="start afresh: first remove what earlier runs left in --dir (database, topics, "
-                               "offsets, configs, Parquet; nothing else)")
+    pipeline.add_argument(
+        "--reset",
+        action="store_true",
+        help="start afresh: first remove what earlier runs left in --dir (database, topics, "
+        "offsets, configs, Parquet; nothing else)",
+    )
     where = pipeline.add_mutually_exclusive_group()
-    where.add_argument("--spark-master", metavar="URL",
-                       help="run the sink's Spark jobs on this master, e.g. spark://host:7077 (default local[2]); "
-                            "the driver stays in this process")
-    where.add_argument("--spark-remote", metavar="sc://HOST:PORT",
-                       help="run them on a Spark Connect server instead (the driver runs there; --dir must be a "
-                            "path the server can write)")
-    pipeline.add_argument("--spark-conf", metavar="KEY=VALUE", action="append", default=[],
-                          help="a Spark setting for the worker's session (worker property spark.conf.KEY); "
-                               "repeatable")
-    pipeline.add_argument("--bootstrap-servers", metavar="HOST:PORT",
-                          help="keep the topics on this Kafka cluster (e.g. `make kafka`'s) instead of the "
-                               "embedded topic file in --dir; --reset leaves them there")
-    commands.add_parser("demo", help="create, pause, resume, stop and delete a connector, printing each transition")
+    where.add_argument(
+        "--spark-master",
+        metavar="URL",
+        help="run the sink's Spark jobs on this master, e.g. spark://host:7077 (default local[2]); "
+        "the driver stays in this process",
+    )
+    where.add_argument(
+        "--spark-remote",
+        metavar="sc://HOST:PORT",
+        help="run them on a Spark Connect server instead (the driver runs there; --dir must be a "
+        "path the server can write)",
+    )
+    pipeline.add_argument(
+        "--spark-conf",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="a Spark setting for the worker's session (worker property spark.conf.KEY); repeatable",
+    )
+    pipeline.add_argument(
+        "--bootstrap-servers",
+        metavar="HOST:PORT",
+        help="keep the topics on this Kafka cluster (e.g. `make kafka`'s) instead of the "
+        "embedded topic file in --dir; --reset leaves them there",
+    )
+    commands.add_parser(
+        "demo", help="create, pause, resume, stop and delete a connector, printing each transition"
+    )
     standalone = commands.add_parser(
-        "standalone", help="run a worker with Connect's REST API (like connect-standalone)",
+        "standalone",
+        help="run a worker with Connect's REST API (like connect-standalone)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run a standalone worker: the embedded engine plus Kafka Connect's REST API.",
-        epilog=help_epilog(distributed=False) + """
+        epilog=help_epilog(distributed=False)
+        + """
 
 connector files: .properties (with name=...) or JSON {"name": ..., "config": {...}}; each is
 created, or updated if it exists, at start. SIGINT/SIGTERM stop connectors and tasks with a
-plain stop(); shutting down never runs the deletion callbacks.""")
-    standalone.add_argument("files", nargs="*", metavar="FILE",
-                            help="[WORKER_PROPERTIES] [CONNECTOR_FILE ...]")
+plain stop(); shutting down never runs the deletion callbacks.""",
+    )
+    standalone.add_argument(
+        "files", nargs="*", metavar="FILE", help="[WORKER_PROPERTIES] [CONNECTOR_FILE ...]"
+    )
     distributed = commands.add_parser(
-        "distributed", help="run a worker that shares connectors with others through Kafka (like connect-distributed)",
+        "distributed",
+        help="run a worker that shares connectors with others through Kafka (like connect-distributed)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run a distributed worker: workers with the same group.id form a cluster through the "
-                    "broker's group coordinator and share connectors and tasks; REST works on any of them.",
-        epilog=help_epilog(distributed=True) + """
+        "broker's group coordinator and share connectors and tasks; REST works on any of them.",
+        epilog=help_epilog(distributed=True)
+        + """
 
 SIGINT/SIGTERM stop this worker's connectors and tasks with a plain stop() and leave the group;
-the other workers take the work over. Deleting a connector runs deleted() on its owner.""")
+the other workers take the work over. Deleting a connector runs deleted() on its owner.""",
+    )
     distributed.add_argument("worker_properties", metavar="WORKER_PROPERTIES")
     diagram = commands.add_parser(
-        "diagram", help="print a lifecycle machine as Mermaid (from its transition table), or render it",
+        "diagram",
+        help="print a lifecycle machine as Mermaid (from its transition table), or render it",
         description="Print the connector or task lifecycle as a Mermaid state diagram, generated from the "
-                    "declared transition table; --svg/--png render it with Graphviz (needs `dot`).")
+        "declared transition table; --svg/--png render it with Graphviz (needs `dot`).",
+    )
     diagram.add_argument("kind", nargs="?", choices=["connector", "task"], default="connector")
     output = diagram.add_mutually_exclusive_group()
     output.add_argument("--svg", metavar="FILE", help="write an SVG with Graphviz")
     output.add_argument("--png", metavar="FILE", help="write a PNG with Graphviz")
     output.add_argument("--dot", action="store_true", help="print Graphviz DOT instead of Mermaid")
     replay = commands.add_parser(
-        "replay", help="run scenario files (or replay a config topic dump) and print the transition trace",
+        "replay",
+        help="run scenario files (or replay a config topic dump) and print the transition trace",
         description="Run each scenario against a fresh engine and print its transition trace and a PASS/FAIL "
-                    "line; exit 1 if any expectation failed, 2 if a file is malformed.")
-    replay.add_argument("files", nargs="*", metavar="FILE",
-                        help="scenario YAML files, or builtin:NAME for a shipped one (NAME may be a glob)")
-    replay.add_argument("--list", action="store_true", dest="list_builtin",
-                        help="list the scenarios shipped with the package and exit")
-    replay.add_argument("--log", choices=["memory", "file", "kafka"], default="memory",
-                        help="config log the engine runs on (default memory)")
+        "line; exit 1 if any expectation failed, 2 if a file is malformed.",
+    )
+    replay.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="scenario YAML files, or builtin:NAME for a shipped one (NAME may be a glob)",
+    )
+    replay.add_argument(
+        "--list",
+        action="store_true",
+        dest="list_builtin",
+        help="list the scenarios shipped with the package and exit",
+    )
+    replay.add_argument(
+        "--log",
+        choices=["memory", "file", "kafka"],
+        default="memory",
+        help="config log the engine runs on (default memory)",
+    )
     replay.add_argument("--bootstrap-servers", help="Kafka brokers for --log kafka")
     replay.add_argument("--format", choices=["text", "json"], default="text", dest="output")
-    replay.add_argument("--seed", type=_seed, metavar="N",
-                        help="cluster scenarios: the seed of the interleavings (default: the file's 'seed', else 0)")
-    replay.add_argument("--explore", type=_positive, metavar="N",
-                        help="cluster scenarios: try N seeds (from --seed, else 0) and report the first that fails")
-    replay.add_argument("--processes", action="store_true",
-                        help="run cluster scenarios on real worker processes and the broker at --bootstrap-servers")
-    replay.add_argument("--timeline", metavar="FILE.svg",
-                        help="also draw each scenario's transitions per connector/task over time as SVG "
-                             "(several scenarios: FILE-<n>.svg); a name not ending in .svg is refused")
-    replay.add_argument("--config-topic-dump", metavar="DUMP",
-                        help="replay a Kafka Connect config topic dump (JSON lines of key and value) instead "
-                             "and print the connectors, target states and task configs it leaves")
-    replay.add_argument("--dry-run", action="store_true",
-                        help="with --config-topic-dump: apply the records without starting any connector")
+    replay.add_argument(
+        "--seed",
+        type=_seed,
+        metavar="N",
+        help="cluster scenarios: the seed of the interleavings (default: the file's 'seed', else 0)",
+    )
+    replay.add_argument(
+        "--explore",
+        type=_positive,
+        metavar="N",
+        help="cluster scenarios: try N seeds (from --seed, else 0) and report the first that fails",
+    )
+    replay.add_argument(
+        "--processes",
+        action="store_true",
+        help="run cluster scenarios on real worker processes and the broker at --bootstrap-servers",
+    )
+    replay.add_argument(
+        "--timeline",
+        metavar="FILE.svg",
+        help="also draw each scenario's transitions per connector/task over time as SVG "
+        "(several scenarios: FILE-<n>.svg); a name not ending in .svg is refused",
+    )
+    replay.add_argument(
+        "--config-topic-dump",
+        metavar="DUMP",
+        help="replay a Kafka Connect config topic dump (JSON lines of key and value) instead "
+        "and print the connectors, target states and task configs it leaves",
+    )
+    replay.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="with --config-topic-dump: apply the records without starting any connector",
+    )
     return parser
 
 
@@ -123,8 +186,14 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             spark_props = spark_properties(args.spark_master, args.spark_remote, args.spark_conf)
         except ValueError as exc:
             parser.error(str(exc))
-        return run_pipeline(args.dir, args.port, args.duration, fresh=args.reset, spark_props=spark_props,
-                            bootstrap_servers=args.bootstrap_servers)
+        return run_pipeline(
+            args.dir,
+            args.port,
+            args.duration,
+            fresh=args.reset,
+            spark_props=spark_props,
+            bootstrap_servers=args.bootstrap_servers,
+        )
     if args.command == "demo":
         from engine.cli.demo import run_demo
 
@@ -201,8 +270,18 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except ScenarioError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    return asyncio.run(replay(paths, args.log, args.bootstrap_servers, args.output, timeline=args.timeline,
-                              seed=args.seed, explore_runs=args.explore, processes=args.processes))
+    return asyncio.run(
+        replay(
+            paths,
+            args.log,
+            args.bootstrap_servers,
+            args.output,
+            timeline=args.timeline,
+            seed=args.seed,
+            explore_runs=args.explore,
+            processes=args.processes,
+        )
+    )
 
 
 def _seed(text: str) -> int:
@@ -217,5 +296,3 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a number of seeds (1 or more), got {text}")
     return value
-
-

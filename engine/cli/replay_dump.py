@@ -11,8 +11,9 @@ from engine.scenario.dump import DumpError, print_dump, read_dump, start_dump, t
 EXIT_BAD_DUMP = 2
 
 
-async def replay_dump(path: str, dry_run: bool, output: str, out: TextIO | None = None,
-                      err: TextIO | None = None) -> int:
+async def replay_dump(
+    path: str, dry_run: bool, output: str, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
     try:

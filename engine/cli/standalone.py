@@ -76,27 +76,46 @@ class StandaloneWorker:
         timeout = float(self.properties.get(REST_TIMEOUT_KEY, DEFAULT_REST_TIMEOUT_S * 1000)) / 1000
         credentials = self.engine.worker.get(CREDENTIALS_FILE_KEY)
         # admin.listeners unset: the admin endpoints on every listener; set: only on its own (none when empty)
-        app = make_app(self.engine, rest_timeout=timeout, credentials_file=credentials,
-                       resources="all" if admin_listeners is None else "regular", ready=self.ready,
-                       health_timeout=self.health_timeout)
+        app = make_app(
+            self.engine,
+            rest_timeout=timeout,
+            credentials_file=credentials,
+            resources="all" if admin_listeners is None else "regular",
+            ready=self.ready,
+            health_timeout=self.health_timeout,
+        )
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         self.bound = await bind(self._runner, listeners, tls)
         if admin_listeners:
-            admin_app = make_app(self.engine, rest_timeout=timeout, credentials_file=credentials, resources="admin",
-                                 ready=self.ready, health_timeout=self.health_timeout)
+            admin_app = make_app(
+                self.engine,
+                rest_timeout=timeout,
+                credentials_file=credentials,
+                resources="admin",
+                ready=self.ready,
+                health_timeout=self.health_timeout,
+            )
             self._admin_runner = web.AppRunner(admin_app, access_log=None)
             await self._admin_runner.setup()
             self.admin_bound = await bind(self._admin_runner, admin_listeners, admin_context)
-        log.info("worker.listening", listeners=self.bound, admin_listeners=self.admin_bound,
-                 worker=self.engine.worker.worker_id)
+        log.info(
+            "worker.listening",
+            listeners=self.bound,
+            admin_listeners=self.admin_bound,
+            worker=self.engine.worker.worker_id,
+        )
         await self.engine.start()
         for name, config in connectors:
             await self.engine.put_connector_config(name, config)
             log.info("worker.connector_file_applied", connector=name)
         self.ready.set()
-        log.info("worker.started", listeners=self.bound, admin_listeners=self.admin_bound,
-                 worker=self.engine.worker.worker_id)
+        log.info(
+            "worker.started",
+            listeners=self.bound,
+            admin_listeners=self.admin_bound,
+            worker=self.engine.worker.worker_id,
+        )
 
     async def stop(self) -> None:
         if self._admin_runner is not None:
@@ -115,8 +134,9 @@ class StandaloneWorker:
             loop.add_signal_handler(sig, stop.set)
         try:
             await self.start()
-            sys.stderr.write(f"connect-engine worker {self.engine.worker.worker_id} listening on "
-                             f"{', '.join(self.bound)}\n")
+            sys.stderr.write(
+                f"connect-engine worker {self.engine.worker.worker_id} listening on {', '.join(self.bound)}\n"
+            )
             sys.stderr.flush()
             await stop.wait()
         finally:

@@ -45,8 +45,11 @@ def parse_listeners(value: str, key: str = LISTENERS) -> list[Listener]:
     """The ``listeners`` list, with Connect's messages for a malformed entry."""
     entries = [e.strip() for e in value.split(",")]
     if not any(entries):
-        raise _invalid(key, "Invalid value for listeners, at least one URL is expected, "
-                       "ex: http://localhost:8080,https://localhost:8443.")
+        raise _invalid(
+            key,
+            "Invalid value for listeners, at least one URL is expected, "
+            "ex: http://localhost:8080,https://localhost:8443.",
+        )
     listeners = []
     for entry in entries:
         if not entry:
@@ -81,8 +84,11 @@ def advertised_protocol(raw: Mapping[str, str]) -> str:
     chosen = (raw.get(ADVERTISED_LISTENER) or "").strip().lower()
     if chosen:
         if chosen not in (HTTP, HTTPS):
-            raise _invalid(ADVERTISED_LISTENER, f'Invalid value {chosen} for configuration {ADVERTISED_LISTENER}: '
-                           f'must be "{HTTP}" or "{HTTPS}"')
+            raise _invalid(
+                ADVERTISED_LISTENER,
+                f"Invalid value {chosen} for configuration {ADVERTISED_LISTENER}: "
+                f'must be "{HTTP}" or "{HTTPS}"',
+            )
         return chosen
     listeners = raw.get(LISTENERS, "").lower()
     return HTTP if f"{HTTP}://" in listeners or f"{HTTPS}://" not in listeners else HTTPS
@@ -102,8 +108,10 @@ def advertised_url(raw: Mapping[str, str]) -> str:
         try:
             port = int(port_text)
         except ValueError:
-            raise _invalid(ADVERTISED_PORT, f"Invalid value {port_text} for configuration {ADVERTISED_PORT}: "
-                           "Not a number of type INT") from None
+            raise _invalid(
+                ADVERTISED_PORT,
+                f"Invalid value {port_text} for configuration {ADVERTISED_PORT}: Not a number of type INT",
+            ) from None
     else:
         port = listener.port
     return Listener(protocol, host, port).url()

@@ -31,14 +31,19 @@ def password_keys(config_def: ConfigDef | None) -> frozenset[str]:
 
 def is_secret_key(key: str, passwords: Collection[str] = ()) -> bool:
     lowered = key.lower()
-    return (key in passwords or any(word in lowered for word in _SECRET_WORDS)
-            or any(lowered == k or lowered.endswith("." + k) for k in (*SECRET_KEYS, *_REGISTRY_SECRETS)))
+    return (
+        key in passwords
+        or any(word in lowered for word in _SECRET_WORDS)
+        or any(lowered == k or lowered.endswith("." + k) for k in (*SECRET_KEYS, *_REGISTRY_SECRETS))
+    )
 
 
 def mask_config(config: Mapping[str, str | None], passwords: Collection[str] = ()) -> dict[str, str | None]:
     """A copy of ``config`` fit for a log line: secret values become ``[hidden]``."""
-    return {k: (Password.HIDDEN if v is not None and is_secret_key(k, passwords) else _no_user_info(k, v))
-            for k, v in config.items()}
+    return {
+        k: (Password.HIDDEN if v is not None and is_secret_key(k, passwords) else _no_user_info(k, v))
+        for k, v in config.items()
+    }
 
 
 def _no_user_info(key: str, value: str | None) -> str | None:

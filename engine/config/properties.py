@@ -39,8 +39,9 @@ def load_properties(path: str | Path) -> dict[str, str]:
     except OSError as exc:
         raise ConfigError(f"Could not read properties file {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"Could not read properties file {path}: it is not UTF-8 ({exc.reason} at byte "
-                          f"{exc.start})") from None
+        raise ConfigError(
+            f"Could not read properties file {path}: it is not UTF-8 ({exc.reason} at byte {exc.start})"
+        ) from None
     try:
         return parse_properties(text)
     except ConfigError as exc:
@@ -132,7 +133,7 @@ def _unescape(text: str) -> str:
         if ch != "u":
             out.append(_ESCAPES.get(ch, ch))
             continue
-        digits = text[pos:pos + 4]
+        digits = text[pos : pos + 4]
         if len(digits) < 4 or any(d not in _HEX for d in digits):
             raise ConfigError(MALFORMED_U_ESCAPE)
         out.append(chr(int(digits, 16)))

@@ -102,8 +102,13 @@ class EnvVarConfigProvider(ConfigProvider):
     def get(self, path: str, keys: Collection[str] | None = None) -> ConfigData:
         if path:
             raise ConfigError(f"Path is not supported for EnvVarConfigProvider, invalid value '{path}'")
-        return ConfigData({k: v for k, v in os.environ.items()
-                           if (keys is None or k in keys) and (self._allow is None or self._allow.fullmatch(k))})
+        return ConfigData(
+            {
+                k: v
+                for k, v in os.environ.items()
+                if (keys is None or k in keys) and (self._allow is None or self._allow.fullmatch(k))
+            }
+        )
 
 
 class DirectoryConfigProvider(_PathConfigProvider):
@@ -146,14 +151,18 @@ def _provider_class(name: str, class_name: str | None) -> Any:
     try:
         return getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(f"Invalid config provider class {class_name} for '{name}': {exc}",
-                          errors={f"{PROVIDERS_KEY}.{name}.class": [str(exc)]}) from None
+        raise ConfigError(
+            f"Invalid config provider class {class_name} for '{name}': {exc}",
+            errors={f"{PROVIDERS_KEY}.{name}.class": [str(exc)]},
+        ) from None
 
 
 def _instantiate(name: str, worker: Mapping[str, str]) -> Any:
     prefix = f"{PROVIDERS_KEY}.{name}."
     cls = _provider_class(name, worker.get(prefix + "class"))
-    params = {k.removeprefix(prefix + "param."): v for k, v in worker.items() if k.startswith(prefix + "param.")}
+    params = {
+        k.removeprefix(prefix + "param."): v for k, v in worker.items() if k.startswith(prefix + "param.")
+    }
     try:
         provider = cls()
         configure = getattr(provider, "configure", None)
@@ -162,7 +171,9 @@ def _instantiate(name: str, worker: Mapping[str, str]) -> Any:
     except ConfigError:
         raise
     except Exception as exc:  # user code
-        raise ConfigError(f"Config provider '{name}' could not be set up: {type(exc).__name__}: {exc}") from None
+        raise ConfigError(
+            f"Config provider '{name}' could not be set up: {type(exc).__name__}: {exc}"
+        ) from None
     if not callable(getattr(provider, "get", None)):
         raise ConfigError(f"Config provider '{name}' ({cls!r}) has no get(path, keys) method")
     return provider
@@ -206,7 +217,9 @@ class ConfigTransformer:
                 where = f" at '{path}'" if path else ""
                 raise ConfigError(
                     f"Could not resolve {m.group(0)} in configuration '{key}': config provider "
-                    f"'{m.group(1)}' has no key '{m.group(4)}'{where}", errors={key: ["unresolved reference"]})
+                    f"'{m.group(1)}' has no key '{m.group(4)}'{where}",
+                    errors={key: ["unresolved reference"]},
+                )
             return value
 
         return {k: (REFERENCE.sub(functools.partial(replace, k), v) if v else v) for k, v in config.items()}
@@ -216,11 +229,16 @@ class ConfigTransformer:
         try:
             result = self.providers[name].get(path, frozenset(keys))
         except ConfigError as exc:
-            raise ConfigError(f"Could not resolve configuration '{config_key}' with config provider "
-                              f"'{name}': {exc}", errors={config_key: [str(exc)]}) from None
+            raise ConfigError(
+                f"Could not resolve configuration '{config_key}' with config provider '{name}': {exc}",
+                errors={config_key: [str(exc)]},
+            ) from None
         except Exception as exc:  # user code
-            raise ConfigError(f"Could not resolve configuration '{config_key}' with config provider "
-                              f"'{name}': {type(exc).__name__}: {exc}", errors={config_key: [str(exc)]}) from None
+            raise ConfigError(
+                f"Could not resolve configuration '{config_key}' with config provider "
+                f"'{name}': {type(exc).__name__}: {exc}",
+                errors={config_key: [str(exc)]},
+            ) from None
         return result.data if isinstance(result, ConfigData) else result
 
 
@@ -228,8 +246,9 @@ def has_references(value: str | None) -> bool:
     return bool(value) and REFERENCE.search(value or "") is not None
 
 
-def reverse_transform(raw_connector_config: Mapping[str, str],
-                      task_configs: list[dict[str, str]]) -> list[dict[str, str]]:
+def reverse_transform(
+    raw_connector_config: Mapping[str, str], task_configs: list[dict[str, str]]
+) -> list[dict[str, str]]:
     """Kafka's ``AbstractHerder.reverseTransform``: a task config key that is also a connector-config
     key whose raw value holds a reference gets that raw value back, so no secret is written."""
     raw_keys = {k: v for k, v in raw_connector_config.items() if has_references(v)}

@@ -62,15 +62,36 @@ SSL_DEFAULTS: dict[str, str] = {
     ENDPOINT_IDENTIFICATION: "https",
     CLIENT_AUTH: "none",
 }
-KNOWN_KEYS = frozenset({*SSL_DEFAULTS, KEYSTORE_LOCATION, KEYSTORE_PASSWORD, KEY_PASSWORD, KEYSTORE_CHAIN,
-                        KEYSTORE_KEY, TRUSTSTORE_LOCATION, TRUSTSTORE_PASSWORD, TRUSTSTORE_CERTIFICATES,
-                        CIPHER_SUITES, *JAVA_ONLY, *UNSUPPORTED})
+KNOWN_KEYS = frozenset(
+    {
+        *SSL_DEFAULTS,
+        KEYSTORE_LOCATION,
+        KEYSTORE_PASSWORD,
+        KEY_PASSWORD,
+        KEYSTORE_CHAIN,
+        KEYSTORE_KEY,
+        TRUSTSTORE_LOCATION,
+        TRUSTSTORE_PASSWORD,
+        TRUSTSTORE_CERTIFICATES,
+        CIPHER_SUITES,
+        *JAVA_ONLY,
+        *UNSUPPORTED,
+    }
+)
 
-_VERSIONS = {"TLSv1": ssl.TLSVersion.TLSv1, "TLSv1.1": ssl.TLSVersion.TLSv1_1,
-             "TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
-_PROTOCOL_CAPS = {"TLS": ssl.TLSVersion.TLSv1_3, "TLSv1.3": ssl.TLSVersion.TLSv1_3,
-                  "TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.1": ssl.TLSVersion.TLSv1_1,
-                  "TLSv1": ssl.TLSVersion.TLSv1}
+_VERSIONS = {
+    "TLSv1": ssl.TLSVersion.TLSv1,
+    "TLSv1.1": ssl.TLSVersion.TLSv1_1,
+    "TLSv1.2": ssl.TLSVersion.TLSv1_2,
+    "TLSv1.3": ssl.TLSVersion.TLSv1_3,
+}
+_PROTOCOL_CAPS = {
+    "TLS": ssl.TLSVersion.TLSv1_3,
+    "TLSv1.3": ssl.TLSVersion.TLSv1_3,
+    "TLSv1.2": ssl.TLSVersion.TLSv1_2,
+    "TLSv1.1": ssl.TLSVersion.TLSv1_1,
+    "TLSv1": ssl.TLSVersion.TLSv1,
+}
 _CLIENT_AUTH = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
 _JKS_MAGIC = b"\xfe\xed\xfe\xed"
 _PEM = b"-----BEGIN"
@@ -123,8 +144,11 @@ class _Builder:
         if keystore is not None:
             _load_chain(context, *keystore)
         elif purpose == "server":
-            raise self.error(KEYSTORE_LOCATION, "An HTTPS listener needs a key store: set ssl.keystore.location "
-                             "or ssl.keystore.certificate.chain and ssl.keystore.key")
+            raise self.error(
+                KEYSTORE_LOCATION,
+                "An HTTPS listener needs a key store: set ssl.keystore.location "
+                "or ssl.keystore.certificate.chain and ssl.keystore.key",
+            )
         if purpose == "server":
             auth = self.setting(CLIENT_AUTH).lower()
             if auth not in _CLIENT_AUTH:
@@ -135,7 +159,9 @@ class _Builder:
         else:
             algorithm = self.properties.get(ENDPOINT_IDENTIFICATION, "https")
             if algorithm.lower() not in ("https", ""):
-                raise self.error(ENDPOINT_IDENTIFICATION, "Only 'https' (verify the host name) or empty (do not)")
+                raise self.error(
+                    ENDPOINT_IDENTIFICATION, "Only 'https' (verify the host name) or empty (do not)"
+                )
             context.check_hostname = algorithm.lower() == "https"
             context.verify_mode = ssl.CERT_REQUIRED
             self._trust(context, ssl.Purpose.SERVER_AUTH)
@@ -147,11 +173,16 @@ class _Builder:
         names = [n.strip() for n in self.setting(ENABLED_PROTOCOLS).split(",") if n.strip()]
         unknown = [n for n in names if n not in _VERSIONS]
         if unknown or not names:
-            raise self.error(ENABLED_PROTOCOLS, f"Unsupported protocol {unknown[0] if unknown else '(none)'}; "
-                             f"supported: {', '.join(_VERSIONS)}")
+            raise self.error(
+                ENABLED_PROTOCOLS,
+                f"Unsupported protocol {unknown[0] if unknown else '(none)'}; "
+                f"supported: {', '.join(_VERSIONS)}",
+            )
         protocol = self.setting(PROTOCOL)
         if protocol not in _PROTOCOL_CAPS:
-            raise self.error(PROTOCOL, f"Unsupported protocol {protocol}; supported: {', '.join(_PROTOCOL_CAPS)}")
+            raise self.error(
+                PROTOCOL, f"Unsupported protocol {protocol}; supported: {', '.join(_PROTOCOL_CAPS)}"
+            )
         versions = sorted(_VERSIONS[n] for n in names)
         highest = min(versions[-1], _PROTOCOL_CAPS[protocol])
         if highest < versions[0]:
@@ -200,51 +231,75 @@ class _Builder:
         key = self.properties.get(KEYSTORE_KEY) or None
         if key is not None:
             if kind != "PEM":
-                raise self.error(KEYSTORE_KEY, f"SSL private key can be specified only for PEM, but key store type "
-                                 f"is {kind}.")
+                raise self.error(
+                    KEYSTORE_KEY,
+                    f"SSL private key can be specified only for PEM, but key store type is {kind}.",
+                )
             if chain is None:
-                raise self.error(KEYSTORE_CHAIN, "SSL private key is specified, but certificate chain is not "
-                                 "specified.")
+                raise self.error(
+                    KEYSTORE_CHAIN, "SSL private key is specified, but certificate chain is not specified."
+                )
             if path is not None:
-                raise self.error(KEYSTORE_LOCATION, "Both SSL key store location and separate private key are "
-                                 "specified.")
+                raise self.error(
+                    KEYSTORE_LOCATION, "Both SSL key store location and separate private key are specified."
+                )
             if password is not None:
-                raise self.error(KEYSTORE_PASSWORD, "SSL key store password cannot be specified with PEM format, "
-                                 "only key password may be specified.")
-            return self._pem_key(key.encode(), KEYSTORE_KEY, key_password), self._pem_certs(chain.encode(),
-                                                                                            KEYSTORE_CHAIN)
+                raise self.error(
+                    KEYSTORE_PASSWORD,
+                    "SSL key store password cannot be specified with PEM format, "
+                    "only key password may be specified.",
+                )
+            return self._pem_key(key.encode(), KEYSTORE_KEY, key_password), self._pem_certs(
+                chain.encode(), KEYSTORE_CHAIN
+            )
         if chain is not None:
-            raise self.error(KEYSTORE_KEY, "SSL certificate chain is specified, but private key is not specified")
+            raise self.error(
+                KEYSTORE_KEY, "SSL certificate chain is specified, but private key is not specified"
+            )
         if path is None:
             if password is not None:
-                raise self.error(KEYSTORE_LOCATION, "SSL key store is not specified, but key store password is "
-                                 "specified.")
+                raise self.error(
+                    KEYSTORE_LOCATION, "SSL key store is not specified, but key store password is specified."
+                )
             return None
         data = self._read(KEYSTORE_LOCATION, path)
         if kind == "PEM":
             if password is not None:
-                raise self.error(KEYSTORE_PASSWORD, "SSL key store password cannot be specified with PEM format, "
-                                 "only key password may be specified")
-            return self._pem_key(data, KEYSTORE_LOCATION, key_password), self._pem_certs(data, KEYSTORE_LOCATION)
+                raise self.error(
+                    KEYSTORE_PASSWORD,
+                    "SSL key store password cannot be specified with PEM format, "
+                    "only key password may be specified",
+                )
+            return self._pem_key(data, KEYSTORE_LOCATION, key_password), self._pem_certs(
+                data, KEYSTORE_LOCATION
+            )
         if password is None:
-            raise self.error(KEYSTORE_PASSWORD, "SSL key store is specified, but key store password is not "
-                             "specified.")
+            raise self.error(
+                KEYSTORE_PASSWORD, "SSL key store is specified, but key store password is not specified."
+            )
         self._check_binary_store(KEYSTORE_TYPE, kind, data, path)
         return self._pkcs12_key(data, path, kind, password, key_password)
 
     def _check_binary_store(self, type_key: str, kind: str, data: bytes, path: str) -> None:
         if kind not in ("JKS", "PKCS12"):
-            raise self.error(type_key, f"Unsupported store type {kind}; supported: PKCS12, PEM (and JKS files "
-                             f"that are PKCS12, as Java reads them)")
+            raise self.error(
+                type_key,
+                f"Unsupported store type {kind}; supported: PKCS12, PEM (and JKS files "
+                f"that are PKCS12, as Java reads them)",
+            )
         if data.startswith(_JKS_MAGIC):
-            raise self.error(type_key, f"{path} is a Java JKS store, which Python cannot read: convert it with "
-                             f"keytool -importkeystore -srckeystore {path} -destkeystore {path}.p12 "
-                             f"-deststoretype PKCS12, then set {self.prefix}{type_key}=PKCS12")
+            raise self.error(
+                type_key,
+                f"{path} is a Java JKS store, which Python cannot read: convert it with "
+                f"keytool -importkeystore -srckeystore {path} -destkeystore {path}.p12 "
+                f"-deststoretype PKCS12, then set {self.prefix}{type_key}=PKCS12",
+            )
         if data.lstrip().startswith(_PEM):
             raise self.error(type_key, f"{path} is a PEM file: set {self.prefix}{type_key}=PEM")
 
-    def _pkcs12_key(self, data: bytes, path: str, kind: str, password: str,
-                    key_password: str | None) -> tuple[PrivateKeyTypes, list[x509.Certificate]]:
+    def _pkcs12_key(
+        self, data: bytes, path: str, kind: str, password: str, key_password: str | None
+    ) -> tuple[PrivateKeyTypes, list[x509.Certificate]]:
         loaded = None
         for candidate in dict.fromkeys([password, key_password or password]):
             try:
@@ -253,12 +308,18 @@ class _Builder:
             except ValueError:
                 continue
         if loaded is None:
-            raise self.error(KEYSTORE_PASSWORD, f"Failed to load SSL keystore {path} of type {kind}: the password "
-                             f"is wrong or the file is not a key store")
+            raise self.error(
+                KEYSTORE_PASSWORD,
+                f"Failed to load SSL keystore {path} of type {kind}: the password "
+                f"is wrong or the file is not a key store",
+            )
         key, cert, extra = loaded
         if key is None or cert is None:
-            raise self.error(KEYSTORE_LOCATION, f"Failed to load SSL keystore {path} of type {kind}: it holds no "
-                             f"private key with its certificate")
+            raise self.error(
+                KEYSTORE_LOCATION,
+                f"Failed to load SSL keystore {path} of type {kind}: it holds no "
+                f"private key with its certificate",
+            )
         return key, [cert, *extra]
 
     def _pem_key(self, data: bytes, key: str, key_password: str | None) -> PrivateKeyTypes:
@@ -269,14 +330,21 @@ class _Builder:
             raise self.error(key, f"Expected one private key, but found {len(found)}")
         encrypted = b"ENCRYPTED" in found[0]
         try:
-            return serialization.load_pem_private_key(found[0], key_password.encode() if key_password else None)
+            return serialization.load_pem_private_key(
+                found[0], key_password.encode() if key_password else None
+            )
         except TypeError:
-            reason = "it is encrypted and no key password is set" if encrypted else \
-                "it is not encrypted, but a key password is set"
+            reason = (
+                "it is encrypted and no key password is set"
+                if encrypted
+                else "it is not encrypted, but a key password is set"
+            )
             raise self.error(KEY_PASSWORD, f"Private key could not be loaded: {reason}") from None
         except ValueError:
             if encrypted:
-                raise self.error(KEY_PASSWORD, "Private key could not be loaded: wrong key password") from None
+                raise self.error(
+                    KEY_PASSWORD, "Private key could not be loaded: wrong key password"
+                ) from None
             raise self.error(key, "Private key could not be loaded: malformed key") from None
 
     def _pem_certs(self, data: bytes, key: str) -> list[x509.Certificate]:
@@ -296,43 +364,61 @@ class _Builder:
         certs_text = self.properties.get(TRUSTSTORE_CERTIFICATES) or None
         if certs_text is not None:
             if kind != "PEM":
-                raise self.error(TRUSTSTORE_CERTIFICATES, f"SSL trust store certs can be specified only for PEM, but "
-                                 f"trust store type is {kind}.")
+                raise self.error(
+                    TRUSTSTORE_CERTIFICATES,
+                    f"SSL trust store certs can be specified only for PEM, but trust store type is {kind}.",
+                )
             if path is not None:
-                raise self.error(TRUSTSTORE_LOCATION, "Both SSL trust store location and separate trust "
-                                 "certificates are specified.")
+                raise self.error(
+                    TRUSTSTORE_LOCATION,
+                    "Both SSL trust store location and separate trust certificates are specified.",
+                )
             if password is not None:
-                raise self.error(TRUSTSTORE_PASSWORD, "SSL trust store password cannot be specified for PEM format.")
+                raise self.error(
+                    TRUSTSTORE_PASSWORD, "SSL trust store password cannot be specified for PEM format."
+                )
             certs = self._pem_certs(certs_text.encode(), TRUSTSTORE_CERTIFICATES)
         elif path is None:
             if password is not None:
-                raise self.error(TRUSTSTORE_LOCATION, "SSL trust store is not specified, but trust store password "
-                                 "is specified.")
+                raise self.error(
+                    TRUSTSTORE_LOCATION,
+                    "SSL trust store is not specified, but trust store password is specified.",
+                )
             context.load_default_certs(purpose)
             return
         else:
             data = self._read(TRUSTSTORE_LOCATION, path)
             if kind == "PEM":
                 if password is not None:
-                    raise self.error(TRUSTSTORE_PASSWORD, "SSL trust store password cannot be specified for PEM "
-                                     "format.")
+                    raise self.error(
+                        TRUSTSTORE_PASSWORD, "SSL trust store password cannot be specified for PEM format."
+                    )
                 certs = self._pem_certs(data, TRUSTSTORE_LOCATION)
             else:
                 self._check_binary_store(TRUSTSTORE_TYPE, kind, data, path)
                 certs = self._pkcs12_certs(data, path, kind, password)
-        context.load_verify_locations(cadata=b"".join(c.public_bytes(serialization.Encoding.DER) for c in certs))
+        context.load_verify_locations(
+            cadata=b"".join(c.public_bytes(serialization.Encoding.DER) for c in certs)
+        )
 
-    def _pkcs12_certs(self, data: bytes, path: str, kind: str, password: str | None) -> list[x509.Certificate]:
+    def _pkcs12_certs(
+        self, data: bytes, path: str, kind: str, password: str | None
+    ) -> list[x509.Certificate]:
         try:
             store = pkcs12.load_pkcs12(data, password.encode() if password else None)
         except ValueError:
-            raise self.error(TRUSTSTORE_PASSWORD, f"Failed to load SSL truststore {path} of type {kind}: the "
-                             f"password is wrong or the file is not a trust store") from None
+            raise self.error(
+                TRUSTSTORE_PASSWORD,
+                f"Failed to load SSL truststore {path} of type {kind}: the "
+                f"password is wrong or the file is not a trust store",
+            ) from None
         certs = [c.certificate for c in store.additional_certs]
         if store.cert is not None:
             certs.insert(0, store.cert.certificate)
         if not certs:
-            raise self.error(TRUSTSTORE_LOCATION, f"Failed to load SSL truststore {path}: no certificates in it")
+            raise self.error(
+                TRUSTSTORE_LOCATION, f"Failed to load SSL truststore {path}: no certificates in it"
+            )
         return certs
 
     def _read(self, key: str, path: str) -> bytes:
@@ -345,8 +431,11 @@ class _Builder:
 def _load_chain(context: ssl.SSLContext, key: PrivateKeyTypes, chain: list[x509.Certificate]) -> None:
     """``load_cert_chain`` reads files only: the key goes in encrypted with a one-off password."""
     password = secrets.token_urlsafe(24).encode()
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.BestAvailableEncryption(password))
+    pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.BestAvailableEncryption(password),
+    )
     pem += b"".join(c.public_bytes(serialization.Encoding.PEM) for c in chain)
     descriptor, name = tempfile.mkstemp(prefix="connect-engine-tls-", suffix=".pem")  # mode 0600
     try:

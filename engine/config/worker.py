@@ -32,11 +32,15 @@ def _millis(props: Mapping[str, str], key: str) -> float:
     try:
         value = int(raw.strip())
     except ValueError:
-        raise ConfigError(f"Invalid value {raw} for configuration {key}: Not a number of type LONG",
-                          errors={key: ["Not a number of type LONG"]}) from None
+        raise ConfigError(
+            f"Invalid value {raw} for configuration {key}: Not a number of type LONG",
+            errors={key: ["Not a number of type LONG"]},
+        ) from None
     if value < 0:
-        raise ConfigError(f"Invalid value {raw} for configuration {key}: Value must be at least 0",
-                          errors={key: ["Value must be at least 0"]})
+        raise ConfigError(
+            f"Invalid value {raw} for configuration {key}: Value must be at least 0",
+            errors={key: ["Value must be at least 0"]},
+        )
     return value / 1000
 
 
@@ -46,11 +50,15 @@ def int_setting(props: Mapping[str, str], key: str, default: int, *, minimum: in
     try:
         value = int(raw)
     except ValueError:
-        raise ConfigError(f"Invalid value {raw} for configuration {key}: Not a number of type INT",
-                          errors={key: ["Not a number of type INT"]}) from None
+        raise ConfigError(
+            f"Invalid value {raw} for configuration {key}: Not a number of type INT",
+            errors={key: ["Not a number of type INT"]},
+        ) from None
     if value < minimum:
-        raise ConfigError(f"Invalid value {raw} for configuration {key}: Value must be at least {minimum}",
-                          errors={key: [f"Value must be at least {minimum}"]})
+        raise ConfigError(
+            f"Invalid value {raw} for configuration {key}: Value must be at least {minimum}",
+            errors={key: [f"Value must be at least {minimum}"]},
+        )
     return value
 
 

@@ -39,8 +39,17 @@ TASK_COUNT = "tasks-fencing-"
 SESSION_KEY = "session-key"
 _IGNORED_PREFIXES: tuple[str, ...] = ()
 _IGNORED_KEYS: tuple[str, ...] = ()
-_KNOWN_PREFIXES = (TARGET_STATE, CONNECTOR, TASK, COMMIT, RESTART_CONNECTOR, RESTART_TASK, PENDING_CLEANUP,
-                   LOGGER_CLUSTER, TASK_COUNT)
+_KNOWN_PREFIXES = (
+    TARGET_STATE,
+    CONNECTOR,
+    TASK,
+    COMMIT,
+    RESTART_CONNECTOR,
+    RESTART_TASK,
+    PENDING_CLEANUP,
+    LOGGER_CLUSTER,
+    TASK_COUNT,
+)
 
 
 # json.dumps builds a fresh encoder per call when given separators; one shared encoder does not.
@@ -83,8 +92,13 @@ def encode(record: ConfigRecord) -> tuple[str, bytes | None]:
         case LoggerLevelRecord(namespace, level):
             return LOGGER_CLUSTER + namespace, _dumps({"level": level})
         case SessionKeyRecord(key, algorithm, created):
-            return SESSION_KEY, _dumps({"key": base64.b64encode(key).decode("ascii"), "algorithm": algorithm,
-                                        "creation-timestamp": created})
+            return SESSION_KEY, _dumps(
+                {
+                    "key": base64.b64encode(key).decode("ascii"),
+                    "algorithm": algorithm,
+                    "creation-timestamp": created,
+                }
+            )
         case TaskCountRecord(c, n):
             return TASK_COUNT + c, _dumps({"task-count": n})
         case IgnoredRecord(key, value):
@@ -216,10 +230,11 @@ def decode_object(key: str, value: dict[str, Any] | None) -> ConfigRecord:
         if value is None:
             return PendingCleanupCleared(name)
         tasks = value.get("tasks", 0)
-        return PendingCleanupRecord(name, _properties(key, value), tasks if isinstance(tasks, int) else 0,
-                                    _incarnation(value))
+        return PendingCleanupRecord(
+            name, _properties(key, value), tasks if isinstance(tasks, int) else 0, _incarnation(value)
+        )
     if key.startswith(LOGGER_CLUSTER):  # Connect logs and ignores a malformed one, as the caller does
-        namespace = key[len(LOGGER_CLUSTER):]
+        namespace = key[len(LOGGER_CLUSTER) :]
         level = None if value is None else value.get("level")
         if not isinstance(level, str):
             raise CorruptRecord(key, "the logging level is missing or not a string")

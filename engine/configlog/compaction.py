@@ -103,8 +103,16 @@ class _Connector:
         return kept
 
 
-_LATEST_PER_KEY = (TargetStateRecord, TargetStateTombstone, PendingCleanupRecord, PendingCleanupCleared, IgnoredRecord,
-                   LoggerLevelRecord, SessionKeyRecord, TaskCountRecord)
+_LATEST_PER_KEY = (
+    TargetStateRecord,
+    TargetStateTombstone,
+    PendingCleanupRecord,
+    PendingCleanupCleared,
+    IgnoredRecord,
+    LoggerLevelRecord,
+    SessionKeyRecord,
+    TaskCountRecord,
+)
 _NOT_PER_CONNECTOR = (IgnoredRecord, LoggerLevelRecord, SessionKeyRecord, TaskCountRecord)
 _TOMBSTONES = (TargetStateTombstone, PendingCleanupCleared)
 
@@ -136,8 +144,12 @@ def retained(entries: Sequence[Entry]) -> list[Entry]:
     kept = sorted(keep)
     full, compacted = _replay(entries, records, range(len(entries))), _replay(entries, records, kept)
     if full != compacted or list(full.connectors) != list(compacted.connectors):
-        log.error("configlog.compaction_refused", reason="the kept records replay to another snapshot",
-                  records=len(entries), kept=len(kept))
+        log.error(
+            "configlog.compaction_refused",
+            reason="the kept records replay to another snapshot",
+            records=len(entries),
+            kept=len(kept),
+        )
         return list(entries)
     return [entries[index] for index in kept]
 
@@ -146,7 +158,9 @@ def _tombstone(record: ConfigRecord | None) -> bool:
     return isinstance(record, _TOMBSTONES) or (isinstance(record, IgnoredRecord) and record.value is None)
 
 
-def _replay(entries: Sequence[Entry], records: Sequence[ConfigRecord | None], indexes: Sequence[int]) -> ConfigSnapshot:
+def _replay(
+    entries: Sequence[Entry], records: Sequence[ConfigRecord | None], indexes: Sequence[int]
+) -> ConfigSnapshot:
     snapshot = ConfigSnapshot()
     for index in indexes:
         if (record := records[index]) is not None:

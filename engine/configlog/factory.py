@@ -19,7 +19,10 @@ def open_config_log(worker: WorkerConfig) -> ConfigLog:
     if servers := worker.get("bootstrap.servers"):
         from engine.configlog.kafka import KafkaConfigLog
 
-        return KafkaConfigLog(servers, worker.raw["config.storage.topic"],
-                              replication_factor=int(worker.raw["config.storage.replication.factor"]),
-                              client_args=worker.kafka.own())
+        return KafkaConfigLog(
+            servers,
+            worker.raw["config.storage.topic"],
+            replication_factor=int(worker.raw["config.storage.replication.factor"]),
+            client_args=worker.kafka.own(),
+        )
     return MemoryConfigLog()

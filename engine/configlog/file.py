@@ -31,7 +31,9 @@ _offset = itemgetter(0)
 class FileConfigLog:
     """Entries in memory, every append written (and fsynced) to a journal before it is visible."""
 
-    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = True, floor: int = DEFAULT_FLOOR) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, fsync: bool = True, floor: int = DEFAULT_FLOOR
+    ) -> None:
         self.journal = Journal(path, fsync=fsync)
         self._compactor = Compactor(self.journal, self._compact, floor=floor)
         self._entries: list[Entry] = []
@@ -109,10 +111,10 @@ class FileConfigLog:
         async with self._write_lock:
             since = self.journal.mark()
             horizon = min(self._readers.values(), default=since.end)
-            read = self._entries[:bisect_left(self._entries, horizon, key=_offset)]
-            unread = self._entries[len(read):]
+            read = self._entries[: bisect_left(self._entries, horizon, key=_offset)]
+            unread = self._entries[len(read) :]
         kept = await asyncio.to_thread(retained, read)
         whole = await asyncio.to_thread(retained, kept + unread) if unread else kept
         await self._compactor.rewrite(whole, since, before_step)
         if min(self._readers.values(), default=horizon) >= horizon:  # no reader started since
-            self._entries = kept + self._entries[len(read):]
+            self._entries = kept + self._entries[len(read) :]

@@ -44,8 +44,15 @@ class KafkaConfigLog:
     after any multi-record batch.
     """
 
-    def __init__(self, bootstrap_servers: str, topic: str, *, replication_factor: int = 1,
-                 client_id: str = "connect-engine", client_args: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        topic: str,
+        *,
+        replication_factor: int = 1,
+        client_id: str = "connect-engine",
+        client_args: Mapping[str, Any] | None = None,
+    ) -> None:
         self.bootstrap_servers = bootstrap_servers
         self._client_args = dict(client_args or {})  # the worker's security settings (KafkaClients.own())
         self.topic = topic
@@ -69,17 +76,24 @@ class KafkaConfigLog:
             return
         try:
             await self._ensure_topic()
-            self._producer = AIOKafkaProducer(**{  # tansu rejects InitProducerId
-                **self._client_args, "bootstrap_servers": self.bootstrap_servers, "client_id": self.client_id,
-                "acks": "all", "enable_idempotence": False})
+            self._producer = AIOKafkaProducer(
+                **{  # tansu rejects InitProducerId
+                    **self._client_args,
+                    "bootstrap_servers": self.bootstrap_servers,
+                    "client_id": self.client_id,
+                    "acks": "all",
+                    "enable_idempotence": False,
+                }
+            )
             await start_client(self._producer)
             self._consumer = self._new_consumer("reader", fetch_max_wait_ms=_TAIL_WAIT_MS)
             await start_client(self._consumer)
             self._consumer.assign([self._tp])
         except KafkaError as exc:
             await self._stop_clients()
-            raise ConfigLogError(f"Could not open config topic '{self.topic}' on {self.bootstrap_servers}: "
-                                 f"{describe(exc)}") from exc
+            raise ConfigLogError(
+                f"Could not open config topic '{self.topic}' on {self.bootstrap_servers}: {describe(exc)}"
+            ) from exc
         except BaseException:
             await self._stop_clients()
             raise
@@ -105,18 +119,31 @@ class KafkaConfigLog:
                     await client.stop()
 
     def _new_consumer(self, role: str, **extra: Any) -> Any:
-        return AIOKafkaConsumer(**{
-            **self._client_args, "bootstrap_servers": self.bootstrap_servers,
-            "client_id": f"{self.client_id}-configlog-{role}", "group_id": None, "enable_auto_commit": False,
-            "auto_offset_reset": "earliest", **extra})
+        return AIOKafkaConsumer(
+            **{
+                **self._client_args,
+                "bootstrap_servers": self.bootstrap_servers,
+                "client_id": f"{self.client_id}-configlog-{role}",
+                "group_id": None,
+                "enable_auto_commit": False,
+                "auto_offset_reset": "earliest",
+                **extra,
+            }
+        )
 
     # ---- the topic ------------------------------------------------------------------------
 
     async def _ensure_topic(self) -> None:
-        await ensure_compacted_topic(self.bootstrap_servers, self.topic, partitions=1,
-                                     replication_factor=self.replication_factor, property_name=TOPIC_PROPERTY,
-                                     client_id=f"{self.client_id}-configlog", single_partition=True,
-                                     client_args=self._client_args)
+        await ensure_compacted_topic(
+            self.bootstrap_servers,
+            self.topic,
+            partitions=1,
+            replication_factor=self.replication_factor,
+            property_name=TOPIC_PROPERTY,
+            client_id=f"{self.client_id}-configlog",
+            single_partition=True,
+            client_args=self._client_args,
+        )
 
     # ---- writing --------------------------------------------------------------------------
 
@@ -127,13 +154,16 @@ class KafkaConfigLog:
         async with self._write_lock:
             producer = self._require(self._producer)
             try:
-                pending = [await producer.send(self.topic, value, key=key.encode(), partition=0)
-                           for key, value in records]
+                pending = [
+                    await producer.send(self.topic, value, key=key.encode(), partition=0)
+                    for key, value in records
+                ]
                 add_outgoing(producer, sum(record_size(key.encode(), value) for key, value in records))
                 offsets = [(await ack).offset for ack in pending]
             except KafkaError as exc:
-                raise ConfigLogError(f"Could not write to config topic '{self.topic}': "
-                                     f"{self._why(exc, producer, 'WRITE')}") from exc
+                raise ConfigLogError(
+                    f"Could not write to config topic '{self.topic}': {self._why(exc, producer, 'WRITE')}"
+                ) from exc
         last = int(offsets[-1])
         self._known_end = max(self._known_end, last + 1)
         self._appended_end = max(self._appended_end, last + 1)
@@ -161,11 +191,14 @@ class KafkaConfigLog:
                     await probe.getmany(self._tp, timeout_ms=_PROBE_WAIT_MS, max_records=1)
             high = int(probe.highwater(self._tp))
         except TimeoutError as exc:
-            raise ConfigLogError(f"Could not read the end of config topic '{self.topic}': no fetch answered "
-                                 f"within {_END_OFFSET_TIMEOUT_S:g} s") from exc
+            raise ConfigLogError(
+                f"Could not read the end of config topic '{self.topic}': no fetch answered "
+                f"within {_END_OFFSET_TIMEOUT_S:g} s"
+            ) from exc
         except KafkaError as exc:
-            raise ConfigLogError(f"Could not read the end of config topic '{self.topic}': "
-                                 f"{self._why(exc, probe, 'READ')}") from exc
+            raise ConfigLogError(
+                f"Could not read the end of config topic '{self.topic}': {self._why(exc, probe, 'READ')}"
+            ) from exc
         finally:
             with contextlib.suppress(KafkaError):
                 await probe.stop()
@@ -176,7 +209,9 @@ class KafkaConfigLog:
         """The cause; for an ACL refusal the principal, the ACL to grant and the worker setting to check."""
         if not is_denial(exc):
             return describe(exc)
-        return f"{denial(exc, client, operation=operation, resource=self.topic)} ({TOPIC_PROPERTY}={self.topic})"
+        return (
+            f"{denial(exc, client, operation=operation, resource=self.topic)} ({TOPIC_PROPERTY}={self.topic})"
+        )
 
     def entries(self) -> AsyncIterator[LogEntry]:
         """Every record from the beginning, then new ones until ``close``; one reader per ``open``."""
@@ -196,15 +231,21 @@ class KafkaConfigLog:
                 add_incoming(consumer, fetched_size(records or ()))
                 if not records:
                     latest = consumer.last_poll_timestamp(tp)
-                    if (answered is not None and latest is not None and latest != answered
-                            and latest - answered < _TAIL_WAIT_MS // 2 and await self._caught_up(consumer)):
+                    if (
+                        answered is not None
+                        and latest is not None
+                        and latest != answered
+                        and latest - answered < _TAIL_WAIT_MS // 2
+                        and await self._caught_up(consumer)
+                    ):
                         await self._idle(consumer)
                     continue
             except ConsumerStoppedError:
                 return
             except KafkaError as exc:
-                raise ConfigLogError(f"Could not read config topic '{self.topic}': "
-                                     f"{self._why(exc, consumer, 'READ')}") from exc
+                raise ConfigLogError(
+                    f"Could not read config topic '{self.topic}': {self._why(exc, consumer, 'READ')}"
+                ) from exc
             for record in records:
                 offset = int(record.offset)
                 self._known_end = max(self._known_end, offset + 1)

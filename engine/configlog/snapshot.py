@@ -69,7 +69,12 @@ class TaskRestartRequested:
 
 
 LogEvent = (
-    ConnectorConfigured | ConnectorRemoved | TargetStateChanged | TasksCommitted | RestartRequested | TaskRestartRequested
+    ConnectorConfigured
+    | ConnectorRemoved
+    | TargetStateChanged
+    | TasksCommitted
+    | RestartRequested
+    | TaskRestartRequested
 )
 
 

@@ -39,8 +39,12 @@ CONVERTER_TYPE_CONFIG: Final = "converter.type"
 def converter_config_def() -> ConfigDef:
     """``ConverterConfig.newConfigDef()``: the ``converter.type`` key every converter config has."""
     return ConfigDef().define(
-        CONVERTER_TYPE_CONFIG, ConfigType.STRING, NO_DEFAULT, ValidString.in_("key", "value", "header"),
-        Importance.LOW, "How this converter will be used.",
+        CONVERTER_TYPE_CONFIG,
+        ConfigType.STRING,
+        NO_DEFAULT,
+        ValidString.in_("key", "value", "header"),
+        Importance.LOW,
+        "How this converter will be used.",
     )
 
 
@@ -51,7 +55,9 @@ def converter_type(configs: Mapping[str, Any], is_key: bool | None) -> str:
     return "key" if is_key else "value"
 
 
-def parse_converter_config(definition: ConfigDef, configs: Mapping[str, Any], is_key: bool | None) -> dict[str, Any]:
+def parse_converter_config(
+    definition: ConfigDef, configs: Mapping[str, Any], is_key: bool | None
+) -> dict[str, Any]:
     """``definition`` parsed with ``converter.type`` set from ``is_key``; bad values raise ``ConfigException``.
 
     Converters are configured outside any connector validation, so Kafka reports a bad setting as
@@ -98,11 +104,13 @@ class Converter(Protocol):
 
     def configure(self, configs: Mapping[str, Any], is_key: bool) -> None: ...
 
-    def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
-                          headers: RawHeaders | None = None) -> bytes | None: ...
+    def from_connect_data(
+        self, topic: str, schema: Schema | None, value: Any, headers: RawHeaders | None = None
+    ) -> bytes | None: ...
 
-    def to_connect_data(self, topic: str, value: bytes | None,
-                        headers: RawHeaders | None = None) -> SchemaAndValue: ...
+    def to_connect_data(
+        self, topic: str, value: bytes | None, headers: RawHeaders | None = None
+    ) -> SchemaAndValue: ...
 
     def config(self) -> ConfigDef | None: ...
 
@@ -117,8 +125,9 @@ class HeaderConverter(Protocol):
 
     def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue: ...
 
-    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None,
-                            value: Any) -> bytes | None: ...
+    def from_connect_header(
+        self, topic: str, header_key: str, schema: Schema | None, value: Any
+    ) -> bytes | None: ...
 
     def config(self) -> ConfigDef | None: ...
 

@@ -19,18 +19,25 @@ __all__ = ["ByteArrayConverter"]
 class ByteArrayConverter(BuiltinConverter):
     """Converter and header converter."""
 
-    def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
-                          headers: RawHeaders | None = None) -> bytes | None:
+    def from_connect_data(
+        self, topic: str, schema: Schema | None, value: Any, headers: RawHeaders | None = None
+    ) -> bytes | None:
         if schema is not None and schema.type is not Type.BYTES:
             raise DataException(f"Invalid schema type for ByteArrayConverter: {schema.type}")
         if value is not None and not isinstance(value, bytes | bytearray | memoryview):
-            raise DataException(f"ByteArrayConverter is not compatible with objects of type {class_name(value)}")
+            raise DataException(
+                f"ByteArrayConverter is not compatible with objects of type {class_name(value)}"
+            )
         return None if value is None else bytes(value)
 
-    def to_connect_data(self, topic: str, value: bytes | None, headers: RawHeaders | None = None) -> SchemaAndValue:
+    def to_connect_data(
+        self, topic: str, value: bytes | None, headers: RawHeaders | None = None
+    ) -> SchemaAndValue:
         return SchemaAndValue(Schema.OPTIONAL_BYTES_SCHEMA, value)
 
-    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None, value: Any) -> bytes | None:
+    def from_connect_header(
+        self, topic: str, header_key: str, schema: Schema | None, value: Any
+    ) -> bytes | None:
         return self.from_connect_data(topic, schema, value)
 
     def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:

@@ -38,8 +38,11 @@ _KAFKA_NAMES: Final[dict[type, str]] = {
 def _aliases(cls: type) -> list[str]:
     simple = cls.__name__
     names = [_KAFKA_NAMES[cls], f"{cls.__module__}.{simple}", f"{cls.__module__}:{simple}", simple]
-    names.extend(simple.removesuffix(suffix) for suffix in ("HeaderConverter", "Converter")
-                 if simple.endswith(suffix) and simple != suffix)
+    names.extend(
+        simple.removesuffix(suffix)
+        for suffix in ("HeaderConverter", "Converter")
+        if simple.endswith(suffix) and simple != suffix
+    )
     return names
 
 

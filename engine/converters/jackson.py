@@ -36,8 +36,13 @@ class Float32(float):
 
 _ESCAPES: Final[dict[int, str]] = {
     **{c: f"\\u{c:04X}" for c in range(0x20)},
-    0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r",
-    ord('"'): '\\"', ord("\\"): "\\\\",
+    0x08: "\\b",
+    0x09: "\\t",
+    0x0A: "\\n",
+    0x0C: "\\f",
+    0x0D: "\\r",
+    ord('"'): '\\"',
+    ord("\\"): "\\\\",
 }
 
 
@@ -187,7 +192,9 @@ def dumps_plain(node: Any) -> bytes | None:
 
 
 def _reject_constant(token: str) -> Any:
-    raise ValueError(f"Non-standard token '{token}': enable JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS to allow")
+    raise ValueError(
+        f"Non-standard token '{token}': enable JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS to allow"
+    )
 
 
 _LONG_DIGITS = re.compile(rb"\d{19}")

@@ -64,9 +64,18 @@ DECIMAL_FORMAT_CONFIG: Final = "decimal.format"
 REPLACE_NULL_WITH_DEFAULT_CONFIG: Final = "replace.null.with.default"
 
 _TYPE_NAMES: Final[dict[Type, str]] = {
-    Type.BOOLEAN: "boolean", Type.INT8: "int8", Type.INT16: "int16", Type.INT32: "int32",
-    Type.INT64: "int64", Type.FLOAT32: "float", Type.FLOAT64: "double", Type.BYTES: "bytes",
-    Type.STRING: "string", Type.ARRAY: "array", Type.MAP: "map", Type.STRUCT: "struct",
+    Type.BOOLEAN: "boolean",
+    Type.INT8: "int8",
+    Type.INT16: "int16",
+    Type.INT32: "int32",
+    Type.INT64: "int64",
+    Type.FLOAT32: "float",
+    Type.FLOAT64: "double",
+    Type.BYTES: "bytes",
+    Type.STRING: "string",
+    Type.ARRAY: "array",
+    Type.MAP: "map",
+    Type.STRUCT: "struct",
 }
 _TYPES_BY_NAME: Final = {v: k for k, v in _TYPE_NAMES.items()}
 
@@ -81,19 +90,48 @@ def json_converter_config_def() -> ConfigDef:
     """``JsonConverterConfig.configDef()``."""
     return (
         converter_config_def()
-        .define(SCHEMAS_ENABLE_CONFIG, ConfigType.BOOLEAN, True, None, Importance.HIGH,
-                "Include schemas within each of the serialized values and keys.")
-        .define(SCHEMAS_CACHE_SIZE_CONFIG, ConfigType.INT, 1000, None, Importance.HIGH,
-                "The maximum number of schemas that can be cached in this converter instance.")
-        .define(SCHEMA_CONTENT_CONFIG, ConfigType.STRING, None, None, Importance.HIGH,
-                "When set, this is used as the schema for all messages, and the schemas within each of the message "
-                "will be ignored. Otherwise, the schema will be included in the content of each message. This "
-                "configuration applies only 'schemas.enable' is true, and it exclusively affects the sink connector.")
-        .define(DECIMAL_FORMAT_CONFIG, ConfigType.STRING, "BASE64",
-                CaseInsensitiveValidString.in_("BASE64", "NUMERIC"), Importance.LOW,
-                "Controls which format this converter will serialize decimals in: BASE64 or NUMERIC.")
-        .define(REPLACE_NULL_WITH_DEFAULT_CONFIG, ConfigType.BOOLEAN, True, None, Importance.LOW,
-                "Whether to replace fields that have a default value and that are null to the default value.")
+        .define(
+            SCHEMAS_ENABLE_CONFIG,
+            ConfigType.BOOLEAN,
+            True,
+            None,
+            Importance.HIGH,
+            "Include schemas within each of the serialized values and keys.",
+        )
+        .define(
+            SCHEMAS_CACHE_SIZE_CONFIG,
+            ConfigType.INT,
+            1000,
+            None,
+            Importance.HIGH,
+            "The maximum number of schemas that can be cached in this converter instance.",
+        )
+        .define(
+            SCHEMA_CONTENT_CONFIG,
+            ConfigType.STRING,
+            None,
+            None,
+            Importance.HIGH,
+            "When set, this is used as the schema for all messages, and the schemas within each of the message "
+            "will be ignored. Otherwise, the schema will be included in the content of each message. This "
+            "configuration applies only 'schemas.enable' is true, and it exclusively affects the sink connector.",
+        )
+        .define(
+            DECIMAL_FORMAT_CONFIG,
+            ConfigType.STRING,
+            "BASE64",
+            CaseInsensitiveValidString.in_("BASE64", "NUMERIC"),
+            Importance.LOW,
+            "Controls which format this converter will serialize decimals in: BASE64 or NUMERIC.",
+        )
+        .define(
+            REPLACE_NULL_WITH_DEFAULT_CONFIG,
+            ConfigType.BOOLEAN,
+            True,
+            None,
+            Importance.LOW,
+            "Whether to replace fields that have a default value and that are null to the default value.",
+        )
     )
 
 
@@ -145,15 +183,18 @@ class JsonConverter(BuiltinConverter):
             node = jackson.loads(content.encode("utf-8"))
             schema = self.as_connect_schema(node)
         except (ValueError, DataException) as exc:
-            raise ConfigException(SCHEMA_CONTENT_CONFIG, content, f"not a JsonConverter schema: {exc}") from exc
+            raise ConfigException(
+                SCHEMA_CONTENT_CONFIG, content, f"not a JsonConverter schema: {exc}"
+            ) from exc
         if schema is None:
             raise ConfigException(SCHEMA_CONTENT_CONFIG, content, "not a JsonConverter schema: null")
         return schema
 
     # -- Connect -> bytes ---------------------------------------------------------------------
 
-    def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
-                          headers: RawHeaders | None = None) -> bytes | None:
+    def from_connect_data(
+        self, topic: str, schema: Schema | None, value: Any, headers: RawHeaders | None = None
+    ) -> bytes | None:
         if schema is None:
             if value is None:
                 return None
@@ -174,7 +215,9 @@ class JsonConverter(BuiltinConverter):
                 "Converting Kafka Connect data to byte[] failed due to serialization error: "
             ) from exc
 
-    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None, value: Any) -> bytes | None:
+    def from_connect_header(
+        self, topic: str, header_key: str, schema: Schema | None, value: Any
+    ) -> bytes | None:
         return self.from_connect_data(topic, schema, value)
 
     def schema_json(self, schema: Schema) -> bytes:
@@ -217,7 +260,9 @@ class JsonConverter(BuiltinConverter):
                 return self._to_json(schema, schema.default_value)
             if schema.optional:
                 return None
-            raise DataException("Conversion error: null value for field that is required and has no default value")
+            raise DataException(
+                "Conversion error: null value for field that is required and has no default value"
+            )
         if schema is not None and schema.name in _LOGICAL_TO_JSON:
             return _LOGICAL_TO_JSON[schema.name](self, schema, value)
         schema_type = infer_type(value) if schema is None else schema.type
@@ -226,7 +271,9 @@ class JsonConverter(BuiltinConverter):
         if schema_type is Type.STRUCT:
             if not isinstance(value, Struct) or value.schema != schema:
                 raise DataException("Mismatching schema.")
-            return {f.name: self._to_json(f.schema, value.get_without_default(f)) for f in value.schema.fields}
+            return {
+                f.name: self._to_json(f.schema, value.get_without_default(f)) for f in value.schema.fields
+            }
         if schema_type is Type.ARRAY:
             _expect(value, (list, tuple), schema_type)
             element_schema = None if schema is None else schema.value_schema
@@ -244,12 +291,17 @@ class JsonConverter(BuiltinConverter):
         else:
             object_mode = key_schema.type is Type.STRING
         if object_mode:
-            return {_as_text(self._to_json(key_schema, k)): self._to_json(value_schema, v) for k, v in value.items()}
+            return {
+                _as_text(self._to_json(key_schema, k)): self._to_json(value_schema, v)
+                for k, v in value.items()
+            }
         return [[self._to_json(key_schema, k), self._to_json(value_schema, v)] for k, v in value.items()]
 
     # -- bytes -> Connect ---------------------------------------------------------------------
 
-    def to_connect_data(self, topic: str, value: bytes | None, headers: RawHeaders | None = None) -> SchemaAndValue:
+    def to_connect_data(
+        self, topic: str, value: bytes | None, headers: RawHeaders | None = None
+    ) -> SchemaAndValue:
         if value is None:
             return SchemaAndValue.NULL
         if not self.schemas_enabled:
@@ -307,19 +359,22 @@ class JsonConverter(BuiltinConverter):
             raise DataException(f"Unknown schema type: {type_name}")
         if schema_type is Type.ARRAY:
             builder = SchemaBuilder.array(
-                self._child_schema(node.get("items"), "Array schema did not specify the element type"))
+                self._child_schema(node.get("items"), "Array schema did not specify the element type")
+            )
         elif schema_type is Type.MAP:
             if "keys" not in node:
                 raise DataException("Map schema did not specify the key type")
             if "values" not in node:
                 raise DataException("Map schema did not specify the value type")
-            builder = SchemaBuilder.map(self.as_connect_schema(node["keys"]), self.as_connect_schema(node["values"]))
+            builder = SchemaBuilder.map(
+                self.as_connect_schema(node["keys"]), self.as_connect_schema(node["values"])
+            )
         else:
             builder = SchemaBuilder(schema_type)
         if schema_type is Type.STRUCT:
             fields = node.get("fields")
             if not isinstance(fields, list):
-                raise DataException("Struct schema's \"fields\" argument is not an array.")
+                raise DataException('Struct schema\'s "fields" argument is not an array.')
             for field in fields:
                 name = field.get("field") if isinstance(field, dict) else None
                 if not isinstance(name, str):
@@ -373,7 +428,9 @@ class JsonConverter(BuiltinConverter):
             return self._map_to_connect(schema, node)
         if schema.type is Type.STRUCT:
             if not isinstance(node, dict):
-                raise DataException(f"Structs should be encoded as JSON objects, but found {_node_kind(node)}")
+                raise DataException(
+                    f"Structs should be encoded as JSON objects, but found {_node_kind(node)}"
+                )
             result = Struct(schema)
             for f in schema.fields:
                 result.put(f, self._to_connect(f.schema, node.get(f.name)))
@@ -385,11 +442,13 @@ class JsonConverter(BuiltinConverter):
         if key_schema.type is Type.STRING:
             if not isinstance(node, dict):
                 raise DataException(
-                    f"Maps with string fields should be encoded as JSON objects, but found {_node_kind(node)}")
+                    f"Maps with string fields should be encoded as JSON objects, but found {_node_kind(node)}"
+                )
             return {k: self._to_connect(value_schema, v) for k, v in node.items()}
         if not isinstance(node, list):
             raise DataException(
-                f"Maps with non-string fields should be encoded as JSON array of tuples, but found {_node_kind(node)}")
+                f"Maps with non-string fields should be encoded as JSON array of tuples, but found {_node_kind(node)}"
+            )
         result: dict[Any, Any] = {}
         for entry in node:
             if not isinstance(entry, list):
@@ -400,7 +459,9 @@ class JsonConverter(BuiltinConverter):
             try:
                 result[key] = self._to_connect(value_schema, entry[1])
             except TypeError:
-                raise DataException(f"Map key of type {key_schema.type} cannot be used in a Python dict") from None
+                raise DataException(
+                    f"Map key of type {key_schema.type} cannot be used in a Python dict"
+                ) from None
         return result
 
 
@@ -507,19 +568,22 @@ def _timestamp_to_json(converter: JsonConverter, schema: Schema, value: Any) -> 
 def _decimal_to_connect(schema: Schema, node: Any) -> Any:
     if isinstance(node, bool):
         raise DataException(
-            f"Invalid type for Decimal, underlying representation should be numeric or bytes but was {_node_kind(node)}")
+            f"Invalid type for Decimal, underlying representation should be numeric or bytes but was {_node_kind(node)}"
+        )
     if isinstance(node, int | decimal.Decimal):
         return decimal.Decimal(node)
     if isinstance(node, str):
         return Decimal.to_logical(schema, _decode_base64(node, "Invalid bytes for Decimal field"))
     raise DataException(
-        f"Invalid type for Decimal, underlying representation should be numeric or bytes but was {_node_kind(node)}")
+        f"Invalid type for Decimal, underlying representation should be numeric or bytes but was {_node_kind(node)}"
+    )
 
 
 def _int_node(node: Any, what: str, kind: str) -> int:
     if isinstance(node, bool) or not isinstance(node, int):
-        raise DataException(f"Invalid type for {what}, underlying representation should be {kind} but was "
-                            f"{_node_kind(node)}")
+        raise DataException(
+            f"Invalid type for {what}, underlying representation should be {kind} but was {_node_kind(node)}"
+        )
     return node
 
 

@@ -158,7 +158,9 @@ def _parse(text: str) -> SchemaAndValue:
 class SimpleHeaderConverter(BuiltinConverter):
     """Header converter only (as in Kafka); see the module docstring for the text forms."""
 
-    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None, value: Any) -> bytes | None:
+    def from_connect_header(
+        self, topic: str, header_key: str, schema: Schema | None, value: Any
+    ) -> bytes | None:
         return None if value is None else _text(value).encode("utf-8")
 
     def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:

@@ -29,7 +29,11 @@ _BOM_LE: Final = b"\xff\xfe"
 def string_converter_config_def() -> ConfigDef:
     """``StringConverterConfig.configDef()``."""
     return converter_config_def().define(
-        ENCODING_CONFIG, ConfigType.STRING, "UTF-8", None, Importance.HIGH,
+        ENCODING_CONFIG,
+        ConfigType.STRING,
+        "UTF-8",
+        None,
+        Importance.HIGH,
         "The name of the Java character set to use for encoding strings as byte arrays.",
     )
 
@@ -62,14 +66,19 @@ class StringConverter(BuiltinConverter):
             return data.removeprefix(_BOM_BE).decode("utf-16-be", errors="replace")
         return data.decode(self.encoding, errors="replace")
 
-    def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
-                          headers: RawHeaders | None = None) -> bytes | None:
+    def from_connect_data(
+        self, topic: str, schema: Schema | None, value: Any, headers: RawHeaders | None = None
+    ) -> bytes | None:
         return None if value is None else self._encode(java_str(value))
 
-    def to_connect_data(self, topic: str, value: bytes | None, headers: RawHeaders | None = None) -> SchemaAndValue:
+    def to_connect_data(
+        self, topic: str, value: bytes | None, headers: RawHeaders | None = None
+    ) -> SchemaAndValue:
         return SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, None if value is None else self._decode(value))
 
-    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None, value: Any) -> bytes | None:
+    def from_connect_header(
+        self, topic: str, header_key: str, schema: Schema | None, value: Any
+    ) -> bytes | None:
         return self.from_connect_data(topic, schema, value)
 
     def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:

@@ -15,10 +15,24 @@ from engine.data.schema import Field, Schema, Type
 from engine.data.values import validate_value
 
 __all__ = [
-    "BOOLEAN_SCHEMA", "BYTES_SCHEMA", "FLOAT32_SCHEMA", "FLOAT64_SCHEMA", "INT8_SCHEMA", "INT16_SCHEMA",
-    "INT32_SCHEMA", "INT64_SCHEMA", "OPTIONAL_BOOLEAN_SCHEMA", "OPTIONAL_BYTES_SCHEMA",
-    "OPTIONAL_FLOAT32_SCHEMA", "OPTIONAL_FLOAT64_SCHEMA", "OPTIONAL_INT8_SCHEMA", "OPTIONAL_INT16_SCHEMA",
-    "OPTIONAL_INT32_SCHEMA", "OPTIONAL_INT64_SCHEMA", "OPTIONAL_STRING_SCHEMA", "STRING_SCHEMA",
+    "BOOLEAN_SCHEMA",
+    "BYTES_SCHEMA",
+    "FLOAT32_SCHEMA",
+    "FLOAT64_SCHEMA",
+    "INT8_SCHEMA",
+    "INT16_SCHEMA",
+    "INT32_SCHEMA",
+    "INT64_SCHEMA",
+    "OPTIONAL_BOOLEAN_SCHEMA",
+    "OPTIONAL_BYTES_SCHEMA",
+    "OPTIONAL_FLOAT32_SCHEMA",
+    "OPTIONAL_FLOAT64_SCHEMA",
+    "OPTIONAL_INT8_SCHEMA",
+    "OPTIONAL_INT16_SCHEMA",
+    "OPTIONAL_INT32_SCHEMA",
+    "OPTIONAL_INT64_SCHEMA",
+    "OPTIONAL_STRING_SCHEMA",
+    "STRING_SCHEMA",
     "SchemaBuilder",
 ]
 
@@ -119,8 +133,9 @@ class SchemaBuilder:
         return builder
 
     @classmethod
-    def map(cls, key_schema: Schema | SchemaBuilder | None,
-            value_schema: Schema | SchemaBuilder | None) -> SchemaBuilder:
+    def map(
+        cls, key_schema: Schema | SchemaBuilder | None, value_schema: Schema | SchemaBuilder | None
+    ) -> SchemaBuilder:
         if key_schema is None:
             raise SchemaBuilderException("keySchema cannot be null.")
         if value_schema is None:
@@ -188,7 +203,9 @@ class SchemaBuilder:
         if field_schema is None:
             raise SchemaBuilderException(f"fieldSchema for field {field_name} cannot be null.")
         if field_name in self._fields:
-            raise SchemaBuilderException(f"Cannot create field because of field name duplication {field_name}")
+            raise SchemaBuilderException(
+                f"Cannot create field because of field name duplication {field_name}"
+            )
         self._fields[field_name] = Field(field_name, len(self._fields), _schema(field_schema))
         return self
 

@@ -105,7 +105,9 @@ class Date:
         _check_name(schema, cls.LOGICAL_NAME, "Date")
         if isinstance(value, dt.datetime):
             if value.timetz().replace(tzinfo=None) != dt.time():
-                raise DataException("Kafka Connect Date type should not have any time fields set to non-zero values.")
+                raise DataException(
+                    "Kafka Connect Date type should not have any time fields set to non-zero values."
+                )
             value = value.date()
         return (value - _EPOCH_DATE).days
 

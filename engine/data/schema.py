@@ -60,8 +60,20 @@ class Schema:
     have them, as Kafka's accessors do, so a caller can never silently read nothing.
     """
 
-    __slots__ = ("_fields", "_fields_by_name", "_hash", "_key_schema", "_value_schema", "default_value",
-                 "doc", "name", "optional", "parameters", "type", "version")
+    __slots__ = (
+        "_fields",
+        "_fields_by_name",
+        "_hash",
+        "_key_schema",
+        "_value_schema",
+        "default_value",
+        "doc",
+        "name",
+        "optional",
+        "parameters",
+        "type",
+        "version",
+    )
 
     # Predefined schemas (``Schema.INT32_SCHEMA`` ...), assigned at the bottom of this module.
     INT8_SCHEMA: ClassVar[Schema]
@@ -125,7 +137,9 @@ class Schema:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "version", version)
         object.__setattr__(self, "doc", doc)
-        object.__setattr__(self, "parameters", None if parameters is None else MappingProxyType(dict(parameters)))
+        object.__setattr__(
+            self, "parameters", None if parameters is None else MappingProxyType(dict(parameters))
+        )
         object.__setattr__(self, "_fields", fields)
         object.__setattr__(self, "_fields_by_name", None if fields is None else {f.name: f for f in fields})
         object.__setattr__(self, "_key_schema", key_schema)
@@ -165,8 +179,18 @@ class Schema:
 
     def _key(self) -> tuple[Any, ...]:
         params = None if self.parameters is None else dict(self.parameters)
-        return (self.type, self.optional, self.name, self.version, self.doc, self.default_value,
-                self._fields, self._key_schema, self._value_schema, params)
+        return (
+            self.type,
+            self.optional,
+            self.name,
+            self.version,
+            self.doc,
+            self.default_value,
+            self._fields,
+            self._key_schema,
+            self._value_schema,
+            params,
+        )
 
     def __eq__(self, other: object) -> bool:
         if self is other:
@@ -180,8 +204,17 @@ class Schema:
         cached = self._hash
         if cached is None:
             names = None if self._fields is None else tuple(f.name for f in self._fields)
-            cached = hash((self.type, self.optional, self.name, self.version, names,
-                           self._key_schema, self._value_schema))
+            cached = hash(
+                (
+                    self.type,
+                    self.optional,
+                    self.name,
+                    self.version,
+                    names,
+                    self._key_schema,
+                    self._value_schema,
+                )
+            )
             object.__setattr__(self, "_hash", cached)
         return cached
 
@@ -203,8 +236,17 @@ SchemaAndValue.NULL = SchemaAndValue(None, None)
 
 
 def _predefined() -> None:
-    for t in (Type.INT8, Type.INT16, Type.INT32, Type.INT64, Type.FLOAT32, Type.FLOAT64,
-              Type.BOOLEAN, Type.STRING, Type.BYTES):
+    for t in (
+        Type.INT8,
+        Type.INT16,
+        Type.INT32,
+        Type.INT64,
+        Type.FLOAT32,
+        Type.FLOAT64,
+        Type.BOOLEAN,
+        Type.STRING,
+        Type.BYTES,
+    ):
         setattr(Schema, f"{t.name}_SCHEMA", Schema(t))
         setattr(Schema, f"OPTIONAL_{t.name}_SCHEMA", Schema(t, optional=True))
 

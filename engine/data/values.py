@@ -33,9 +33,17 @@ INT_RANGES: Final[dict[Type, tuple[int, int]]] = {
 }
 
 _TYPES: Final[dict[Type, tuple[type, ...]]] = {
-    Type.INT8: (int,), Type.INT16: (int,), Type.INT32: (int,), Type.INT64: (int,),
-    Type.FLOAT32: (float,), Type.FLOAT64: (float,), Type.BOOLEAN: (bool,), Type.STRING: (str,),
-    Type.BYTES: (bytes, bytearray, memoryview), Type.ARRAY: (list, tuple), Type.MAP: (Mapping,),
+    Type.INT8: (int,),
+    Type.INT16: (int,),
+    Type.INT32: (int,),
+    Type.INT64: (int,),
+    Type.FLOAT32: (float,),
+    Type.FLOAT64: (float,),
+    Type.BOOLEAN: (bool,),
+    Type.STRING: (str,),
+    Type.BYTES: (bytes, bytearray, memoryview),
+    Type.ARRAY: (list, tuple),
+    Type.MAP: (Mapping,),
 }
 
 # Logical names (engine.data.logical has the conversions) -> the Python class their values have.
@@ -97,7 +105,9 @@ def _matches(schema: Schema, value: Any) -> bool:
 def _validate(schema: Schema, value: Any, location: str) -> None:
     if value is None:
         if not schema.optional:
-            raise DataException(f"Invalid value: null used for required {location}, schema type: {schema.type}")
+            raise DataException(
+                f"Invalid value: null used for required {location}, schema type: {schema.type}"
+            )
         return
     if not _matches(schema, value):
         named = f' "{schema.name}"' if schema.name is not None else ""
@@ -107,7 +117,9 @@ def _validate(schema: Schema, value: Any, location: str) -> None:
     if schema.type in INT_RANGES and schema.name is None:
         low, high = INT_RANGES[schema.type]
         if not low <= value <= high:
-            raise DataException(f"Invalid value: {value} out of range for schema type {schema.type} for {location}")
+            raise DataException(
+                f"Invalid value: {value} out of range for schema type {schema.type} for {location}"
+            )
     elif schema.type is Type.STRUCT:
         if value.schema != schema:
             raise DataException("Struct schemas do not match.")
@@ -191,5 +203,7 @@ class Struct:
         return self.schema == other.schema and self._values == other._values
 
     def __repr__(self) -> str:
-        parts = [f"{f.name}={v}" for f, v in zip(self.schema.fields, self._values, strict=True) if v is not None]
+        parts = [
+            f"{f.name}={v}" for f, v in zip(self.schema.fields, self._values, strict=True) if v is not None
+        ]
         return "Struct{" + ",".join(parts) + "}"

@@ -50,8 +50,14 @@ class Cluster:
 
     distributed = True
 
-    def __init__(self, settings: ClusterSettings, rest_client: RestClient, *,
-                 member_factory: MemberFactory | None = None, timers: Timers | None = None) -> None:
+    def __init__(
+        self,
+        settings: ClusterSettings,
+        rest_client: RestClient,
+        *,
+        member_factory: MemberFactory | None = None,
+        timers: Timers | None = None,
+    ) -> None:
         """``member_factory`` and ``timers`` are seams for the scenario runner's deterministic
         cluster (an in-process group, a virtual clock); the defaults are the broker and real time."""
         self.settings = settings
@@ -74,8 +80,9 @@ class Cluster:
         self._rotation: asyncio.Task[None] | None = None
         self._timers: Timers = timers if timers is not None else LoopTimers()
         self._applying = False
-        self.member: Membership = (member_factory or broker_member)(settings, self._join_metadata, self._plan,
-                                                                    self._received)
+        self.member: Membership = (member_factory or broker_member)(
+            settings, self._join_metadata, self._plan, self._received
+        )
 
     # ---- what the herder and the engine ask -----------------------------------------------
 
@@ -112,8 +119,11 @@ class Cluster:
     def busy(self) -> bool:
         """An assignment is received but not applied yet, or a session key is being written (the
         scenario runner settles on this)."""
-        return self._applying or not self._pending.empty() or (
-            self._rotation is not None and not self._rotation.done())
+        return (
+            self._applying
+            or not self._pending.empty()
+            or (self._rotation is not None and not self._rotation.done())
+        )
 
     # ---- KIP-507: the session key and signed internal requests ----------------------------
 
@@ -146,7 +156,9 @@ class Cluster:
         now = int(self._timers.time() * 1000)
         key = self.session_key
         if key is None or key.needs_rotation(settings, now):
-            self._rotation = asyncio.ensure_future(self._write_key(self._herder, SessionKey.generate(settings, now)))
+            self._rotation = asyncio.ensure_future(
+                self._write_key(self._herder, SessionKey.generate(settings, now))
+            )
             return
         delay = (key.creation_timestamp + settings.ttl_ms - now) / 1000
         self._key_timer = self._timers.call_later(max(delay, 0.0), self._check_key_rotation)
@@ -160,7 +172,9 @@ class Cluster:
             self._key_timer = self._timers.call_later(1.0, self._check_key_rotation)
             return
         log.info("cluster.session_key_distributed", worker=self.worker_id, algorithm=key.algorithm)
-        asyncio.get_running_loop().call_soon(self._check_key_rotation)  # once this task is done: the next expiry
+        asyncio.get_running_loop().call_soon(
+            self._check_key_rotation
+        )  # once this task is done: the next expiry
 
     @property
     def rebalancing(self) -> bool:
@@ -229,9 +243,17 @@ class Cluster:
         self.rebalances_applied += 1
         self._check_key_rotation()
         self._joined.set()
-        log.info("cluster.assignment_applied", worker=self.worker_id, generation=generation,
-                 leader=assignment.leader, connectors=len(new.connectors), tasks=len(new.tasks),
-                 started=(new - old).size, stopped=(old - new).size, revoked=assignment.revoked.size)
+        log.info(
+            "cluster.assignment_applied",
+            worker=self.worker_id,
+            generation=generation,
+            leader=assignment.leader,
+            connectors=len(new.connectors),
+            tasks=len(new.tasks),
+            started=(new - old).size,
+            stopped=(old - new).size,
+            revoked=assignment.revoked.size,
+        )
         if assignment.revoked:
             self.member.request_rejoin()  # phase two: the freed work goes to its new owner
         elif self.needs_rebalance and (self.is_leader or self.leader is None):
@@ -240,7 +262,9 @@ class Cluster:
             self.member.request_rejoin()
         self._cancel_timer()
         if self.is_leader and assignment.rejoin_after_ms is not None:
-            self._timer = self._timers.call_later(assignment.rejoin_after_ms / 1000 + 0.05, self.member.request_rejoin)
+            self._timer = self._timers.call_later(
+                assignment.rejoin_after_ms / 1000 + 0.05, self.member.request_rejoin
+            )
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:
@@ -255,7 +279,9 @@ class Cluster:
         deleting = frozenset(herder.deleting) if herder is not None else frozenset()
         return JoinMetadata(self.worker_id, self.settings.url, read_end, self.owned, deleting, self.view)
 
-    def _plan(self, members: Mapping[str, JoinMetadata], leader: str, generation: int) -> dict[str, Assignment]:
+    def _plan(
+        self, members: Mapping[str, JoinMetadata], leader: str, generation: int
+    ) -> dict[str, Assignment]:
         herder = self._herder
         if herder is None or leader not in members:
             return {}
@@ -266,6 +292,12 @@ class Cluster:
         behind = max((m.config_offset for m in members.values()), default=0) - herder.read_end
         if behind > 0:  # plan anyway: reading a record that changes the work triggers another round
             log.info("cluster.leader_behind", records=behind)
-        return plan(members, ClusterWork(connectors, tasks, cleanups), leader=leader, generation=generation,
-                    config_offset=herder.read_end, now_ms=int(self._timers.time() * 1000),
-                    delay_ms=self.settings.scheduled_rebalance_max_delay_ms)
+        return plan(
+            members,
+            ClusterWork(connectors, tasks, cleanups),
+            leader=leader,
+            generation=generation,
+            config_offset=herder.read_end,
+            now_ms=int(self._timers.time() * 1000),
+            delay_ms=self.settings.scheduled_rebalance_max_delay_ms,
+        )

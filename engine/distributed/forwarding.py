@@ -43,8 +43,9 @@ class RestClient:
             self._ssl = ssl_context(self._worker.transformer.resolve(settings), "client", prefix=prefix)
         return self._ssl
 
-    async def send(self, method: str, url: str, *, body: bytes | None, headers: Mapping[str, str],
-                   timeout: float) -> tuple[int, bytes, str]:
+    async def send(
+        self, method: str, url: str, *, body: bytes | None, headers: Mapping[str, str], timeout: float
+    ) -> tuple[int, bytes, str]:
         """One HTTP request to another worker: its status, body and content type.
 
         Connection and TLS failures become Connect's 500 ``IO Error trying to forward REST request``.
@@ -55,9 +56,12 @@ class RestClient:
             log.error("forwarding.tls_settings_invalid", reason=str(exc))
             raise ForwardingFailed(500, f"Failed to start RestClient: {exc}") from exc
         try:
-            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session, \
-                    session.request(method, url, data=body, headers=dict(headers), ssl=tls,
-                                    allow_redirects=False) as response:
+            async with (
+                aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session,
+                session.request(
+                    method, url, data=body, headers=dict(headers), ssl=tls, allow_redirects=False
+                ) as response,
+            ):
                 return response.status, await response.read(), response.content_type
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
             raise ForwardingFailed(500, f"IO Error trying to forward REST request: {exc!r}") from exc
@@ -99,8 +103,9 @@ async def forward_task_configs(cluster: Leadership, connector: str, configs: lis
             url = f"{leader_url.rstrip('/')}/connectors/{quote(connector, safe='')}/tasks?forward=true"
             try:
                 headers = {**_JSON, **cluster.sign(body)}
-                status, answer, _ = await cluster.rest_client.send("POST", url, body=body, headers=headers,
-                                                                   timeout=30.0)
+                status, answer, _ = await cluster.rest_client.send(
+                    "POST", url, body=body, headers=headers, timeout=30.0
+                )
             except ForwardingFailed as exc:
                 last = str(exc)
             else:

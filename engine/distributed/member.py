@@ -47,8 +47,9 @@ class Membership(Protocol):
     def request_rejoin(self) -> None: ...
 
 
-MemberFactory = Callable[[ClusterSettings, Callable[[], JoinMetadata], Planner,
-                          Callable[[Assignment, int], None]], Membership]
+MemberFactory = Callable[
+    [ClusterSettings, Callable[[], JoinMetadata], Planner, Callable[[Assignment, int], None]], Membership
+]
 
 
 class _ConnectAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
@@ -72,12 +73,22 @@ class _ConnectAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
 class GroupMember:
     """Joins ``group.id``, answers as leader when elected, and reports each assignment it gets."""
 
-    def __init__(self, bootstrap_servers: str, group_id: str, topic: str, *, client_id: str,
-                 join_metadata: Callable[[], JoinMetadata], planner: Planner,
-                 on_assignment: Callable[[Assignment, int], None],
-                 session_timeout_ms: int = 10_000, heartbeat_interval_ms: int = 3_000,
-                 rebalance_timeout_ms: int = 60_000, request_timeout_ms: int = 40_000,
-                 client_args: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        group_id: str,
+        topic: str,
+        *,
+        client_id: str,
+        join_metadata: Callable[[], JoinMetadata],
+        planner: Planner,
+        on_assignment: Callable[[Assignment, int], None],
+        session_timeout_ms: int = 10_000,
+        heartbeat_interval_ms: int = 3_000,
+        rebalance_timeout_ms: int = 60_000,
+        request_timeout_ms: int = 40_000,
+        client_args: Mapping[str, Any] | None = None,
+    ) -> None:
         self.bootstrap_servers = bootstrap_servers
         self._client_args = dict(client_args or {})  # the worker's security settings (KafkaClients.own())
         self.group_id = group_id
@@ -113,20 +124,33 @@ class GroupMember:
                 await self._join()
                 return
             except InconsistentGroupProtocolError:
-                log.warning("group.held_by_other_protocol", group=self.group_id,
-                            reason="the group has members of another protocol, e.g. Java Kafka Connect workers: "
-                                   "stop them (a killed one leaves after its session.timeout.ms); retrying")
+                log.warning(
+                    "group.held_by_other_protocol",
+                    group=self.group_id,
+                    reason="the group has members of another protocol, e.g. Java Kafka Connect workers: "
+                    "stop them (a killed one leaves after its session.timeout.ms); retrying",
+                )
                 await self.stop()
                 await asyncio.sleep(_FOREIGN_RETRY_S)
 
     async def _join(self) -> None:
-        self._consumer = AIOKafkaConsumer(self.topic, **{
-            **self._client_args, "bootstrap_servers": self.bootstrap_servers, "group_id": self.group_id,
-            "client_id": self.client_id, "enable_auto_commit": False, "auto_offset_reset": "latest",
-            "partition_assignment_strategy": (_ConnectAssignor(self),),
-            "session_timeout_ms": self._session_timeout_ms, "heartbeat_interval_ms": self._heartbeat_interval_ms,
-            "rebalance_timeout_ms": self._rebalance_timeout_ms, "request_timeout_ms": self._request_timeout_ms,
-            "max_poll_interval_ms": max(self._rebalance_timeout_ms, 300_000)})
+        self._consumer = AIOKafkaConsumer(
+            self.topic,
+            **{
+                **self._client_args,
+                "bootstrap_servers": self.bootstrap_servers,
+                "group_id": self.group_id,
+                "client_id": self.client_id,
+                "enable_auto_commit": False,
+                "auto_offset_reset": "latest",
+                "partition_assignment_strategy": (_ConnectAssignor(self),),
+                "session_timeout_ms": self._session_timeout_ms,
+                "heartbeat_interval_ms": self._heartbeat_interval_ms,
+                "rebalance_timeout_ms": self._rebalance_timeout_ms,
+                "request_timeout_ms": self._request_timeout_ms,
+                "max_poll_interval_ms": max(self._rebalance_timeout_ms, 300_000),
+            },
+        )
         await start_client(self._consumer)
         self._poller = asyncio.create_task(self._poll(), name=f"group-member:{self.group_id}")
         log.info("group.joining", group=self.group_id)
@@ -172,9 +196,12 @@ class GroupMember:
         except Exception as exc:  # a planning bug must not kill the coordinator: nobody gets work
             log.exception("group.assignment_failed", error=repr(exc))
             plans = {}
-        return {member_id: ConsumerProtocolMemberAssignment(
-                    0, [], plans[member_id].encode() if member_id in plans else b"")
-                for member_id in members}
+        return {
+            member_id: ConsumerProtocolMemberAssignment(
+                0, [], plans[member_id].encode() if member_id in plans else b""
+            )
+            for member_id in members
+        }
 
     def assigned(self, user_data: bytes) -> None:
         self.rebalances += 1
@@ -188,13 +215,24 @@ class GroupMember:
         self._on_assignment(assignment, self.generation)
 
 
-def broker_member(settings: ClusterSettings, join_metadata: Callable[[], JoinMetadata], planner: Planner,
-                  on_assignment: Callable[[Assignment, int], None]) -> GroupMember:
+def broker_member(
+    settings: ClusterSettings,
+    join_metadata: Callable[[], JoinMetadata],
+    planner: Planner,
+    on_assignment: Callable[[Assignment, int], None],
+) -> GroupMember:
     """The default ``MemberFactory``: membership through the broker's group coordinator."""
     return GroupMember(
-        settings.bootstrap_servers, settings.group_id, settings.config_topic,
-        client_id=f"connect-engine-{settings.worker_id}-group", join_metadata=join_metadata,
-        planner=planner, on_assignment=on_assignment,
-        session_timeout_ms=settings.session_timeout_ms, heartbeat_interval_ms=settings.heartbeat_interval_ms,
-        rebalance_timeout_ms=settings.rebalance_timeout_ms, request_timeout_ms=settings.request_timeout_ms,
-        client_args=settings.client_args)
+        settings.bootstrap_servers,
+        settings.group_id,
+        settings.config_topic,
+        client_id=f"connect-engine-{settings.worker_id}-group",
+        join_metadata=join_metadata,
+        planner=planner,
+        on_assignment=on_assignment,
+        session_timeout_ms=settings.session_timeout_ms,
+        heartbeat_interval_ms=settings.heartbeat_interval_ms,
+        rebalance_timeout_ms=settings.rebalance_timeout_ms,
+        request_timeout_ms=settings.request_timeout_ms,
+        client_args=settings.client_args,
+    )

@@ -33,8 +33,16 @@ class ClusterWork:
         return Work(self.connectors | self.cleanups, self.tasks)
 
 
-def plan(members: Mapping[str, JoinMetadata], work: ClusterWork, *, leader: str, generation: int,
-         config_offset: int, now_ms: int, delay_ms: int) -> dict[str, Assignment]:
+def plan(
+    members: Mapping[str, JoinMetadata],
+    work: ClusterWork,
+    *,
+    leader: str,
+    generation: int,
+    config_offset: int,
+    now_ms: int,
+    delay_ms: int,
+) -> dict[str, Assignment]:
     """One assignment per member id; ``leader`` is the member id of the member planning."""
     order = sorted(members, key=lambda m: (members[m].worker_id, m))
     everything = work.all
@@ -53,8 +61,11 @@ def plan(members: Mapping[str, JoinMetadata], work: ClusterWork, *, leader: str,
         taken = taken | h.work
     unassigned = everything - taken
     revoked: dict[str, Work] = {m: Work() for m in order}
-    connectors = _balance({m: owned[m].connectors - work.cleanups for m in order},
-                          unassigned.connectors - work.cleanups, may_revoke=not held)
+    connectors = _balance(
+        {m: owned[m].connectors - work.cleanups for m in order},
+        unassigned.connectors - work.cleanups,
+        may_revoke=not held,
+    )
     tasks = _balance({m: owned[m].tasks for m in order}, unassigned.tasks, may_revoke=not held)
     final: dict[str, Work] = {}
     for m in order:
@@ -68,14 +79,24 @@ def plan(members: Mapping[str, JoinMetadata], work: ClusterWork, *, leader: str,
     urls = {members[m].worker_id: members[m].url for m in order}
     deadline = min((h.deadline_ms for h in held.values()), default=None)
     leader_meta = members[leader]
-    return {m: Assignment(leader=leader_meta.worker_id, leader_url=leader_meta.url, config_offset=config_offset,
-                          assigned=final[m], revoked=revoked[m], urls=urls,
-                          rejoin_after_ms=None if deadline is None else max(0, deadline - now_ms),
-                          view=new_view)
-            for m in order}
+    return {
+        m: Assignment(
+            leader=leader_meta.worker_id,
+            leader_url=leader_meta.url,
+            config_offset=config_offset,
+            assigned=final[m],
+            revoked=revoked[m],
+            urls=urls,
+            rejoin_after_ms=None if deadline is None else max(0, deadline - now_ms),
+            view=new_view,
+        )
+        for m in order
+    }
 
 
-def _current_owners(members: Mapping[str, JoinMetadata], order: list[str], everything: Work) -> dict[str, Work]:
+def _current_owners(
+    members: Mapping[str, JoinMetadata], order: list[str], everything: Work
+) -> dict[str, Work]:
     """What each member runs and may keep: owned work that still exists, plus running deletions.
 
     A unit claimed twice (it should not happen) stays with the first member by worker id.
@@ -95,8 +116,14 @@ def _latest_view(members: Mapping[str, JoinMetadata]) -> ClusterView:
     return max((meta.view for meta in members.values()), key=lambda v: v.generation, default=ClusterView())
 
 
-def _held_work(view: ClusterView, present: set[str], owned: Mapping[str, Work], everything: Work,
-               now_ms: int, delay_ms: int) -> tuple[dict[str, Held], dict[str, Work]]:
+def _held_work(
+    view: ClusterView,
+    present: set[str],
+    owned: Mapping[str, Work],
+    everything: Work,
+    now_ms: int,
+    delay_ms: int,
+) -> tuple[dict[str, Held], dict[str, Work]]:
     """Work of departed workers still waiting for them, and work of those who came back."""
     running = Work()
     for w in owned.values():
@@ -121,8 +148,9 @@ class _Balanced(Generic[ItemT]):
     revoked: dict[str, set[ItemT]]
 
 
-def _balance(current: Mapping[str, AbstractSet[ItemT]], unassigned: AbstractSet[ItemT], *,
-             may_revoke: bool) -> _Balanced[ItemT]:
+def _balance(
+    current: Mapping[str, AbstractSet[ItemT]], unassigned: AbstractSet[ItemT], *, may_revoke: bool
+) -> _Balanced[ItemT]:
     """Each member ends within one of the others; the most loaded keep the larger shares."""
     members = list(current)
     assigned: dict[str, set[ItemT]] = {m: set(current[m]) for m in members}

@@ -52,8 +52,10 @@ class Work:
     def from_json(cls, body: Mapping[str, Any] | None) -> Work:
         if not body:
             return cls()
-        return cls(frozenset(str(c) for c in body.get("connectors", ())),
-                   frozenset((str(c), int(n)) for c, n in body.get("tasks", ())))
+        return cls(
+            frozenset(str(c) for c in body.get("connectors", ())),
+            frozenset((str(c), int(n)) for c, n in body.get("tasks", ())),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,18 +76,26 @@ class ClusterView:
     held: Mapping[str, Held] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"generation": self.generation,
-                "owners": {w: work.to_json() for w, work in self.owners.items()},
-                "held": {w: {"work": h.work.to_json(), "deadline_ms": h.deadline_ms} for w, h in self.held.items()}}
+        return {
+            "generation": self.generation,
+            "owners": {w: work.to_json() for w, work in self.owners.items()},
+            "held": {
+                w: {"work": h.work.to_json(), "deadline_ms": h.deadline_ms} for w, h in self.held.items()
+            },
+        }
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any] | None) -> ClusterView:
         if not body:
             return cls()
-        return cls(int(body.get("generation", -1)),
-                   {str(w): Work.from_json(v) for w, v in body.get("owners", {}).items()},
-                   {str(w): Held(Work.from_json(v.get("work")), int(v.get("deadline_ms", 0)))
-                    for w, v in body.get("held", {}).items()})
+        return cls(
+            int(body.get("generation", -1)),
+            {str(w): Work.from_json(v) for w, v in body.get("owners", {}).items()},
+            {
+                str(w): Held(Work.from_json(v.get("work")), int(v.get("deadline_ms", 0)))
+                for w, v in body.get("held", {}).items()
+            },
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,16 +110,29 @@ class JoinMetadata:
     view: ClusterView = ClusterView()
 
     def encode(self) -> bytes:
-        return orjson.dumps({"version": PROTOCOL_VERSION, "worker_id": self.worker_id, "url": self.url,
-                             "config_offset": self.config_offset, "owned": self.owned.to_json(),
-                             "deleting": sorted(self.deleting), "view": self.view.to_json()})
+        return orjson.dumps(
+            {
+                "version": PROTOCOL_VERSION,
+                "worker_id": self.worker_id,
+                "url": self.url,
+                "config_offset": self.config_offset,
+                "owned": self.owned.to_json(),
+                "deleting": sorted(self.deleting),
+                "view": self.view.to_json(),
+            }
+        )
 
     @classmethod
     def decode(cls, raw: bytes) -> JoinMetadata:
         body = orjson.loads(raw)
-        return cls(str(body["worker_id"]), str(body.get("url", "")), int(body.get("config_offset", 0)),
-                   Work.from_json(body.get("owned")), frozenset(body.get("deleting", ())),
-                   ClusterView.from_json(body.get("view")))
+        return cls(
+            str(body["worker_id"]),
+            str(body.get("url", "")),
+            int(body.get("config_offset", 0)),
+            Work.from_json(body.get("owned")),
+            frozenset(body.get("deleting", ())),
+            ClusterView.from_json(body.get("view")),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,18 +155,33 @@ class Assignment:
     error: str | None = None
 
     def encode(self) -> bytes:
-        return orjson.dumps({"version": PROTOCOL_VERSION, "leader": self.leader, "leader_url": self.leader_url,
-                             "config_offset": self.config_offset, "assigned": self.assigned.to_json(),
-                             "revoked": self.revoked.to_json(), "urls": dict(self.urls),
-                             "rejoin_after_ms": self.rejoin_after_ms, "view": self.view.to_json(),
-                             "error": self.error})
+        return orjson.dumps(
+            {
+                "version": PROTOCOL_VERSION,
+                "leader": self.leader,
+                "leader_url": self.leader_url,
+                "config_offset": self.config_offset,
+                "assigned": self.assigned.to_json(),
+                "revoked": self.revoked.to_json(),
+                "urls": dict(self.urls),
+                "rejoin_after_ms": self.rejoin_after_ms,
+                "view": self.view.to_json(),
+                "error": self.error,
+            }
+        )
 
     @classmethod
     def decode(cls, raw: bytes) -> Assignment:
         body = orjson.loads(raw)
         delay = body.get("rejoin_after_ms")
-        return cls(str(body["leader"]), str(body.get("leader_url", "")), int(body.get("config_offset", 0)),
-                   Work.from_json(body.get("assigned")), Work.from_json(body.get("revoked")),
-                   {str(k): str(v) for k, v in body.get("urls", {}).items()},
-                   None if delay is None else int(delay), ClusterView.from_json(body.get("view")),
-                   body.get("error"))
+        return cls(
+            str(body["leader"]),
+            str(body.get("leader_url", "")),
+            int(body.get("config_offset", 0)),
+            Work.from_json(body.get("assigned")),
+            Work.from_json(body.get("revoked")),
+            {str(k): str(v) for k, v in body.get("urls", {}).items()},
+            None if delay is None else int(delay),
+            ClusterView.from_json(body.get("view")),
+            body.get("error"),
+        )

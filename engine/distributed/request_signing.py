@@ -34,16 +34,34 @@ SIGNATURE_ALGORITHM_HEADER = "X-Connect-Request-Signature-Algorithm"
 
 # Java's MAC names (SunJCE; Mac.getInstance matches them case-insensitively) -> hashlib's
 MACS: dict[str, str] = {
-    "HmacMD5": "md5", "HmacSHA1": "sha1", "HmacSHA224": "sha224", "HmacSHA256": "sha256",
-    "HmacSHA384": "sha384", "HmacSHA512": "sha512", "HmacSHA512/224": "sha512_224",
-    "HmacSHA512/256": "sha512_256", "HmacSHA3-224": "sha3_224", "HmacSHA3-256": "sha3_256",
-    "HmacSHA3-384": "sha3_384", "HmacSHA3-512": "sha3_512",
+    "HmacMD5": "md5",
+    "HmacSHA1": "sha1",
+    "HmacSHA224": "sha224",
+    "HmacSHA256": "sha256",
+    "HmacSHA384": "sha384",
+    "HmacSHA512": "sha512",
+    "HmacSHA512/224": "sha512_224",
+    "HmacSHA512/256": "sha512_256",
+    "HmacSHA3-224": "sha3_224",
+    "HmacSHA3-256": "sha3_256",
+    "HmacSHA3-384": "sha3_384",
+    "HmacSHA3-512": "sha3_512",
 }
 # KeyGenerator algorithms and their default key sizes in bits (SunJCE's)
 KEY_GENERATORS: dict[str, int] = {
-    "HmacMD5": 512, "HmacSHA1": 512, "HmacSHA224": 224, "HmacSHA256": 256, "HmacSHA384": 384,
-    "HmacSHA512": 512, "HmacSHA512/224": 224, "HmacSHA512/256": 256, "HmacSHA3-224": 224,
-    "HmacSHA3-256": 256, "HmacSHA3-384": 384, "HmacSHA3-512": 512, "AES": 128,
+    "HmacMD5": 512,
+    "HmacSHA1": 512,
+    "HmacSHA224": 224,
+    "HmacSHA256": 256,
+    "HmacSHA384": 384,
+    "HmacSHA512": 512,
+    "HmacSHA512/224": 224,
+    "HmacSHA512/256": 256,
+    "HmacSHA3-224": 224,
+    "HmacSHA3-256": 256,
+    "HmacSHA3-384": 384,
+    "HmacSHA3-512": 512,
+    "AES": 128,
 }
 
 
@@ -60,7 +78,9 @@ def _invalid(key: str, value: str, reason: str) -> ConfigError:
 
 def _unsupported(key: str, value: str, kind: str) -> ConfigError:
     supported = ", ".join(sorted(MACS if kind == "Mac" else KEY_GENERATORS))
-    return _invalid(key, value, f"the algorithm is not supported by this JVM; the supported algorithms are: [{supported}]")
+    return _invalid(
+        key, value, f"the algorithm is not supported by this JVM; the supported algorithms are: [{supported}]"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,17 +110,28 @@ class SigningSettings:
         if _lookup(MACS, signature) is None:
             raise _unsupported(SIGNATURE_ALGORITHM, signature, "Mac")
         listed = raw.get(VERIFICATION_ALGORITHMS)
-        verification = (DEFAULT_ALGORITHM,) if listed is None else tuple(a.strip() for a in listed.split(",") if a.strip())
+        verification = (
+            (DEFAULT_ALGORITHM,)
+            if listed is None
+            else tuple(a.strip() for a in listed.split(",") if a.strip())
+        )
         if not verification:
-            raise _invalid(VERIFICATION_ALGORITHMS, "[]", "At least one signature verification algorithm must be provided")
+            raise _invalid(
+                VERIFICATION_ALGORITHMS,
+                "[]",
+                "At least one signature verification algorithm must be provided",
+            )
         for algorithm in verification:
             if _lookup(MACS, algorithm) is None:
                 raise _unsupported(VERIFICATION_ALGORITHMS, algorithm, "Mac")
         settings = cls(key_algorithm, size, ttl, signature, verification)
         settings.key_bytes()  # Connect's getInternalRequestKeyGenerator(): a bad size stops the worker
         if signature not in verification:
-            raise _invalid(SIGNATURE_ALGORITHM, signature,
-                           f"Signature algorithm must be present in {VERIFICATION_ALGORITHMS} list")
+            raise _invalid(
+                SIGNATURE_ALGORITHM,
+                signature,
+                f"Signature algorithm must be present in {VERIFICATION_ALGORITHMS} list",
+            )
         return settings
 
     def key_bytes(self) -> int:
@@ -114,8 +145,10 @@ class SigningSettings:
         else:
             problem = None if bits >= 40 else "Key length must be at least 40 bits"
         if problem is not None:
-            message = (f"Unable to create key generator with algorithm {self.key_algorithm} and key size {bits}: "
-                       f"{problem}")
+            message = (
+                f"Unable to create key generator with algorithm {self.key_algorithm} and key size {bits}: "
+                f"{problem}"
+            )
             raise ConfigError(message, errors={KEY_SIZE: [message]})
         return (bits + 7) // 8
 
@@ -138,15 +171,21 @@ class SessionKey:
 
     def needs_rotation(self, settings: SigningSettings, now_ms: int) -> bool:
         """Expired, or made for another algorithm or size than this worker's (``checkForKeyRotation``)."""
-        return (self.creation_timestamp + settings.ttl_ms <= now_ms or self.algorithm != settings.key_algorithm
-                or len(self.key) != settings.key_bytes())
+        return (
+            self.creation_timestamp + settings.ttl_ms <= now_ms
+            or self.algorithm != settings.key_algorithm
+            or len(self.key) != settings.key_bytes()
+        )
 
 
 def sign(key: SessionKey, algorithm: str, body: bytes) -> dict[str, str]:
     """The two headers that sign ``body`` (``InternalRequestSignature.addToRequest``)."""
     digest = MACS[_lookup(MACS, algorithm) or algorithm]
     signature = hmac.new(key.key, body, digest).digest()
-    return {SIGNATURE_HEADER: base64.b64encode(signature).decode("ascii"), SIGNATURE_ALGORITHM_HEADER: algorithm}
+    return {
+        SIGNATURE_HEADER: base64.b64encode(signature).decode("ascii"),
+        SIGNATURE_ALGORITHM_HEADER: algorithm,
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,8 +194,9 @@ class Refusal:
     message: str
 
 
-def verify(headers: Mapping[str, str], body: bytes, key: SessionKey | None,
-           settings: SigningSettings) -> Refusal | None:
+def verify(
+    headers: Mapping[str, str], body: bytes, key: SessionKey | None, settings: SigningSettings
+) -> Refusal | None:
     """Why an internal request is refused, or None when it is signed with the current key
     (``InternalRequestSignature.fromHeaders`` then ``DistributedHerder.requestNotSignedProperly``)."""
     algorithm = headers.get(SIGNATURE_ALGORITHM_HEADER)
@@ -171,16 +211,21 @@ def verify(headers: Mapping[str, str], body: bytes, key: SessionKey | None,
     except (binascii.Error, ValueError) as exc:
         return Refusal(400, str(exc))
     if algorithm not in settings.verification_algorithms:
-        return Refusal(400, f"This worker does not support the '{algorithm}' key signing algorithm used by other "
-                            f"workers. This worker is currently configured to use: "
-                            f"[{', '.join(settings.verification_algorithms)}]. Check that all workers' configuration "
-                            "files permit the same set of signature algorithms, and correct any misconfigured worker "
-                            "and restart it.")
+        return Refusal(
+            400,
+            f"This worker does not support the '{algorithm}' key signing algorithm used by other "
+            f"workers. This worker is currently configured to use: "
+            f"[{', '.join(settings.verification_algorithms)}]. Check that all workers' configuration "
+            "files permit the same set of signature algorithms, and correct any misconfigured worker "
+            "and restart it.",
+        )
     if key is None:
-        return Refusal(503, "This worker is still starting up and has not been able to read a session key from the "
-                            "config topic yet")
+        return Refusal(
+            503,
+            "This worker is still starting up and has not been able to read a session key from the "
+            "config topic yet",
+        )
     expected = hmac.new(key.key, body, MACS[canonical]).digest()
     if not hmac.compare_digest(expected, signature):
         return Refusal(403, "Internal request contained invalid signature.")
     return None
-

@@ -17,8 +17,10 @@ def check_required(worker: Mapping[str, str]) -> None:
     """Connect's ``ConfigException`` for the keys a distributed worker cannot start without."""
     missing = [key for key in REQUIRED if not worker.get(key, "").strip()]
     if missing:
-        raise ConfigError(f"Missing required configuration \"{missing[0]}\" which has no default value.",
-                          errors={key: ["Missing required configuration"] for key in missing})
+        raise ConfigError(
+            f'Missing required configuration "{missing[0]}" which has no default value.',
+            errors={key: ["Missing required configuration"] for key in missing},
+        )
 
 
 @dataclass(frozen=True, slots=True)

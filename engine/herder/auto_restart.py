@@ -78,7 +78,9 @@ class AutoRestarts:
         state.next_at = self._timers.time() + delay
         token = state.token
         state.timer = self._timers.call_later(delay, lambda: self._post(RestartDue(unit, token)))
-        log.info("connector.auto_restart_scheduled", task=unit, attempt=state.attempts + 1, in_s=round(delay, 3))
+        log.info(
+            "connector.auto_restart_scheduled", task=unit, attempt=state.attempts + 1, in_s=round(delay, 3)
+        )
 
     def running(self, unit: Unit, policy: RestartPolicy) -> None:
         """The unit entered RUNNING: its attempts reset once it stays RUNNING ``restart.reset.after.ms``."""
@@ -88,7 +90,9 @@ class AutoRestarts:
         state.cancel()
         if state.attempts:
             token = state.token
-            state.timer = self._timers.call_later(policy.reset_after, lambda: self._post(RestartReset(unit, token)))
+            state.timer = self._timers.call_later(
+                policy.reset_after, lambda: self._post(RestartReset(unit, token))
+            )
 
     def left(self, unit: Unit) -> None:
         """Any other transition (restarting, paused, unassigned ...): no timer runs for it; attempts stay."""

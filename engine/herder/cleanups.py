@@ -47,22 +47,36 @@ class Cleanup:
     timer: asyncio.TimerHandle | None = None
 
     def to_json(self, worker_id: str) -> dict[str, Any]:
-        return {"connector": self.connector, "incarnation": self.incarnation, "state": self.state.value,
-                "attempts": self.attempts, "last_error": self.last_error,
-                "next_attempt": None if self.next_attempt is None else int(self.next_attempt * 1000),
-                "worker_id": worker_id}
+        return {
+            "connector": self.connector,
+            "incarnation": self.incarnation,
+            "state": self.state.value,
+            "attempts": self.attempts,
+            "last_error": self.last_error,
+            "next_attempt": None if self.next_attempt is None else int(self.next_attempt * 1000),
+            "worker_id": worker_id,
+        }
 
 
 class CleanupTracker:
     """What this worker knows of unfinished cleanups; the herder wires in how to retry and clear."""
 
-    def __init__(self, *, backoff: float, max_retries: int, metrics: EngineMetrics,
-                 retry: Callable[[str, str | None, int], None], clear: Callable[[str, bool], None]) -> None:
+    def __init__(
+        self,
+        *,
+        backoff: float,
+        max_retries: int,
+        metrics: EngineMetrics,
+        retry: Callable[[str, str | None, int], None],
+        clear: Callable[[str, bool], None],
+    ) -> None:
         self._backoff = backoff
         self._max_retries = max_retries
         self._metrics = metrics
         self._retry = retry  # post the next attempt (connector, incarnation, attempt number)
-        self._clear = clear  # end the pending cleanup (connector, succeeded): offsets as asked, then the record
+        self._clear = (
+            clear  # end the pending cleanup (connector, succeeded): offsets as asked, then the record
+        )
         self._by_name: dict[str, Cleanup] = {}
         self._closing = False
 
@@ -124,22 +138,36 @@ class CleanupTracker:
             return
         late_error = None if done.cancelled() else done.result()
         if late_error is None and cleanup.deleted_timed_out:  # deleted() did finish, only late
-            log.info("connector.cleanup_returned_late", connector=cleanup.connector,
-                     incarnation=cleanup.incarnation, attempt=cleanup.attempts)
+            log.info(
+                "connector.cleanup_returned_late",
+                connector=cleanup.connector,
+                incarnation=cleanup.incarnation,
+                attempt=cleanup.attempts,
+            )
             self._metrics.cleanup_attempt("succeeded_late")
             del self._by_name[cleanup.connector]
             self._clear(cleanup.connector, True)
             return
-        log.warning("connector.cleanup_returned_late", connector=cleanup.connector, incarnation=cleanup.incarnation,
-                    attempt=cleanup.attempts, error=repr(late_error))
+        log.warning(
+            "connector.cleanup_returned_late",
+            connector=cleanup.connector,
+            incarnation=cleanup.incarnation,
+            attempt=cleanup.attempts,
+            error=repr(late_error),
+        )
         self._after_failure(cleanup)
 
     def _after_failure(self, cleanup: Cleanup) -> bool:
         """Schedule the next attempt, or give up; True when another attempt will come."""
         if not self._retries_left(cleanup):
             cleanup.state, cleanup.next_attempt = CleanupState.GAVE_UP, None
-            log.error("connector.cleanup_gave_up", connector=cleanup.connector, incarnation=cleanup.incarnation,
-                      attempts=cleanup.attempts, last_error=cleanup.last_error)
+            log.error(
+                "connector.cleanup_gave_up",
+                connector=cleanup.connector,
+                incarnation=cleanup.incarnation,
+                attempts=cleanup.attempts,
+                last_error=cleanup.last_error,
+            )
             self._metrics.cleanups_given_up.inc(())
             self._clear(cleanup.connector, False)
             return False
@@ -148,8 +176,13 @@ class CleanupTracker:
         if not self._closing:
             loop = asyncio.get_running_loop()
             cleanup.timer = loop.call_later(self._backoff, self._due, cleanup)
-        log.warning("connector.cleanup_retry_scheduled", connector=cleanup.connector,
-                    incarnation=cleanup.incarnation, attempt=cleanup.attempts + 1, in_s=self._backoff)
+        log.warning(
+            "connector.cleanup_retry_scheduled",
+            connector=cleanup.connector,
+            incarnation=cleanup.incarnation,
+            attempt=cleanup.attempts + 1,
+            in_s=self._backoff,
+        )
         return True
 
     def _due(self, cleanup: Cleanup) -> None:

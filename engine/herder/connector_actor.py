@@ -135,8 +135,9 @@ class ConnectorActor:
         self.policy: RestartPolicy = NEVER_RESTART
         self.restarts = AutoRestarts(name, services.timers, self.mailbox.put)
         self.waiting = False  # parked on an empty mailbox
-        self._task_factory = TaskFactory(name, worker=services.worker, offsets=services.offsets,
-                                         data=services.data, spawn=services.spawn)
+        self._task_factory = TaskFactory(
+            name, worker=services.worker, offsets=services.offsets, data=services.data, spawn=services.spawn
+        )
         self._report_sink = self._report  # one bound method shared by every runner of this actor
         self._deletion = ConnectorDeletion(self, services)
 
@@ -170,9 +171,15 @@ class ConnectorActor:
 
     def busy_runners(self, parked: Callable[[str, str], bool]) -> int:
         """Runners in flight, leaving out those ``parked(connector, unit)`` says are stuck on purpose."""
-        runners = [("connector", self.runner), *((f"task-{n}", slot.runner) for n, slot in self.tasks.items())]
-        return sum(1 for unit, runner in runners
-                   if runner is not None and runner.busy and not parked(self.name, unit))
+        runners = [
+            ("connector", self.runner),
+            *((f"task-{n}", slot.runner) for n, slot in self.tasks.items()),
+        ]
+        return sum(
+            1
+            for unit, runner in runners
+            if runner is not None and runner.busy and not parked(self.name, unit)
+        )
 
     async def _handle(self, message: Message) -> None:
         match message:
@@ -220,8 +227,9 @@ class ConnectorActor:
 
     # ---- transitions ----------------------------------------------------------------------
 
-    async def _fire(self, lifecycle: Lifecycle[Any], trigger: str, trace: str | None = None,
-                    *, write_status: bool = True) -> TransitionRecord:
+    async def _fire(
+        self, lifecycle: Lifecycle[Any], trigger: str, trace: str | None = None, *, write_status: bool = True
+    ) -> TransitionRecord:
         try:
             record = await lifecycle.fire(trigger)
         except StatesIllegalTransition as exc:
@@ -242,7 +250,9 @@ class ConnectorActor:
                 status.remove_task(self.name, record.task)
             return
         attempts, next_ms = self.restarts.fields(record.task) if self.policy.on_failure else (None, None)
-        value = Status(record.to_state, self._s.worker.worker_id, self._s.generation, trace, attempts, next_ms)
+        value = Status(
+            record.to_state, self._s.worker.worker_id, self._s.generation, trace, attempts, next_ms
+        )
         # UNASSIGNED is written safely (Connect's putSafe): a worker that let go of a unit must
         # not overwrite what its new owner already reported
         if record.task is None:
@@ -304,7 +314,11 @@ class ConnectorActor:
             self._close_round()
             return
         try:
-            require(qualified_name(self.cls), plugin_version(self.cls), self.config.get("connector.plugin.version"))
+            require(
+                qualified_name(self.cls),
+                plugin_version(self.cls),
+                self.config.get("connector.plugin.version"),
+            )
         except ValueError as exc:  # KIP-891: the installed version is not the one asked for
             await self._fire(self.lifecycle, "fail", trace_of(ConfigError(str(exc))))
             self._close_round()
@@ -315,12 +329,22 @@ class ConnectorActor:
             await self._fire(self.lifecycle, "fail", trace_of(exc))
             self._close_round()
             return
-        self.runner = ConnectorRunner(self.name, self.cls, resolved, self.target, self._connector_context,
-                                      self._report_sink, raw_config=self.config,
-                                      plugin_metrics=self._s.metrics.connect.plugins)
-        self._s.metrics.connect.connector_started(self.name, qualified_name(self.cls),
-                                                  plugin_version(self.cls) or UNDEFINED_VERSION,
-                                                  connector_type(self.cls))
+        self.runner = ConnectorRunner(
+            self.name,
+            self.cls,
+            resolved,
+            self.target,
+            self._connector_context,
+            self._report_sink,
+            raw_config=self.config,
+            plugin_metrics=self._s.metrics.connect.plugins,
+        )
+        self._s.metrics.connect.connector_started(
+            self.name,
+            qualified_name(self.cls),
+            plugin_version(self.cls) or UNDEFINED_VERSION,
+            connector_type(self.cls),
+        )
         self.runner.launch(self._s.spawn)
 
     def _resolved_or_raw(self, config: dict[str, str]) -> dict[str, str]:
@@ -339,12 +363,20 @@ class ConnectorActor:
 
         context: ConnectorContext
         if issubclass(runner.cls, SinkConnector):
-            context = SinkConnectorContext(runner.config, request_reconfiguration=reconfigure,
-                                           raise_error=raise_error, incarnation=self.incarnation)
+            context = SinkConnectorContext(
+                runner.config,
+                request_reconfiguration=reconfigure,
+                raise_error=raise_error,
+                incarnation=self.incarnation,
+            )
         else:
-            context = SourceConnectorContext(runner.config, offset_reader=self._s.offsets.reader(self.name),
-                                             request_reconfiguration=reconfigure, raise_error=raise_error,
-                                             incarnation=self.incarnation)
+            context = SourceConnectorContext(
+                runner.config,
+                offset_reader=self._s.offsets.reader(self.name),
+                request_reconfiguration=reconfigure,
+                raise_error=raise_error,
+                incarnation=self.incarnation,
+            )
         context.spark = self._connector_spark()
         return context
 
@@ -362,9 +394,11 @@ class ConnectorActor:
         """Plain stop of the current instance (never deletion); the lifecycle goes UNASSIGNED."""
         runner, self.runner = self.runner, None
         if runner is not None and not await runner.shutdown(self._s.worker.connector_shutdown_timeout):
-            log.error("connector.shutdown_timed_out",
-                      reason=f"Connector '{self.name}' failed to properly shut down, has become unresponsive, "
-                             "and may be consuming external resources.")
+            log.error(
+                "connector.shutdown_timed_out",
+                reason=f"Connector '{self.name}' failed to properly shut down, has become unresponsive, "
+                "and may be consuming external resources.",
+            )
         if self.lifecycle is not None:
             await self._fire_if(self.lifecycle, "unassign", unless=ConnectorState.UNASSIGNED)
 
@@ -400,7 +434,11 @@ class ConnectorActor:
         """Ask the running connector for task configs; write them if anything changed
         (Kafka's ``AbstractHerder.taskConfigsChanged``). True when new task configs were written."""
         runner = self.runner
-        if runner is None or runner.state is not InstanceState.STARTED or self.target is not TargetState.STARTED:
+        if (
+            runner is None
+            or runner.state is not InstanceState.STARTED
+            or self.target is not TargetState.STARTED
+        ):
             return False
         assert runner.instance is not None
         try:
@@ -413,13 +451,19 @@ class ConnectorActor:
             runner.fail(exc)
             return False
         if len(configs) > max_tasks:
-            message = (f"The connector {self.name} has generated {len(configs)} tasks, which is greater than "
-                       f"{max_tasks}, the maximum number of tasks it is configured to create. ")
+            message = (
+                f"The connector {self.name} has generated {len(configs)} tasks, which is greater than "
+                f"{max_tasks}, the maximum number of tasks it is configured to create. "
+            )
             if self.config.get("tasks.max.enforce", "true").strip().lower() != "false":
-                runner.fail(ConnectException(message + "This behaviour should be considered a bug and is "
-                                             "disallowed. If necessary, it can be permitted by reconfiguring "
-                                             "the connector with 'tasks.max.enforce' set to false; however, "
-                                             "this option will be removed in a future release of Kafka Connect."))
+                runner.fail(
+                    ConnectException(
+                        message + "This behaviour should be considered a bug and is "
+                        "disallowed. If necessary, it can be permitted by reconfiguring "
+                        "the connector with 'tasks.max.enforce' set to false; however, "
+                        "this option will be removed in a future release of Kafka Connect."
+                    )
+                )
                 return False
             log.warning("connector.too_many_tasks", reason=message)
         # written raw: values of keys whose raw connector value is a ${...} reference are put back
@@ -431,7 +475,10 @@ class ConnectorActor:
 
     def _augment(self, config: dict[str, str], task_class: type[Task]) -> dict[str, str]:
         # a twin of a Java task names the Java class, so its configs read the same to Java Connect and to us
-        augmented = {**config, "task.class": getattr(task_class, "java_class", None) or qualified_name(task_class)}
+        augmented = {
+            **config,
+            "task.class": getattr(task_class, "java_class", None) or qualified_name(task_class),
+        }
         for key in ("topics", "topics.regex"):
             if self.cls is not None and issubclass(self.cls, SinkConnector) and key in self.config:
                 augmented[key] = self.config[key]
@@ -441,8 +488,10 @@ class ConnectorActor:
         """Standalone semantics: stop every task, drop removed ids, start every new config."""
         if configs and self.target is TargetState.STOPPED:
             # a reconfiguration that raced with stop: Connect refuses non-empty sets for STOPPED
-            log.warning("connector.task_configs_ignored",
-                        reason=f"Cannot submit non-empty set of task configs for stopped connector {self.name}")
+            log.warning(
+                "connector.task_configs_ignored",
+                reason=f"Cannot submit non-empty set of task configs for stopped connector {self.name}",
+            )
             self._close_round()
             return
         self.task_configs = configs
@@ -478,8 +527,9 @@ class ConnectorActor:
             await self._fire(slot.lifecycle, "fail", trace_of(exc))
             self._task_reported(n)
             return
-        slot.runner = self._task_factory.runner(n, task_cls, config, self.config, self.target, self._report_sink,
-                                                incarnation=self.incarnation)
+        slot.runner = self._task_factory.runner(
+            n, task_cls, config, self.config, self.target, self._report_sink, incarnation=self.incarnation
+        )
         slot.runner.launch(self._s.spawn)
 
     async def _stop_tasks(self, ids: list[int], *, deleted: bool = False) -> list[asyncio.Task[None]]:
@@ -501,8 +551,11 @@ class ConnectorActor:
         abandoned: list[asyncio.Task[None]] = []
         for n, r in live:
             if not await r.shutdown(max(0.0, deadline - loop.time())):
-                log.error("task.shutdown_timed_out", task=n,
-                          reason="Graceful stop of task failed: the task is abandoned")
+                log.error(
+                    "task.shutdown_timed_out",
+                    task=n,
+                    reason="Graceful stop of task failed: the task is abandoned",
+                )
                 if r.body is not None:
                     abandoned.append(r.body)
         for n, _ in runners:
@@ -524,9 +577,13 @@ class ConnectorActor:
                 await self._start_connector()
             return
         restart_connector = self.lifecycle is not None and (
-            not only_failed or self.lifecycle.state == ConnectorState.FAILED)
-        task_ids = [n for n, s in self.tasks.items()
-                    if include_tasks and (not only_failed or s.lifecycle.state == "FAILED")]
+            not only_failed or self.lifecycle.state == ConnectorState.FAILED
+        )
+        task_ids = [
+            n
+            for n, s in self.tasks.items()
+            if include_tasks and (not only_failed or s.lifecycle.state == "FAILED")
+        ]
         await self._restart_units(restart_connector, task_ids)
 
     async def _restart_units(self, restart_connector: bool, task_ids: list[int]) -> None:
@@ -615,8 +672,13 @@ class ConnectorActor:
         if lifecycle is None or current is None or current.state != lifecycle.state:
             return
         attempts, next_ms = self.restarts.fields(unit)
-        value = replace(current, worker_id=self._s.worker.worker_id, generation=self._s.generation,
-                        restart_attempts=attempts, next_restart_ms=next_ms)
+        value = replace(
+            current,
+            worker_id=self._s.worker.worker_id,
+            generation=self._s.generation,
+            restart_attempts=attempts,
+            next_restart_ms=next_ms,
+        )
         if unit is None:
             status.put_connector(self.name, value)
         else:
@@ -627,8 +689,13 @@ class ConnectorActor:
         if not self.restarts.take_due(unit, token):
             return  # the unit moved on (restarted, paused, deleted, reconfigured) since it was scheduled
         lifecycle = self._unit_lifecycle(unit)
-        if (not self.policy.on_failure or lifecycle is None or lifecycle.state != ConnectorState.FAILED
-                or not self._wanted_here(unit) or (unit is not None and unit >= len(self.task_configs))):
+        if (
+            not self.policy.on_failure
+            or lifecycle is None
+            or lifecycle.state != ConnectorState.FAILED
+            or not self._wanted_here(unit)
+            or (unit is not None and unit >= len(self.task_configs))
+        ):
             return
         attempt = self.restarts.attempted(unit)
         kind = "connector" if unit is None else "task"

@@ -70,8 +70,14 @@ class DeletionOutcome:
         return replace(self, seconds=seconds)
 
 
-def _closed_context(cls: type[Connector], config: dict[str, str], offsets: OffsetStore,
-                    name: str, incarnation: str | None, spark: Any) -> ConnectorContext:
+def _closed_context(
+    cls: type[Connector],
+    config: dict[str, str],
+    offsets: OffsetStore,
+    name: str,
+    incarnation: str | None,
+    spark: Any,
+) -> ConnectorContext:
     def refuse() -> None:
         raise RuntimeError("the connector is being deleted")
 
@@ -80,11 +86,17 @@ def _closed_context(cls: type[Connector], config: dict[str, str], offsets: Offse
 
     context: ConnectorContext
     if issubclass(cls, SinkConnector):
-        context = SinkConnectorContext(config, request_reconfiguration=refuse, raise_error=refuse_error,
-                                       incarnation=incarnation)
+        context = SinkConnectorContext(
+            config, request_reconfiguration=refuse, raise_error=refuse_error, incarnation=incarnation
+        )
     else:
-        context = SourceConnectorContext(config, offset_reader=offsets.reader(name), incarnation=incarnation,
-                                         request_reconfiguration=refuse, raise_error=refuse_error)
+        context = SourceConnectorContext(
+            config,
+            offset_reader=offsets.reader(name),
+            incarnation=incarnation,
+            request_reconfiguration=refuse,
+            raise_error=refuse_error,
+        )
     context.spark = spark
     return context
 
@@ -131,8 +143,13 @@ async def run_deleted(
     failure = running.exception()
     if failure is not None:  # user code: reported, deletion still completes
         error = trace_of(failure)
-        log.error("connector.deletion_failed", reason=str(failure), trace=error, fresh_instance=fresh,
-                  attempt=attempt)
+        log.error(
+            "connector.deletion_failed",
+            reason=str(failure),
+            trace=error,
+            fresh_instance=fresh,
+            attempt=attempt,
+        )
         return replace(outcome, error=error)
     log.info("connector.deleted_ran", fresh_instance=fresh, attempt=attempt)
     return replace(outcome, succeeded=True)
@@ -162,14 +179,16 @@ def until_returned(tasks: Iterable[asyncio.Future[Any]]) -> asyncio.Future[BaseE
     return asyncio.ensure_future(wait())
 
 
-def remove_offsets_if_asked(name: str, cls: type[Connector] | None, config: dict[str, str],
-                            offsets: OffsetStore) -> None:
+def remove_offsets_if_asked(
+    name: str, cls: type[Connector] | None, config: dict[str, str], offsets: OffsetStore
+) -> None:
     """After a successful cleanup, however it ended (on time, on a retry, late): source offsets go
     when the config (``offsets.reset.on.delete``) or else the connector class
     (``SourceConnector.offsets_removed_on_delete``) asks for it."""
     asked = config.get("offsets.reset.on.delete", "").strip().lower()
-    if asked == "true" or (not asked and cls is not None and issubclass(cls, SourceConnector)
-                           and cls.offsets_removed_on_delete):
+    if asked == "true" or (
+        not asked and cls is not None and issubclass(cls, SourceConnector) and cls.offsets_removed_on_delete
+    ):
         removed = offsets.reset(name)
         log.info("connector.offsets_reset", connector=name, partitions=removed)
 
@@ -207,8 +226,9 @@ class DeletingActor(Protocol):
     @property
     def tasks(self) -> dict[int, Any]: ...
 
-    async def _fire(self, lifecycle: Lifecycle[Any], trigger: str, trace: str | None = None,
-                    *, write_status: bool = True) -> TransitionRecord: ...
+    async def _fire(
+        self, lifecycle: Lifecycle[Any], trigger: str, trace: str | None = None, *, write_status: bool = True
+    ) -> TransitionRecord: ...
 
     async def _stop_tasks(self, ids: list[int], *, deleted: bool = False) -> list[asyncio.Task[None]]: ...
 
@@ -266,9 +286,17 @@ class ConnectorDeletion:
             elif not finished and runner.body is not None:
                 abandoned.append(runner.body)
         self._stopped_for_deletion(task_ids)
-        outcome = await run_deleted(name, actor.cls, config, instance, self._s.offsets,
-                                    timeout=self._s.worker.deleted_timeout, incarnation=actor.incarnation,
-                                    attempt=attempt, spark=actor._connector_spark())
+        outcome = await run_deleted(
+            name,
+            actor.cls,
+            config,
+            instance,
+            self._s.offsets,
+            timeout=self._s.worker.deleted_timeout,
+            incarnation=actor.incarnation,
+            attempt=attempt,
+            spark=actor._connector_spark(),
+        )
         if abandoned:  # stops that passed their timeout keep the deletion open until they return
             watched: list[asyncio.Future[Any]] = [outcome.lingering] if outcome.lingering is not None else []
             outcome = replace(outcome, lingering=until_returned([*watched, *abandoned]))
@@ -301,9 +329,17 @@ class ConnectorDeletion:
             cls: type[Connector] | None = load_connector_class(config.get("connector.class", ""))
         except ConfigError:
             cls = None
-        outcome = await run_deleted(name, cls, actor._resolved_or_raw(config), None, self._s.offsets,
-                                    timeout=self._s.worker.deleted_timeout, incarnation=record.incarnation,
-                                    attempt=attempt, spark=actor._connector_spark())
+        outcome = await run_deleted(
+            name,
+            cls,
+            actor._resolved_or_raw(config),
+            None,
+            self._s.offsets,
+            timeout=self._s.worker.deleted_timeout,
+            incarnation=record.incarnation,
+            attempt=attempt,
+            spark=actor._connector_spark(),
+        )
         self._s.status.remove_connector(name)  # what a crashed owner left behind
         if outcome.succeeded:
             remove_offsets_if_asked(name, cls, config, self._s.offsets)

@@ -61,10 +61,19 @@ log = structlog.get_logger(component="herder")
 class Herder:
     """Owns every connector actor; lives inside the engine's TaskGroup until shutdown."""
 
-    def __init__(self, config_log: ConfigLog, status: StatusStore, offsets: OffsetStore,
-                 worker: WorkerConfig, tg: asyncio.TaskGroup, feed: TransitionFeed | None = None,
-                 metrics: EngineMetrics | None = None, data: DataPlane | None = None,
-                 ownership: Ownership | None = None, timers: Timers | None = None) -> None:
+    def __init__(
+        self,
+        config_log: ConfigLog,
+        status: StatusStore,
+        offsets: OffsetStore,
+        worker: WorkerConfig,
+        tg: asyncio.TaskGroup,
+        feed: TransitionFeed | None = None,
+        metrics: EngineMetrics | None = None,
+        data: DataPlane | None = None,
+        ownership: Ownership | None = None,
+        timers: Timers | None = None,
+    ) -> None:
         self.log = config_log
         self.timers: Timers = timers if timers is not None else LoopTimers()  # auto-restart backoffs
         # what this worker runs: everything standalone, what the group assigns in a cluster
@@ -96,10 +105,17 @@ class Herder:
         self._clearing: set[asyncio.Task[None]] = set()  # pending-cleanup clears not read back yet
         self._forget_spawned = self._spawned.discard
         self._plain_context = contextvars.Context()
-        self.cleanups = CleanupTracker(backoff=worker.deleted_retry_backoff, max_retries=worker.deleted_max_retries,
-                                       metrics=self.metrics, retry=self._retry_cleanup, clear=self._clear_cleanup)
+        self.cleanups = CleanupTracker(
+            backoff=worker.deleted_retry_backoff,
+            max_retries=worker.deleted_max_retries,
+            metrics=self.metrics,
+            retry=self._retry_cleanup,
+            clear=self._clear_cleanup,
+        )
         self.metrics.pending_cleanups = lambda: len(self.snapshot.pending_cleanups)
-        self.metrics.scheduled_restarts = lambda: sum(a.restarts.scheduled for a in list(self._actors.values()))
+        self.metrics.scheduled_restarts = lambda: sum(
+            a.restarts.scheduled for a in list(self._actors.values())
+        )
         # Bound once (structlog's cache-on-first-use, per engine): the lazy module logger would
         # assemble a new bound logger for every transition, even when INFO is filtered out.
         self._transition_log = log.bind()
@@ -164,15 +180,36 @@ class Herder:
     def published(self, record: TransitionRecord, trace: str | None) -> None:
         event = "connector.state_changed" if record.task is None else "task.state_changed"
         counts = self._transition_counts
-        key = ("connector" if record.task is None else "task", record.trigger, record.from_state, record.to_state)
+        key = (
+            "connector" if record.task is None else "task",
+            record.trigger,
+            record.from_state,
+            record.to_state,
+        )
         counts[key] = counts.get(key, 0.0) + 1
         extra = {"trace": trace} if trace else {}  # a failure's trace stays in the log, whatever REST shows
-        self._transition_log.info(event, connector=record.connector, task=record.task, trigger=record.trigger,
-                                  from_state=record.from_state, to_state=record.to_state,
-                                  worker=self.worker.worker_id, **extra)
+        self._transition_log.info(
+            event,
+            connector=record.connector,
+            task=record.task,
+            trigger=record.trigger,
+            from_state=record.from_state,
+            to_state=record.to_state,
+            worker=self.worker.worker_id,
+            **extra,
+        )
         if self.feed.listened:
-            self.feed.publish(TransitionEvent(record.connector, record.task, record.trigger, record.from_state,
-                                              record.to_state, trace, time.time()))
+            self.feed.publish(
+                TransitionEvent(
+                    record.connector,
+                    record.task,
+                    record.trigger,
+                    record.from_state,
+                    record.to_state,
+                    trace,
+                    time.time(),
+                )
+            )
 
     def applied(self, connector: str, offset: int) -> None:
         self._applied[connector] = max(offset, self._applied.get(connector, -1))
@@ -216,9 +253,17 @@ class Herder:
         listed = [c.to_json(worker) for c in known.values()]
         for name, record in self.snapshot.pending_cleanups.items():
             if name not in known:
-                listed.append({"connector": name, "incarnation": record.incarnation,
-                               "state": CleanupState.PENDING.value, "attempts": 0, "last_error": None,
-                               "next_attempt": None, "worker_id": None})
+                listed.append(
+                    {
+                        "connector": name,
+                        "incarnation": record.incarnation,
+                        "state": CleanupState.PENDING.value,
+                        "attempts": 0,
+                        "last_error": None,
+                        "next_attempt": None,
+                        "worker_id": None,
+                    }
+                )
         return sorted(listed, key=lambda entry: entry["connector"])
 
     def _retry_cleanup(self, connector: str, incarnation: str | None, attempt: int) -> None:
@@ -308,7 +353,9 @@ class Herder:
                     record = decode(entry.key, entry.value)
                 except CorruptRecord as exc:
                     self.skipped_records += 1
-                    log.warning("configlog.record_skipped", key=exc.key, reason=exc.reason, offset=entry.offset)
+                    log.warning(
+                        "configlog.record_skipped", key=exc.key, reason=exc.reason, offset=entry.offset
+                    )
                     record = None
                 if not self._booted:
                     if record is not None:
@@ -373,15 +420,27 @@ class Herder:
     def _boot(self) -> None:
         self._booted = True
         snap = self.snapshot
-        log.info("configlog.caught_up", connectors=len(snap.connectors), pending_cleanups=len(snap.pending_cleanups),
-                 skipped=self.skipped_records)
+        log.info(
+            "configlog.caught_up",
+            connectors=len(snap.connectors),
+            pending_cleanups=len(snap.pending_cleanups),
+            skipped=self.skipped_records,
+        )
         # unlike Connect, which ignores the levels written before it started, a worker that joins
         # later takes the cluster's levels too (docs/compatibility.md, "Cluster-wide log levels")
         for namespace, level in snap.logger_levels.items():
             _apply_cluster_level(namespace, level)
         for name, config in snap.connectors.items():
-            self.post(name, Boot(config, snap.target(name), snap.tasks.get(name, ()), snap.applied.get(name),
-                                 snap.incarnations.get(name, "")))
+            self.post(
+                name,
+                Boot(
+                    config,
+                    snap.target(name),
+                    snap.tasks.get(name, ()),
+                    snap.applied.get(name),
+                    snap.incarnations.get(name, ""),
+                ),
+            )
         if self.ownership.distributed:
             return  # a cleanup runs where the group assigns it, once assignments come
         for name, record in snap.pending_cleanups.items():
@@ -397,8 +456,11 @@ class Herder:
         handling = sum(1 for actor in actors if not actor.waiting or len(actor.mailbox))
         # a retry waiting for its backoff is a timer, like a poll interval: not in flight (so is an
         # auto-restart waiting for its backoff: its message, once posted, makes its actor busy)
-        cleanups = sum(1 for c in self.cleanups.known()
-                       if c.state is CleanupState.LINGERING and not parked(c.connector, "connector"))
+        cleanups = sum(
+            1
+            for c in self.cleanups.known()
+            if c.state is CleanupState.LINGERING and not parked(c.connector, "connector")
+        )
         return handling + sum(actor.busy_runners(parked) for actor in actors) + cleanups + len(self._clearing)
 
     # ---- what API calls wait on -----------------------------------------------------------

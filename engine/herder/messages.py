@@ -95,8 +95,32 @@ class RestartReset:
     token: int
 
 
-Message = (FromLog | Marker | Boot | RunCleanup | Reconfigure | Shutdown | RaisedError | Report | Reconcile
-           | AwaitStarted | RestartDue | RestartReset)
+Message = (
+    FromLog
+    | Marker
+    | Boot
+    | RunCleanup
+    | Reconfigure
+    | Shutdown
+    | RaisedError
+    | Report
+    | Reconcile
+    | AwaitStarted
+    | RestartDue
+    | RestartReset
+)
 
-__all__ = ["AwaitStarted", "Boot", "FromLog", "Marker", "Message", "RaisedError", "Reconcile", "Reconfigure",
-           "RestartDue", "RestartReset", "RunCleanup", "Shutdown"]
+__all__ = [
+    "AwaitStarted",
+    "Boot",
+    "FromLog",
+    "Marker",
+    "Message",
+    "RaisedError",
+    "Reconcile",
+    "Reconfigure",
+    "RestartDue",
+    "RestartReset",
+    "RunCleanup",
+    "Shutdown",
+]

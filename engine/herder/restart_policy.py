@@ -50,27 +50,80 @@ def _at_least_minus_one(name: str, value: Any) -> None:
 def _restart_keys() -> list[ConfigKey]:
     lo, m = Importance.LOW, Importance.MEDIUM
     return [
-        ConfigKey(POLICY, ConfigType.STRING, NEVER, CaseInsensitiveValidString.in_(NEVER, ON_FAILURE), m,
-                  "Whether the worker restarts this connector and its tasks by itself when they fail: 'never' "
-                  "(Kafka Connect's behaviour: FAILED stays FAILED until restarted over REST) or 'on-failure' "
-                  "(restarted after a backoff, unless paused, stopped or deleted).",
-                  RESTART_GROUP, 1, Width.SHORT, "Restart policy"),
-        ConfigKey(BACKOFF_INITIAL, ConfigType.LONG, 1000, Range.at_least(0), lo,
-                  "How long after its first failure a unit is restarted, in milliseconds.",
-                  RESTART_GROUP, 2, Width.SHORT, "Initial restart backoff (ms)"),
-        ConfigKey(BACKOFF_MAX, ConfigType.LONG, 300000, Range.at_least(0), lo,
-                  "The longest backoff between restarts, in milliseconds.",
-                  RESTART_GROUP, 3, Width.SHORT, "Maximum restart backoff (ms)"),
-        ConfigKey(BACKOFF_MULTIPLIER, ConfigType.DOUBLE, 2.0, Range.at_least(1), lo,
-                  "Each further restart waits this many times longer (with 20% jitter either way).",
-                  RESTART_GROUP, 4, Width.SHORT, "Restart backoff multiplier"),
-        ConfigKey(MAX_ATTEMPTS, ConfigType.INT, 10,
-                  LambdaValidator(_at_least_minus_one, "[-1,...]"), lo,
-                  "How many automatic restarts a unit gets before it is left FAILED; -1 means unlimited.",
-                  RESTART_GROUP, 5, Width.SHORT, "Maximum restart attempts"),
-        ConfigKey(RESET_AFTER, ConfigType.LONG, 600000, Range.at_least(0), lo,
-                  "A connector or task RUNNING this long (milliseconds) has its restart attempts reset to 0.",
-                  RESTART_GROUP, 6, Width.SHORT, "Reset restart attempts after (ms)"),
+        ConfigKey(
+            POLICY,
+            ConfigType.STRING,
+            NEVER,
+            CaseInsensitiveValidString.in_(NEVER, ON_FAILURE),
+            m,
+            "Whether the worker restarts this connector and its tasks by itself when they fail: 'never' "
+            "(Kafka Connect's behaviour: FAILED stays FAILED until restarted over REST) or 'on-failure' "
+            "(restarted after a backoff, unless paused, stopped or deleted).",
+            RESTART_GROUP,
+            1,
+            Width.SHORT,
+            "Restart policy",
+        ),
+        ConfigKey(
+            BACKOFF_INITIAL,
+            ConfigType.LONG,
+            1000,
+            Range.at_least(0),
+            lo,
+            "How long after its first failure a unit is restarted, in milliseconds.",
+            RESTART_GROUP,
+            2,
+            Width.SHORT,
+            "Initial restart backoff (ms)",
+        ),
+        ConfigKey(
+            BACKOFF_MAX,
+            ConfigType.LONG,
+            300000,
+            Range.at_least(0),
+            lo,
+            "The longest backoff between restarts, in milliseconds.",
+            RESTART_GROUP,
+            3,
+            Width.SHORT,
+            "Maximum restart backoff (ms)",
+        ),
+        ConfigKey(
+            BACKOFF_MULTIPLIER,
+            ConfigType.DOUBLE,
+            2.0,
+            Range.at_least(1),
+            lo,
+            "Each further restart waits this many times longer (with 20% jitter either way).",
+            RESTART_GROUP,
+            4,
+            Width.SHORT,
+            "Restart backoff multiplier",
+        ),
+        ConfigKey(
+            MAX_ATTEMPTS,
+            ConfigType.INT,
+            10,
+            LambdaValidator(_at_least_minus_one, "[-1,...]"),
+            lo,
+            "How many automatic restarts a unit gets before it is left FAILED; -1 means unlimited.",
+            RESTART_GROUP,
+            5,
+            Width.SHORT,
+            "Maximum restart attempts",
+        ),
+        ConfigKey(
+            RESET_AFTER,
+            ConfigType.LONG,
+            600000,
+            Range.at_least(0),
+            lo,
+            "A connector or task RUNNING this long (milliseconds) has its restart attempts reset to 0.",
+            RESTART_GROUP,
+            6,
+            Width.SHORT,
+            "Reset restart attempts after (ms)",
+        ),
     ]
 
 
@@ -86,8 +139,11 @@ def restart_key_errors(props: Mapping[str, str]) -> dict[str, list[str]]:
     errors = {name: list(value.errors) for name, value in values.items() if value.errors}
     low, high = values[BACKOFF_INITIAL].value, values[BACKOFF_MAX].value
     if not errors and low is not None and high is not None and high < low:
-        errors[BACKOFF_MAX] = [ConfigDefError.invalid(BACKOFF_MAX, high, f"Value must be at least {BACKOFF_INITIAL} "
-                                                                         f"({low})").message]
+        errors[BACKOFF_MAX] = [
+            ConfigDefError.invalid(
+                BACKOFF_MAX, high, f"Value must be at least {BACKOFF_INITIAL} ({low})"
+            ).message
+        ]
     return errors
 
 
@@ -111,10 +167,14 @@ class RestartPolicy:
         if restart_key_errors(props):
             return NEVER_RESTART
         parsed = RESTART_DEF.parse(props)
-        return cls(on_failure=str(parsed[POLICY]).strip().lower() == ON_FAILURE,
-                   initial=parsed[BACKOFF_INITIAL] / 1000, max_backoff=parsed[BACKOFF_MAX] / 1000,
-                   multiplier=float(parsed[BACKOFF_MULTIPLIER]), max_attempts=int(parsed[MAX_ATTEMPTS]),
-                   reset_after=parsed[RESET_AFTER] / 1000)
+        return cls(
+            on_failure=str(parsed[POLICY]).strip().lower() == ON_FAILURE,
+            initial=parsed[BACKOFF_INITIAL] / 1000,
+            max_backoff=parsed[BACKOFF_MAX] / 1000,
+            multiplier=float(parsed[BACKOFF_MULTIPLIER]),
+            max_attempts=int(parsed[MAX_ATTEMPTS]),
+            reset_after=parsed[RESET_AFTER] / 1000,
+        )
 
     def exhausted(self, attempts: int) -> bool:
         return self.max_attempts != -1 and attempts >= self.max_attempts
@@ -124,7 +184,7 @@ class RestartPolicy:
         if self.initial <= 0:
             return 0.0
         try:
-            term = self.initial * self.multiplier ** attempts
+            term = self.initial * self.multiplier**attempts
         except OverflowError:
             term = self.max_backoff
         factor = 1 - JITTER + 2 * JITTER * rand()

@@ -48,8 +48,11 @@ class TransitionFeed:
 class Subscription:
     """An async iterator over one subscriber's queue; ``aclose()`` unsubscribes."""
 
-    def __init__(self, queue: asyncio.Queue[TransitionEvent | None],
-                 registry: set[asyncio.Queue[TransitionEvent | None]]) -> None:
+    def __init__(
+        self,
+        queue: asyncio.Queue[TransitionEvent | None],
+        registry: set[asyncio.Queue[TransitionEvent | None]],
+    ) -> None:
         self._queue = queue
         self._registry = registry
 

@@ -28,8 +28,13 @@ class Compactor:
     """One journal's compactions. ``job`` is the store's compaction: it takes a mark and the entries
     its state is at that mark, then calls ``rewrite``; ``run`` and ``request`` never overlap two jobs."""
 
-    def __init__(self, journal: Journal, job: Callable[[StepHook], Coroutine[Any, Any, None]], *,
-                 floor: int = DEFAULT_FLOOR) -> None:
+    def __init__(
+        self,
+        journal: Journal,
+        job: Callable[[StepHook], Coroutine[Any, Any, None]],
+        *,
+        floor: int = DEFAULT_FLOOR,
+    ) -> None:
         self.journal = journal
         self.floor = floor
         self.live = 0  # bytes the live records took when last rewritten (estimated at open)
@@ -72,8 +77,13 @@ class Compactor:
         size = self.journal.size
         # what was appended meanwhile is not counted live: if it is most of the file, compact again
         self.live = await asyncio.to_thread(self.journal.compact, entries, since, before_step)
-        log.info("journal.compacted", path=str(self.journal.path), records=len(entries), size_before=size,
-                 size=self.journal.size)
+        log.info(
+            "journal.compacted",
+            path=str(self.journal.path),
+            records=len(entries),
+            size_before=size,
+            size=self.journal.size,
+        )
 
     async def settle(self) -> None:
         """Let a background compaction finish (its errors are logged): before the journal closes."""

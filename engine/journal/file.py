@@ -188,8 +188,9 @@ class Journal:
         with self._lock:
             return Mark(self._size, self._end, self._generation)
 
-    def compact(self, entries: Sequence[Entry], since: Mark,
-                before_step: Callable[[str], None] | None = None) -> int:
+    def compact(
+        self, entries: Sequence[Entry], since: Mark, before_step: Callable[[str], None] | None = None
+    ) -> int:
         """Replace the file with ``entries`` (equivalent to everything before ``since``), then the
         records appended after ``since``; offsets are kept. Returns the bytes ``entries`` took.
         Blocking: call it in a worker thread.

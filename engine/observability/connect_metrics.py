@@ -58,7 +58,11 @@ TASK_STATUS = "kafka_connect_connector_task_status"
 TASK_ERRORS: tuple[tuple[str, str, str], ...] = (
     ("total_failures", "total_record_failures", "Record processing failures in this task, retries included."),
     ("total_errors", "total_record_errors", "Records whose processing finally failed in this task."),
-    ("total_records_skipped", "total_records_skipped", "Records skipped due to errors (errors.tolerance=all)."),
+    (
+        "total_records_skipped",
+        "total_records_skipped",
+        "Records skipped due to errors (errors.tolerance=all).",
+    ),
     ("total_retries", "total_retries", "Operations retried."),
     ("total_errors_logged", "total_errors_logged", "Errors that were logged (errors.log.enable)."),
     ("total_dlq_produced", "deadletterqueue_produce_requests", "Attempted writes to the dead letter queue."),
@@ -70,9 +74,25 @@ TASK_ERRORS: tuple[tuple[str, str, str], ...] = (
 class TaskCounters:
     """One task instance's numbers; the loops add to the attributes directly (once per batch)."""
 
-    __slots__ = ("batch_max", "batch_records", "batches", "commit_ms", "commit_ms_max", "commits_failed",
-                 "commits_succeeded", "errors", "kind", "log_truncations", "sink_record_read", "sink_record_send",
-                 "source_record_poll", "source_record_write", "throttled_s", "throttles", "truncation_redelivered")
+    __slots__ = (
+        "batch_max",
+        "batch_records",
+        "batches",
+        "commit_ms",
+        "commit_ms_max",
+        "commits_failed",
+        "commits_succeeded",
+        "errors",
+        "kind",
+        "log_truncations",
+        "sink_record_read",
+        "sink_record_send",
+        "source_record_poll",
+        "source_record_write",
+        "throttled_s",
+        "throttles",
+        "truncation_redelivered",
+    )
 
     def __init__(self, kind: Kind) -> None:
         self.kind = kind
@@ -171,18 +191,33 @@ class ConnectMetrics:
 
     def _statuses(self) -> Iterator[Metric]:
         connector_status = GaugeMetricFamily(
-            CONNECTOR_STATUS, "The status of the connector (1 for the current one): unassigned, running, paused, "
-            "stopped, failed or restarting.", labels=("connector", "status"))
+            CONNECTOR_STATUS,
+            "The status of the connector (1 for the current one): unassigned, running, paused, "
+            "stopped, failed or restarting.",
+            labels=("connector", "status"),
+        )
         task_status = GaugeMetricFamily(
-            TASK_STATUS, "The status of the connector task (1 for the current one): unassigned, running, paused, "
-            "failed or restarting.", labels=("connector", "task", "status"))
-        per_connector = {state: GaugeMetricFamily(
-            f"kafka_connect_worker_connector_{state}_task_count",
-            f"The number of {state} tasks of the connector on this worker.", labels=("connector",))
-            for state in ("total", *(s.value.lower() for s in TaskState))}
-        info = [GaugeMetricFamily(f"kafka_connect_connector_connector_{attr}",
-                                  f"1, with the connector's {attr} in the connector_{attr} label.",
-                                  labels=("connector", f"connector_{attr}")) for attr in ("class", "version", "type")]
+            TASK_STATUS,
+            "The status of the connector task (1 for the current one): unassigned, running, paused, "
+            "failed or restarting.",
+            labels=("connector", "task", "status"),
+        )
+        per_connector = {
+            state: GaugeMetricFamily(
+                f"kafka_connect_worker_connector_{state}_task_count",
+                f"The number of {state} tasks of the connector on this worker.",
+                labels=("connector",),
+            )
+            for state in ("total", *(s.value.lower() for s in TaskState))
+        }
+        info = [
+            GaugeMetricFamily(
+                f"kafka_connect_connector_connector_{attr}",
+                f"1, with the connector's {attr} in the connector_{attr} label.",
+                labels=("connector", f"connector_{attr}"),
+            )
+            for attr in ("class", "version", "type")
+        ]
         connectors = tasks = 0
         names = set(self._status.connector_names())
         for gone in self._connector_info.keys() - names:  # deleted: its info goes with its status
@@ -212,54 +247,103 @@ class ConnectMetrics:
         yield connector_status
         yield from info
         yield task_status
-        yield GaugeMetricFamily("kafka_connect_worker_connector_count", "The number of connectors run in this worker.",
-                                value=connectors)
-        yield GaugeMetricFamily("kafka_connect_worker_task_count", "The number of tasks run in this worker.",
-                                value=tasks)
+        yield GaugeMetricFamily(
+            "kafka_connect_worker_connector_count",
+            "The number of connectors run in this worker.",
+            value=connectors,
+        )
+        yield GaugeMetricFamily(
+            "kafka_connect_worker_task_count", "The number of tasks run in this worker.", value=tasks
+        )
         yield from per_connector.values()
 
     def _tasks(self) -> Iterator[Metric]:
         labels = ("connector", "task")
-        poll = CounterMetricFamily("kafka_connect_source_task_source_record_poll_total",
-                                   "Records produced or polled by the task, before transformations.", labels=labels)
-        write = CounterMetricFamily("kafka_connect_source_task_source_record_write_total",
-                                    "Records written to the topics by the task, after transformations (filtered "
-                                    "records excluded).", labels=labels)
-        read = CounterMetricFamily("kafka_connect_sink_task_sink_record_read_total",
-                                   "Records read from the topics by the task, before transformations.", labels=labels)
-        send = CounterMetricFamily("kafka_connect_sink_task_sink_record_send_total",
-                                   "Records output from the transformations and put to the task.", labels=labels)
-        batch_max = GaugeMetricFamily("kafka_connect_connector_task_batch_size_max",
-                                      "Records in the largest batch the task has processed so far.", labels=labels)
-        batch_avg = GaugeMetricFamily("kafka_connect_connector_task_batch_size_avg",
-                                      "Average records in the batches the task has processed so far.", labels=labels)
-        commit_max = GaugeMetricFamily("kafka_connect_connector_task_offset_commit_max_time_ms",
-                                       "Longest offset commit of the task, in milliseconds.", labels=labels)
-        commit_avg = GaugeMetricFamily("kafka_connect_connector_task_offset_commit_avg_time_ms",
-                                       "Average offset commit time of the task, in milliseconds.", labels=labels)
-        commit_ok = GaugeMetricFamily("kafka_connect_connector_task_offset_commit_success_percentage",
-                                      "Percentage of the task's offset commit attempts that succeeded.", labels=labels)
-        commit_failed = GaugeMetricFamily("kafka_connect_connector_task_offset_commit_failure_percentage",
-                                          "Percentage of the task's offset commit attempts that failed.", labels=labels)
-        errors = [(field, GaugeMetricFamily(f"kafka_connect_task_error_{name}", help_text, labels=labels))
-                  for field, name, help_text in TASK_ERRORS]
-        commits = CounterMetricFamily("connect_engine_task_offset_commits_total",
-                                      "Offset commit attempts of the task, by outcome (succeeded, failed).",
-                                      labels=(*labels, "outcome"))
-        commit_seconds = SummaryMetricFamily("connect_engine_task_offset_commit_seconds",
-                                             "Offset commit attempts of the task and their total duration.",
-                                             labels=labels)
-        throttles = CounterMetricFamily("connect_engine_task_throttles",
-                                        "Waits the task made for its rate limits (record.rate.limit, "
-                                        "bytes.per.second.max).", labels=labels)
-        throttled = CounterMetricFamily("connect_engine_task_throttled_seconds",
-                                        "Time the task waited for its rate limits, in seconds.", labels=labels)
-        truncations = CounterMetricFamily("connect_engine_sink_task_log_truncations",
-                                          "Times the task found a partition's log truncated below its position "
-                                          "(leader epochs) and read again from the divergence point.",
-                                          labels=labels)
-        redelivered = CounterMetricFamily("connect_engine_sink_task_truncation_redelivered_records",
-                                          "Records the task read again because of those truncations.", labels=labels)
+        poll = CounterMetricFamily(
+            "kafka_connect_source_task_source_record_poll_total",
+            "Records produced or polled by the task, before transformations.",
+            labels=labels,
+        )
+        write = CounterMetricFamily(
+            "kafka_connect_source_task_source_record_write_total",
+            "Records written to the topics by the task, after transformations (filtered records excluded).",
+            labels=labels,
+        )
+        read = CounterMetricFamily(
+            "kafka_connect_sink_task_sink_record_read_total",
+            "Records read from the topics by the task, before transformations.",
+            labels=labels,
+        )
+        send = CounterMetricFamily(
+            "kafka_connect_sink_task_sink_record_send_total",
+            "Records output from the transformations and put to the task.",
+            labels=labels,
+        )
+        batch_max = GaugeMetricFamily(
+            "kafka_connect_connector_task_batch_size_max",
+            "Records in the largest batch the task has processed so far.",
+            labels=labels,
+        )
+        batch_avg = GaugeMetricFamily(
+            "kafka_connect_connector_task_batch_size_avg",
+            "Average records in the batches the task has processed so far.",
+            labels=labels,
+        )
+        commit_max = GaugeMetricFamily(
+            "kafka_connect_connector_task_offset_commit_max_time_ms",
+            "Longest offset commit of the task, in milliseconds.",
+            labels=labels,
+        )
+        commit_avg = GaugeMetricFamily(
+            "kafka_connect_connector_task_offset_commit_avg_time_ms",
+            "Average offset commit time of the task, in milliseconds.",
+            labels=labels,
+        )
+        commit_ok = GaugeMetricFamily(
+            "kafka_connect_connector_task_offset_commit_success_percentage",
+            "Percentage of the task's offset commit attempts that succeeded.",
+            labels=labels,
+        )
+        commit_failed = GaugeMetricFamily(
+            "kafka_connect_connector_task_offset_commit_failure_percentage",
+            "Percentage of the task's offset commit attempts that failed.",
+            labels=labels,
+        )
+        errors = [
+            (field, GaugeMetricFamily(f"kafka_connect_task_error_{name}", help_text, labels=labels))
+            for field, name, help_text in TASK_ERRORS
+        ]
+        commits = CounterMetricFamily(
+            "connect_engine_task_offset_commits_total",
+            "Offset commit attempts of the task, by outcome (succeeded, failed).",
+            labels=(*labels, "outcome"),
+        )
+        commit_seconds = SummaryMetricFamily(
+            "connect_engine_task_offset_commit_seconds",
+            "Offset commit attempts of the task and their total duration.",
+            labels=labels,
+        )
+        throttles = CounterMetricFamily(
+            "connect_engine_task_throttles",
+            "Waits the task made for its rate limits (record.rate.limit, bytes.per.second.max).",
+            labels=labels,
+        )
+        throttled = CounterMetricFamily(
+            "connect_engine_task_throttled_seconds",
+            "Time the task waited for its rate limits, in seconds.",
+            labels=labels,
+        )
+        truncations = CounterMetricFamily(
+            "connect_engine_sink_task_log_truncations",
+            "Times the task found a partition's log truncated below its position "
+            "(leader epochs) and read again from the divergence point.",
+            labels=labels,
+        )
+        redelivered = CounterMetricFamily(
+            "connect_engine_sink_task_truncation_redelivered_records",
+            "Records the task read again because of those truncations.",
+            labels=labels,
+        )
         for (connector, number), c in sorted(self.tasks.items()):
             key = (connector, str(number))
             throttles.add_metric(key, c.throttles)
@@ -284,41 +368,67 @@ class ConnectMetrics:
             commit_seconds.add_metric(key, attempts, c.commit_ms / 1000)
             for field, family in errors:
                 family.add_metric(key, getattr(c.errors, field))
-        yield from (poll, write, read, send, batch_max, batch_avg, commit_max, commit_avg, commit_ok, commit_failed)
+        yield from (
+            poll,
+            write,
+            read,
+            send,
+            batch_max,
+            batch_avg,
+            commit_max,
+            commit_avg,
+            commit_ok,
+            commit_failed,
+        )
         yield from (family for _, family in errors)
         yield from (commits, commit_seconds, throttles, throttled, truncations, redelivered)
 
     def _rebalance(self) -> Iterator[Metric]:
         if self.rebalances is not None:
             completed, generation = self.rebalances()
-            yield CounterMetricFamily("kafka_connect_worker_rebalance_completed_rebalances_total",
-                                      "Rebalances completed by this worker.", value=completed)
-            yield GaugeMetricFamily("kafka_connect_worker_rebalance_epoch",
-                                    "The epoch or generation number of this worker.", value=generation)
+            yield CounterMetricFamily(
+                "kafka_connect_worker_rebalance_completed_rebalances_total",
+                "Rebalances completed by this worker.",
+                value=completed,
+            )
+            yield GaugeMetricFamily(
+                "kafka_connect_worker_rebalance_epoch",
+                "The epoch or generation number of this worker.",
+                value=generation,
+            )
         if self.coordinator is None:
             return
         view = self.coordinator()
-        yield GaugeMetricFamily("kafka_connect_worker_rebalance_rebalancing",
-                                "Whether this worker is currently rebalancing (1) or not (0).",
-                                value=1 if view.rebalancing else 0)
-        leader = GaugeMetricFamily("kafka_connect_worker_rebalance_leader_name",
-                                   "1, with the group leader's worker id in the leader_name label.",
-                                   labels=("leader_name",))
+        yield GaugeMetricFamily(
+            "kafka_connect_worker_rebalance_rebalancing",
+            "Whether this worker is currently rebalancing (1) or not (0).",
+            value=1 if view.rebalancing else 0,
+        )
+        leader = GaugeMetricFamily(
+            "kafka_connect_worker_rebalance_leader_name",
+            "1, with the group leader's worker id in the leader_name label.",
+            labels=("leader_name",),
+        )
         leader.add_metric((view.leader,), 1)
         yield leader
-        protocol = GaugeMetricFamily("kafka_connect_worker_rebalance_connect_protocol",
-                                     "1, with the group's Connect protocol in the connect_protocol label.",
-                                     labels=("connect_protocol",))
+        protocol = GaugeMetricFamily(
+            "kafka_connect_worker_rebalance_connect_protocol",
+            "1, with the group's Connect protocol in the connect_protocol label.",
+            labels=("connect_protocol",),
+        )
         protocol.add_metric(("connect-engine",), 1)  # our own assignor, not eager/compatible/sessioned
         yield protocol
-        for attr, value, what in (("connectors", view.assigned_connectors, "connector instances"),
-                                  ("tasks", view.assigned_tasks, "tasks")):
-            family = GaugeMetricFamily(f"kafka_connect_coordinator_assigned_{attr}",
-                                       f"The number of {what} currently assigned to this consumer.",
-                                       labels=("clientid",))
+        for attr, value, what in (
+            ("connectors", view.assigned_connectors, "connector instances"),
+            ("tasks", view.assigned_tasks, "tasks"),
+        ):
+            family = GaugeMetricFamily(
+                f"kafka_connect_coordinator_assigned_{attr}",
+                f"The number of {what} currently assigned to this consumer.",
+                labels=("clientid",),
+            )
             family.add_metric((view.client_id,), value)
             yield family
-
 
     def _plugin_families(self) -> Iterator[Metric]:
         """KIP-877's group ``plugins`` as ``kafka_connect_plugins_<name>``, the plugin's tags as labels."""
@@ -338,15 +448,24 @@ _SANITIZE = re.compile(r"[^a-zA-Z0-9_]")
 
 def client_families() -> Iterator[Metric]:
     """The Kafka clients' ``connection-count`` and byte totals, as Strimzi's rules name them."""
-    connections = {role: GaugeMetricFamily(f"kafka_{role}_connection_count",
-                                           "The current number of active connections.", labels=("clientid",))
-                   for role in ("producer", "consumer", "admin_client")}
-    outgoing = CounterMetricFamily("kafka_producer_outgoing_byte_total",
-                                   "Record bytes handed to the producer (Java: bytes sent to all servers).",
-                                   labels=("clientid",))
-    incoming = CounterMetricFamily("kafka_consumer_incoming_byte_total",
-                                   "Record bytes the consumer returned (Java: bytes read off all sockets).",
-                                   labels=("clientid",))
+    connections = {
+        role: GaugeMetricFamily(
+            f"kafka_{role}_connection_count",
+            "The current number of active connections.",
+            labels=("clientid",),
+        )
+        for role in ("producer", "consumer", "admin_client")
+    }
+    outgoing = CounterMetricFamily(
+        "kafka_producer_outgoing_byte_total",
+        "Record bytes handed to the producer (Java: bytes sent to all servers).",
+        labels=("clientid",),
+    )
+    incoming = CounterMetricFamily(
+        "kafka_consumer_incoming_byte_total",
+        "Record bytes the consumer returned (Java: bytes read off all sockets).",
+        labels=("clientid",),
+    )
     # clients sharing a client.id (Java's JMX would drop all but one) are summed: sums stay right
     open_by_id: dict[tuple[str, str], int] = {}
     bytes_by_id: dict[tuple[str, str], int] = {}

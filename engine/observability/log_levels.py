@@ -19,12 +19,27 @@ from engine.errors import EngineError
 
 ROOT = "root"
 # Log4j's names, mapped onto logging's numbers
-LEVELS = {"OFF": logging.CRITICAL + 10, "FATAL": logging.CRITICAL, "ERROR": logging.ERROR, "WARN": logging.WARNING,
-          "INFO": logging.INFO, "DEBUG": logging.DEBUG, "TRACE": 5, "ALL": 0}
+LEVELS = {
+    "OFF": logging.CRITICAL + 10,
+    "FATAL": logging.CRITICAL,
+    "ERROR": logging.ERROR,
+    "WARN": logging.WARNING,
+    "INFO": logging.INFO,
+    "DEBUG": logging.DEBUG,
+    "TRACE": 5,
+    "ALL": 0,
+}
 _PYTHON_NAMES = {"WARNING": logging.WARNING, "CRITICAL": logging.CRITICAL}  # accepted, shown as Log4j's
 _NAMES = {number: name for name, number in LEVELS.items()}
-_METHOD_LEVELS = {"critical": logging.CRITICAL, "exception": logging.ERROR, "error": logging.ERROR,
-                  "warning": logging.WARNING, "warn": logging.WARNING, "info": logging.INFO, "debug": logging.DEBUG}
+_METHOD_LEVELS = {
+    "critical": logging.CRITICAL,
+    "exception": logging.ERROR,
+    "error": logging.ERROR,
+    "warning": logging.WARNING,
+    "warn": logging.WARNING,
+    "info": logging.INFO,
+    "debug": logging.DEBUG,
+}
 
 
 class InvalidLogLevel(EngineError):
@@ -40,7 +55,10 @@ class LoggerLevel:
     last_modified: int | None  # epoch ms; None for levels set at start-up
 
     def as_json(self) -> dict[str, Any]:
-        return {"level": _NAMES.get(self.level, logging.getLevelName(self.level)), "last_modified": self.last_modified}
+        return {
+            "level": _NAMES.get(self.level, logging.getLevelName(self.level)),
+            "last_modified": self.last_modified,
+        }
 
 
 class LogLevels:
@@ -83,8 +101,11 @@ class LogLevels:
         level = self.validate(level_name)
         now = None if at_startup else int(time.time() * 1000)
         known = self._known | set(logging.root.manager.loggerDict) | set(self._levels)
-        affected = sorted(n for n in known | {namespace}
-                          if namespace == ROOT or n == namespace or n.startswith(namespace + "."))
+        affected = sorted(
+            n
+            for n in known | {namespace}
+            if namespace == ROOT or n == namespace or n.startswith(namespace + ".")
+        )
         for name in affected:
             current = self._levels.get(name)
             if current is None or current.level != level:  # last_modified moves only on a real change

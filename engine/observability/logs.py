@@ -69,11 +69,20 @@ class _ToStructlog(logging.Handler):
             return  # an engine event handed to stdlib by the quiet default: it came from structlog already
         method = record.levelname.lower() if record.levelno < logging.CRITICAL else "critical"
         getattr(structlog.get_logger(component=record.name), method, structlog.get_logger().error)(
-            record.getMessage())
+            record.getMessage()
+        )
 
 
-_LEVELS = {"critical": logging.CRITICAL, "exception": logging.ERROR, "error": logging.ERROR, "warning": logging.WARNING,
-           "warn": logging.WARNING, "info": logging.INFO, "msg": logging.INFO, "debug": logging.DEBUG}
+_LEVELS = {
+    "critical": logging.CRITICAL,
+    "exception": logging.ERROR,
+    "error": logging.ERROR,
+    "warning": logging.WARNING,
+    "warn": logging.WARNING,
+    "info": logging.INFO,
+    "msg": logging.INFO,
+    "debug": logging.DEBUG,
+}
 _LOGFMT = structlog.processors.LogfmtRenderer(key_order=["event"])
 
 
@@ -82,7 +91,9 @@ def _stdlib_logger(event: MutableMapping[str, Any]) -> logging.Logger:
     return logging.getLogger(f"{ENGINE_LOGGER}.{event.get('component', 'engine')}")
 
 
-def _enabled_in_stdlib(_logger: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+def _enabled_in_stdlib(
+    _logger: Any, method: str, event: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
     """Drop an event its stdlib logger would not show, before anything is rendered."""
     if not _stdlib_logger(event).isEnabledFor(_LEVELS.get(method, logging.INFO)):
         raise structlog.DropEvent

@@ -96,29 +96,52 @@ class EngineMetrics:
     def __init__(self, status: StatusStore, *, worker_id: str | None = None) -> None:
         """``worker_id``: a cluster member's, so the Connect families report only the work it runs."""
         self._status = status
-        self.transitions = Counter("transitions_total", "Lifecycle transitions the herder published.",
-                                   ("kind", "trigger", "from_state", "to_state"))
-        self.deletions_run = Counter("deletion_callbacks_run_total",
-                                     "Connector.deleted() runs, fresh instances included.", ())
-        self.deletions_failed = Counter("deletion_callbacks_failed_total",
-                                        "Connector.deleted() runs that raised, timed out or could not load.", ())
-        self.cleanup_attempts = Counter("connector_cleanup_attempts_total",
-                                        "Attempts at a deleted connector's cleanup, by outcome "
-                                        "(succeeded, failed, timed_out, succeeded_late).", ("outcome",))
-        self.cleanups_given_up = Counter("connector_cleanups_given_up_total",
-                                         "Cleanups abandoned after connector.deleted.max.retries.", ())
+        self.transitions = Counter(
+            "transitions_total",
+            "Lifecycle transitions the herder published.",
+            ("kind", "trigger", "from_state", "to_state"),
+        )
+        self.deletions_run = Counter(
+            "deletion_callbacks_run_total", "Connector.deleted() runs, fresh instances included.", ()
+        )
+        self.deletions_failed = Counter(
+            "deletion_callbacks_failed_total",
+            "Connector.deleted() runs that raised, timed out or could not load.",
+            (),
+        )
+        self.cleanup_attempts = Counter(
+            "connector_cleanup_attempts_total",
+            "Attempts at a deleted connector's cleanup, by outcome "
+            "(succeeded, failed, timed_out, succeeded_late).",
+            ("outcome",),
+        )
+        self.cleanups_given_up = Counter(
+            "connector_cleanups_given_up_total", "Cleanups abandoned after connector.deleted.max.retries.", ()
+        )
         self.pending_cleanups: Callable[[], int] = lambda: 0  # set by the herder: read at scrape time
-        self.auto_restarts = Counter("auto_restarts_total", "Automatic restarts of FAILED work "
-                                     "(restart.policy=on-failure), by kind (connector, task).", ("kind",))
+        self.auto_restarts = Counter(
+            "auto_restarts_total",
+            "Automatic restarts of FAILED work (restart.policy=on-failure), by kind (connector, task).",
+            ("kind",),
+        )
         self.scheduled_restarts: Callable[[], int] = lambda: 0  # set by the herder: read at scrape time
-        self.callbacks = Histogram("callback_duration_seconds", "Duration of user callbacks, by method name.",
-                                   ("callback",), CALLBACK_BUCKETS)
+        self.callbacks = Histogram(
+            "callback_duration_seconds",
+            "Duration of user callbacks, by method name.",
+            ("callback",),
+            CALLBACK_BUCKETS,
+        )
         self._callback_series: dict[str, list[float]] = {}
         self.extra: list[Callable[[], Iterable[Metric]]] = []  # more families, e.g. Spark's
-        self.requests = Counter("rest_requests_total", "REST requests answered.", ("method", "route", "status"))
-        self.request_seconds = Histogram("rest_request_duration_seconds", "REST request latency.",
-                                         ("method", "route"), REST_BUCKETS)
-        self.connect = ConnectMetrics(status, worker_id)  # Kafka Connect's families: counters the task loops update
+        self.requests = Counter(
+            "rest_requests_total", "REST requests answered.", ("method", "route", "status")
+        )
+        self.request_seconds = Histogram(
+            "rest_request_duration_seconds", "REST request latency.", ("method", "route"), REST_BUCKETS
+        )
+        self.connect = ConnectMetrics(
+            status, worker_id
+        )  # Kafka Connect's families: counters the task loops update
         self.registry = CollectorRegistry(auto_describe=False)  # this engine's alone
         self.registry.register(self)
         # the process's own (the stand-ins for the JVM row of Connect dashboards): process_* (CPU
@@ -165,19 +188,34 @@ class EngineMetrics:
         connectors, tasks = self.state_counts()
         yield _gauge("connectors", "Connectors by observed state.", connectors)
         yield _gauge("tasks", "Tasks by observed state.", tasks)
-        yield GaugeMetricFamily(PREFIX + "connector_cleanups_pending",
-                                "Deleted connectors whose cleanup has not succeeded yet (GET /connector-cleanups).",
-                                value=self.pending_cleanups())
-        yield GaugeMetricFamily(PREFIX + "auto_restarts_scheduled",
-                                "FAILED connectors and tasks waiting for their restart backoff.",
-                                value=self.scheduled_restarts())
-        for metric in (self.transitions, self.deletions_run, self.deletions_failed, self.cleanup_attempts,
-                       self.cleanups_given_up, self.auto_restarts, self.callbacks,
-                       self.requests, self.request_seconds):
+        yield GaugeMetricFamily(
+            PREFIX + "connector_cleanups_pending",
+            "Deleted connectors whose cleanup has not succeeded yet (GET /connector-cleanups).",
+            value=self.pending_cleanups(),
+        )
+        yield GaugeMetricFamily(
+            PREFIX + "auto_restarts_scheduled",
+            "FAILED connectors and tasks waiting for their restart backoff.",
+            value=self.scheduled_restarts(),
+        )
+        for metric in (
+            self.transitions,
+            self.deletions_run,
+            self.deletions_failed,
+            self.cleanup_attempts,
+            self.cleanups_given_up,
+            self.auto_restarts,
+            self.callbacks,
+            self.requests,
+            self.request_seconds,
+        ):
             yield metric.collect()
-        yield GaugeMetricFamily(PREFIX + "threads", "Threads alive in this process (the JVM's jvm_threads_current "
-                                "stand-in): the event loop's, callbacks' executors, Spark's.",
-                                value=threading.active_count())
+        yield GaugeMetricFamily(
+            PREFIX + "threads",
+            "Threads alive in this process (the JVM's jvm_threads_current "
+            "stand-in): the event loop's, callbacks' executors, Spark's.",
+            value=threading.active_count(),
+        )
         for extra in self.extra:
             yield from extra()
         yield from self.connect.collect()

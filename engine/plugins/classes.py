@@ -24,7 +24,10 @@ class ClassNotFound(Exception):
     """
 
     def __init__(self, name: str, module: str | None = None, error: BaseException | None = None) -> None:
-        super().__init__(f"No class {name}" + (f": module {module!r} cannot be imported ({error!r})" if error is not None else ""))
+        super().__init__(
+            f"No class {name}"
+            + (f": module {module!r} cannot be imported ({error!r})" if error is not None else "")
+        )
         self.name = name
         self.module = module
         self.error = error

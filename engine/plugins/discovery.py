@@ -74,9 +74,14 @@ class PluginType(StrEnum):
         return _SUFFIXES[self]
 
 
-_SUFFIXES = {PluginType.SINK: "Connector", PluginType.SOURCE: "Connector",
-             PluginType.TRANSFORMATION: "Transformation", PluginType.PREDICATE: "Predicate",
-             PluginType.CONVERTER: "Converter", PluginType.HEADER_CONVERTER: "HeaderConverter"}
+_SUFFIXES = {
+    PluginType.SINK: "Connector",
+    PluginType.SOURCE: "Connector",
+    PluginType.TRANSFORMATION: "Transformation",
+    PluginType.PREDICATE: "Predicate",
+    PluginType.CONVERTER: "Converter",
+    PluginType.HEADER_CONVERTER: "HeaderConverter",
+}
 
 CONNECTOR_TYPES = frozenset({PluginType.SINK, PluginType.SOURCE})
 
@@ -144,9 +149,11 @@ class PluginDesc:
     def java_repr(self) -> str:
         """Connect's ``PluginDesc.toString()``, as its "available connectors are: ..." messages list plugins."""
         version = plugin_version(self.cls) or UNDEFINED_VERSION
-        return (f"PluginDesc{{klass=class {self.name}, name='{self.name}', version='{version}', "
-                f"encodedVersion={version}, type={self.type.value}, typeName='{self.type.value}', "
-                f"location='{self.location}'}}")
+        return (
+            f"PluginDesc{{klass=class {self.name}, name='{self.name}', version='{version}', "
+            f"encodedVersion={version}, type={self.type.value}, typeName='{self.type.value}', "
+            f"location='{self.location}'}}"
+        )
 
     def info(self) -> dict[str, str]:
         """Connect's PluginInfo; ``version`` left out when undefined."""
@@ -208,6 +215,7 @@ class PluginRegistry:
 
 # ---- entry points -----------------------------------------------------------------------------
 
+
 def plugins_from_entry_points(eps: Iterable[EntryPoint]) -> list[PluginDesc]:
     """Load each entry point of our groups; broken ones are logged and skipped, as Connect does."""
     found: list[PluginDesc] = []
@@ -227,8 +235,12 @@ def plugins_from_entry_points(eps: Iterable[EntryPoint]) -> list[PluginDesc]:
         if isinstance(loaded, type) and kind is None:
             kind = connector_plugin_type(loaded)
         if not isinstance(loaded, type) or kind is None:
-            log.warning("plugins.entry_point_ignored", group=ep.group, entry_point=ep.value,
-                        reason="not a class of the group's kind")
+            log.warning(
+                "plugins.entry_point_ignored",
+                group=ep.group,
+                entry_point=ep.value,
+                reason="not a class of the group's kind",
+            )
             continue
         found.append(PluginDesc(loaded, kind))
         if ep.dist is not None:  # the version this process imported (engine/plugins/reload.py compares)
@@ -302,8 +314,11 @@ def _scan_directory(directory: Path) -> list[PluginDesc]:
         module_name = _plugin_package(entry)
         if module_name is None:
             if entry.is_file() and entry.suffix == ".py":
-                log.info("plugins.script_ignored", path=str(entry),
-                         reason="plugin.path loads packages and distributions, never top-level scripts")
+                log.info(
+                    "plugins.script_ignored",
+                    path=str(entry),
+                    reason="plugin.path loads packages and distributions, never top-level scripts",
+                )
             continue
         if module_name in owned:
             continue  # a distribution's package (or one of its dependencies): reached through entry points
@@ -343,7 +358,9 @@ def _plugin_package(entry: Path) -> str | None:
     return entry.name if entry.name.isidentifier() else None
 
 
-def _connectors_defined_in(module_name: str, members: Iterable[object], location: str) -> Iterator[PluginDesc]:
+def _connectors_defined_in(
+    module_name: str, members: Iterable[object], location: str
+) -> Iterator[PluginDesc]:
     for member in members:
         if not isinstance(member, type) or inspect.isabstract(member) or not issubclass(member, Connector):
             continue

@@ -36,7 +36,9 @@ def load_connector_class(name: str) -> type[Connector]:
         if needs is not None:
             raise MissingExtra(name, *needs, install_hint(*needs)) from cause
         if cause is not None:
-            log.warning("plugins.connector_module_failed", connector_class=name, module=exc.module, error=repr(cause))
+            log.warning(
+                "plugins.connector_module_failed", connector_class=name, module=exc.module, error=repr(cause)
+            )
     else:
         if issubclass(cls, SourceConnector | SinkConnector):
             return cls
@@ -61,7 +63,11 @@ def task_twin(java_name: str) -> type[Task] | None:
             task = desc.cls().task_class()
         except Exception:  # a twin whose task_class() needs a started instance: not this way
             continue
-        if isinstance(task, type) and issubclass(task, Task) and getattr(task, "java_class", None) == java_name:
+        if (
+            isinstance(task, type)
+            and issubclass(task, Task)
+            and getattr(task, "java_class", None) == java_name
+        ):
             return task
     return None
 
@@ -69,15 +75,21 @@ def task_twin(java_name: str) -> type[Task] | None:
 def _missing_module(exc: ClassNotFound) -> bool:
     """The name's module does not exist (as opposed to existing and failing on import)."""
     error = exc.error
-    return (isinstance(error, ModuleNotFoundError) and error.name is not None and exc.module is not None
-            and (exc.module == error.name or exc.module.startswith(error.name + ".")))
+    return (
+        isinstance(error, ModuleNotFoundError)
+        and error.name is not None
+        and exc.module is not None
+        and (exc.module == error.name or exc.module.startswith(error.name + "."))
+    )
 
 
 def _not_found(name: str) -> ConnectorClassNotFound:
     """Connect's wording, listing every connector as its ``PluginDesc.toString()`` (sorted by class name)."""
     connectors = sorted(process_registry().plugins(CONNECTOR_TYPES), key=lambda desc: desc.name)
-    message = (f"Failed to find any class that implements Connector and which name matches {name}, "
-               f"available connectors are: {', '.join(desc.java_repr() for desc in connectors)}")
+    message = (
+        f"Failed to find any class that implements Connector and which name matches {name}, "
+        f"available connectors are: {', '.join(desc.java_repr() for desc in connectors)}"
+    )
     return ConnectorClassNotFound(message, errors={"connector.class": [message]})
 
 

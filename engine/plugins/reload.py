@@ -56,11 +56,17 @@ class ReloadResult:
     restart_required: list[dict[str, Any]] = field(default_factory=list)
 
     def json(self) -> dict[str, Any]:
-        return {"added": [d.info() for d in self.added], "removed": [d.info() for d in self.removed],
-                "upgraded": self.upgraded, "restart_required": self.restart_required}
+        return {
+            "added": [d.info() for d in self.added],
+            "removed": [d.info() for d in self.removed],
+            "upgraded": self.upgraded,
+            "restart_required": self.restart_required,
+        }
 
 
-def reload_plugins(plugin_path: str | None, in_use: InUse, before: PluginRegistry | None = None) -> ReloadResult:
+def reload_plugins(
+    plugin_path: str | None, in_use: InUse, before: PluginRegistry | None = None
+) -> ReloadResult:
     """Rediscover plugins; see the module docstring. ``before``: the registry to compare with."""
     previous = before if before is not None else discovery.process_registry()
     importlib.invalidate_caches()
@@ -71,15 +77,26 @@ def reload_plugins(plugin_path: str | None, in_use: InUse, before: PluginRegistr
     discovery.plugin_version.cache_clear()
     old = {d.name: d for d in previous.plugins()}
     new = {d.name: d for d in registry.plugins()}
-    result = ReloadResult(registry, [d for n, d in new.items() if n not in old],
-                          [d for n, d in old.items() if n not in new], upgraded, restart_required)
-    log.info("plugins.reloaded", added=[d.name for d in result.added], removed=[d.name for d in result.removed],
-             upgraded=[u["distribution"] for u in upgraded],
-             restart_required=[r["distribution"] for r in restart_required])
+    result = ReloadResult(
+        registry,
+        [d for n, d in new.items() if n not in old],
+        [d for n, d in old.items() if n not in new],
+        upgraded,
+        restart_required,
+    )
+    log.info(
+        "plugins.reloaded",
+        added=[d.name for d in result.added],
+        removed=[d.name for d in result.removed],
+        upgraded=[u["distribution"] for u in upgraded],
+        restart_required=[r["distribution"] for r in restart_required],
+    )
     return result
 
 
-def _settle_versions(plugin_path: str | None, in_use: InUse) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
+def _settle_versions(
+    plugin_path: str | None, in_use: InUse
+) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
     upgraded: list[dict[str, str]] = []
     restart_required: list[dict[str, Any]] = []
     for dist in _plugin_distributions(plugin_path):
@@ -90,8 +107,14 @@ def _settle_versions(plugin_path: str | None, in_use: InUse) -> tuple[list[dict[
         packages = frozenset(_top_level_names(dist))
         users = in_use(packages)
         if users:
-            restart_required.append({"distribution": name, "loaded_version": loaded,
-                                     "installed_version": dist.version, "used_by": sorted(users)})
+            restart_required.append(
+                {
+                    "distribution": name,
+                    "loaded_version": loaded,
+                    "installed_version": dist.version,
+                    "used_by": sorted(users),
+                }
+            )
             continue
         _drop_modules(packages)
         discovery.forget_path_plugins(packages)
@@ -106,7 +129,7 @@ def _plugin_distributions(plugin_path: str | None) -> Iterable[Distribution]:
     paths += [[d.strip()] for d in (plugin_path or "").split(",") if d.strip() and Path(d.strip()).is_dir()]
     seen: set[str] = set()  # a plugin.path directory is on sys.path too: each distribution once
     for path in paths:
-        for dist in (distributions() if path is None else distributions(path=path)):
+        for dist in distributions() if path is None else distributions(path=path):
             if dist.name not in seen and any(ep.group in ENTRY_POINT_GROUPS for ep in dist.entry_points):
                 seen.add(dist.name)
                 yield dist
@@ -149,6 +172,8 @@ def _names_a_class(key: str) -> bool:
 
 def connectors_using(configs: dict[str, dict[str, str]], packages: frozenset[str]) -> list[str]:
     """Connectors whose config names a class (connector, converter, SMT, predicate) from ``packages``."""
-    return [name for name, config in configs.items()
-            if any(_names_a_class(k) and _class_root(v) in packages
-                   for k, v in config.items())]
+    return [
+        name
+        for name, config in configs.items()
+        if any(_names_a_class(k) and _class_root(v) in packages for k, v in config.items())
+    ]

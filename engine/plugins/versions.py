@@ -19,12 +19,30 @@ from dataclasses import dataclass
 from functools import total_ordering
 
 LATEST = "latest"
-VERSION_KEYS = ("connector.plugin.version", "key.converter.plugin.version", "value.converter.plugin.version",
-                "header.converter.plugin.version")
+VERSION_KEYS = (
+    "connector.plugin.version",
+    "key.converter.plugin.version",
+    "value.converter.plugin.version",
+    "header.converter.plugin.version",
+)
 PLUGIN_VERSION = "plugin.version"  # under transforms.<alias>. and predicates.<alias>.
 
-_QUALIFIERS = {"alpha": 0, "a": 0, "beta": 1, "b": 1, "milestone": 2, "m": 2, "rc": 3, "cr": 3,
-               "snapshot": 4, "": 5, "ga": 5, "final": 5, "release": 5, "sp": 6}
+_QUALIFIERS = {
+    "alpha": 0,
+    "a": 0,
+    "beta": 1,
+    "b": 1,
+    "milestone": 2,
+    "m": 2,
+    "rc": 3,
+    "cr": 3,
+    "snapshot": 4,
+    "": 5,
+    "ga": 5,
+    "final": 5,
+    "release": 5,
+    "sp": 6,
+}
 
 
 class InvalidVersionSpecification(ValueError):
@@ -36,7 +54,9 @@ class VersionMismatch(ValueError):
 
 
 def _items(version: str) -> tuple[tuple[int, int | str], ...]:
-    parts = [p for p in re.split(r"[.\-]|(?<=\d)(?=[a-zA-Z])|(?<=[a-zA-Z])(?=\d)", version.strip().lower()) if p]
+    parts = [
+        p for p in re.split(r"[.\-]|(?<=\d)(?=[a-zA-Z])|(?<=[a-zA-Z])(?=\d)", version.strip().lower()) if p
+    ]
     items: list[tuple[int, int | str]] = []
     for part in parts:
         if part.isdigit():
@@ -98,13 +118,22 @@ class Restriction:
     upper_inclusive: bool
 
     def contains(self, version: ArtifactVersion) -> bool:
-        if self.lower is not None and (version < self.lower or (version == self.lower and not self.lower_inclusive)):
+        if self.lower is not None and (
+            version < self.lower or (version == self.lower and not self.lower_inclusive)
+        ):
             return False
-        return self.upper is None or not (self.upper < version or (version == self.upper and not self.upper_inclusive))
+        return self.upper is None or not (
+            self.upper < version or (version == self.upper and not self.upper_inclusive)
+        )
 
     def __str__(self) -> str:  # Maven's Restriction.toString
-        return (("[" if self.lower_inclusive else "(") + (str(self.lower) if self.lower else "") + ","
-                + (str(self.upper) if self.upper else "") + ("]" if self.upper_inclusive else ")"))
+        return (
+            ("[" if self.lower_inclusive else "(")
+            + (str(self.lower) if self.lower else "")
+            + ","
+            + (str(self.upper) if self.upper else "")
+            + ("]" if self.upper_inclusive else ")")
+        )
 
 
 @dataclass(frozen=True)
@@ -128,20 +157,21 @@ class VersionRange:
                 index = idx1
             if index < 0:
                 raise InvalidVersionSpecification(f"Unbounded range: {spec}")
-            restriction = _restriction(process[:index + 1])
+            restriction = _restriction(process[: index + 1])
             if lower_bound is None:
                 lower_bound = restriction.lower
             if upper_bound is not None and (restriction.lower is None or restriction.lower < upper_bound):
                 raise InvalidVersionSpecification(f"Ranges overlap: {spec}")
             restrictions.append(restriction)
             upper_bound = restriction.upper
-            process = process[index + 1:].strip()
+            process = process[index + 1 :].strip()
             if process.startswith(","):
                 process = process[1:].strip()
         if process:
             if restrictions:
                 raise InvalidVersionSpecification(
-                    f"Only fully-qualified sets allowed in multiple set scenario: {spec}")
+                    f"Only fully-qualified sets allowed in multiple set scenario: {spec}"
+                )
             return cls(ArtifactVersion(process), (Restriction(None, False, None, False),))
         return cls(None, tuple(restrictions))
 
@@ -196,5 +226,7 @@ def require(plugin_name: str, installed: str | None, spec: str | None) -> None:
         return
     version = installed if installed is not None else "undefined"
     if not wanted.contains(version):
-        raise VersionMismatch(f"Plugin {plugin_name} has version {version} which does not match the required "
-                              f"version range {wanted}")
+        raise VersionMismatch(
+            f"Plugin {plugin_name} has version {version} which does not match the required "
+            f"version range {wanted}"
+        )

@@ -54,7 +54,9 @@ async def connect_errors(request: web.Request, handler: Any) -> web.StreamRespon
     except TimeoutError:
         response = _error(request, 500, timed_out_message(current_stage()))
     except web.HTTPMethodNotAllowed as exc:
-        response = error_response(405, "HTTP 405 Method Not Allowed", headers={"Allow": ",".join(exc.allowed_methods)})
+        response = error_response(
+            405, "HTTP 405 Method Not Allowed", headers={"Allow": ",".join(exc.allowed_methods)}
+        )
     except web.HTTPNotFound:
         response = error_response(404, "HTTP 404 Not Found")
     except web.HTTPException as exc:
@@ -72,11 +74,17 @@ def _error(request: web.Request, status: int, message: str) -> web.Response:
     return error_response(status, message)
 
 
-def make_app(engine: Engine, *, rest_timeout: float = DEFAULT_REST_TIMEOUT_S,
-             cluster_id: str = server_info.DEFAULT_CLUSTER_ID, plugins: PluginRegistry | None = None,
-             credentials_file: str | None = None,
-             resources: Literal["all", "regular", "admin"] = "all", ready: asyncio.Event | None = None,
-             health_timeout: float = DEFAULT_HEALTH_TIMEOUT_S) -> web.Application:
+def make_app(
+    engine: Engine,
+    *,
+    rest_timeout: float = DEFAULT_REST_TIMEOUT_S,
+    cluster_id: str = server_info.DEFAULT_CLUSTER_ID,
+    plugins: PluginRegistry | None = None,
+    credentials_file: str | None = None,
+    resources: Literal["all", "regular", "admin"] = "all",
+    ready: asyncio.Event | None = None,
+    health_timeout: float = DEFAULT_HEALTH_TIMEOUT_S,
+) -> web.Application:
     """An aiohttp application serving Connect's REST API for ``engine``.
 
     ``ready`` is set once the worker has started (``engine.rest.health``): until then ``/health``
@@ -105,16 +113,29 @@ def make_app(engine: Engine, *, rest_timeout: float = DEFAULT_REST_TIMEOUT_S,
     app[REST_TIMEOUT] = rest_timeout
     app[CLUSTER_ID] = cluster_id
     app[CLUSTER_ID_LOCK] = asyncio.Lock()
-    app[PLUGINS] = plugins if plugins is not None else PluginRegistry.discover(engine.worker.get("plugin.path"))
+    app[PLUGINS] = (
+        plugins if plugins is not None else PluginRegistry.discover(engine.worker.get("plugin.path"))
+    )
     admin = [(method, path, consumes_json(handler)) for method, path, handler in loggers.ROUTES]
     if resources == "admin":
         add_routes(app, admin)
         return app
-    json_resources = [(method, path, consumes_json(handler))
-                      for method, path, handler in [*connectors.ROUTES, *plugin_routes.ROUTES]]
+    json_resources = [
+        (method, path, consumes_json(handler))
+        for method, path, handler in [*connectors.ROUTES, *plugin_routes.ROUTES]
+    ]
     if resources == "all":
         json_resources += admin
     server_info.build_commit()  # asks git once, before any request waits on it
-    add_routes(app, [("GET", "/", server_info.serve), ("GET", "/health", health), ("GET", "/openapi.json", openapi.serve),
-                     ("GET", "/metrics", metrics.serve), *json_resources, *connectors.INTERNAL_ROUTES])
+    add_routes(
+        app,
+        [
+            ("GET", "/", server_info.serve),
+            ("GET", "/health", health),
+            ("GET", "/openapi.json", openapi.serve),
+            ("GET", "/metrics", metrics.serve),
+            *json_resources,
+            *connectors.INTERNAL_ROUTES,
+        ],
+    )
     return app

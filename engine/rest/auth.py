@@ -50,7 +50,10 @@ SCHEME = "pbkdf2_sha256"
 DEFAULT_ITERATIONS = 600_000  # OWASP's 2023 figure for PBKDF2-HMAC-SHA256
 UNAUTHORIZED = "User cannot access the resource."
 # JaasBasicAuthFilter's INTERNAL_REQUEST_MATCHERS: skipped, their requests are signed
-_INTERNAL = (("POST", re.compile(r"/?connectors/([^/]+)/tasks/?")), ("PUT", re.compile(r"/?connectors/[^/]+/fence/?")))
+_INTERNAL = (
+    ("POST", re.compile(r"/?connectors/([^/]+)/tasks/?")),
+    ("PUT", re.compile(r"/?connectors/[^/]+/fence/?")),
+)
 
 
 def _internal(request: web.Request) -> bool:
@@ -93,11 +96,14 @@ class PasswordHash:
 def hash_password(password: str, iterations: int = DEFAULT_ITERATIONS, salt: bytes | None = None) -> str:
     """The ``pbkdf2_sha256$...`` string for ``password`` (a fresh 16-byte salt unless given)."""
     salt = secrets.token_bytes(16) if salt is None else salt
-    return PasswordHash(iterations, salt, hashlib.pbkdf2_hmac("sha256", password.encode(), salt, iterations)).encode()
+    return PasswordHash(
+        iterations, salt, hashlib.pbkdf2_hmac("sha256", password.encode(), salt, iterations)
+    ).encode()
 
 
 def load_credentials(path: str | os.PathLike[str]) -> dict[str, PasswordHash]:
     """User -> hash from the credentials file; a malformed file stops the worker from starting."""
+
     def invalid(reason: str) -> ConfigError:
         message = f"Invalid credentials file {path}: {reason}"
         return ConfigError(message, errors={CREDENTIALS_FILE_KEY: [message]})
@@ -169,7 +175,9 @@ class BasicAuth:
         async def basic_auth(request: web.Request, handler: Any) -> web.StreamResponse:
             internal = _internal(request)  # workers sign these instead (KIP-507)
             if not internal and not await self.allows(request.headers.get("Authorization")):
-                return web.Response(status=401, text=UNAUTHORIZED, content_type="text/plain", headers=CHALLENGE)
+                return web.Response(
+                    status=401, text=UNAUTHORIZED, content_type="text/plain", headers=CHALLENGE
+                )
             response: web.StreamResponse = await handler(request)
             return response
 
@@ -186,10 +194,14 @@ def _read_password() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m engine.rest.auth",
-                                     description="Credentials-file lines for rest.basic.auth.credentials.file")
+    parser = argparse.ArgumentParser(
+        prog="python -m engine.rest.auth",
+        description="Credentials-file lines for rest.basic.auth.credentials.file",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
-    make = commands.add_parser("hash", help="print 'user:hash' for a password read from stdin or prompted for")
+    make = commands.add_parser(
+        "hash", help="print 'user:hash' for a password read from stdin or prompted for"
+    )
     make.add_argument("user", nargs="?", default="admin")
     make.add_argument("--iterations", type=int, default=DEFAULT_ITERATIONS)
     args = parser.parse_args(argv)

@@ -20,7 +20,12 @@ from engine.rest.errors import RestError, json_error_message
 STRING = "java.lang.String"
 STRING_MAP = "java.util.LinkedHashMap<java.lang.String,java.lang.String>"
 CREATE_REQUEST = "org.apache.kafka.connect.runtime.rest.entities.CreateConnectorRequest"
-CREATE_REQUEST_FIELDS = ("name", "config", "initial_state", "initial_offsets")  # in the order Jackson lists them
+CREATE_REQUEST_FIELDS = (
+    "name",
+    "config",
+    "initial_state",
+    "initial_offsets",
+)  # in the order Jackson lists them
 
 
 class JsonNumber(str):
@@ -30,8 +35,9 @@ class JsonNumber(str):
 
 
 def _non_standard(token: str) -> Any:
-    raise RestError(500, f"Non-standard token '{token}': enable `JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS` "
-                         "to allow")
+    raise RestError(
+        500, f"Non-standard token '{token}': enable `JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS` to allow"
+    )
 
 
 async def json_body(request: web.Request, *, numbers_as_text: bool = False) -> Any:
@@ -90,8 +96,9 @@ def mismatch(target: str, value: Any, chain: list[str]) -> RestError:
     """Jackson's ``MismatchedInputException``: 500 ``Cannot deserialize value of type `T` from ...``."""
     shape, token = _token(value)
     where = f" (through reference chain: {'->'.join(chain)})" if chain else ""
-    return RestError(500, f"Cannot deserialize value of type `{target}` from {shape} (token `JsonToken.{token}`)"
-                          f"{where}")
+    return RestError(
+        500, f"Cannot deserialize value of type `{target}` from {shape} (token `JsonToken.{token}`){where}"
+    )
 
 
 def json_string(value: Any, chain: list[str]) -> str | None:
@@ -111,7 +118,9 @@ def string_map(body: Any, chain: list[str] | None = None) -> dict[str, Any]:
     chain = chain or []
     if not isinstance(body, dict):
         raise mismatch(STRING_MAP, body, chain)
-    return {key: json_string(value, [*chain, f'java.util.LinkedHashMap["{key}"]']) for key, value in body.items()}
+    return {
+        key: json_string(value, [*chain, f'java.util.LinkedHashMap["{key}"]']) for key, value in body.items()
+    }
 
 
 def create_request(body: Any) -> tuple[str, dict[str, Any], Any]:
@@ -124,9 +133,12 @@ def create_request(body: Any) -> tuple[str, dict[str, Any], Any]:
     for field in body:
         if field not in CREATE_REQUEST_FIELDS:
             known = ", ".join(f'"{name}"' for name in CREATE_REQUEST_FIELDS)
-            raise RestError(500, f'Unrecognized field "{field}" (class {CREATE_REQUEST}), not marked as ignorable '
-                                 f"({len(CREATE_REQUEST_FIELDS)} known properties: {known}]) (through reference "
-                                 f'chain: {CREATE_REQUEST}["{field}"])')
+            raise RestError(
+                500,
+                f'Unrecognized field "{field}" (class {CREATE_REQUEST}), not marked as ignorable '
+                f"({len(CREATE_REQUEST_FIELDS)} known properties: {known}]) (through reference "
+                f'chain: {CREATE_REQUEST}["{field}"])',
+            )
     name = json_string(body.get("name"), [f'{CREATE_REQUEST}["name"]'])
     initial_state = _initial_state(body.get("initial_state"))
     raw_config = body.get("config")
@@ -149,7 +161,10 @@ def _initial_state(value: Any) -> str | None:
     text = json_string(value, chain)
     assert text is not None
     if text.upper() not in INITIAL_STATES:
-        raise RestError(500, f"Cannot construct instance of `{INITIAL_STATE}`, problem: No enum constant "
-                             f"{INITIAL_STATE.replace('$', '.')}.{text.upper()} (through reference chain: "
-                             f"{chain[0]})")
+        raise RestError(
+            500,
+            f"Cannot construct instance of `{INITIAL_STATE}`, problem: No enum constant "
+            f"{INITIAL_STATE.replace('$', '.')}.{text.upper()} (through reference chain: "
+            f"{chain[0]})",
+        )
     return text.upper()

@@ -46,6 +46,7 @@ async def _known(engine: Engine, name: str, message: str) -> None:
 
 # ---- the collection ---------------------------------------------------------------------------
 
+
 async def list_connectors(request: web.Request) -> web.Response:
     engine = _engine(request)
     names = await engine.connectors()
@@ -97,6 +98,7 @@ async def _started(engine: Engine, name: str) -> None:
 
 # ---- one connector ---------------------------------------------------------------------------
 
+
 async def get_connector(request: web.Request) -> web.Response:
     return web.json_response(await _engine(request).connector_info(_name(request)))
 
@@ -139,11 +141,15 @@ async def delete_connector(request: web.Request) -> web.Response:
     if outcome.succeeded or outcome.deferred:
         return web.Response(status=204)
     what = "timed out" if outcome.timed_out else "failed"
-    then = ("it will be retried (GET /connector-cleanups)" if outcome.will_retry
-            else "it will not be retried (connector.deleted.max.retries)")
+    then = (
+        "it will be retried (GET /connector-cleanups)"
+        if outcome.will_retry
+        else "it will not be retried (connector.deleted.max.retries)"
+    )
     reason = (outcome.error or "").strip().splitlines()
-    raise RestError(500, f"Connector {name} was deleted, but its cleanup {what}: {reason[0] if reason else what}; "
-                         f"{then}")
+    raise RestError(
+        500, f"Connector {name} was deleted, but its cleanup {what}: {reason[0] if reason else what}; {then}"
+    )
 
 
 async def list_cleanups(request: web.Request) -> web.Response:
@@ -166,9 +172,12 @@ async def get_tasks(request: web.Request) -> web.Response:
 
 async def get_tasks_config(request: web.Request) -> web.Response:
     name = _name(request)
-    log.warning("rest.deprecated_endpoint", reason="The 'GET /connectors/{connector}/tasks-config' endpoint is "
-                "deprecated and will be removed in the next major release. Please use the "
-                "'GET /connectors/{connector}/tasks' endpoint instead.")
+    log.warning(
+        "rest.deprecated_endpoint",
+        reason="The 'GET /connectors/{connector}/tasks-config' endpoint is "
+        "deprecated and will be removed in the next major release. Please use the "
+        "'GET /connectors/{connector}/tasks' endpoint instead.",
+    )
     engine = _engine(request)
     tasks = await engine.task_configs(name)
     if not tasks and engine.cluster is None:  # standalone answers 404 without tasks; distributed 200 {}
@@ -177,7 +186,9 @@ async def get_tasks_config(request: web.Request) -> web.Response:
 
 
 async def get_task_status(request: web.Request) -> web.Response:
-    return web.json_response(_shown(request, await _engine(request).task_status(_name(request), _task(request))))
+    return web.json_response(
+        _shown(request, await _engine(request).task_status(_name(request), _task(request)))
+    )
 
 
 async def restart_task(request: web.Request) -> web.Response:
@@ -191,7 +202,9 @@ async def restart_connector(request: web.Request) -> web.Response:
     # Connect's standalone herder says "Connector x not found" for a plain restart; the KIP-745 path and
     # the distributed herder say "Unknown connector: x"
     plain_standalone = engine.cluster is None and not (include_tasks or only_failed)
-    await _known(engine, name, f"Connector {name} not found" if plain_standalone else f"Unknown connector: {name}")
+    await _known(
+        engine, name, f"Connector {name} not found" if plain_standalone else f"Unknown connector: {name}"
+    )
     plan = await engine.restart_connector(name, include_tasks=include_tasks, only_failed=only_failed)
     if plan is None:
         return web.Response(status=204)
@@ -204,6 +217,7 @@ def _target_change(method: str, status: int) -> Handler:
         await _known(engine, name, f"Unknown connector {name}")
         await getattr(engine, method)(name)
         return web.Response(status=status)
+
     return handle
 
 
@@ -213,6 +227,7 @@ stop_connector = _target_change("stop_connector", 204)
 
 
 # ---- topics and offsets ----------------------------------------------------------------------
+
 
 async def get_topics(request: web.Request) -> web.Response:
     name = _name(request)
@@ -243,6 +258,7 @@ async def reset_offsets(request: web.Request) -> web.Response:
 
 
 # ---- internal, distributed-mode endpoints ------------------------------------------------------
+
 
 async def put_task_configs(request: web.Request) -> web.Response:
     """Internal: a follower owning the connector hands its task configs to the leader
@@ -288,8 +304,9 @@ async def _signed(request: web.Request, engine: Engine) -> None:
     assert engine.cluster is not None
     refusal = engine.cluster.verify(request.headers, await request.read())
     if refusal is not None:
-        log.warning("rest.internal_request_refused", path=request.path, status=refusal.status,
-                    reason=refusal.message)
+        log.warning(
+            "rest.internal_request_refused", path=request.path, status=refusal.status, reason=refusal.message
+        )
         raise RestError(refusal.status, refusal.message)
 
 

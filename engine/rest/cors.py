@@ -43,7 +43,9 @@ class CrossOrigin:
         allowed = _split(origins)
         self.any_origin = "*" in allowed
         self._exact = frozenset(o for o in allowed if "*" not in o)
-        self._wildcards = [re.compile(re.escape(o).replace(r"\*", ".*")) for o in allowed if "*" in o and o != "*"]
+        self._wildcards = [
+            re.compile(re.escape(o).replace(r"\*", ".*")) for o in allowed if "*" in o and o != "*"
+        ]
         self.methods = _split(methods or "") or list(DEFAULT_METHODS)
         self._headers = frozenset(h.lower() for h in ALLOWED_HEADERS)
 
@@ -56,8 +58,11 @@ class CrossOrigin:
     def origin_matches(self, header: str) -> bool:
         if self.any_origin:
             return True
-        return any(origin in self._exact or any(w.fullmatch(origin) for w in self._wildcards)
-                   for origin in header.split(" ") if origin.strip())
+        return any(
+            origin in self._exact or any(w.fullmatch(origin) for w in self._wildcards)
+            for origin in header.split(" ")
+            if origin.strip()
+        )
 
     def _simple(self, response: web.StreamResponse, origin: str) -> None:
         response.headers[hdrs.ACCESS_CONTROL_ALLOW_ORIGIN] = origin
@@ -94,5 +99,7 @@ class CrossOrigin:
 
 def _is_websocket(request: web.Request) -> bool:
     """Jetty's filter leaves WebSocket upgrades alone."""
-    return "upgrade" in request.headers.get(hdrs.CONNECTION, "").lower() and \
-        request.headers.get(hdrs.UPGRADE, "").lower() == "websocket"
+    return (
+        "upgrade" in request.headers.get(hdrs.CONNECTION, "").lower()
+        and request.headers.get(hdrs.UPGRADE, "").lower() == "websocket"
+    )

@@ -34,8 +34,9 @@ async def forward(request: web.Request, exc: NotLeader, timeout: float) -> web.S
     url = URL(exc.leader_url.rstrip("/") + raw_path, encoded=True).with_query(query)
     headers = {h: request.headers[h] for h in _PASSED_HEADERS if h in request.headers}
     body = await request.read()  # cached by aiohttp when the handler read it already
-    status, answer, content_type = await request.app[REST_CLIENT].send(request.method, str(url), body=body,
-                                                                       headers=headers, timeout=timeout)
+    status, answer, content_type = await request.app[REST_CLIENT].send(
+        request.method, str(url), body=body, headers=headers, timeout=timeout
+    )
     response = web.Response(status=status, body=answer if status != 204 else None)
     if answer and status != 204:
         response.content_type = content_type or "application/json"

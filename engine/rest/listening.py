@@ -19,8 +19,9 @@ def listeners_of(worker: WorkerConfig) -> list[Listener]:
     return parse_listeners(worker.raw["listeners"])
 
 
-def server_tls(worker: WorkerConfig, listeners: list[Listener] | None = None,
-               https_prefix: str = HTTPS_PREFIX) -> ssl.SSLContext | None:
+def server_tls(
+    worker: WorkerConfig, listeners: list[Listener] | None = None, https_prefix: str = HTTPS_PREFIX
+) -> ssl.SSLContext | None:
     """The HTTPS listeners' TLS context, or None without one. ``listeners.https.*`` keys (for the admin
     listeners ``admin.listeners.https.*``), when any is set, replace the plain ``ssl.*`` keys
     altogether (Kafka's ``valuesWithPrefixAllOrNothing``). Built before the worker starts, so a bad
@@ -42,8 +43,12 @@ async def bind(runner: web.AppRunner, listeners: list[Listener], tls: ssl.SSLCon
     bound = []
     for listener in listeners:
         before = len(runner.addresses)
-        site = web.TCPSite(runner, listener.host or None, listener.port,
-                           ssl_context=tls if listener.protocol == HTTPS else None)
+        site = web.TCPSite(
+            runner,
+            listener.host or None,
+            listener.port,
+            ssl_context=tls if listener.protocol == HTTPS else None,
+        )
         await site.start()
         port = runner.addresses[before][1] if len(runner.addresses) > before else listener.port
         bound.append(listener.url(port))

@@ -57,6 +57,13 @@ async def serve(request: web.Request) -> web.Response:
 
 OPERATIONS[("GET", "/metrics")] = {
     "summary": "Prometheus metrics (text exposition format 0.0.4, or OpenMetrics when the Accept header asks)",
-    "responses": {"200": {"description": "Metrics", "content": {
-        CONTENT_TYPE.split(";")[0]: {"schema": {"type": "string"}},
-        OPENMETRICS: {"schema": {"type": "string"}}}}}}
+    "responses": {
+        "200": {
+            "description": "Metrics",
+            "content": {
+                CONTENT_TYPE.split(";")[0]: {"schema": {"type": "string"}},
+                OPENMETRICS: {"schema": {"type": "string"}},
+            },
+        }
+    },
+}

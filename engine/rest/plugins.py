@@ -48,8 +48,10 @@ def _plugin(request: web.Request) -> type:
     if cls is None:
         raise UnknownPlugin(name)
     if connector_plugin_type(cls) is None:
-        raise BadRequest(f"Invalid plugin class {name}. Valid types are sink, source, converter, "
-                         "header_converter, transformation, predicate.")
+        raise BadRequest(
+            f"Invalid plugin class {name}. Valid types are sink, source, converter, "
+            "header_converter, transformation, predicate."
+        )
     return cls
 
 
@@ -98,8 +100,9 @@ async def validate_plugin_config(request: web.Request) -> web.Response:
     if included is not None and not _normalized(included).endswith(_normalized(plugin)):
         raise BadRequest(f"Included connector type {included} does not match request type {plugin}")
     try:
-        infos = await validate_config_infos(config, plugins=request.app[PLUGINS],
-                                            clients=request.app[ENGINE].worker.kafka)
+        infos = await validate_config_infos(
+            config, plugins=request.app[PLUGINS], clients=request.app[ENGINE].worker.kafka
+        )
     except Exception as exc:
         java_name = next((name for cls, name in _JAVA_NAMES if isinstance(exc, cls)), None)
         raise RestError(500, describe(exc, java_name)) from exc

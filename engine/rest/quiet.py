@@ -32,8 +32,10 @@ def details_enabled(worker: Mapping[str, str]) -> bool:
     """The worker key, ``true`` or ``false`` (case-insensitive); default true."""
     raw = str(worker.get(DETAIL_KEY, "true")).strip().lower()
     if raw not in ("true", "false"):
-        raise ConfigError(f"Invalid value {raw} for configuration {DETAIL_KEY}: Expected value to be either true "
-                          "or false", errors={DETAIL_KEY: ["Expected value to be either true or false"]})
+        raise ConfigError(
+            f"Invalid value {raw} for configuration {DETAIL_KEY}: Expected value to be either true or false",
+            errors={DETAIL_KEY: ["Expected value to be either true or false"]},
+        )
     return raw == "true"
 
 
@@ -62,6 +64,10 @@ def quiet_status(info: Mapping[str, Any]) -> dict[str, Any]:
 def quiet_error(status: int, message: str, *, method: str, path: str) -> str:
     """The message a 5xx answer may carry: the real one goes to the log under an incident id."""
     incident = uuid.uuid4().hex[:12]
-    log.error("rest.error_hidden", status=status, method=method, path=path, incident=incident, message=message)
-    return (f"The request failed on the server (incident {incident}); the details are in the worker's log "
-            f"({DETAIL_KEY}=false).")
+    log.error(
+        "rest.error_hidden", status=status, method=method, path=path, incident=incident, message=message
+    )
+    return (
+        f"The request failed on the server (incident {incident}); the details are in the worker's log "
+        f"({DETAIL_KEY}=false)."
+    )

@@ -41,8 +41,9 @@ def _compatible(value: str, wanted: tuple[str, str]) -> bool:
     media = _media_type(value)
     if media is None:
         return False
-    return (media[0] == "*" or wanted[0] == "*" or media[0] == wanted[0]) and \
-        (media[1] == "*" or wanted[1] == "*" or media[1] == wanted[1])
+    return (media[0] == "*" or wanted[0] == "*" or media[0] == wanted[0]) and (
+        media[1] == "*" or wanted[1] == "*" or media[1] == wanted[1]
+    )
 
 
 def consumes_json(handler: Handler) -> Handler:
@@ -51,13 +52,18 @@ def consumes_json(handler: Handler) -> Handler:
     Only a request that has a body: Jersey checks bodiless ones too, but some clients (aiohttp's)
     label an empty ``PUT .../pause`` ``application/octet-stream``, and refusing that helps no one.
     """
+
     @wraps(handler)
     async def checked(request: web.Request) -> web.StreamResponse:
         content_type = request.headers.get("Content-Type")
-        if request.body_exists and content_type is not None and \
-                not _compatible(content_type, ("application", "json")):
+        if (
+            request.body_exists
+            and content_type is not None
+            and not _compatible(content_type, ("application", "json"))
+        ):
             raise RestError(415, UNSUPPORTED_MEDIA_TYPE)
         return await handler(request)
+
     return checked
 
 
@@ -110,6 +116,7 @@ def _options(methods: Iterable[str]) -> Handler:
         if _wants_plain_text(accepted):
             return web.Response(text=", ".join(ordered), content_type="text/plain", headers=headers)
         return web.Response(headers={**headers, "Content-Type": accepted[0][0]})
+
     return answer
 
 

@@ -32,8 +32,13 @@ def build_commit() -> str:
     """The commit of the source this engine runs from (a git checkout), else "unknown"."""
     source = Path(__file__).resolve().parent
     try:
-        found = subprocess.run(["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True, text=True,
-                               timeout=5, check=False)
+        found = subprocess.run(
+            ["git", "-C", str(source), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return UNKNOWN
     commit = found.stdout.strip()
@@ -43,8 +48,12 @@ def build_commit() -> str:
 
 
 def server_info(cluster_id: str) -> dict[str, str]:
-    return {"version": CONNECT_VERSION, "commit": build_commit(), "kafka_cluster_id": cluster_id,
-            "engine_version": version("connect-engine")}
+    return {
+        "version": CONNECT_VERSION,
+        "commit": build_commit(),
+        "kafka_cluster_id": cluster_id,
+        "engine_version": version("connect-engine"),
+    }
 
 
 async def serve(request: web.Request) -> web.Response:
@@ -61,6 +70,9 @@ async def cluster_id(app: web.Application) -> str:
         return found
     async with app[CLUSTER_ID_LOCK]:
         if app[CLUSTER_ID] == DEFAULT_CLUSTER_ID:
-            app[CLUSTER_ID] = await kafka_cluster_id(bootstrap, client_id=f"connect-engine-{engine.worker.worker_id}",
-                                                     client_args=engine.worker.kafka.own())
+            app[CLUSTER_ID] = await kafka_cluster_id(
+                bootstrap,
+                client_id=f"connect-engine-{engine.worker.worker_id}",
+                client_args=engine.worker.kafka.own(),
+            )
     return app[CLUSTER_ID]

@@ -65,8 +65,9 @@ class ClusterScenarioRunner:
         self.settle_timeout = settle_timeout
         self.rng = random.Random(self.seed)
         self.group = VirtualGroup(self.rng, FAULTS.clock)
-        self.invariants = ClusterInvariants(count=lambda: len(CALLS), name_of=self._name_of,
-                                            retries_allowed=self._retries_allowed)
+        self.invariants = ClusterInvariants(
+            count=lambda: len(CALLS), name_of=self._name_of, retries_allowed=self._retries_allowed
+        )
         self.log = SharedConfigLog(self.invariants.record)
         self.status = MemoryStatusStore()  # the status topic every worker reads and writes
         self.offsets = MemoryOffsetStore()  # the offsets topic
@@ -84,12 +85,24 @@ class ClusterScenarioRunner:
         self._kills: list[asyncio.Task[None]] = []
         self._partitioned: list[str] = []  # ``heal: leader`` heals the leader cut off last
         self._verbs: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {
-            "create": self._create, "update": self._update, "patch": self._patch, "pause": self._pause,
-            "resume": self._resume, "stop": self._stop, "restart": self._restart,
-            "restart_task": self._restart_task, "delete": self._delete, "record": self._record,
-            "inject": self._inject, "advance": self._advance, "start_worker": self._start_worker_step,
-            "stop_worker": self._stop_worker_step, "kill_worker": self._kill_worker_step,
-            "restart_worker": self._restart_worker_step, "partition": self._partition, "heal": self._heal,
+            "create": self._create,
+            "update": self._update,
+            "patch": self._patch,
+            "pause": self._pause,
+            "resume": self._resume,
+            "stop": self._stop,
+            "restart": self._restart,
+            "restart_task": self._restart_task,
+            "delete": self._delete,
+            "record": self._record,
+            "inject": self._inject,
+            "advance": self._advance,
+            "start_worker": self._start_worker_step,
+            "stop_worker": self._stop_worker_step,
+            "kill_worker": self._kill_worker_step,
+            "restart_worker": self._restart_worker_step,
+            "partition": self._partition,
+            "heal": self._heal,
             "rebalance": self._rebalance,
         }
 
@@ -130,7 +143,9 @@ class ClusterScenarioRunner:
     def _no_unexpected_error(self) -> None:
         if self._error is not None:
             step, exc = self._error
-            raise StepFailed(step, f"raised {type(exc).__name__}: {exc} (no 'expect: {{error: ...}}' followed)")
+            raise StepFailed(
+                step, f"raised {type(exc).__name__}: {exc} (no 'expect: {{error: ...}}' followed)"
+            )
 
     async def _run_step(self, step: Step) -> None:
         self._step = step.index
@@ -184,7 +199,9 @@ class ClusterScenarioRunner:
                     calm = calm + 1 if self._all_quiet() else 0
                     await asyncio.sleep(0 if calm else _QUIET_POLL_S)
         except TimeoutError:
-            raise StepFailed(self._current, f"the cluster did not settle within {self.settle_timeout:g} s") from None
+            raise StepFailed(
+                self._current, f"the cluster did not settle within {self.settle_timeout:g} s"
+            ) from None
 
     def _all_quiet(self) -> bool:
         end = len(self.log.entries)
@@ -216,18 +233,34 @@ class ClusterScenarioRunner:
     def _collect(self) -> None:
         lines: list[TraceLine] = []
         for name in sorted(self._feeds):
-            lines.extend(TraceLine(line.time, line.step, line.connector, line.task, line.trigger, line.from_state,
-                                   line.to_state, worker=name, phase=self._phase)
-                         for line in stamp(self._feeds[name].drain(), FAULTS.clock.now, self._step))
+            lines.extend(
+                TraceLine(
+                    line.time,
+                    line.step,
+                    line.connector,
+                    line.task,
+                    line.trigger,
+                    line.from_state,
+                    line.to_state,
+                    worker=name,
+                    phase=self._phase,
+                )
+                for line in stamp(self._feeds[name].drain(), FAULTS.clock.now, self._step)
+            )
         lines.sort(key=_canonical)
         self._trace.extend(lines)
 
     # ---- workers --------------------------------------------------------------------------
 
     def _config(self, name: str) -> dict[str, str]:
-        return {**SCENARIO_WORKER_DEFAULTS, "group.id": "scenario-cluster", "bootstrap.servers": "in-process:9092",
-                "config.storage.topic": "scenario-configs", "listeners": f"http://{name}:{PORT}",
-                **self.scenario.worker}
+        return {
+            **SCENARIO_WORKER_DEFAULTS,
+            "group.id": "scenario-cluster",
+            "bootstrap.servers": "in-process:9092",
+            "config.storage.topic": "scenario-configs",
+            "listeners": f"http://{name}:{PORT}",
+            **self.scenario.worker,
+        }
 
     def _launch(self, name: str) -> None:
         """Start worker ``name``: it opens, reads the log and joins; its first assignment comes with
@@ -239,8 +272,16 @@ class ClusterScenarioRunner:
         timers = VirtualTimers(FAULTS.clock)
         rest = InProcessRestClient(worker, self._reachable_engine, name)
         membership: MemberFactory = self.group.factory(name)
-        engine = Engine(config, config_log=self.log.view(), offset_store=self.offsets, topics=MemoryTopics(),
-                        timers=timers, status_store=self.status, membership=membership, rest_client=rest)
+        engine = Engine(
+            config,
+            config_log=self.log.view(),
+            offset_store=self.offsets,
+            topics=MemoryTopics(),
+            timers=timers,
+            status_store=self.status,
+            membership=membership,
+            rest_client=rest,
+        )
         self._timers[name], self._rest[name] = timers, rest
         self._feeds[name] = engine.transitions()
         self.engines[name] = engine
@@ -289,9 +330,20 @@ class ClusterScenarioRunner:
     def _collect_one(self, name: str) -> None:
         feed = self._feeds.pop(name, None)
         if feed is not None:
-            lines = [TraceLine(line.time, line.step, line.connector, line.task, line.trigger, line.from_state,
-                               line.to_state, worker=name, phase=self._phase)
-                     for line in stamp(feed.drain(), FAULTS.clock.now, self._step)]
+            lines = [
+                TraceLine(
+                    line.time,
+                    line.step,
+                    line.connector,
+                    line.task,
+                    line.trigger,
+                    line.from_state,
+                    line.to_state,
+                    worker=name,
+                    phase=self._phase,
+                )
+                for line in stamp(feed.drain(), FAULTS.clock.now, self._step)
+            ]
             self._trace.extend(lines)
 
     async def _stop_all(self) -> None:
@@ -305,9 +357,11 @@ class ClusterScenarioRunner:
 
     def _crash_requested(self, loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
         """What an injected ``crash`` calls from the callback's thread: that callback's worker dies."""
+
         def crash() -> None:
             worker_id = str(structlog.contextvars.get_contextvars().get("worker", ""))
             loop.call_soon_threadsafe(self._begin_kill, self._name_of(worker_id))
+
         return crash
 
     def _begin_kill(self, name: str) -> None:
@@ -362,7 +416,11 @@ class ClusterScenarioRunner:
         self._partitioned.append(name)
 
     async def _heal(self, args: dict[str, Any]) -> None:
-        name = self._partitioned.pop() if args["worker"] == "leader" and self._partitioned else self._worker(args)
+        name = (
+            self._partitioned.pop()
+            if args["worker"] == "leader" and self._partitioned
+            else self._worker(args)
+        )
         self._require(name)
         self.group.heal(name)
 
@@ -392,8 +450,9 @@ class ClusterScenarioRunner:
     # ---- connector verbs (sent to the leader, as REST forwarding would) --------------------
 
     async def _create(self, args: dict[str, Any]) -> None:
-        await self._leader().create_connector(args["name"], args["config"], args.get("initial_state"),
-                                              wait_started=False)
+        await self._leader().create_connector(
+            args["name"], args["config"], args.get("initial_state"), wait_started=False
+        )
 
     async def _update(self, args: dict[str, Any]) -> None:
         await self._leader().put_connector_config(args["name"], args["config"], wait_started=False)
@@ -418,8 +477,11 @@ class ClusterScenarioRunner:
         await self._leader().stop_connector(args["name"])
 
     async def _restart(self, args: dict[str, Any]) -> None:
-        await self._leader().restart_connector(args["name"], include_tasks=args.get("include_tasks", False),
-                                               only_failed=args.get("only_failed", False))
+        await self._leader().restart_connector(
+            args["name"],
+            include_tasks=args.get("include_tasks", False),
+            only_failed=args.get("only_failed", False),
+        )
 
     async def _restart_task(self, args: dict[str, Any]) -> None:
         await self._leader().restart_task(args["name"], args["task"])
@@ -431,8 +493,9 @@ class ClusterScenarioRunner:
         await self._leader().delete_connector(args["name"])
 
     async def _record(self, args: dict[str, Any]) -> None:
-        await self._leader().append_record(args["key"], args["value"].encode() if isinstance(args["value"], str)
-                                           else args["value"])
+        await self._leader().append_record(
+            args["key"], args["value"].encode() if isinstance(args["value"], str) else args["value"]
+        )
 
     async def _inject(self, args: dict[str, Any]) -> None:
         if args["action"] == "clear":
@@ -440,8 +503,13 @@ class ClusterScenarioRunner:
             return
         if args["callback"] == "deleted":
             self._faulty_deleted.add(args["connector"])
-        FAULTS.inject(args["connector"], args["callback"], args["action"], seconds=args.get("for"),
-                      task=args.get("task"))
+        FAULTS.inject(
+            args["connector"],
+            args["callback"],
+            args["action"],
+            seconds=args.get("for"),
+            task=args.get("task"),
+        )
 
     # ---- expectations ---------------------------------------------------------------------
 
@@ -470,8 +538,9 @@ class ClusterScenarioRunner:
         """The cluster's view: each worker lists what it knows (``GET /connector-cleanups``), the
         worker running a cleanup knows more than the others' PENDING."""
         got = cluster_cleanup([self.engines[n].connector_cleanups() for n in sorted(self.engines)], connector)
-        if (expected is None) != (got is None) or (expected and got and any(got.get(k) != v
-                                                                             for k, v in expected.items())):
+        if (expected is None) != (got is None) or (
+            expected and got and any(got.get(k) != v for k, v in expected.items())
+        ):
             raise ExpectationFailed(f"connector {connector}: cleanup is {got}, expected {expected}")
 
     def running_units(self) -> dict[str, set[str]]:
@@ -488,8 +557,11 @@ class ClusterScenarioRunner:
 
     def _check_assigned(self, expected: dict[str, list[str]]) -> None:
         seen = self.running_units()
-        wrong = [f"{worker} runs {sorted(seen.get(worker, set()))}, expected {sorted(units)}"
-                 for worker, units in expected.items() if seen.get(worker, set()) != set(units)]
+        wrong = [
+            f"{worker} runs {sorted(seen.get(worker, set()))}, expected {sorted(units)}"
+            for worker, units in expected.items()
+            if seen.get(worker, set()) != set(units)
+        ]
         if wrong:
             raise ExpectationFailed("assigned: " + "; ".join(wrong) + f" (rounds: {self.group.rounds[-3:]})")
 

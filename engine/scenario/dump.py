@@ -63,16 +63,24 @@ class DumpReplay:
         snap = self.snapshot
         uncommitted = snap.uncommitted()
         connectors = {
-            name: {"config": {**config, **dict.fromkeys(self.null_properties.get(name, ()))},
-                   "target_state": snap.target(name).value,
-                   "incarnation": snap.incarnations.get(name),
-                   "tasks": [dict(t) for t in snap.tasks.get(name, ())],
-                   "inconsistent": name in snap.inconsistent, "uncommitted_task_configs": uncommitted.get(name, 0),
-                   **({"status": self.statuses[name]} if name in self.statuses else {})}
-            for name, config in sorted(snap.connectors.items())}
-        return {"file": self.path, "records": self.records, "connectors": connectors,
-                "pending_cleanups": sorted(snap.pending_cleanups),
-                "skipped": [{"line": s.line, "key": s.key, "reason": s.reason} for s in self.skipped]}
+            name: {
+                "config": {**config, **dict.fromkeys(self.null_properties.get(name, ()))},
+                "target_state": snap.target(name).value,
+                "incarnation": snap.incarnations.get(name),
+                "tasks": [dict(t) for t in snap.tasks.get(name, ())],
+                "inconsistent": name in snap.inconsistent,
+                "uncommitted_task_configs": uncommitted.get(name, 0),
+                **({"status": self.statuses[name]} if name in self.statuses else {}),
+            }
+            for name, config in sorted(snap.connectors.items())
+        }
+        return {
+            "file": self.path,
+            "records": self.records,
+            "connectors": connectors,
+            "pending_cleanups": sorted(snap.pending_cleanups),
+            "skipped": [{"line": s.line, "key": s.key, "reason": s.reason} for s in self.skipped],
+        }
 
 
 def _lines(path: str, progress: Progress | None) -> Iterator[tuple[int, bytes]]:
@@ -190,8 +198,11 @@ def _compacted(snapshot: ConfigSnapshot) -> list[tuple[str, bytes | None]]:
 def print_dump(replay: DumpReplay, out: TextIO) -> None:
     snapshot = replay.snapshot
     uncommitted = snapshot.uncommitted()
-    print(f"== {replay.path}: {replay.records} records, {len(snapshot.connectors)} connectors, "
-          f"{len(replay.skipped)} skipped", file=out)
+    print(
+        f"== {replay.path}: {replay.records} records, {len(snapshot.connectors)} connectors, "
+        f"{len(replay.skipped)} skipped",
+        file=out,
+    )
     for name, config in sorted(snapshot.connectors.items()):
         tasks = snapshot.tasks.get(name, ())
         notes = []
@@ -204,10 +215,16 @@ def print_dump(replay: DumpReplay, out: TextIO) -> None:
         if status and "connector" in status:
             task_states = ", ".join(t["state"] for t in status["tasks"])
             state = f"; started: {status['connector']['state']} with tasks [{task_states}]"
-        print(f"connector {name}: target {snapshot.target(name).value}, {len(tasks)} committed task config(s), "
-              f"class {config.get('connector.class', '?')}{state}", file=out)
+        print(
+            f"connector {name}: target {snapshot.target(name).value}, {len(tasks)} committed task config(s), "
+            f"class {config.get('connector.class', '?')}{state}",
+            file=out,
+        )
         if name in replay.null_properties:
-            print(f"  null properties (unset for the engine): {', '.join(replay.null_properties[name])}", file=out)
+            print(
+                f"  null properties (unset for the engine): {', '.join(replay.null_properties[name])}",
+                file=out,
+            )
         for note in notes:
             print(f"  ! {note}", file=out)
         for n, task in enumerate(tasks):
@@ -231,4 +248,5 @@ def terminal_progress(err: TextIO = sys.stderr) -> Progress | None:
         if done >= total:
             err.write("\n")
         err.flush()
+
     return show

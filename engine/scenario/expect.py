@@ -30,7 +30,10 @@ def calls_match(expected: list[str], seen: list[Call]) -> bool:
     """A bare name matches the callback whatever its arguments; with arguments they must match."""
     if len(expected) != len(seen):
         return False
-    return all(want == (render_call(call) if "(" in want else call.method) for want, call in zip(expected, seen, strict=True))
+    return all(
+        want == (render_call(call) if "(" in want else call.method)
+        for want, call in zip(expected, seen, strict=True)
+    )
 
 
 async def _observe(engine: Engine, name: str, wanted: dict[str, Any]) -> dict[str, Any]:
@@ -45,11 +48,15 @@ async def _observe(engine: Engine, name: str, wanted: dict[str, Any]) -> dict[st
     # restart.policy=on-failure: the status fields (absent, i.e. 0 and nothing scheduled, without the policy)
     units = [] if status is None else [status["connector"], *status["tasks"]]
     seen["restart_attempts"] = 0 if status is None else status["connector"].get("restart_attempts", 0)
-    seen["task_restart_attempts"] = [] if status is None else [t.get("restart_attempts", 0) for t in status["tasks"]]
+    seen["task_restart_attempts"] = (
+        [] if status is None else [t.get("restart_attempts", 0) for t in status["tasks"]]
+    )
     seen["restart_scheduled"] = any(u.get("next_restart_ms") is not None for u in units)
     seen["task_count"] = len(await engine.task_configs(name)) if seen["exists"] else 0
     # only when asked: a sink's offsets are a broker round trip (and one some test brokers fumble)
-    seen["offsets"] = (await engine.connector_offsets(name))["offsets"] if seen["exists"] and "offsets" in wanted else []
+    seen["offsets"] = (
+        (await engine.connector_offsets(name))["offsets"] if seen["exists"] and "offsets" in wanted else []
+    )
     seen["cleanup"] = next((c for c in engine.connector_cleanups() if c["connector"] == name), None)
     seen["incarnation"] = engine.herder.snapshot.incarnations.get(name)
     return seen
@@ -84,9 +91,11 @@ def _mismatches(args: dict[str, Any], seen: dict[str, Any], name: str) -> list[s
         want, got = args["cleanup"], seen["cleanup"]
         if (want is None) != (got is None) or (want and any(got[k] != v for k, v in want.items())):
             wrong.append(f"cleanup is {got}, expected {want}")
-    wrong.extend(f"{key} is {json.dumps(seen[key])}, expected {json.dumps(args[key])}"
-                 for key in ("restart_attempts", "task_restart_attempts", "restart_scheduled")
-                 if key in args and seen[key] != args[key])
+    wrong.extend(
+        f"{key} is {json.dumps(seen[key])}, expected {json.dumps(args[key])}"
+        for key in ("restart_attempts", "task_restart_attempts", "restart_scheduled")
+        if key in args and seen[key] != args[key]
+    )
     if "incarnation" in args and seen["incarnation"] != args["incarnation"]:
         wrong.append(f"incarnation is {seen['incarnation']}, expected {args['incarnation']}")
     return wrong
@@ -98,7 +107,9 @@ async def check_connector(engine: Engine | None, args: dict[str, Any]) -> None:
     name = args["connector"]
     if engine is None:
         if set(args) - {"connector", "timeout", "calls", "task_calls"}:
-            raise ExpectationFailed("the worker is down (crashed and not restarted): only calls can be checked")
+            raise ExpectationFailed(
+                "the worker is down (crashed and not restarted): only calls can be checked"
+            )
         seen: dict[str, Any] = {"exists": False, "state": None}
         wrong = _mismatches(args, seen, name)
         if wrong:
@@ -120,7 +131,11 @@ def check_error(args: dict[str, Any], error: BaseException | None, previous: str
         raise ExpectationFailed(f"{previous} raised nothing, expected {args['error']}")
     names = [cls.__name__ for cls in type(error).__mro__]
     if args["error"] not in names:
-        raise ExpectationFailed(f"{previous} raised {type(error).__name__}: {error}, expected {args['error']}")
+        raise ExpectationFailed(
+            f"{previous} raised {type(error).__name__}: {error}, expected {args['error']}"
+        )
     if "message" in args and str(args["message"]) not in str(error):
-        raise ExpectationFailed(f"{previous} raised {type(error).__name__}: {error!s}, "
-                                f"expected a message containing {args['message']!r}")
+        raise ExpectationFailed(
+            f"{previous} raised {type(error).__name__}: {error!s}, "
+            f"expected a message containing {args['message']!r}"
+        )

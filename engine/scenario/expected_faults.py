@@ -37,7 +37,8 @@ def provoked_by(scenario: Scenario) -> tuple[set[str], set[str]]:
         elif step.verb == "record":
             records.add(str(step.args["key"]))
         elif step.verb in ("create", "update", "patch") and any(
-                str(key).startswith(_FAULT_KEYS) for key in step.args.get("config", {})):
+            str(key).startswith(_FAULT_KEYS) for key in step.args.get("config", {})
+        ):
             connectors.add(str(step.args["name"]))
     return connectors, records
 
@@ -66,7 +67,9 @@ class ExpectedFaults:
             return True
         return any(isinstance(value, str) and any(m in value for m in _MARKERS) for value in fields.values())
 
-    def processor(self, _logger: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    def processor(
+        self, _logger: Any, method: str, event: MutableMapping[str, Any]
+    ) -> MutableMapping[str, Any]:
         """structlog processor, first in the chain: an expected line counts as info for level filtering."""
         if method not in _LOUD or not self._provoked(event):
             return event
@@ -79,7 +82,9 @@ class ExpectedFaults:
     def filter(self, record: logging.LogRecord) -> bool:
         """stdlib filter (asyncio's "exception was never retrieved"): drop an injected crash's report."""
         error = record.exc_info[1] if record.exc_info else None
-        if isinstance(error, SimulatedCrash) or (error is not None and any(m in str(error) for m in _MARKERS)):
+        if isinstance(error, SimulatedCrash) or (
+            error is not None and any(m in str(error) for m in _MARKERS)
+        ):
             self.count += 1
             return False
         return True

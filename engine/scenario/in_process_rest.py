@@ -27,14 +27,18 @@ class InProcessRestClient(RestClient):
         self.name = name  # the sending worker
         self.stalled: dict[str, str] = {}  # connector -> the worker its task configs could not reach
 
-    async def send(self, method: str, url: str, *, body: bytes | None, headers: Mapping[str, str],
-                   timeout: float) -> tuple[int, bytes, str]:
+    async def send(
+        self, method: str, url: str, *, body: bytes | None, headers: Mapping[str, str], timeout: float
+    ) -> tuple[int, bytes, str]:
         parts = urlsplit(url)
         target = parts.hostname or ""
         path = parts.path.strip("/").split("/")
         if method != "POST" or len(path) != 3 or path[0] != "connectors" or path[2] != "tasks":
-            return 404, orjson.dumps({"error_code": 404, "message": f"not served in-process: {method} {url}"}), \
-                "application/json"
+            return (
+                404,
+                orjson.dumps({"error_code": 404, "message": f"not served in-process: {method} {url}"}),
+                "application/json",
+            )
         connector = unquote(path[1])
         engine = self._engine_of(target)
         if engine is None:

@@ -66,7 +66,9 @@ class ClusterInvariants:
         return found
 
     def _markers_until(self, position: int, found: list[str]) -> None:
-        while self._done_markers < len(self._markers) and self._markers[self._done_markers].position <= position:
+        while (
+            self._done_markers < len(self._markers) and self._markers[self._done_markers].position <= position
+        ):
             marker = self._markers[self._done_markers]
             self._done_markers += 1
             if marker.kind == "killed":
@@ -91,8 +93,10 @@ class ClusterInvariants:
             instances = self._open.setdefault(key, {})
             if call.method == "initialize":
                 for worker, began in sorted(instances.items()):
-                    found.append(f"task {task} started on {where} (call #{index + 1}) while its instance on "
-                                 f"{self.name_of(worker)} (started at call #{began + 1}) had not been stopped")
+                    found.append(
+                        f"task {task} started on {where} (call #{index + 1}) while its instance on "
+                        f"{self.name_of(worker)} (started at call #{began + 1}) had not been stopped"
+                    )
                 instances[call.worker] = index
             elif call.method == "stop":
                 instances.pop(call.worker, None)
@@ -101,14 +105,18 @@ class ClusterInvariants:
             return
         connector = call.connector
         if not self._pending.get(connector):
-            found.append(f"deleted() of {connector} ran on {where} (call #{index + 1}) with no deletion of it "
-                         "pending: it had run and been cleared already")
+            found.append(
+                f"deleted() of {connector} ran on {where} (call #{index + 1}) with no deletion of it "
+                "pending: it had run and been cleared already"
+            )
             return
         runs = self._runs.setdefault(connector, [])
         if runs:
             worker, began = runs[-1]
             died = any(at > began for at in self._killed.get(worker, ()))
             if not died and not self.retries_allowed(connector):
-                found.append(f"deleted() of {connector} ran twice: on {self.name_of(worker)} (call #{began + 1}) "
-                             f"and on {where} (call #{index + 1}), though the first one's worker did not die")
+                found.append(
+                    f"deleted() of {connector} ran twice: on {self.name_of(worker)} (call #{began + 1}) "
+                    f"and on {where} (call #{index + 1}), though the first one's worker did not die"
+                )
         runs.append((call.worker, index))

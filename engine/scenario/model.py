@@ -22,8 +22,15 @@ INJECT_ACTIONS = (*(a.value for a in FaultAction), "clear")
 class ScenarioError(EngineError, ValueError):
     """A scenario file is malformed; the message names the file, the step and the key."""
 
-    def __init__(self, path: str, message: str, *, step: int | None = None, verb: str | None = None,
-                 key: str | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        message: str,
+        *,
+        step: int | None = None,
+        verb: str | None = None,
+        key: str | None = None,
+    ) -> None:
         where = path if step is None else f"{path}: step {step}" + (f" ({verb})" if verb else "")
         if key is not None:
             where += f", key '{key}'"
@@ -113,6 +120,7 @@ def _one_of(choices: tuple[str, ...]) -> Callable[[object], str]:
         if text not in choices:
             raise ValueError(f"expected one of {', '.join(choices)}, got {value!r}")
         return text
+
     return check
 
 
@@ -123,6 +131,7 @@ def _states(choices: tuple[str, ...]) -> Callable[[object], list[str]]:
         if not isinstance(value, list):
             raise ValueError(f"expected a list of task states, got {value!r}")
         return [one(v) for v in value]
+
     return check
 
 
@@ -139,8 +148,9 @@ def _task_calls(value: object) -> dict[int, list[str]]:
 
 
 def _offsets(value: object) -> list[dict[str, Any]]:
-    if not isinstance(value, list) or not all(isinstance(v, Mapping) and set(v) == {"partition", "offset"}
-                                              for v in value):
+    if not isinstance(value, list) or not all(
+        isinstance(v, Mapping) and set(v) == {"partition", "offset"} for v in value
+    ):
         raise ValueError(f"expected a list of {{partition: ..., offset: ...}}, got {value!r}")
     return [dict(v) for v in value]
 
@@ -209,18 +219,34 @@ VERBS: dict[str, Verb] = {
     "restart_task": Verb({**_NAME, "task": _int}),
     "delete": Verb(_NAME, shorthand="name"),
     "record": Verb({"key": lambda v: _text(v), "value": _record_value}),
-    "inject": Verb({"connector": _name, "callback": lambda v: _text(v), "action": _one_of(INJECT_ACTIONS)},
-                   {"for": parse_duration, "task": _int}),
+    "inject": Verb(
+        {"connector": _name, "callback": lambda v: _text(v), "action": _one_of(INJECT_ACTIONS)},
+        {"for": parse_duration, "task": _int},
+    ),
     "crash": Verb({}, empty=True),
     "restart_worker": Verb({}, empty=True),
     "advance": Verb({"by": parse_duration}, shorthand="by"),
-    "expect": Verb({}, {
-        "connector": _name, "state": _one_of(CONNECTOR_STATES), "tasks": _states(TASK_STATES),
-        "task_count": _int, "absent": _bool, "calls": _calls, "task_calls": _task_calls,
-        "offsets": _offsets, "error": _error_name, "message": _anything, "timeout": parse_duration,
-        "cleanup": _cleanup, "incarnation": lambda v: _text(v),
-        "restart_attempts": _int, "task_restart_attempts": _ints, "restart_scheduled": _bool,
-    }),
+    "expect": Verb(
+        {},
+        {
+            "connector": _name,
+            "state": _one_of(CONNECTOR_STATES),
+            "tasks": _states(TASK_STATES),
+            "task_count": _int,
+            "absent": _bool,
+            "calls": _calls,
+            "task_calls": _task_calls,
+            "offsets": _offsets,
+            "error": _error_name,
+            "message": _anything,
+            "timeout": parse_duration,
+            "cleanup": _cleanup,
+            "incarnation": lambda v: _text(v),
+            "restart_attempts": _int,
+            "task_restart_attempts": _ints,
+            "restart_scheduled": _bool,
+        },
+    ),
 }
 
 
@@ -242,7 +268,9 @@ def _unit(value: object) -> str:
 
 def _assigned(value: object) -> dict[str, list[str]]:
     if not isinstance(value, Mapping):
-        raise ValueError(f"expected a mapping of worker to the units it runs, e.g. {{w1: [c, c-0]}}, got {value!r}")
+        raise ValueError(
+            f"expected a mapping of worker to the units it runs, e.g. {{w1: [c, c-0]}}, got {value!r}"
+        )
     checked: dict[str, list[str]] = {}
     for worker, units in value.items():
         if not isinstance(units, list):
@@ -279,21 +307,40 @@ CLUSTER_VERBS: dict[str, Verb] = {
     "rebalance": Verb({}, empty=True),
     "expect": Verb({}, {**VERBS["expect"].optional, "assigned": _assigned, "workers": _workers_of}),
 }
-_NEEDS_CONNECTOR = ("state", "tasks", "task_count", "absent", "calls", "task_calls", "offsets", "cleanup",
-                    "incarnation", "restart_attempts", "task_restart_attempts", "restart_scheduled", "workers")
+_NEEDS_CONNECTOR = (
+    "state",
+    "tasks",
+    "task_count",
+    "absent",
+    "calls",
+    "task_calls",
+    "offsets",
+    "cleanup",
+    "incarnation",
+    "restart_attempts",
+    "task_restart_attempts",
+    "restart_scheduled",
+    "workers",
+)
 _TOP_LEVEL = ("name", "worker", "workers", "seed", "steps")
 
 
 def _step(path: str, index: int, raw: object, verbs: Mapping[str, Verb] = VERBS) -> Step:
     if not isinstance(raw, Mapping) or len(raw) != 1:
-        raise ScenarioError(path, "each step is a mapping with exactly one verb, e.g. '- pause: my-connector'",
-                            step=index)
+        raise ScenarioError(
+            path, "each step is a mapping with exactly one verb, e.g. '- pause: my-connector'", step=index
+        )
     ((verb, body),) = raw.items()
     spec = verbs.get(verb)
     if spec is None:
-        hint = "" if verbs is CLUSTER_VERBS or verb not in CLUSTER_VERBS else " (cluster steps need 'workers: N')"
-        raise ScenarioError(path, f"unknown verb{hint}; known verbs: {', '.join(verbs)}", step=index,
-                            verb=str(verb))
+        hint = (
+            ""
+            if verbs is CLUSTER_VERBS or verb not in CLUSTER_VERBS
+            else " (cluster steps need 'workers: N')"
+        )
+        raise ScenarioError(
+            path, f"unknown verb{hint}; known verbs: {', '.join(verbs)}", step=index, verb=str(verb)
+        )
     if spec.empty:
         if body not in (None, {}):
             raise ScenarioError(path, "takes no arguments", step=index, verb=verb)
@@ -307,7 +354,9 @@ def _step(path: str, index: int, raw: object, verbs: Mapping[str, Verb] = VERBS)
         check = spec.required.get(key) or spec.optional.get(key)
         if check is None:
             known = ", ".join([*spec.required, *spec.optional])
-            raise ScenarioError(path, f"unknown key; {verb} takes: {known}", step=index, verb=verb, key=str(key))
+            raise ScenarioError(
+                path, f"unknown key; {verb} takes: {known}", step=index, verb=verb, key=str(key)
+            )
         try:
             args[key] = check(value)
         except ValueError as exc:
@@ -322,10 +371,16 @@ def _step(path: str, index: int, raw: object, verbs: Mapping[str, Verb] = VERBS)
 def _check_combination(path: str, index: int, verb: str, args: dict[str, Any]) -> None:
     if verb == "expect":
         if not args:
-            raise ScenarioError(path, "expects nothing: give a connector and what to check, or an error",
-                                step=index, verb=verb)
+            raise ScenarioError(
+                path,
+                "expects nothing: give a connector and what to check, or an error",
+                step=index,
+                verb=verb,
+            )
         if "connector" not in args and any(k in args for k in _NEEDS_CONNECTOR):
-            raise ScenarioError(path, "is required to check a connector", step=index, verb=verb, key="connector")
+            raise ScenarioError(
+                path, "is required to check a connector", step=index, verb=verb, key="connector"
+            )
         if "message" in args and "error" not in args:
             raise ScenarioError(path, "needs 'error' as well", step=index, verb=verb, key="message")
     if verb == "inject" and "for" in args and args["action"] != "block":
@@ -341,7 +396,9 @@ def parse_scenario(text: str, path: str = "<scenario>") -> Scenario:
         raise ScenarioError(path, "a scenario is a mapping with 'name', optional 'worker', and 'steps'")
     for key in document:
         if key not in _TOP_LEVEL:
-            raise ScenarioError(path, f"unknown top-level key; expected {', '.join(_TOP_LEVEL)}", key=str(key))
+            raise ScenarioError(
+                path, f"unknown top-level key; expected {', '.join(_TOP_LEVEL)}", key=str(key)
+            )
     name = document.get("name") or Path(path).stem
     worker = document.get("worker") or {}
     steps = document.get("steps")
@@ -357,7 +414,9 @@ def parse_scenario(text: str, path: str = "<scenario>") -> Scenario:
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ScenarioError(path, f"expected a non-negative integer, got {seed!r}", key="seed")
     if seed is not None and workers is None:
-        raise ScenarioError(path, "a seed orders a cluster's interleavings: it needs 'workers: N'", key="seed")
+        raise ScenarioError(
+            path, "a seed orders a cluster's interleavings: it needs 'workers: N'", key="seed"
+        )
     verbs = CLUSTER_VERBS if workers is not None else VERBS
     parsed = tuple(_step(path, i, raw, verbs) for i, raw in enumerate(steps, 1))
     return Scenario(str(name), path, parsed, worker_config, workers, seed)

@@ -58,8 +58,15 @@ def applicable(scenario: Scenario) -> str | None:
 class ProcessScenarioRunner:
     """One run of one cluster scenario on worker processes sharing ``bootstrap``'s group."""
 
-    def __init__(self, scenario: Scenario, bootstrap: str, *, directory: Path | None = None,
-                 overrides: dict[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        bootstrap: str,
+        *,
+        directory: Path | None = None,
+        overrides: dict[str, str] | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
         if scenario.workers is None:
             raise ValueError(f"{scenario.path} is not a cluster scenario (no 'workers: N')")
         self.scenario = scenario
@@ -74,8 +81,9 @@ class ProcessScenarioRunner:
         self._stopped: set[str] = set()  # SIGSTOPped (partitioned)
         self._calls: list[Call] = []
         self._deleted: set[str] = set()
-        self.invariants = ClusterInvariants(count=lambda: len(self._calls), name_of=self._name_of,
-                                            retries_allowed=lambda connector: False)
+        self.invariants = ClusterInvariants(
+            count=lambda: len(self._calls), name_of=self._name_of, retries_allowed=lambda connector: False
+        )
 
     # ---- the run --------------------------------------------------------------------------
 
@@ -137,9 +145,16 @@ class ProcessScenarioRunner:
 
     def _check_invariants(self, step: Step | None) -> None:
         assert self.cluster is not None
-        for recorded in self.cluster.calls()[len(self._calls):]:
-            self._calls.append(Call(recorded["connector"], recorded["unit"], recorded["method"],
-                                    recorded.get("args", {}), recorded.get("worker", "")))
+        for recorded in self.cluster.calls()[len(self._calls) :]:
+            self._calls.append(
+                Call(
+                    recorded["connector"],
+                    recorded["unit"],
+                    recorded["method"],
+                    recorded.get("args", {}),
+                    recorded.get("worker", ""),
+                )
+            )
         found = self.invariants.check(self._calls)
         if found:
             raise StepFailed(step, f"invariant broken: {found[0]}")
@@ -165,7 +180,11 @@ class ProcessScenarioRunner:
         return next((n for n, p in self.ports.items() if str(p) == port), worker_id)
 
     def _live(self) -> list[WorkerProcess]:
-        return [self.processes[n] for n in sorted(self.processes) if self.processes[n].alive and n not in self._stopped]
+        return [
+            self.processes[n]
+            for n in sorted(self.processes)
+            if self.processes[n].alive and n not in self._stopped
+        ]
 
     def _any(self) -> WorkerProcess:
         live = self._live()
@@ -240,8 +259,10 @@ class ProcessScenarioRunner:
         await self._call("PUT", f"/connectors/{quote(args['name'])}/stop")
 
     async def _restart(self, args: dict[str, Any]) -> None:
-        query = f"?includeTasks={str(args.get('include_tasks', False)).lower()}" \
-                f"&onlyFailed={str(args.get('only_failed', False)).lower()}"
+        query = (
+            f"?includeTasks={str(args.get('include_tasks', False)).lower()}"
+            f"&onlyFailed={str(args.get('only_failed', False)).lower()}"
+        )
         await self._call("POST", f"/connectors/{quote(args['name'])}/restart{query}")
 
     async def _restart_task(self, args: dict[str, Any]) -> None:
@@ -260,8 +281,10 @@ class ProcessScenarioRunner:
             if previous is None:
                 raise ExpectationFailed(f"the previous step raised nothing, expected {args['error']}")
             if "message" in args and str(args["message"]) not in previous[1]:
-                raise ExpectationFailed(f"the previous step raised {previous[1]}, expected a message containing "
-                                        f"{args['message']!r}")
+                raise ExpectationFailed(
+                    f"the previous step raised {previous[1]}, expected a message containing "
+                    f"{args['message']!r}"
+                )
         checks = {k: v for k, v in args.items() if k not in ("error", "message", "timeout")}
         if not checks:
             return
@@ -278,8 +301,11 @@ class ProcessScenarioRunner:
         wrong: list[str] = []
         if "assigned" in args:
             seen = await self._running_units()
-            wrong += [f"assigned: {w} runs {sorted(seen.get(w, set()))}, expected {sorted(units)}"
-                      for w, units in args["assigned"].items() if seen.get(w, set()) != set(units)]
+            wrong += [
+                f"assigned: {w} runs {sorted(seen.get(w, set()))}, expected {sorted(units)}"
+                for w, units in args["assigned"].items()
+                if seen.get(w, set()) != set(units)
+            ]
         name = args.get("connector")
         if name is None:
             return wrong
@@ -307,8 +333,10 @@ class ProcessScenarioRunner:
         if "workers" in args and status is not None:
             want = args["workers"]
             if "connector" in want and self._name_of(status["connector"]["worker_id"]) != want["connector"]:
-                wrong.append(f"connector runs on {self._name_of(status['connector']['worker_id'])}, "
-                             f"expected {want['connector']}")
+                wrong.append(
+                    f"connector runs on {self._name_of(status['connector']['worker_id'])}, "
+                    f"expected {want['connector']}"
+                )
             got = [self._name_of(t["worker_id"]) for t in status["tasks"]]
             if "tasks" in want and got != want["tasks"]:
                 wrong.append(f"tasks run on {got}, expected {want['tasks']}")
@@ -328,14 +356,17 @@ class ProcessScenarioRunner:
             got_cleanup = cluster_cleanup(listings, name)
             want_cleanup = args["cleanup"]
             if (want_cleanup is None) != (got_cleanup is None) or (
-                    want_cleanup and got_cleanup and any(got_cleanup.get(k) != v for k, v in want_cleanup.items())):
+                want_cleanup and got_cleanup and any(got_cleanup.get(k) != v for k, v in want_cleanup.items())
+            ):
                 wrong.append(f"cleanup is {got_cleanup}, expected {want_cleanup}")
         self._check_invariants(None)
         calls = [c for c in self._calls if c.connector == name]
         if "calls" in args:
             mine = [c for c in calls if c.unit == "connector"]
             if not calls_match(args["calls"], mine):
-                wrong.append(f"connector calls were {[render_call(c) for c in mine]}, expected {args['calls']}")
+                wrong.append(
+                    f"connector calls were {[render_call(c) for c in mine]}, expected {args['calls']}"
+                )
         for task, expected in args.get("task_calls", {}).items():
             mine = [c for c in calls if c.unit == f"task-{task}"]
             if not calls_match(expected, mine):

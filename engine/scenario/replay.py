@@ -40,13 +40,25 @@ def print_result(result: ScenarioResult, out: TextIO, expected: int = 0) -> None
     clock = any(line.time for line in result.trace)
     workers = scenario.cluster
     verbs = {step.index: step.verb for step in scenario.steps}
-    print("  " + "step".rjust(4) + " " + "".ljust(14) + ("  virtual" if clock else "")
-          + ("  worker" if workers else "")
-          + f"  {'connector':<{width}}  {'unit':<9}  {'trigger':<8}  transition", file=out)
+    print(
+        "  "
+        + "step".rjust(4)
+        + " "
+        + "".ljust(14)
+        + ("  virtual" if clock else "")
+        + ("  worker" if workers else "")
+        + f"  {'connector':<{width}}  {'unit':<9}  {'trigger':<8}  transition",
+        file=out,
+    )
     for line in result.trace:
-        print("  " + line.text(width, verb=verbs.get(line.step, "(end)"), clock=clock, workers=workers), file=out)
+        print(
+            "  " + line.text(width, verb=verbs.get(line.step, "(end)"), clock=clock, workers=workers),
+            file=out,
+        )
     on_processes = scenario.cluster and result.seed is None  # their transitions are in the workers' logs
-    seed = " (worker processes)" if on_processes else f" (seed {result.seed})" if result.seed is not None else ""
+    seed = (
+        " (worker processes)" if on_processes else f" (seed {result.seed})" if result.seed is not None else ""
+    )
     if result.passed:
         transitions = "" if on_processes else f", {len(result.trace)} transitions"
         print(f"PASS {scenario.name}{seed}: {len(scenario.steps)} steps{transitions}", file=out)
@@ -57,8 +69,11 @@ def print_result(result: ScenarioResult, out: TextIO, expected: int = 0) -> None
                 print(f"  rebalance {rebalance}", file=out)
             print(f"  replay it: connect-engine replay --seed {result.seed} {scenario.path}", file=out)
     if expected:
-        print(f"  expected: {expected} warning/error log line(s) provoked by this scenario's injected faults "
-              "(hidden below --log-level INFO, where they are marked expected=\"injected fault\")", file=out)
+        print(
+            f"  expected: {expected} warning/error log line(s) provoked by this scenario's injected faults "
+            '(hidden below --log-level INFO, where they are marked expected="injected fault")',
+            file=out,
+        )
     out.flush()
 
 
@@ -69,7 +84,9 @@ def print_summary(results: Sequence[ScenarioResult], out: TextIO) -> None:
 
 def _where(result: ScenarioResult) -> str:
     step = result.failed_step
-    return f"{result.scenario.path} step {step.index} ({step.verb}): " if step else f"{result.scenario.path}: "
+    return (
+        f"{result.scenario.path} step {step.index} ({step.verb}): " if step else f"{result.scenario.path}: "
+    )
 
 
 def timeline_problem(path: str) -> str | None:
@@ -91,18 +108,24 @@ def write_timelines(results: Sequence[ScenarioResult], path: str) -> list[Path]:
     target = Path(path)
     written = []
     for n, result in enumerate(results, 1):
-        file = target if len(results) == 1 else target.with_name(f"{target.stem}-{n}{target.suffix or '.svg'}")
+        file = (
+            target if len(results) == 1 else target.with_name(f"{target.stem}-{n}{target.suffix or '.svg'}")
+        )
         file.write_text(timeline_svg(result.trace), encoding="utf-8")
         written.append(file)
     return written
 
 
 def print_json(results: Sequence[ScenarioResult], out: TextIO) -> None:
-    json.dump({"results": [r.as_json() for r in results], "passed": all(r.passed for r in results)}, out, indent=2)
+    json.dump(
+        {"results": [r.as_json() for r in results], "passed": all(r.passed for r in results)}, out, indent=2
+    )
     out.write("\n")
 
 
-async def run_one(scenario: Scenario, kind: LogKind, bootstrap_servers: str | None, seed: int | None) -> ScenarioResult:
+async def run_one(
+    scenario: Scenario, kind: LogKind, bootstrap_servers: str | None, seed: int | None
+) -> ScenarioResult:
     """A cluster scenario on the deterministic in-process cluster (seeded), any other on one engine."""
     if scenario.cluster:
         return await ClusterScenarioRunner(scenario, seed).run()
@@ -120,9 +143,19 @@ async def explore(scenario: Scenario, runs: int, first_seed: int = 0) -> tuple[S
     return result, runs
 
 
-async def replay(paths: Sequence[str], log: str, bootstrap_servers: str | None, output: str,
-                 out: TextIO | None = None, err: TextIO | None = None, *, timeline: str | None = None,
-                 seed: int | None = None, explore_runs: int | None = None, processes: bool = False) -> int:
+async def replay(
+    paths: Sequence[str],
+    log: str,
+    bootstrap_servers: str | None,
+    output: str,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    *,
+    timeline: str | None = None,
+    seed: int | None = None,
+    explore_runs: int | None = None,
+    processes: bool = False,
+) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
     problem = timeline_problem(timeline) if timeline else None
@@ -137,8 +170,11 @@ async def replay(paths: Sequence[str], log: str, bootstrap_servers: str | None, 
     text = output != "json"
     kind = LogKind.KAFKA if processes else LogKind(log)
     if processes and not all(s.cluster for s in scenarios):
-        print("error: --processes runs cluster scenarios (workers: N) only: "
-              + ", ".join(s.path for s in scenarios if not s.cluster), file=err)
+        print(
+            "error: --processes runs cluster scenarios (workers: N) only: "
+            + ", ".join(s.path for s in scenarios if not s.cluster),
+            file=err,
+        )
         return EXIT_BAD_FILE
     results = []
     with ExpectedFaults().installed() as expected:
@@ -152,8 +188,7 @@ async def replay(paths: Sequence[str], log: str, bootstrap_servers: str | None, 
             elif explore_runs is not None and scenario.cluster:
                 result, tried = await explore(scenario, explore_runs, seed or 0)
                 if text:
-                    verdict = (f"seed {result.seed} breaks it" if not result.passed
-                               else f"all {tried} passed")
+                    verdict = f"seed {result.seed} breaks it" if not result.passed else f"all {tried} passed"
                     print(f"explore: {tried} seed(s) from {seed or 0}: {verdict}", file=out)
             else:
                 result = await run_one(scenario, kind, bootstrap_servers, seed)

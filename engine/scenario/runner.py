@@ -76,10 +76,18 @@ class ScenarioResult:
         failure = None
         if self.failure is not None:
             step = self.failed_step
-            failure = {"step": step.index if step else None, "verb": step.verb if step else None,
-                       "message": self.failure}
-        body: dict[str, Any] = {"name": self.scenario.name, "file": self.scenario.path, "log": self.log.value,
-                                "passed": self.passed, "failure": failure}
+            failure = {
+                "step": step.index if step else None,
+                "verb": step.verb if step else None,
+                "message": self.failure,
+            }
+        body: dict[str, Any] = {
+            "name": self.scenario.name,
+            "file": self.scenario.path,
+            "log": self.log.value,
+            "passed": self.passed,
+            "failure": failure,
+        }
         if self.seed is not None:
             body.update(seed=self.seed, workers=self.scenario.workers, rounds=self.rounds)
         body["trace"] = [t.as_json() for t in self.trace]
@@ -89,8 +97,14 @@ class ScenarioResult:
 class ScenarioRunner:
     """One run of one scenario. Uses the process-wide test kit (``CALLS``, ``FAULTS``): one at a time."""
 
-    def __init__(self, scenario: Scenario, log: LogKind | str = LogKind.MEMORY, *,
-                 bootstrap_servers: str | None = None, settle_timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        log: LogKind | str = LogKind.MEMORY,
+        *,
+        bootstrap_servers: str | None = None,
+        settle_timeout: float = 60.0,
+    ) -> None:
         self.scenario = scenario
         self.log_kind = LogKind(log)
         if self.log_kind is LogKind.KAFKA and not bootstrap_servers:
@@ -106,12 +120,23 @@ class ScenarioRunner:
         self._current: Step | None = None
         self._error: tuple[Step, BaseException] | None = None
         self._crash: asyncio.Task[None] | None = None
-        self._timers: VirtualTimers | None = None  # the running worker's: auto-restart backoffs on FAULTS.clock
+        self._timers: VirtualTimers | None = (
+            None  # the running worker's: auto-restart backoffs on FAULTS.clock
+        )
         self._verbs: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {
-            "create": self._create, "update": self._update, "patch": self._patch, "pause": self._pause,
-            "resume": self._resume, "stop": self._stop, "restart": self._restart,
-            "restart_task": self._restart_task, "delete": self._delete, "record": self._record,
-            "inject": self._inject, "crash": self._crash_step, "restart_worker": self._restart_worker,
+            "create": self._create,
+            "update": self._update,
+            "patch": self._patch,
+            "pause": self._pause,
+            "resume": self._resume,
+            "stop": self._stop,
+            "restart": self._restart,
+            "restart_task": self._restart_task,
+            "delete": self._delete,
+            "record": self._record,
+            "inject": self._inject,
+            "crash": self._crash_step,
+            "restart_worker": self._restart_worker,
             "advance": self._advance,
         }
 
@@ -132,7 +157,9 @@ class ScenarioRunner:
                 self._no_unexpected_error()
             except StepFailed as failed:
                 result.failed_step, result.failure = failed.step, str(failed)
-            except Exception as exc:  # an engine bug: reported against the step, the other scenarios still run
+            except (
+                Exception
+            ) as exc:  # an engine bug: reported against the step, the other scenarios still run
                 log.exception("scenario.step_crashed", step=self._step)
                 result.failed_step = self._current
                 result.failure = f"crashed with {type(exc).__name__}: {exc}"
@@ -160,7 +187,9 @@ class ScenarioRunner:
     def _no_unexpected_error(self) -> None:
         if self._error is not None:
             step, exc = self._error
-            raise StepFailed(step, f"raised {type(exc).__name__}: {exc} (no 'expect: {{error: ...}}' followed)")
+            raise StepFailed(
+                step, f"raised {type(exc).__name__}: {exc} (no 'expect: {{error: ...}}' followed)"
+            )
 
     async def _run_step(self, step: Step) -> None:
         self._step = step.index
@@ -206,8 +235,12 @@ class ScenarioRunner:
     async def _start_worker(self) -> None:
         memory = self.log_kind is LogKind.MEMORY
         self._timers = VirtualTimers(FAULTS.clock)  # a worker's timers die with it (crash or restart)
-        engine = Engine(self._worker, config_log=self._memory_log if memory else None,
-                        offset_store=self._memory_offsets if memory else None, timers=self._timers)
+        engine = Engine(
+            self._worker,
+            config_log=self._memory_log if memory else None,
+            offset_store=self._memory_offsets if memory else None,
+            timers=self._timers,
+        )
         self._feed = engine.transitions()
         await engine.start()
         self.engine = engine
@@ -222,8 +255,10 @@ class ScenarioRunner:
 
     def _crash_requested(self, loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
         """What an injected ``crash`` calls from the callback's thread."""
+
         def crash() -> None:
             loop.call_soon_threadsafe(self._begin_crash)
+
         return crash
 
     def _begin_crash(self) -> None:
@@ -250,8 +285,9 @@ class ScenarioRunner:
 
     async def _create(self, args: dict[str, Any]) -> None:
         # the runner settles after every step: a start blocked on purpose must not hold the step
-        await self._require().create_connector(args["name"], args["config"], args.get("initial_state"),
-                                               wait_started=False)
+        await self._require().create_connector(
+            args["name"], args["config"], args.get("initial_state"), wait_started=False
+        )
 
     async def _update(self, args: dict[str, Any]) -> None:
         await self._require().put_connector_config(args["name"], args["config"], wait_started=False)
@@ -276,8 +312,11 @@ class ScenarioRunner:
         await self._require().stop_connector(args["name"])
 
     async def _restart(self, args: dict[str, Any]) -> None:
-        await self._require().restart_connector(args["name"], include_tasks=args.get("include_tasks", False),
-                                                only_failed=args.get("only_failed", False))
+        await self._require().restart_connector(
+            args["name"],
+            include_tasks=args.get("include_tasks", False),
+            only_failed=args.get("only_failed", False),
+        )
 
     async def _restart_task(self, args: dict[str, Any]) -> None:
         await self._require().restart_task(args["name"], args["task"])
@@ -288,15 +327,21 @@ class ScenarioRunner:
     async def _record(self, args: dict[str, Any]) -> None:
         value = args["value"]
         raw = value.encode() if isinstance(value, str) else value
-        await self._require().append_record(args["key"], raw if raw is None or isinstance(raw, bytes)
-                                            else json.dumps(raw).encode())
+        await self._require().append_record(
+            args["key"], raw if raw is None or isinstance(raw, bytes) else json.dumps(raw).encode()
+        )
 
     async def _inject(self, args: dict[str, Any]) -> None:
         if args["action"] == "clear":
             FAULTS.clear(args["connector"], args["callback"])
         else:
-            FAULTS.inject(args["connector"], args["callback"], args["action"], seconds=args.get("for"),
-                          task=args.get("task"))
+            FAULTS.inject(
+                args["connector"],
+                args["callback"],
+                args["action"],
+                seconds=args.get("for"),
+                task=args.get("task"),
+            )
 
     async def _crash_step(self, args: dict[str, Any]) -> None:
         self._require()

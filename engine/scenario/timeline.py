@@ -11,8 +11,15 @@ from xml.sax.saxutils import escape, quoteattr
 
 from engine.scenario.transition_trace import TraceLine
 
-COLOURS = {"RUNNING": "#2e9d4f", "PAUSED": "#f0a500", "STOPPED": "#8a8a8a", "FAILED": "#d33a2c",
-           "RESTARTING": "#2f6fd6", "UNASSIGNED": "#d9d9d9", "DESTROYED": "#111111"}
+COLOURS = {
+    "RUNNING": "#2e9d4f",
+    "PAUSED": "#f0a500",
+    "STOPPED": "#8a8a8a",
+    "FAILED": "#d33a2c",
+    "RESTARTING": "#2f6fd6",
+    "UNASSIGNED": "#d9d9d9",
+    "DESTROYED": "#111111",
+}
 _COLUMN = 28
 _ROW = 26
 _LABEL = 170
@@ -37,9 +44,11 @@ def timeline_svg(trace: Sequence[TraceLine]) -> str:
     left = max(_LABEL, _CHAR * max((len(_label(unit)) for unit in units), default=0) + 16)
     width = left + _COLUMN * (len(trace) + 1) + 20
     height = _TOP + _ROW * len(units) + 50
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="11">',
-             '<rect width="100%" height="100%" fill="white"/>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="11">',
+        '<rect width="100%" height="100%" fill="white"/>',
+    ]
     for unit, row in rows.items():
         y = _TOP + row * _ROW
         parts.append(f'<text x="6" y="{y + _BAR - 3}">{escape(_label(unit))}</text>')
@@ -53,10 +62,14 @@ def timeline_svg(trace: Sequence[TraceLine]) -> str:
         last[unit] = (column, line.to_state)
         x = left + column * _COLUMN
         y = _TOP + rows[unit] * _ROW
-        tip = (f"step {line.step}, {line.time:g}s: {_label(unit)} {line.trigger} "
-               f"{line.from_state} -> {line.to_state}")
-        markers.append(f'<circle cx="{x}" cy="{y + _BAR / 2}" r="4" fill="{COLOURS.get(line.to_state, "#999")}" '
-                       f'stroke="#333"><title>{escape(tip)}</title></circle>')
+        tip = (
+            f"step {line.step}, {line.time:g}s: {_label(unit)} {line.trigger} "
+            f"{line.from_state} -> {line.to_state}"
+        )
+        markers.append(
+            f'<circle cx="{x}" cy="{y + _BAR / 2}" r="4" fill="{COLOURS.get(line.to_state, "#999")}" '
+            f'stroke="#333"><title>{escape(tip)}</title></circle>'
+        )
     for unit, (column, state) in last.items():
         if state != "DESTROYED":
             segments.append(_segment(left, rows[unit], column, state, len(trace)))
@@ -68,8 +81,10 @@ def timeline_svg(trace: Sequence[TraceLine]) -> str:
 def _segment(left: int, row: int, start: int, state: str, end: int) -> str:
     x = left + start * _COLUMN
     y = _TOP + row * _ROW
-    return (f'<rect x="{x}" y="{y}" width="{(end - start) * _COLUMN}" height="{_BAR}" rx="3" '
-            f'fill={quoteattr(COLOURS.get(state, "#999"))} opacity="0.85"><title>{escape(state)}</title></rect>')
+    return (
+        f'<rect x="{x}" y="{y}" width="{(end - start) * _COLUMN}" height="{_BAR}" rx="3" '
+        f'fill={quoteattr(COLOURS.get(state, "#999"))} opacity="0.85"><title>{escape(state)}</title></rect>'
+    )
 
 
 def _axis(trace: Sequence[TraceLine], left: int, height: int) -> list[str]:
@@ -80,8 +95,10 @@ def _axis(trace: Sequence[TraceLine], left: int, height: int) -> list[str]:
             continue
         shown_step = line.step
         x = left + column * _COLUMN
-        parts.append(f'<line x1="{x}" y1="{_TOP - 8}" x2="{x}" y2="{height - 36}" stroke="#ccc" '
-                     'stroke-dasharray="2,3"/>')
+        parts.append(
+            f'<line x1="{x}" y1="{_TOP - 8}" x2="{x}" y2="{height - 36}" stroke="#ccc" '
+            'stroke-dasharray="2,3"/>'
+        )
         parts.append(f'<text x="{x}" y="{height - 22}" text-anchor="middle">step {line.step}</text>')
         parts.append(f'<text x="{x}" y="{height - 8}" text-anchor="middle" fill="#666">{line.time:g}s</text>')
     parts.append(f'<text x="6" y="{_TOP - 18}" font-weight="bold">transitions by step (virtual time)</text>')

@@ -35,8 +35,10 @@ class TraceLine:
         at = f"  {self.time:6.3f}s" if clock else ""
         if workers:
             at += f"  {self.worker:<6}"
-        return (f"{self.step:>4} {verb:<14}{at}  {self.connector:<{width}}  {self.unit:<9}  {self.trigger:<8}  "
-                f"{self.from_state} -> {self.to_state}")
+        return (
+            f"{self.step:>4} {verb:<14}{at}  {self.connector:<{width}}  {self.unit:<9}  {self.trigger:<8}  "
+            f"{self.from_state} -> {self.to_state}"
+        )
 
     def as_json(self) -> dict[str, Any]:
         body = asdict(self)

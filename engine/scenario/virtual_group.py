@@ -79,14 +79,24 @@ class VirtualGroup:
         self.rounds: list[str] = []  # one line per round, for the trace and failure messages
         self._joins: dict[str, itertools.count[int]] = {}
 
-    def factory(self, worker: str) -> Callable[[ClusterSettings, Callable[[], JoinMetadata], Planner,
-                                                 Callable[[Assignment, int], None]], VirtualMember]:
+    def factory(
+        self, worker: str
+    ) -> Callable[
+        [ClusterSettings, Callable[[], JoinMetadata], Planner, Callable[[Assignment, int], None]],
+        VirtualMember,
+    ]:
         """The ``MemberFactory`` for worker ``worker``'s next engine."""
-        def make(settings: ClusterSettings, join_metadata: Callable[[], JoinMetadata], planner: Planner,
-                 on_assignment: Callable[[Assignment, int], None]) -> VirtualMember:
+
+        def make(
+            settings: ClusterSettings,
+            join_metadata: Callable[[], JoinMetadata],
+            planner: Planner,
+            on_assignment: Callable[[Assignment, int], None],
+        ) -> VirtualMember:
             member = VirtualMember(self, worker, settings, join_metadata, planner, on_assignment)
             self.by_worker[worker] = member
             return member
+
         return make
 
     @property
@@ -131,7 +141,9 @@ class VirtualGroup:
 
     def expire(self) -> list[str]:
         """Remove the members whose session ended by now; returns their workers."""
-        gone = [m for m in self.members.values() if m.expires_at is not None and m.expires_at <= self.clock.now]
+        gone = [
+            m for m in self.members.values() if m.expires_at is not None and m.expires_at <= self.clock.now
+        ]
         for member in gone:
             del self.members[member.member_id]
             self.wanted = True
@@ -157,14 +169,22 @@ class VirtualGroup:
         if self.leader not in self.members:  # Kafka elects one of the members; which one is left open
             self.leader = self.rng.choice(sorted(self.members))
         leader = self.members[self.leader]
-        metadata: Mapping[str, JoinMetadata] = {m: self.members[m].join_metadata() for m in sorted(self.members)}
+        metadata: Mapping[str, JoinMetadata] = {
+            m: self.members[m].join_metadata() for m in sorted(self.members)
+        }
         plans = leader.planner(metadata, self.leader, self.generation)
         order = sorted(self.members)
         self.rng.shuffle(order)  # the order members apply their assignments in is left open too
-        self.rounds.append(f"generation {self.generation}: leader {leader.worker}, applied by "
-                           + ", ".join(self.members[m].worker for m in order))
-        log.info("scenario.rebalance", generation=self.generation, leader=leader.worker,
-                 order=[self.members[m].worker for m in order])
+        self.rounds.append(
+            f"generation {self.generation}: leader {leader.worker}, applied by "
+            + ", ".join(self.members[m].worker for m in order)
+        )
+        log.info(
+            "scenario.rebalance",
+            generation=self.generation,
+            leader=leader.worker,
+            order=[self.members[m].worker for m in order],
+        )
         for member_id in order:
             member = self.members.get(member_id)
             if member is None or not member.reachable:
@@ -183,4 +203,6 @@ class VirtualGroup:
         for _ in range(MAX_ROUNDS):
             if not await self.round(settle):
                 return
-        raise RebalanceStorm(f"the group kept rebalancing: {MAX_ROUNDS} rounds in a row; last: {self.rounds[-1]}")
+        raise RebalanceStorm(
+            f"the group kept rebalancing: {MAX_ROUNDS} rounds in a row; last: {self.rounds[-1]}"
+        )

@@ -56,12 +56,19 @@ class SparkMetrics:
 
 def prometheus_families(metrics: SparkMetrics) -> list[Metric]:
     """The ``connect_engine_spark_*`` families for ``/metrics``."""
-    running = GaugeMetricFamily("connect_engine_spark_jobs_running",
-                                "Spark jobs currently running under supervision.", value=metrics.jobs_running)
-    jobs = CounterMetricFamily("connect_engine_spark_jobs_total", "Supervised Spark jobs finished, by outcome.",
-                               labels=("outcome",))
-    seconds = SummaryMetricFamily("connect_engine_spark_job_seconds",
-                                  "Wall time of supervised Spark jobs, by outcome.", labels=("outcome",))
+    running = GaugeMetricFamily(
+        "connect_engine_spark_jobs_running",
+        "Spark jobs currently running under supervision.",
+        value=metrics.jobs_running,
+    )
+    jobs = CounterMetricFamily(
+        "connect_engine_spark_jobs_total", "Supervised Spark jobs finished, by outcome.", labels=("outcome",)
+    )
+    seconds = SummaryMetricFamily(
+        "connect_engine_spark_job_seconds",
+        "Wall time of supervised Spark jobs, by outcome.",
+        labels=("outcome",),
+    )
     for o in OUTCOMES:
         jobs.add_metric((o,), metrics.total(o))
         d = metrics.durations[o]

@@ -34,20 +34,23 @@ def probe(settings: SparkSettings) -> None:
 
 
 def _probe_master(master: str, timeout: float) -> None:
-    hosts = master[len("spark://"):].split(",")
+    hosts = master[len("spark://") :].split(",")
     deadline = time.monotonic() + timeout
     errors: list[str] = []
     while True:
         for host in hosts:
             name, _, port = host.strip().rpartition(":")
             try:
-                with socket.create_connection((name, int(port)), timeout=max(0.1, min(2.0, deadline - time.monotonic()))):
+                with socket.create_connection(
+                    (name, int(port)), timeout=max(0.1, min(2.0, deadline - time.monotonic()))
+                ):
                     return
             except (OSError, ValueError) as exc:
                 errors.append(f"{host}: {type(exc).__name__}: {exc}")
         if time.monotonic() >= deadline:
-            raise SparkUnreachable(f"Spark master {master} is unreachable (waited {timeout:g} s, "
-                                   f"{SERVER_TIMEOUT}): {errors[-1]}")
+            raise SparkUnreachable(
+                f"Spark master {master} is unreachable (waited {timeout:g} s, {SERVER_TIMEOUT}): {errors[-1]}"
+            )
         errors.clear()
         time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
 
@@ -59,13 +62,17 @@ def _probe_connect(remote: str, timeout: float) -> None:
     try:
         channel = DefaultChannelBuilder(remote).toChannel()
     except Exception as exc:  # a malformed URL: say which setting holds it
-        raise SparkUnreachable(f"Invalid Spark Connect URL in spark.remote: {type(exc).__name__}: {exc}") from exc
+        raise SparkUnreachable(
+            f"Invalid Spark Connect URL in spark.remote: {type(exc).__name__}: {exc}"
+        ) from exc
     try:
         grpc.channel_ready_future(channel).result(timeout=timeout)
     except grpc.FutureTimeoutError:
         endpoint = urlsplit(remote.replace("sc://", "http://", 1)).netloc.split(";")[0] or remote
         # the endpoint only: the URL's parameters may hold a token
-        raise SparkUnreachable(f"Spark Connect server {endpoint} (spark.remote) is unreachable: no gRPC channel "
-                               f"within {timeout:g} s ({SERVER_TIMEOUT})") from None
+        raise SparkUnreachable(
+            f"Spark Connect server {endpoint} (spark.remote) is unreachable: no gRPC channel "
+            f"within {timeout:g} s ({SERVER_TIMEOUT})"
+        ) from None
     finally:
         channel.close()

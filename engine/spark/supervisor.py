@@ -190,7 +190,9 @@ class SparkSupervisor:
             builder = builder.config(key, value)
         # a session the embedding program made before us is reused and left running at shutdown
         self._owns_session = s.remote is not None or (
-            SparkSession.getActiveSession() is None and getattr(SparkSession, "_instantiatedSession", None) is None)
+            SparkSession.getActiveSession() is None
+            and getattr(SparkSession, "_instantiatedSession", None) is None
+        )
         started = time.monotonic()
         if s.remote is not None:
             session = _create_connect_session(builder)
@@ -261,7 +263,9 @@ class SparkSupervisor:
         build.add_done_callback(lambda f: None if f.cancelled() else f.exception())
         while not build.done():
             if job.cancel_requested or self._interrupted_covers(job.owner):
-                raise SparkJobCancelled(job.owner, "refused: its task was interrupted while Spark was starting")
+                raise SparkJobCancelled(
+                    job.owner, "refused: its task was interrupted while Spark was starting"
+                )
             await asyncio.wait((build,), timeout=_RECANCEL_INTERVAL)
         return build.result()
 
@@ -351,7 +355,9 @@ class SparkSupervisor:
     def _cancel_until_done(self, spark: Any, jobs: list[_Job]) -> None:
         """Cancel these jobs in Spark now, and again every interval until each has ended, in a
         daemon thread (py4j and gRPC calls block). Only these jobs: by their own tags."""
-        threading.Thread(target=self._keep_cancelling, args=(spark, jobs), name="spark-cancel", daemon=True).start()
+        threading.Thread(
+            target=self._keep_cancelling, args=(spark, jobs), name="spark-cancel", daemon=True
+        ).start()
 
     def _keep_cancelling(self, spark: Any, jobs: list[_Job]) -> None:
         while True:
@@ -391,11 +397,15 @@ class SparkSupervisor:
         if not jobs:
             return 0
         started = time.monotonic()
-        submitted = [job for job in jobs if job.future is not None]  # the others are refused before they start
+        submitted = [
+            job for job in jobs if job.future is not None
+        ]  # the others are refused before they start
         spark = self._session
         if spark is not None and submitted:
             self._cancel_until_done(spark, submitted)
-        pending: set[asyncio.Future[Any]] = {_watch(job.future) for job in submitted if job.future is not None}
+        pending: set[asyncio.Future[Any]] = {
+            _watch(job.future) for job in submitted if job.future is not None
+        }
         if pending:
             _, pending = await asyncio.wait(pending, timeout=timeout)
         owners = sorted({(j.owner.connector, j.owner.task) for j in jobs})
@@ -495,5 +505,3 @@ def _endpoint(remote: str | None) -> str | None:
 def _raise_if_cancelled(job: _Job, reason: str) -> None:
     if job.cancel_requested:
         raise SparkJobCancelled(job.owner, reason)
-
-

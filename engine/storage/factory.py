@@ -34,33 +34,42 @@ def _count(worker: Mapping[str, str], key: str, default: int) -> int:
     return int_setting(worker, key, default, minimum=1)
 
 
-def open_status_store(worker: Mapping[str, str], *, client_id: str,
-                      client_args: Mapping[str, Any] | None = None) -> StatusStore:
+def open_status_store(
+    worker: Mapping[str, str], *, client_id: str, client_args: Mapping[str, Any] | None = None
+) -> StatusStore:
     """``client_args``: the worker's own clients' security settings (``KafkaClients.own()``)."""
     if servers := _on_kafka(worker, "status.storage.topic"):
         from engine.storage.kafka_status import KafkaStatusStore
 
-        return KafkaStatusStore(servers, worker.get("status.storage.topic", "").strip() or DEFAULT_STATUS_TOPIC,
-                                partitions=_count(worker, "status.storage.partitions", 5),
-                                replication_factor=_count(worker, "status.storage.replication.factor", 1),
-                                client_id=client_id, client_args=client_args)
+        return KafkaStatusStore(
+            servers,
+            worker.get("status.storage.topic", "").strip() or DEFAULT_STATUS_TOPIC,
+            partitions=_count(worker, "status.storage.partitions", 5),
+            replication_factor=_count(worker, "status.storage.replication.factor", 1),
+            client_id=client_id,
+            client_args=client_args,
+        )
     if path := worker.get("status.storage.file.filename"):
         return FileStatusStore(path)
     return MemoryStatusStore()
 
 
-def open_offset_store(worker: Mapping[str, str], *, client_id: str,
-                      client_args: Mapping[str, Any] | None = None) -> OffsetStore:
+def open_offset_store(
+    worker: Mapping[str, str], *, client_id: str, client_args: Mapping[str, Any] | None = None
+) -> OffsetStore:
     if servers := _on_kafka(worker, "offset.storage.topic"):
         from engine.storage.kafka_offsets import KafkaOffsetStore
 
-        return KafkaOffsetStore(servers, worker.get("offset.storage.topic", "").strip() or DEFAULT_OFFSETS_TOPIC,
-                                partitions=_count(worker, "offset.storage.partitions", 25),
-                                replication_factor=_count(worker, "offset.storage.replication.factor", 1),
-                                client_id=client_id,
-                                # offsets of exactly-once tasks' aborted transactions must stay unseen
-                                read_committed=worker.get("exactly.once.source.support", "").strip() == "enabled",
-                                client_args=client_args)
+        return KafkaOffsetStore(
+            servers,
+            worker.get("offset.storage.topic", "").strip() or DEFAULT_OFFSETS_TOPIC,
+            partitions=_count(worker, "offset.storage.partitions", 25),
+            replication_factor=_count(worker, "offset.storage.replication.factor", 1),
+            client_id=client_id,
+            # offsets of exactly-once tasks' aborted transactions must stay unseen
+            read_committed=worker.get("exactly.once.source.support", "").strip() == "enabled",
+            client_args=client_args,
+        )
     if path := worker.get("offset.storage.file.filename"):
         return FileOffsetStore(path)
     return MemoryOffsetStore()

@@ -37,9 +37,19 @@ OnRecord = Callable[[str, bytes | None], None]
 class KafkaBackingLog:
     """One internal topic: ``open`` reads it to the end, then a reader keeps applying new records."""
 
-    def __init__(self, bootstrap_servers: str, topic: str, *, partitions: int, replication_factor: int,
-                 property_name: str, client_id: str, on_record: OnRecord,
-                 isolation_level: str = "read_uncommitted", client_args: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        topic: str,
+        *,
+        partitions: int,
+        replication_factor: int,
+        property_name: str,
+        client_id: str,
+        on_record: OnRecord,
+        isolation_level: str = "read_uncommitted",
+        client_args: Mapping[str, Any] | None = None,
+    ) -> None:
         self.bootstrap_servers = bootstrap_servers
         self._client_args = dict(client_args or {})  # the worker's security settings, for every client here
         self.topic = topic
@@ -48,7 +58,9 @@ class KafkaBackingLog:
         self.property_name = property_name
         self.client_id = client_id
         self._on_record = on_record
-        self._isolation_level = isolation_level  # read_committed: exactly-once tasks write offsets in transactions
+        self._isolation_level = (
+            isolation_level  # read_committed: exactly-once tasks write offsets in transactions
+        )
         self._producer: Any = None
         self._consumer: Any = None
         self._tps: list[TopicPartition] = []
@@ -64,31 +76,49 @@ class KafkaBackingLog:
     async def open(self) -> None:
         try:
             found = await ensure_compacted_topic(
-                self.bootstrap_servers, self.topic, partitions=self.partitions,
-                replication_factor=self.replication_factor, property_name=self.property_name,
-                client_id=self.client_id, client_args=self._client_args)
+                self.bootstrap_servers,
+                self.topic,
+                partitions=self.partitions,
+                replication_factor=self.replication_factor,
+                property_name=self.property_name,
+                client_id=self.client_id,
+                client_args=self._client_args,
+            )
             self._tps = [TopicPartition(self.topic, p) for p in range(found)]
-            self._producer = AIOKafkaProducer(**{  # tansu rejects InitProducerId
-                **self._client_args, "bootstrap_servers": self.bootstrap_servers, "client_id": self.client_id,
-                "acks": "all", "enable_idempotence": False})
+            self._producer = AIOKafkaProducer(
+                **{  # tansu rejects InitProducerId
+                    **self._client_args,
+                    "bootstrap_servers": self.bootstrap_servers,
+                    "client_id": self.client_id,
+                    "acks": "all",
+                    "enable_idempotence": False,
+                }
+            )
             await start_client(self._producer)
             self._consumer = self._new_consumer("reader")
             await start_client(self._consumer)
             self._consumer.assign(self._tps)
             await self._consumer.seek_to_beginning(*self._tps)
             ends = await self._end_offsets()
-            self._tasks = [asyncio.create_task(self._read(), name=f"read:{self.topic}"),
-                           asyncio.create_task(self._send(), name=f"send:{self.topic}")]
+            self._tasks = [
+                asyncio.create_task(self._read(), name=f"read:{self.topic}"),
+                asyncio.create_task(self._send(), name=f"send:{self.topic}"),
+            ]
             await self._reached(ends)
         except KafkaError as exc:
-            why = self._why(exc, self._consumer or self._producer, "READ")  # the start reads the topic to its end
+            why = self._why(
+                exc, self._consumer or self._producer, "READ"
+            )  # the start reads the topic to its end
             await self.close()
-            raise ConfigLogError(f"Could not open {self.property_name} '{self.topic}' on "
-                                 f"{self.bootstrap_servers}: {why}") from exc
+            raise ConfigLogError(
+                f"Could not open {self.property_name} '{self.topic}' on {self.bootstrap_servers}: {why}"
+            ) from exc
         except BaseException:
             await self.close()
             raise
-        log.info("internal_topic.opened", topic=self.topic, property=self.property_name, partitions=len(self._tps))
+        log.info(
+            "internal_topic.opened", topic=self.topic, property=self.property_name, partitions=len(self._tps)
+        )
 
     async def close(self) -> None:
         """Send what is queued (bounded), then stop. Idempotent, safe before open."""
@@ -129,15 +159,21 @@ class KafkaBackingLog:
                 self._pending.add(future)
                 future.add_done_callback(self._sent)
             except KafkaError as exc:
-                log.error("internal_topic.write_failed", topic=self.topic, key=key,
-                          error=self._why(exc, producer, "WRITE"))
+                log.error(
+                    "internal_topic.write_failed",
+                    topic=self.topic,
+                    key=key,
+                    error=self._why(exc, producer, "WRITE"),
+                )
             finally:
                 self._queue.task_done()
 
     def _sent(self, future: asyncio.Future[Any]) -> None:
         self._pending.discard(future)
         if not future.cancelled() and (exc := future.exception()) is not None:
-            log.error("internal_topic.write_failed", topic=self.topic, error=self._why(exc, self._producer, "WRITE"))
+            log.error(
+                "internal_topic.write_failed", topic=self.topic, error=self._why(exc, self._producer, "WRITE")
+            )
 
     def _why(self, exc: BaseException, client: Any, operation: str) -> str:
         """The cause; for an ACL refusal the principal, the grant and the worker setting to check."""
@@ -154,10 +190,18 @@ class KafkaBackingLog:
     # ---- reading ----------------------------------------------------------------------------
 
     def _new_consumer(self, role: str) -> Any:
-        return AIOKafkaConsumer(**{
-            **self._client_args, "bootstrap_servers": self.bootstrap_servers, "client_id": f"{self.client_id}-{role}",
-            "group_id": None, "enable_auto_commit": False, "auto_offset_reset": "earliest",
-            "fetch_max_wait_ms": _FETCH_WAIT_MS, "isolation_level": self._isolation_level})
+        return AIOKafkaConsumer(
+            **{
+                **self._client_args,
+                "bootstrap_servers": self.bootstrap_servers,
+                "client_id": f"{self.client_id}-{role}",
+                "group_id": None,
+                "enable_auto_commit": False,
+                "auto_offset_reset": "earliest",
+                "fetch_max_wait_ms": _FETCH_WAIT_MS,
+                "isolation_level": self._isolation_level,
+            }
+        )
 
     async def _read(self) -> None:
         consumer = self._consumer
@@ -180,7 +224,7 @@ class KafkaBackingLog:
         key = record.key.decode("utf-8", "replace") if record.key is not None else ""
         for name, raw in record.headers or ():
             if name == WRITER_HEADER and raw.startswith(self._token + b":"):
-                sequence = int(raw[len(self._token) + 1:])
+                sequence = int(raw[len(self._token) + 1 :])
                 if sequence < self._latest_own.get(key, 0):
                     return  # an older write of ours: the store already holds a newer value
                 self._latest_own.pop(key, None)
@@ -188,8 +232,13 @@ class KafkaBackingLog:
             self._on_record(key, record.value)
         except (ValueError, KeyError, TypeError) as exc:
             self.skipped += 1
-            log.warning("internal_topic.record_skipped", topic=self.topic, key=key, offset=record.offset,
-                        reason=repr(exc))
+            log.warning(
+                "internal_topic.record_skipped",
+                topic=self.topic,
+                key=key,
+                offset=record.offset,
+                reason=repr(exc),
+            )
 
     async def read_to_end(self) -> None:
         """Return once everything written to the topic before the call has been applied."""
@@ -207,8 +256,9 @@ class KafkaBackingLog:
                     await probe.getmany(timeout_ms=_FETCH_WAIT_MS, max_records=1)
             return {tp: int(probe.highwater(tp)) for tp in self._tps}
         except TimeoutError as exc:
-            raise ConfigLogError(f"Could not read the end of {self.property_name} '{self.topic}' within "
-                                 f"{_END_TIMEOUT_S:g} s") from exc
+            raise ConfigLogError(
+                f"Could not read the end of {self.property_name} '{self.topic}' within {_END_TIMEOUT_S:g} s"
+            ) from exc
         finally:
             with contextlib.suppress(KafkaError):
                 await probe.stop()

@@ -17,15 +17,29 @@ PROPERTY = "offset.storage.topic"
 
 
 class KafkaOffsetStore(TopicBacked, MemoryOffsetStore):
-    def __init__(self, bootstrap_servers: str, topic: str, *, partitions: int = 25, replication_factor: int = 1,
-                 client_id: str = "connect-engine", read_committed: bool = False,
-                 client_args: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        topic: str,
+        *,
+        partitions: int = 25,
+        replication_factor: int = 1,
+        client_id: str = "connect-engine",
+        read_committed: bool = False,
+        client_args: Mapping[str, Any] | None = None,
+    ) -> None:
         super().__init__()
-        self.log = KafkaBackingLog(bootstrap_servers, topic, partitions=partitions,
-                                   replication_factor=replication_factor, property_name=PROPERTY,
-                                   client_id=f"{client_id}-offsets", on_record=self._apply,
-                                   isolation_level="read_committed" if read_committed else "read_uncommitted",
-                                   client_args=client_args)
+        self.log = KafkaBackingLog(
+            bootstrap_servers,
+            topic,
+            partitions=partitions,
+            replication_factor=replication_factor,
+            property_name=PROPERTY,
+            client_id=f"{client_id}-offsets",
+            on_record=self._apply,
+            isolation_level="read_committed" if read_committed else "read_uncommitted",
+            client_args=client_args,
+        )
 
     def _apply(self, key: str, value: bytes | None) -> None:
         json.loads(key)  # a key that is not Connect's JSON array is skipped (ValueError), not kept

@@ -20,17 +20,32 @@ PROPERTY = "status.storage.topic"
 class KafkaStatusStore(TopicBacked, MemoryStatusStore):
     _journaled = True
 
-    def __init__(self, bootstrap_servers: str, topic: str, *, partitions: int = 5, replication_factor: int = 1,
-                 client_id: str = "connect-engine",
-                 client_args: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        topic: str,
+        *,
+        partitions: int = 5,
+        replication_factor: int = 1,
+        client_id: str = "connect-engine",
+        client_args: Mapping[str, Any] | None = None,
+    ) -> None:
         super().__init__()
-        self.log = KafkaBackingLog(bootstrap_servers, topic, partitions=partitions,
-                                   replication_factor=replication_factor, property_name=PROPERTY,
-                                   client_id=f"{client_id}-status", on_record=self.apply_record,
-                                   client_args=client_args)
+        self.log = KafkaBackingLog(
+            bootstrap_servers,
+            topic,
+            partitions=partitions,
+            replication_factor=replication_factor,
+            property_name=PROPERTY,
+            client_id=f"{client_id}-status",
+            on_record=self.apply_record,
+            client_args=client_args,
+        )
 
     def _persist(self, key: str, status: Status | None) -> None:
         self.log.send(key, None if status is None else json.dumps(status.to_json()).encode())
 
     def _persist_topic(self, connector: str, topic: str, status: TopicStatus | None) -> None:
-        self.log.send(topic_key(connector, topic), None if status is None else json.dumps(status.to_json()).encode())
+        self.log.send(
+            topic_key(connector, topic), None if status is None else json.dumps(status.to_json()).encode()
+        )

@@ -32,25 +32,41 @@ log = structlog.get_logger(component="topic-admin")
 
 CLEANUP_POLICY = "cleanup.policy"
 COMPACT = "compact"
-_UNVERIFIABLE = (UnsupportedVersionError, IncompatibleBrokerVersion, TopicAuthorizationFailedError,
-                 ClusterAuthorizationFailedError)
+_UNVERIFIABLE = (
+    UnsupportedVersionError,
+    IncompatibleBrokerVersion,
+    TopicAuthorizationFailedError,
+    ClusterAuthorizationFailedError,
+)
 _CREATE_REFUSED = (TopicAuthorizationFailedError, ClusterAuthorizationFailedError)
 _METADATA_WAIT_S = 10.0  # how long a topic another worker just created may stay unknown to this broker
 # what each internal topic keeps, for the refusal message (Connect's wording per store)
-_KEEPS = {"config.storage.topic": "connector configurations", "status.storage.topic": "connector and task statuses",
-          "offset.storage.topic": "source connector offsets"}
+_KEEPS = {
+    "config.storage.topic": "connector configurations",
+    "status.storage.topic": "connector and task statuses",
+    "offset.storage.topic": "source connector offsets",
+}
 
 
-async def ensure_compacted_topic(bootstrap_servers: str, topic: str, *, partitions: int, replication_factor: int,
-                                 property_name: str, client_id: str, single_partition: bool = False,
-                                 client_args: Mapping[str, Any] | None = None) -> int:
+async def ensure_compacted_topic(
+    bootstrap_servers: str,
+    topic: str,
+    *,
+    partitions: int,
+    replication_factor: int,
+    property_name: str,
+    client_id: str,
+    single_partition: bool = False,
+    client_args: Mapping[str, Any] | None = None,
+) -> int:
     """Create ``topic`` compacted if missing, else refuse a non-compacted one; returns its partition count.
 
     ``single_partition`` (the config topic) also refuses any count but one. ``client_args``: the
     worker's security and connection settings (``engine.config.kafka_clients``).
     """
-    admin = AIOKafkaAdminClient(**{"bootstrap_servers": bootstrap_servers, "client_id": f"{client_id}-admin",
-                                   **(client_args or {})})
+    admin = AIOKafkaAdminClient(
+        **{"bootstrap_servers": bootstrap_servers, "client_id": f"{client_id}-admin", **(client_args or {})}
+    )
     try:
         await start_client(admin)
         refusal: BaseException | None = None
@@ -58,60 +74,89 @@ async def ensure_compacted_topic(bootstrap_servers: str, topic: str, *, partitio
             if await _create(admin, topic, partitions, replication_factor, property_name):
                 return partitions
         except _CREATE_REFUSED as exc:  # Connect's TopicAdmin: assume it exists, as an administrator made it
-            log.info("internal_topic.create_not_authorized", topic=topic, property=property_name,
-                     reason="falling back to assume the topic exists")
+            log.info(
+                "internal_topic.create_not_authorized",
+                topic=topic,
+                property=property_name,
+                reason="falling back to assume the topic exists",
+            )
             refusal = exc
         found = await _partitions(admin, topic, property_name, refusal)
         if single_partition and found != 1:
             raise ConfigError(
                 f"Topic '{topic}' supplied via the '{property_name}' property is required to have a "
                 "single partition in order to guarantee consistency of connector configurations, but found "
-                f"{found} partitions.", errors={property_name: ["must have a single partition"]})
+                f"{found} partitions.",
+                errors={property_name: ["must have a single partition"]},
+            )
         await _check_cleanup_policy(admin, topic, property_name)
         return found
     finally:
         await admin.close()
 
 
-async def _create(admin: Any, topic: str, partitions: int, replication_factor: int, property_name: str) -> bool:
+async def _create(
+    admin: Any, topic: str, partitions: int, replication_factor: int, property_name: str
+) -> bool:
     """Create the topic with Connect's settings; False if it already existed."""
     # -1 is Connect's "broker default"; aiokafka accepts it only alongside an (empty) assignment
     assignments: dict[int, list[int]] | None = {} if replication_factor == -1 else None
-    new = NewTopic(topic, partitions, replication_factor, replica_assignments=assignments,
-                   topic_configs={CLEANUP_POLICY: COMPACT})
+    new = NewTopic(
+        topic,
+        partitions,
+        replication_factor,
+        replica_assignments=assignments,
+        topic_configs={CLEANUP_POLICY: COMPACT},
+    )
     response = await admin.create_topics([new])
     for _, code, *rest in response.topic_errors:
         error = for_code(code)
         if error in _CREATE_REFUSED:
             raise error()
         if code == 0:
-            log.info("internal_topic.created", topic=topic, property=property_name, partitions=partitions,
-                     replication_factor=replication_factor, cleanup_policy=COMPACT)
+            log.info(
+                "internal_topic.created",
+                topic=topic,
+                property=property_name,
+                partitions=partitions,
+                replication_factor=replication_factor,
+                cleanup_policy=COMPACT,
+            )
             return True
         if error is TopicAlreadyExistsError:
             return False
         message = rest[0] if rest and rest[0] else error.__name__
         raise ConfigLogError(f"Could not create {_kind(property_name)} topic '{topic}': {message}")
-    raise ConfigLogError(f"Could not create {_kind(property_name)} topic '{topic}': the broker did not answer for it")
+    raise ConfigLogError(
+        f"Could not create {_kind(property_name)} topic '{topic}': the broker did not answer for it"
+    )
 
 
-async def _partitions(admin: Any, topic: str, property_name: str, refusal: BaseException | None = None) -> int:
+async def _partitions(
+    admin: Any, topic: str, property_name: str, refusal: BaseException | None = None
+) -> int:
     (described,) = await admin.describe_topics([topic])
     deadline = time.monotonic() + (_METADATA_WAIT_S if refusal is None else 0.0)
     # another worker's creation reached the controller, not yet this broker's metadata (KRaft): ask again
     while for_code(described["error_code"]) is UnknownTopicOrPartitionError and time.monotonic() < deadline:
         await asyncio.sleep(0.2)
         (described,) = await admin.describe_topics([topic])
-    if refusal is not None and for_code(described["error_code"]) in (UnknownTopicOrPartitionError,
-                                                                      TopicAuthorizationFailedError):
+    if refusal is not None and for_code(described["error_code"]) in (
+        UnknownTopicOrPartitionError,
+        TopicAuthorizationFailedError,
+    ):
         # (a metadata request for a missing topic asks the broker to create it: refused the same way)
-        raise ConfigLogError(f"Could not create {_kind(property_name)} topic '{topic}', and it does not exist: "
-                             f"{denial(refusal, admin, operation='CREATE', resource=topic)} ({property_name}={topic}; "
-                             "or have an administrator create it, compacted)")
+        raise ConfigLogError(
+            f"Could not create {_kind(property_name)} topic '{topic}', and it does not exist: "
+            f"{denial(refusal, admin, operation='CREATE', resource=topic)} ({property_name}={topic}; "
+            "or have an administrator create it, compacted)"
+        )
     if for_code(described["error_code"]) is TopicAuthorizationFailedError:
-        raise ConfigLogError(f"Could not describe {_kind(property_name)} topic '{topic}': "
-                             f"{denial(TopicAuthorizationFailedError(topic), admin, operation='DESCRIBE', resource=topic)}"
-                             f" ({property_name}={topic})")
+        raise ConfigLogError(
+            f"Could not describe {_kind(property_name)} topic '{topic}': "
+            f"{denial(TopicAuthorizationFailedError(topic), admin, operation='DESCRIBE', resource=topic)}"
+            f" ({property_name}={topic})"
+        )
     if described["error_code"] != 0:
         error = for_code(described["error_code"]).__name__
         raise ConfigLogError(f"Could not describe {_kind(property_name)} topic '{topic}': {error}")
@@ -138,8 +183,11 @@ async def _check_cleanup_policy(admin: Any, topic: str, property_name: str) -> N
         log.warning("internal_topic.cleanup_policy_unverified", topic=topic, reason=describe(exc))
         return
     if policy is None:
-        log.warning("internal_topic.cleanup_policy_unverified", topic=topic,
-                    reason="the broker did not report cleanup.policy")
+        log.warning(
+            "internal_topic.cleanup_policy_unverified",
+            topic=topic,
+            reason="the broker did not report cleanup.policy",
+        )
         return
     policies = sorted({p.strip() for p in policy.split(",") if p.strip()})
     if policies != [COMPACT]:
@@ -152,7 +200,8 @@ async def _check_cleanup_policy(admin: Any, topic: str, property_name: str) -> N
             f"would likely result in eventually losing {keeps} and problems restarting "
             f"this Connect cluster in the future. Change the '{property_name}' property in the Connect "
             f"worker configurations to use a topic with '{CLEANUP_POLICY}={COMPACT}'.",
-            errors={property_name: [f"must have {CLEANUP_POLICY}={COMPACT}"]})
+            errors={property_name: [f"must have {CLEANUP_POLICY}={COMPACT}"]},
+        )
 
 
 def _kind(property_name: str) -> str:
@@ -167,11 +216,13 @@ def describe(exc: BaseException) -> str:
     return text if text.startswith(name) else f"{name}: {text}"
 
 
-async def kafka_cluster_id(bootstrap_servers: str, *, client_id: str,
-                           client_args: Mapping[str, Any] | None = None) -> str:
+async def kafka_cluster_id(
+    bootstrap_servers: str, *, client_id: str, client_args: Mapping[str, Any] | None = None
+) -> str:
     """The Kafka cluster's id, as Connect's ``ConnectUtils.lookupKafkaClusterId`` asks the admin client."""
-    admin = AIOKafkaAdminClient(**{"bootstrap_servers": bootstrap_servers, "client_id": f"{client_id}-admin",
-                                   **(client_args or {})})
+    admin = AIOKafkaAdminClient(
+        **{"bootstrap_servers": bootstrap_servers, "client_id": f"{client_id}-admin", **(client_args or {})}
+    )
     try:
         await start_client(admin)
         description = await admin.describe_cluster()

@@ -17,8 +17,14 @@ class KeyedJournal:
     on the event loop right after the mark is taken, so the state it reads is the file's at the mark.
     """
 
-    def __init__(self, path: str | os.PathLike[str], live: Callable[[], Sequence[Record]], *, fsync: bool = True,
-                 floor: int = DEFAULT_FLOOR) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        live: Callable[[], Sequence[Record]],
+        *,
+        fsync: bool = True,
+        floor: int = DEFAULT_FLOOR,
+    ) -> None:
         self.journal = Journal(path, fsync=fsync)
         self._live = live
         self._compactor = Compactor(self.journal, self._compact, floor=floor)
@@ -55,7 +61,9 @@ class KeyedJournal:
     async def _compact(self, before_step: StepHook) -> None:
         since = self.journal.mark()
         live = self._live()  # no await since the mark
-        await self._compactor.rewrite([(n, key, value) for n, (key, value) in enumerate(live)], since, before_step)
+        await self._compactor.rewrite(
+            [(n, key, value) for n, (key, value) in enumerate(live)], since, before_step
+        )
 
     async def settle(self) -> None:
         """Let a compaction started in the background finish."""

@@ -25,7 +25,9 @@ def _check(kind: str, mapping: Mapping[str, Any]) -> None:
         if not isinstance(k, str):
             raise DataException(f"{kind}s may only use String keys")
         if not isinstance(v, _PRIMITIVES):
-            raise DataException(f"{kind}s may only contain primitive types as values, but field {k} contains {type(v).__name__}")
+            raise DataException(
+                f"{kind}s may only contain primitive types as values, but field {k} contains {type(v).__name__}"
+            )
 
 
 class MemoryOffsetStore:
@@ -56,7 +58,9 @@ class MemoryOffsetStore:
                 records.append((key, json.dumps(offset).encode()))
         self._persist(records)
 
-    def write(self, connector: str, offsets: Iterable[tuple[Mapping[str, Any], Mapping[str, Any] | None]]) -> None:
+    def write(
+        self, connector: str, offsets: Iterable[tuple[Mapping[str, Any], Mapping[str, Any] | None]]
+    ) -> None:
         self.put(connector, {json.dumps(dict(p), sort_keys=True): o for p, o in offsets})
 
     def get(self, connector: str, partition: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -77,8 +81,9 @@ class MemoryOffsetStore:
         self.write(connector, ((p, None) for p in partitions))
         return len(partitions)
 
-    def apply_committed(self, connector: str,
-                        offsets: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None:
+    def apply_committed(
+        self, connector: str, offsets: list[tuple[Mapping[str, Any], Mapping[str, Any]]]
+    ) -> None:
         """Offsets written elsewhere (an exactly-once task's transaction): kept, not written again."""
         for partition, offset in offsets:
             self._offsets[offset_key(connector, partition)] = dict(offset)
@@ -112,7 +117,9 @@ class FileOffsetStore(MemoryOffsetStore):
     """``offset.storage.file.filename``: offsets journaled to a file and reloaded on open; the file is
     compacted to one record per live partition (``engine.journal.compaction``)."""
 
-    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = True, floor: int = DEFAULT_FLOOR) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, fsync: bool = True, floor: int = DEFAULT_FLOOR
+    ) -> None:
         super().__init__()
         self.file = KeyedJournal(path, self._live, fsync=fsync, floor=floor)
 
@@ -128,8 +135,9 @@ class FileOffsetStore(MemoryOffsetStore):
         else:
             self._offsets[key] = json.loads(value)
 
-    def apply_committed(self, connector: str,
-                        offsets: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None:
+    def apply_committed(
+        self, connector: str, offsets: list[tuple[Mapping[str, Any], Mapping[str, Any]]]
+    ) -> None:
         """Journaled too: compaction writes what the store holds, so the file must hold it as well
         (unreachable in practice, exactly-once needs offsets on Kafka)."""
         super().apply_committed(connector, offsets)

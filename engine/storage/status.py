@@ -41,8 +41,14 @@ class Status:
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> Status:
         attempts, next_ms = body.get("restart_attempts"), body.get("next_restart_ms")
-        return cls(str(body["state"]), str(body["worker_id"]), int(body.get("generation", 0)), body.get("trace"),
-                   None if attempts is None else int(attempts), None if next_ms is None else int(next_ms))
+        return cls(
+            str(body["state"]),
+            str(body["worker_id"]),
+            int(body.get("generation", 0)),
+            body.get("trace"),
+            None if attempts is None else int(attempts),
+            None if next_ms is None else int(next_ms),
+        )
 
 
 def connector_key(connector: str) -> str:
@@ -67,14 +73,21 @@ class TopicStatus:
     discover_timestamp: int
 
     def to_json(self) -> dict[str, Any]:
-        return {"topic": {"name": self.topic, "connector": self.connector, "task": self.task,
-                          "discoverTimestamp": self.discover_timestamp}}
+        return {
+            "topic": {
+                "name": self.topic,
+                "connector": self.connector,
+                "task": self.task,
+                "discoverTimestamp": self.discover_timestamp,
+            }
+        }
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> TopicStatus:
         inner = body["topic"]
-        return cls(str(inner["name"]), str(inner["connector"]), int(inner["task"]),
-                   int(inner["discoverTimestamp"]))
+        return cls(
+            str(inner["name"]), str(inner["connector"]), int(inner["task"]), int(inner["discoverTimestamp"])
+        )
 
 
 def _may_overwrite(current: Status | None, new: Status) -> bool:
@@ -238,8 +251,12 @@ class FileStatusStore(MemoryStatusStore):
 
     def _live(self) -> list[tuple[str, bytes]]:
         records = [(connector_key(c), _encode(s)) for c, s in self._connectors.items()]
-        records += [(task_key(c, n), _encode(s)) for c, tasks in self._tasks.items() for n, s in tasks.items()]
-        records += [(topic_key(c, t), _encode(s)) for c, topics in self._topics.items() for t, s in topics.items()]
+        records += [
+            (task_key(c, n), _encode(s)) for c, tasks in self._tasks.items() for n, s in tasks.items()
+        ]
+        records += [
+            (topic_key(c, t), _encode(s)) for c, topics in self._topics.items() for t, s in topics.items()
+        ]
         return records
 
     def _persist(self, key: str, status: Status | None) -> None:

@@ -33,8 +33,16 @@ import aiohttp
 
 from engine.testing.waiting import eventually
 
-__all__ = ["HOST", "START_TIMEOUT_S", "WorkerCluster", "WorkerProcess", "free_port", "poll_until", "request",
-           "worker_cluster"]
+__all__ = [
+    "HOST",
+    "START_TIMEOUT_S",
+    "WorkerCluster",
+    "WorkerProcess",
+    "free_port",
+    "poll_until",
+    "request",
+    "worker_cluster",
+]
 
 T = TypeVar("T")
 HOST = "127.0.0.1"
@@ -106,17 +114,28 @@ class WorkerCluster:
     def __post_init__(self) -> None:
         tag = uuid.uuid4().hex[:10]
         self.group = f"connect-{tag}"
-        self.topics = {"config.storage.topic": f"cfg-{tag}", "status.storage.topic": f"status-{tag}",
-                       "offset.storage.topic": f"offsets-{tag}"}
+        self.topics = {
+            "config.storage.topic": f"cfg-{tag}",
+            "status.storage.topic": f"status-{tag}",
+            "offset.storage.topic": f"offsets-{tag}",
+        }
         self.record_file = self.directory / "calls.jsonl"
 
     def properties(self, port: int) -> dict[str, str]:
-        return {"group.id": self.group, "bootstrap.servers": self.bootstrap,
-                "listeners": f"{self.scheme}://{HOST}:{port}", **self.topics,
-                "scheduled.rebalance.max.delay.ms": str(self.delay_ms),
-                "session.timeout.ms": "6000", "heartbeat.interval.ms": "1000", "request.timeout.ms": "5000",
-                "task.shutdown.graceful.timeout.ms": "3000", "connector.shutdown.graceful.timeout.ms": "3000",
-                "offset.flush.interval.ms": "1000", **self.extra}
+        return {
+            "group.id": self.group,
+            "bootstrap.servers": self.bootstrap,
+            "listeners": f"{self.scheme}://{HOST}:{port}",
+            **self.topics,
+            "scheduled.rebalance.max.delay.ms": str(self.delay_ms),
+            "session.timeout.ms": "6000",
+            "heartbeat.interval.ms": "1000",
+            "request.timeout.ms": "5000",
+            "task.shutdown.graceful.timeout.ms": "3000",
+            "connector.shutdown.graceful.timeout.ms": "3000",
+            "offset.flush.interval.ms": "1000",
+            **self.extra,
+        }
 
     def start_worker(self, port: int | None = None, *, log_level: str = "INFO") -> WorkerProcess:
         port = port or free_port()
@@ -127,8 +146,12 @@ class WorkerCluster:
         with log.open("ab") as out:
             process = subprocess.Popen(
                 [sys.executable, "-m", "engine", "--log-level", log_level, "distributed", str(props)],
-                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                env={**os.environ, "SPARK_LOCAL_IP": HOST})
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env={**os.environ, "SPARK_LOCAL_IP": HOST},
+            )
         worker = WorkerProcess(name, port, process, log, self.scheme, self.tls)
         self.workers.append(worker)
         return worker
@@ -176,34 +199,49 @@ def worker_cluster(bootstrap: str, directory: Path, **options: Any) -> Iterator[
         cluster.shutdown()
 
 
-async def request(worker: WorkerProcess, method: str, path: str, body: Any = None, *,
-                  retry_conflicts: bool = True, timeout: float = 60.0) -> tuple[int, Any]:
+async def request(
+    worker: WorkerProcess,
+    method: str,
+    path: str,
+    body: Any = None,
+    *,
+    retry_conflicts: bool = True,
+    timeout: float = 60.0,
+) -> tuple[int, Any]:
     """One REST call; a 409 during a rebalance is retried, as Connect's clients are told to."""
     deadline = time.monotonic() + timeout
     async with aiohttp.ClientSession() as session:
         while True:
-            async with session.request(method, worker.url + path, json=body,
-                                       ssl=worker.tls if worker.tls is not None else True) as response:
+            async with session.request(
+                method, worker.url + path, json=body, ssl=worker.tls if worker.tls is not None else True
+            ) as response:
                 text = await response.text()
                 payload = json.loads(text) if text else None
-                if response.status == 409 and retry_conflicts and time.monotonic() < deadline and \
-                        "already exists" not in str(payload):
+                if (
+                    response.status == 409
+                    and retry_conflicts
+                    and time.monotonic() < deadline
+                    and "already exists" not in str(payload)
+                ):
                     await asyncio.sleep(0.2)
                     continue
                 return response.status, payload
 
 
 @overload
-async def poll_until(check: Callable[[], Awaitable[T | None]], *, timeout: float = ..., interval: float = ...,
-                     what: str = ...) -> T: ...
+async def poll_until(
+    check: Callable[[], Awaitable[T | None]], *, timeout: float = ..., interval: float = ..., what: str = ...
+) -> T: ...
 
 
 @overload
-async def poll_until(check: Callable[[], T | None], *, timeout: float = ..., interval: float = ...,
-                     what: str = ...) -> T: ...
+async def poll_until(
+    check: Callable[[], T | None], *, timeout: float = ..., interval: float = ..., what: str = ...
+) -> T: ...
 
 
-async def poll_until(check: Callable[[], object], *, timeout: float = 60.0, interval: float = 0.2,
-                     what: str = "") -> Any:
+async def poll_until(
+    check: Callable[[], object], *, timeout: float = 60.0, interval: float = 0.2, what: str = ""
+) -> Any:
     """``engine.testing.eventually`` with defaults for worker processes: a rebalance takes seconds."""
     return await eventually(check, timeout=timeout, interval=interval, what=what)

@@ -56,8 +56,15 @@ class Faults:
 
     # ---- what scenarios call --------------------------------------------------------------
 
-    def inject(self, connector: str, callback: str, action: FaultAction | str, *,
-               seconds: float | None = None, task: int | None = None) -> None:
+    def inject(
+        self,
+        connector: str,
+        callback: str,
+        action: FaultAction | str,
+        *,
+        seconds: float | None = None,
+        task: int | None = None,
+    ) -> None:
         """``callback`` as the recording kit names it: ``stop``, ``deleted``, ``task.start``, ..."""
         kind = FaultAction(action)
         until = None if seconds is None else self.clock.now + seconds
@@ -83,7 +90,9 @@ class Faults:
         """Wake parked callbacks and wait (briefly) until those no longer held have left: until then
         they still count as parked, and the engine would look settled before they return."""
         self._changed.notify_all()
-        self._changed.wait_for(lambda: all(holds() for holds in self._holds.values()), timeout=_LEAVE_TIMEOUT_S)
+        self._changed.wait_for(
+            lambda: all(holds() for holds in self._holds.values()), timeout=_LEAVE_TIMEOUT_S
+        )
 
     def release_all(self) -> None:
         """Let every parked callback return (faults stay); used on crash and at the end of a run."""
@@ -134,11 +143,19 @@ class Faults:
                 self.on_crash()
             self._park(connector, unit, generation, lambda: True)
             raise SimulatedCrash(f"the worker crashed in {name}")
-        self._park(connector, unit, generation, lambda: self._faults.get((connector, callback)) is fault and
-                   (fault.until is None or self.clock.now < fault.until))
+        self._park(
+            connector,
+            unit,
+            generation,
+            lambda: (
+                self._faults.get((connector, callback)) is fault
+                and (fault.until is None or self.clock.now < fault.until)
+            ),
+        )
 
     def _park(self, connector: str, unit: str, generation: int, holds: Callable[[], bool]) -> None:
         """Wait (already counted as parked) until released, cleared, or past the block's time."""
+
         def still() -> bool:
             return holds() and generation == self._generation
 

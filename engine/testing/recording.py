@@ -64,9 +64,20 @@ class CallLog:
             self._calls.append(call)
         if record_file:
             with open(record_file, "a", encoding="utf-8") as f:
-                f.write(json.dumps({"connector": call.connector, "unit": call.unit, "method": call.method,
-                                    "args": call.args, "pid": os.getpid(), "worker": call.worker,
-                                    "at": time.time()}) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "connector": call.connector,
+                            "unit": call.unit,
+                            "method": call.method,
+                            "args": call.args,
+                            "pid": os.getpid(),
+                            "worker": call.worker,
+                            "at": time.time(),
+                        }
+                    )
+                    + "\n"
+                )
 
     def of(self, connector: str, unit: str | None = None) -> list[Call]:
         with self._lock:
@@ -93,8 +104,16 @@ class CallLog:
 CALLS = CallLog()
 
 
-def _hit(connector: str, unit: str, config: Mapping[str, str], method: str, prefix: str,
-         args: dict[str, Any], *, record: bool = True) -> None:
+def _hit(
+    connector: str,
+    unit: str,
+    config: Mapping[str, str],
+    method: str,
+    prefix: str,
+    args: dict[str, Any],
+    *,
+    record: bool = True,
+) -> None:
     """Record the call, then apply any injected fault and the config-driven behaviours."""
     if record:
         # a cluster member's engine binds its worker id; callbacks run in a copy of that context
@@ -128,6 +147,7 @@ class _Instrumented:
 
     def _hit(self, method: str, prefix: str = "", **args: Any) -> None:
         _hit(self._connector, self._unit, self._config, method, prefix, args)
+
 
 class _RecordingConnector(_Instrumented):
     task_type: type[Task]
@@ -165,7 +185,15 @@ class _RecordingConnector(_Instrumented):
     def validate(self, connector_configs: Mapping[str, str]) -> Config:
         # Faults and blocks apply (keyed by the config's name: the validating instance is shared and
         # never started), but validation is not part of the connector's lifecycle, so not recorded.
-        _hit(connector_configs.get("name", "?"), "connector", connector_configs, "validate", "", {}, record=False)
+        _hit(
+            connector_configs.get("name", "?"),
+            "connector",
+            connector_configs,
+            "validate",
+            "",
+            {},
+            record=False,
+        )
         connector: Any = super()  # a mixin: the Connector base comes later in the concrete classes' MRO
         return cast(Config, connector.validate(connector_configs))
 
@@ -195,15 +223,17 @@ class _RecordingTask(_Instrumented):
     def version(self) -> str:
         return "1.0-test"
 
-
     async def _data_hit(self, method: str) -> None:
         """Faults for the data callbacks (``test.fail.task.poll``, an injected ``task.put``), unrecorded:
         they run for as long as the task does. Checked in a thread only when one is set."""
-        if (self._config.get(f"test.fail.task.{method}", "false").lower() == "true"
-                or self._config.get(f"test.block.task.{method}.ms")
-                or FAULTS.armed(self._connector, f"task.{method}")):
-            await asyncio.to_thread(_hit, self._connector, self._unit, self._config, method, "task.", {},
-                                    record=False)
+        if (
+            self._config.get(f"test.fail.task.{method}", "false").lower() == "true"
+            or self._config.get(f"test.block.task.{method}.ms")
+            or FAULTS.armed(self._connector, f"task.{method}")
+        ):
+            await asyncio.to_thread(
+                _hit, self._connector, self._unit, self._config, method, "task.", {}, record=False
+            )
 
 
 class RecordingSourceTask(_RecordingTask, SourceTask):
@@ -250,7 +280,11 @@ def instrumented(connector: type[Any], module: str | None = None) -> type[Any]:
     class RecordedTask(task_base):  # type: ignore[misc]
         def initialize(self, context: Any) -> Any:
             config = context.configs()
-            self._recorded = (config.get("connector.name", "?"), f"task-{config.get('task.index', '?')}", config)
+            self._recorded = (
+                config.get("connector.name", "?"),
+                f"task-{config.get('task.index', '?')}",
+                config,
+            )
             self._record("initialize")
             base = getattr(super(), "initialize", None)
             return base(context) if base is not None else None
@@ -280,7 +314,10 @@ def instrumented(connector: type[Any], module: str | None = None) -> type[Any]:
             return base(context) if base is not None else None
 
         def start(self, props: dict[str, str]) -> Any:
-            self._recorded = (props.get("name", self._recorded[0] if hasattr(self, "_recorded") else "?"), props)
+            self._recorded = (
+                props.get("name", self._recorded[0] if hasattr(self, "_recorded") else "?"),
+                props,
+            )
             self._record("start")
             return super().start(props)
 
@@ -300,8 +337,10 @@ def instrumented(connector: type[Any], module: str | None = None) -> type[Any]:
                 return [{**c, "connector.name": name, "task.index": str(n)} for n, c in enumerate(result)]
 
             if inspect.isawaitable(configs):
+
                 async def later() -> list[dict[str, str]]:
                     return tagged(await configs)
+
                 return later()
             return tagged(configs)
 

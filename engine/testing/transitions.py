@@ -50,4 +50,5 @@ def assert_transitions(recorded: TransitionRecorder | Iterable[TransitionEvent],
     if position < len(expected):
         raise AssertionError(
             f"transition {expected[position]!r} (number {position + 1} expected) did not follow in order; "
-            f"these units went: {seen}")
+            f"these units went: {seen}"
+        )

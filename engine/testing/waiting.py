@@ -18,17 +18,35 @@ T = TypeVar("T")
 
 
 @overload
-async def eventually(check: Callable[[], Awaitable[T | None]], *, timeout: float = ..., interval: float = ...,
-                     message: str = ..., what: str = ...) -> T: ...
+async def eventually(
+    check: Callable[[], Awaitable[T | None]],
+    *,
+    timeout: float = ...,
+    interval: float = ...,
+    message: str = ...,
+    what: str = ...,
+) -> T: ...
 
 
 @overload
-async def eventually(check: Callable[[], T | None], *, timeout: float = ..., interval: float = ...,
-                     message: str = ..., what: str = ...) -> T: ...
+async def eventually(
+    check: Callable[[], T | None],
+    *,
+    timeout: float = ...,
+    interval: float = ...,
+    message: str = ...,
+    what: str = ...,
+) -> T: ...
 
 
-async def eventually(check: Callable[[], object], *, timeout: float = 10.0, interval: float = 0.01,
-                     message: str = "", what: str = "") -> Any:
+async def eventually(
+    check: Callable[[], object],
+    *,
+    timeout: float = 10.0,
+    interval: float = 0.01,
+    message: str = "",
+    what: str = "",
+) -> Any:
     """Return the first truthy value ``check()`` gives (awaited if it is a coroutine).
 
     Raises ``AssertionError`` naming the condition (``message``, or its synonym ``what``, else the

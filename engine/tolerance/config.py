@@ -29,47 +29,124 @@ ERROR_GROUP = "Error Handling"
 _SHORT_MIN, _SHORT_MAX = -(2**15), 2**15 - 1
 
 
-def _key(order: int, name: str, type_: ConfigType, default: Any, importance: Importance, doc: str,
-         display: str, *, validator: Any = None, width: Width = Width.SHORT) -> ConfigKey:
-    return ConfigKey(name=name, type=type_, default=default, validator=validator, importance=importance,
-                     documentation=doc, group=ERROR_GROUP, order_in_group=order, width=width, display_name=display)
+def _key(
+    order: int,
+    name: str,
+    type_: ConfigType,
+    default: Any,
+    importance: Importance,
+    doc: str,
+    display: str,
+    *,
+    validator: Any = None,
+    width: Width = Width.SHORT,
+) -> ConfigKey:
+    return ConfigKey(
+        name=name,
+        type=type_,
+        default=default,
+        validator=validator,
+        importance=importance,
+        documentation=doc,
+        group=ERROR_GROUP,
+        order_in_group=order,
+        width=width,
+        display_name=display,
+    )
 
 
 def _error_keys() -> list[ConfigKey]:
     m, c = Importance.MEDIUM, ConfigType
     return [
-        _key(1, RETRY_TIMEOUT, c.LONG, 0, m,
-             "The maximum duration in milliseconds that a failed operation will be reattempted. 0 means no "
-             "retries, -1 infinite retries.", "Retry Timeout for Errors", width=Width.MEDIUM),
-        _key(2, RETRY_DELAY_MAX, c.LONG, 60000, m,
-             "The maximum duration in milliseconds between consecutive retry attempts.",
-             "Maximum Delay Between Retries for Errors", width=Width.MEDIUM),
-        _key(3, TOLERANCE, c.STRING, "none", m,
-             "Behavior for tolerating errors during connector operation. 'none' fails the task on the "
-             "first error; 'all' skips problematic records.", "Error Tolerance",
-             validator=ValidString.in_("none", "all")),
-        _key(4, LOG_ENABLE, c.BOOLEAN, False, m,
-             "If true, write each error and the details of the failed operation and problematic record to "
-             "the log.", "Log Errors"),
-        _key(5, LOG_INCLUDE_MESSAGES, c.BOOLEAN, False, m,
-             "Whether to include in the log the record that caused a failure.", "Log Error Details"),
+        _key(
+            1,
+            RETRY_TIMEOUT,
+            c.LONG,
+            0,
+            m,
+            "The maximum duration in milliseconds that a failed operation will be reattempted. 0 means no "
+            "retries, -1 infinite retries.",
+            "Retry Timeout for Errors",
+            width=Width.MEDIUM,
+        ),
+        _key(
+            2,
+            RETRY_DELAY_MAX,
+            c.LONG,
+            60000,
+            m,
+            "The maximum duration in milliseconds between consecutive retry attempts.",
+            "Maximum Delay Between Retries for Errors",
+            width=Width.MEDIUM,
+        ),
+        _key(
+            3,
+            TOLERANCE,
+            c.STRING,
+            "none",
+            m,
+            "Behavior for tolerating errors during connector operation. 'none' fails the task on the "
+            "first error; 'all' skips problematic records.",
+            "Error Tolerance",
+            validator=ValidString.in_("none", "all"),
+        ),
+        _key(
+            4,
+            LOG_ENABLE,
+            c.BOOLEAN,
+            False,
+            m,
+            "If true, write each error and the details of the failed operation and problematic record to "
+            "the log.",
+            "Log Errors",
+        ),
+        _key(
+            5,
+            LOG_INCLUDE_MESSAGES,
+            c.BOOLEAN,
+            False,
+            m,
+            "Whether to include in the log the record that caused a failure.",
+            "Log Error Details",
+        ),
     ]
 
 
 def _dlq_keys() -> list[ConfigKey]:
     m, c = Importance.MEDIUM, ConfigType
     return [
-        _key(6, DLQ_TOPIC, c.STRING, "", m,
-             "The name of the topic to be used as the dead letter queue (DLQ) for messages that result in "
-             "an error when processed by this connector (a sink's records as consumed; a source's as its "
-             "converters write them). Empty: no DLQ.",
-             "Dead Letter Queue Topic Name", width=Width.MEDIUM),
-        _key(7, DLQ_REPLICATION_FACTOR, c.SHORT, 3, m,
-             "Replication factor used to create the dead letter queue topic when it doesn't already exist.",
-             "Dead Letter Queue Topic Replication Factor", width=Width.MEDIUM),
-        _key(8, DLQ_CONTEXT_HEADERS, c.BOOLEAN, False, m,  # MEDIUM, as Connect
-             "If true, add headers containing error context to the messages written to the dead letter "
-             "queue.", "Enable Error Context Headers", width=Width.MEDIUM),
+        _key(
+            6,
+            DLQ_TOPIC,
+            c.STRING,
+            "",
+            m,
+            "The name of the topic to be used as the dead letter queue (DLQ) for messages that result in "
+            "an error when processed by this connector (a sink's records as consumed; a source's as its "
+            "converters write them). Empty: no DLQ.",
+            "Dead Letter Queue Topic Name",
+            width=Width.MEDIUM,
+        ),
+        _key(
+            7,
+            DLQ_REPLICATION_FACTOR,
+            c.SHORT,
+            3,
+            m,
+            "Replication factor used to create the dead letter queue topic when it doesn't already exist.",
+            "Dead Letter Queue Topic Replication Factor",
+            width=Width.MEDIUM,
+        ),
+        _key(
+            8,
+            DLQ_CONTEXT_HEADERS,
+            c.BOOLEAN,
+            False,
+            m,  # MEDIUM, as Connect
+            "If true, add headers containing error context to the messages written to the dead letter queue.",
+            "Enable Error Context Headers",
+            width=Width.MEDIUM,
+        ),
     ]
 
 

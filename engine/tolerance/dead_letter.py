@@ -49,8 +49,15 @@ SourceRender = Callable[[SourceRecord], tuple[bytes | None, bytes | None, RawHea
 
 
 class DeadLetterQueueReporter:
-    def __init__(self, producer: Producer, policy: ErrorPolicy, connector: str, task: int, *,
-                 source_render: SourceRender | None = None) -> None:
+    def __init__(
+        self,
+        producer: Producer,
+        policy: ErrorPolicy,
+        connector: str,
+        task: int,
+        *,
+        source_render: SourceRender | None = None,
+    ) -> None:
         """``source_render``: a source task's; without one, source contexts are ignored."""
         self.producer = producer
         self.policy = policy
@@ -86,8 +93,13 @@ class DeadLetterQueueReporter:
         try:
             await self.producer.send(self.topic, key, value, headers)
         except Exception as exc:
-            log.error("task.dlq_produce_failed", connector=self.connector, task=self.task, topic=self.topic,
-                      error=repr(exc))
+            log.error(
+                "task.dlq_produce_failed",
+                connector=self.connector,
+                task=self.task,
+                topic=self.topic,
+                error=repr(exc),
+            )
             if metrics is not None:
                 metrics.total_dlq_failures += 1
             ctx.dlq_error = exc
@@ -97,36 +109,50 @@ class DeadLetterQueueReporter:
         """The ``__connect.errors.*`` headers, in Kafka's order, as UTF-8 text."""
         headers: list[tuple[str, str]] = []
         if ctx.consumed is not None:
-            headers += [(ERROR_HEADER_ORIG_TOPIC, ctx.consumed.topic),
-                        (ERROR_HEADER_ORIG_PARTITION, str(ctx.consumed.partition)),
-                        (ERROR_HEADER_ORIG_OFFSET, str(ctx.consumed.offset))]
+            headers += [
+                (ERROR_HEADER_ORIG_TOPIC, ctx.consumed.topic),
+                (ERROR_HEADER_ORIG_PARTITION, str(ctx.consumed.partition)),
+                (ERROR_HEADER_ORIG_OFFSET, str(ctx.consumed.offset)),
+            ]
         elif (source := ctx.source_record) is not None:  # the topic it was bound for, before any SMT
             headers.append((ERROR_HEADER_ORIG_TOPIC, source.topic))
             if source.kafka_partition is not None:
                 headers.append((ERROR_HEADER_ORIG_PARTITION, str(source.kafka_partition)))
-        headers += [(ERROR_HEADER_CONNECTOR_NAME, self.connector),
-                    (ERROR_HEADER_TASK_ID, str(self.task)),
-                    (ERROR_HEADER_STAGE, str(ctx.stage)),
-                    (ERROR_HEADER_EXECUTING_CLASS, class_name(ctx.executing_class))]
+        headers += [
+            (ERROR_HEADER_CONNECTOR_NAME, self.connector),
+            (ERROR_HEADER_TASK_ID, str(self.task)),
+            (ERROR_HEADER_STAGE, str(ctx.stage)),
+            (ERROR_HEADER_EXECUTING_CLASS, class_name(ctx.executing_class)),
+        ]
         error = ctx.error
         if error is not None:
-            headers += [(ERROR_HEADER_EXCEPTION, class_name(type(error))),
-                        (ERROR_HEADER_EXCEPTION_MESSAGE, str(error)),
-                        (ERROR_HEADER_EXCEPTION_STACK_TRACE, "".join(traceback.format_exception(error)))]
+            headers += [
+                (ERROR_HEADER_EXCEPTION, class_name(type(error))),
+                (ERROR_HEADER_EXCEPTION_MESSAGE, str(error)),
+                (ERROR_HEADER_EXCEPTION_STACK_TRACE, "".join(traceback.format_exception(error))),
+            ]
         if (source := ctx.source_record) is not None:
-            headers += [(ERROR_HEADER_SOURCE_PARTITION, _json(source.source_partition)),
-                        (ERROR_HEADER_SOURCE_OFFSET, _json(source.source_offset))]
+            headers += [
+                (ERROR_HEADER_SOURCE_PARTITION, _json(source.source_partition)),
+                (ERROR_HEADER_SOURCE_OFFSET, _json(source.source_offset)),
+            ]
         return [(key, text.encode("utf-8")) for key, text in headers]
 
 
 def _json(value: Mapping[str, Any] | None) -> str:
     """Keys sorted, as the offset store writes them; a value JSON cannot hold is written as its text."""
-    return json.dumps(dict(value) if value is not None else None, sort_keys=True, separators=(",", ":"), default=str)
+    return json.dumps(
+        dict(value) if value is not None else None, sort_keys=True, separators=(",", ":"), default=str
+    )
 
 
-async def open_dead_letter_queue(topics: Topics, policy: ErrorPolicy, reporter: DeadLetterQueueReporter,
-                                 producer_client: Mapping[str, Any] | None,
-                                 admin_client: Mapping[str, Any] | None) -> OwnProducer | None:
+async def open_dead_letter_queue(
+    topics: Topics,
+    policy: ErrorPolicy,
+    reporter: DeadLetterQueueReporter,
+    producer_client: Mapping[str, Any] | None,
+    admin_client: Mapping[str, Any] | None,
+) -> OwnProducer | None:
     """At task start: the topic made if missing; with ``producer.override.*`` a producer of the
     connector's own, returned for the loop to close (else the worker's producer is used)."""
     await ensure_dlq_topic(topics, policy, admin_client)
@@ -137,27 +163,36 @@ async def open_dead_letter_queue(topics: Topics, policy: ErrorPolicy, reporter: 
     return own
 
 
-async def ensure_dlq_topic(topics: Topics, policy: ErrorPolicy, client_config: Mapping[str, Any] | None = None) -> bool:
+async def ensure_dlq_topic(
+    topics: Topics, policy: ErrorPolicy, client_config: Mapping[str, Any] | None = None
+) -> bool:
     """Create the DLQ topic with one partition and ``errors.deadletterqueue.topic.replication.factor``
     copies if it is missing; True if this call created it."""
     topic = policy.dlq_topic.strip()
     if not topic:
         return False
-    created = await topics.create_topic(topic, DLQ_PARTITIONS, client_config=client_config,
-                                        replication_factor=policy.dlq_replication_factor)
+    created = await topics.create_topic(
+        topic, DLQ_PARTITIONS, client_config=client_config, replication_factor=policy.dlq_replication_factor
+    )
     if created:
         log.info("task.dlq_topic_created", topic=topic, partitions=DLQ_PARTITIONS)
     return created
 
 
-def render_source(record: SourceRecord, key_converter: Any, value_converter: Any,
-                  headers: Callable[[SourceRecord], RawHeaders]) -> tuple[bytes | None, bytes | None, RawHeaders]:
+def render_source(
+    record: SourceRecord,
+    key_converter: Any,
+    value_converter: Any,
+    headers: Callable[[SourceRecord], RawHeaders],
+) -> tuple[bytes | None, bytes | None, RawHeaders]:
     """A source record as its task's converters write it; a part they cannot convert (the stage
     that failed) as JSON with its schema (``JsonConverter``, ``schemas.enable=true``), else null;
     headers the header converter cannot convert are left out."""
-    return (_convert(key_converter, record.topic, record.key_schema, record.key),
-            _convert(value_converter, record.topic, record.value_schema, record.value),
-            _try_headers(headers, record))
+    return (
+        _convert(key_converter, record.topic, record.key_schema, record.key),
+        _convert(value_converter, record.topic, record.value_schema, record.value),
+        _try_headers(headers, record),
+    )
 
 
 def _convert(converter: Any, topic: str, schema: Any, value: Any) -> bytes | None:

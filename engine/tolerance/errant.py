@@ -55,8 +55,14 @@ class _Partition(Protocol):
 
 
 class ErrantRecordReporter:
-    def __init__(self, operator: ToleranceOperator, *, lookup: Callable[[SinkRecord], ConsumedRecord | None],
-                 task_class: type | None = None, loop: asyncio.AbstractEventLoop | None = None) -> None:
+    def __init__(
+        self,
+        operator: ToleranceOperator,
+        *,
+        lookup: Callable[[SinkRecord], ConsumedRecord | None],
+        task_class: type | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
         """``lookup`` finds the raw record a ``SinkRecord`` came from (by its original coordinates);
         it runs on the caller's thread. For a record the task made up it may return None (then the
         log names the sink record and the DLQ gets nothing) or build one through the converters.
@@ -101,18 +107,25 @@ class ErrantRecordReporter:
         if running is not None and running is self._loop:
             future = running.create_task(self._report(record, consumed, error))
         elif self._loop is not None:
-            future = _chained(asyncio.run_coroutine_threadsafe(self._report(record, consumed, error), self._loop))
+            future = _chained(
+                asyncio.run_coroutine_threadsafe(self._report(record, consumed, error), self._loop)
+            )
         else:
             raise RuntimeError("ErrantRecordReporter has no event loop to report on yet")
-        key = (consumed.topic, consumed.partition) if consumed is not None else (
-            record.original_topic or record.topic, _partition(record))
+        key = (
+            (consumed.topic, consumed.partition)
+            if consumed is not None
+            else (record.original_topic or record.topic, _partition(record))
+        )
         with self._lock:
             kept = self._outstanding.setdefault(key, [])
             kept[:] = [f for f in kept if not _succeeded(f)]
             kept.append(future)
         return future
 
-    async def _report(self, record: SinkRecord, consumed: ConsumedRecord | None, error: BaseException) -> None:
+    async def _report(
+        self, record: SinkRecord, consumed: ConsumedRecord | None, error: BaseException
+    ) -> None:
         ctx = ProcessingContext(consumed=consumed, sink_record=None if consumed is not None else record)
         await self.operator.report(ctx, Stage.TASK_PUT, self.task_class, error)
 
@@ -124,7 +137,8 @@ class ErrantRecordReporter:
             return
         results = await asyncio.gather(
             *(asyncio.wrap_future(f) if isinstance(f, ThreadReportFuture) else f for f in futures),
-            return_exceptions=True)
+            return_exceptions=True,
+        )
         for result in results:
             if isinstance(result, BaseException):
                 raise ConnectException("Failed to report an errant record") from result
@@ -160,9 +174,14 @@ def _partition(record: SinkRecord) -> int:
     return record.kafka_partition if record.kafka_partition is not None else 0
 
 
-def make_errant_reporter(policy: ErrorPolicy, operator: ToleranceOperator, *,
-                         lookup: Callable[[SinkRecord], ConsumedRecord | None], task_class: type | None = None,
-                         loop: asyncio.AbstractEventLoop | None = None) -> ErrantRecordReporter | None:
+def make_errant_reporter(
+    policy: ErrorPolicy,
+    operator: ToleranceOperator,
+    *,
+    lookup: Callable[[SinkRecord], ConsumedRecord | None],
+    task_class: type | None = None,
+    loop: asyncio.AbstractEventLoop | None = None,
+) -> ErrantRecordReporter | None:
     """A reporter only if there is somewhere to report to: a DLQ topic or ``errors.log.enable`` (Kafka)."""
     if not policy.dlq_topic.strip() and not policy.log_enable:
         return None

@@ -34,16 +34,25 @@ class LogReporter:
             return
         fields = _record_fields(ctx) if self.policy.log_include_messages else {}
         structlog.get_logger(component="errors").error(
-            "task.error", connector=self.connector, task=self.task, stage=str(ctx.stage),
-            class_name=class_name(ctx.executing_class), message=self.message(ctx),
-            error=repr(ctx.error), exc_info=ctx.error, **fields)
+            "task.error",
+            connector=self.connector,
+            task=self.task,
+            stage=str(ctx.stage),
+            class_name=class_name(ctx.executing_class),
+            message=self.message(ctx),
+            error=repr(ctx.error),
+            exc_info=ctx.error,
+            **fields,
+        )
         if metrics is not None:
             metrics.total_errors_logged += 1
 
     def message(self, ctx: ProcessingContext) -> str:
         """Kafka's text: ``Error encountered in task <c>-<n>. Executing stage '<S>' with class '<cls>'...``."""
-        text = (f"Error encountered in task {self.connector}-{self.task}. Executing stage '{ctx.stage}' "
-                f"with class '{class_name(ctx.executing_class)}'")
+        text = (
+            f"Error encountered in task {self.connector}-{self.task}. Executing stage '{ctx.stage}' "
+            f"with class '{class_name(ctx.executing_class)}'"
+        )
         include = self.policy.log_include_messages
         if ctx.consumed is not None:
             text += f", where consumed record is {_consumed(ctx.consumed, include)}"
@@ -55,24 +64,30 @@ class LogReporter:
 
 
 def _consumed(record: ConsumedRecord, include: bool) -> str:
-    text = (f"{{topic='{record.topic}', partition={record.partition}, offset={record.offset}, "
-            f"timestamp={record.timestamp}")
+    text = (
+        f"{{topic='{record.topic}', partition={record.partition}, offset={record.offset}, "
+        f"timestamp={record.timestamp}"
+    )
     if include:
         text += f", key={record.key!r}, value={record.value!r}, headers={list(record.headers)!r}"
     return text + "}"
 
 
 def _sink(record: SinkRecord, include: bool) -> str:
-    text = (f"{{topic='{record.topic}', partition={record.kafka_partition}, offset={record.kafka_offset}, "
-            f"timestamp={record.timestamp}")
+    text = (
+        f"{{topic='{record.topic}', partition={record.kafka_partition}, offset={record.kafka_offset}, "
+        f"timestamp={record.timestamp}"
+    )
     return text + (_data(record) if include else "") + "}"
 
 
 def _source(record: SourceRecord, include: bool) -> str:
     text = f"{{topic='{record.topic}', partition={record.kafka_partition}, timestamp={record.timestamp}"
     if include:
-        text += (f", sourcePartition={dict(record.source_partition)!r}, "
-                 f"sourceOffset={dict(record.source_offset)!r}" + _data(record))
+        text += (
+            f", sourcePartition={dict(record.source_partition)!r}, "
+            f"sourceOffset={dict(record.source_offset)!r}" + _data(record)
+        )
     return text + "}"
 
 

@@ -52,11 +52,19 @@ _STOP_POLL_S = 0.05  # how often a backoff looks at ``stopping()``
 class ToleranceOperator:
     """Shared by every record of one task; not thread-safe (call it on the task's event loop)."""
 
-    def __init__(self, policy: ErrorPolicy, *, connector: str, task: int, reporters: Sequence[ErrorReporter] = (),
-                 stopping: Callable[[], bool] = lambda: False,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-                 clock: Callable[[], float] = time.monotonic, rng: random.Random | None = None,
-                 metrics: ErrorMetrics | None = None) -> None:
+    def __init__(
+        self,
+        policy: ErrorPolicy,
+        *,
+        connector: str,
+        task: int,
+        reporters: Sequence[ErrorReporter] = (),
+        stopping: Callable[[], bool] = lambda: False,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+        metrics: ErrorMetrics | None = None,
+    ) -> None:
         """``metrics``: where to count (the task's, exposed at ``/metrics``); a private one by default."""
         self.policy = policy
         self.connector = connector
@@ -121,15 +129,33 @@ class ToleranceOperator:
     # ---- the algorithm ----------------------------------------------------------------------
 
     @overload
-    async def recover(self, ctx: ProcessingContext, stage: Stage, executing_class: type | None,
-                      operation: Callable[..., Coroutine[Any, Any, T]], first_error: BaseException) -> T | None: ...
+    async def recover(
+        self,
+        ctx: ProcessingContext,
+        stage: Stage,
+        executing_class: type | None,
+        operation: Callable[..., Coroutine[Any, Any, T]],
+        first_error: BaseException,
+    ) -> T | None: ...
 
     @overload
-    async def recover(self, ctx: ProcessingContext, stage: Stage, executing_class: type | None,
-                      operation: Callable[..., T], first_error: BaseException) -> T | None: ...
+    async def recover(
+        self,
+        ctx: ProcessingContext,
+        stage: Stage,
+        executing_class: type | None,
+        operation: Callable[..., T],
+        first_error: BaseException,
+    ) -> T | None: ...
 
-    async def recover(self, ctx: ProcessingContext, stage: Stage, executing_class: type | None,
-                      operation: Callable[..., T | Awaitable[T]], first_error: BaseException) -> T | None:
+    async def recover(
+        self,
+        ctx: ProcessingContext,
+        stage: Stage,
+        executing_class: type | None,
+        operation: Callable[..., T | Awaitable[T]],
+        first_error: BaseException,
+    ) -> T | None:
         """Continue after ``operation`` failed once with ``first_error``: retry, then tolerate or raise.
 
         ``operation`` is called without arguments (typed ``Callable[..., T]`` so that loops may bind
@@ -184,13 +210,19 @@ class ToleranceOperator:
         try:
             await self._report_all(ctx)
         except Exception as exc:  # Kafka ignores these futures; the reporter already logged why
-            log.warning("task.error_report_failed", connector=self.connector, task=self.task,
-                        stage=str(stage), error=repr(exc))
+            log.warning(
+                "task.error_report_failed",
+                connector=self.connector,
+                task=self.task,
+                stage=str(stage),
+                error=repr(exc),
+            )
         if raised is not None:
             raise raised from error
 
-    async def report(self, ctx: ProcessingContext, stage: Stage, executing_class: type | None,
-                     error: BaseException) -> None:
+    async def report(
+        self, ctx: ProcessingContext, stage: Stage, executing_class: type | None, error: BaseException
+    ) -> None:
         """Record and report a failure that happened outside :meth:`recover` (Kafka's ``executeFailed``).
 
         No retry and no tolerance decision: the caller decides (a source loop reports producer

@@ -26,7 +26,8 @@ class Stage(StrEnum):
 
 #: Stages at which any ``Exception`` may be tolerated; the others tolerate only retriable errors.
 TOLERATE_ANY_EXCEPTION: frozenset[Stage] = frozenset(
-    {Stage.TRANSFORMATION, Stage.KEY_CONVERTER, Stage.VALUE_CONVERTER, Stage.HEADER_CONVERTER})
+    {Stage.TRANSFORMATION, Stage.KEY_CONVERTER, Stage.VALUE_CONVERTER, Stage.HEADER_CONVERTER}
+)
 
 
 def is_retriable(error: BaseException) -> bool:

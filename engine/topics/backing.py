@@ -64,23 +64,39 @@ def _decode(key: str, value: bytes | None) -> Event | None:
     if key == _RECORD:
         return parse_record(body, str(body["t"]), int(body["p"]))
     if key == _COMMIT:
-        return OffsetsCommitted(str(body["g"]), {TopicPartition(str(t), int(p)): int(o) for t, p, o in body["o"]})
+        return OffsetsCommitted(
+            str(body["g"]), {TopicPartition(str(t), int(p)): int(o) for t, p, o in body["o"]}
+        )
     if key == _PARTITION:
-        return PartitionState(str(body["t"]), int(body["p"]), int(body["start"]), int(body["next"]),
-                              int(body["cleaned"]))
+        return PartitionState(
+            str(body["t"]), int(body["p"]), int(body["start"]), int(body["next"]), int(body["cleaned"])
+        )
     return None
 
 
 def _encode(event: Event) -> tuple[str, bytes]:
     if isinstance(event, TopicCreated):
-        return _TOPIC, dump({"name": event.name, "partitions": event.partitions, "configs": dict(event.configs)})
+        return _TOPIC, dump(
+            {"name": event.name, "partitions": event.partitions, "configs": dict(event.configs)}
+        )
     if isinstance(event, ConsumedRecord):
         return _RECORD, dump({"t": event.topic, "p": event.partition, **record_body(event)})
     if isinstance(event, OffsetsCommitted):
-        return _COMMIT, dump({"g": event.group, "o": [[tp.topic, tp.partition, offset]
-                                                      for tp, offset in event.offsets.items()]})
-    return _PARTITION, dump({"t": event.topic, "p": event.partition, "start": event.start, "next": event.next,
-                             "cleaned": event.cleaned})
+        return _COMMIT, dump(
+            {
+                "g": event.group,
+                "o": [[tp.topic, tp.partition, offset] for tp, offset in event.offsets.items()],
+            }
+        )
+    return _PARTITION, dump(
+        {
+            "t": event.topic,
+            "p": event.partition,
+            "start": event.start,
+            "next": event.next,
+            "cleaned": event.cleaned,
+        }
+    )
 
 
 class TopicJournal:
@@ -109,7 +125,9 @@ class TopicJournal:
     def append(self, event: Event) -> None:
         key, value = _encode(event)
         self._journal.append([(key, value)])
-        self.appended += len(value) + value.count(b'"') + len(key) + _LINE_OVERHEAD  # the journal escapes quotes
+        self.appended += (
+            len(value) + value.count(b'"') + len(key) + _LINE_OVERHEAD
+        )  # the journal escapes quotes
 
     def topic(self, name: str, partitions: int, configs: Mapping[str, str]) -> None:
         self.append(TopicCreated(name, partitions, dict(configs)))

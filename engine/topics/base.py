@@ -101,8 +101,9 @@ class BatchAck:
         self._spans: list[tuple[str, int, int, list[int], list[int]]] = []
         self._index: dict[int, tuple[int, int]] | None = None
 
-    def add_span(self, topic: str, partition: int, base_offset: int, indices: list[int],
-                 timestamps: list[int]) -> None:
+    def add_span(
+        self, topic: str, partition: int, base_offset: int, indices: list[int], timestamps: list[int]
+    ) -> None:
         """Records ``indices`` (in order) were written at ``base_offset``, ``base_offset + 1``, ..."""
         self._spans.append((topic, partition, base_offset, indices, timestamps))
         self._index = None
@@ -118,8 +119,9 @@ class BatchAck:
     def metadata(self, index: int) -> RecordMetadata:
         """Where record ``index`` landed; ``KeyError`` for a record that failed."""
         if self._index is None:
-            self._index = {i: (n, position) for n, span in enumerate(self._spans)
-                           for position, i in enumerate(span[3])}
+            self._index = {
+                i: (n, position) for n, span in enumerate(self._spans) for position, i in enumerate(span[3])
+            }
         n, position = self._index[index]
         topic, partition, base, _, timestamps = self._spans[n]
         return RecordMetadata(topic, partition, base + position, timestamps[position])
@@ -142,8 +144,14 @@ NO_CALLBACK: RebalanceCallback = _no_callback
 
 
 class Producer(Protocol):
-    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers = (),
-             partition: int | None = None) -> Awaitable[RecordMetadata]:
+    def send(
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Headers = (),
+        partition: int | None = None,
+    ) -> Awaitable[RecordMetadata]:
         """Queue one record; the result resolves on acknowledgement or raises ``TopicsError``.
 
         A record needs a key or a value (a tombstone has a key). With ``partition=None`` a key goes to ``murmur2(key) % partitions`` (Kafka's default
@@ -218,10 +226,15 @@ class Topics(Protocol):
         """Close every producer and consumer made here; idempotent, safe before ``open``."""
         ...
 
-    async def create_topic(self, name: str, partitions: int = 1,
-                           configs: Mapping[str, str] | None = None,
-                           client_config: Mapping[str, Any] | None = None, *,
-                           replication_factor: int | None = None) -> bool:
+    async def create_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        configs: Mapping[str, str] | None = None,
+        client_config: Mapping[str, Any] | None = None,
+        *,
+        replication_factor: int | None = None,
+    ) -> bool:
         """Create the topic if it does not exist; True if this call created it.
 
         ``client_config``: a connector's Kafka admin client arguments (``admin.override.*``); a broker's
@@ -253,10 +266,14 @@ class Topics(Protocol):
         released by its ``close``; in-process topics have no client to apply them to."""
         ...
 
-    async def consumer(self, group_id: str, topics: Collection[str],
-                       on_assign: RebalanceCallback = NO_CALLBACK,
-                       on_revoke: RebalanceCallback = NO_CALLBACK,
-                       client_config: Mapping[str, Any] | None = None) -> Consumer:
+    async def consumer(
+        self,
+        group_id: str,
+        topics: Collection[str],
+        on_assign: RebalanceCallback = NO_CALLBACK,
+        on_revoke: RebalanceCallback = NO_CALLBACK,
+        client_config: Mapping[str, Any] | None = None,
+    ) -> Consumer:
         """A started group member subscribed to ``topics``; its assignment arrives during ``getmany``.
 
         ``client_config``: a connector's Kafka consumer arguments (worker-level and ``consumer.override.*``).

@@ -21,8 +21,13 @@ def _unb64(text: str | None) -> bytes | None:
 
 
 def record_body(record: ConsumedRecord) -> dict[str, object]:
-    return {"o": record.offset, "ts": record.timestamp, "k": _b64(record.key), "v": _b64(record.value),
-            "h": [[name, _b64(value)] for name, value in record.headers]}
+    return {
+        "o": record.offset,
+        "ts": record.timestamp,
+        "k": _b64(record.key),
+        "v": _b64(record.value),
+        "h": [[name, _b64(value)] for name, value in record.headers],
+    }
 
 
 def dump(body: object) -> bytes:
@@ -38,8 +43,15 @@ def parse_record(body: dict[str, object], topic: str, partition: int) -> Consume
     headers = body["h"]
     if not isinstance(headers, list):
         raise TypeError("headers are not a list")
-    return ConsumedRecord(topic, partition, int(str(body["o"])), _unb64(_text(body["k"])), _unb64(_text(body["v"])),
-                          tuple((str(name), _unb64(_text(data))) for name, data in headers), int(str(body["ts"])))
+    return ConsumedRecord(
+        topic,
+        partition,
+        int(str(body["o"])),
+        _unb64(_text(body["k"])),
+        _unb64(_text(body["v"])),
+        tuple((str(name), _unb64(_text(data))) for name, data in headers),
+        int(str(body["ts"])),
+    )
 
 
 def _text(value: object) -> str | None:

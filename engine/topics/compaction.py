@@ -21,8 +21,12 @@ from engine.topics.segment import Finish, Segment
 Prepared = list[tuple[Segment, Finish]]
 
 
-def prepare(sealed: Sequence[Segment], newest: Segment, unflushed: Sequence[tuple[bytes | None, int]],
-            tombstone_cutoff: int) -> Prepared:
+def prepare(
+    sealed: Sequence[Segment],
+    newest: Segment,
+    unflushed: Sequence[tuple[bytes | None, int]],
+    tombstone_cutoff: int,
+) -> Prepared:
     """Reads the partition and prepares a rewrite of each of ``sealed`` that loses records; safe in a thread."""
     latest: dict[bytes, int] = {}
     for segment in [*sealed, newest]:

@@ -20,10 +20,16 @@ def open_topics(worker: WorkerConfig) -> Topics:
         session = worker.get("consumer.session.timeout.ms")
         # Connect's precedence: connectors' producers get producer.*, consumers consumer.*, admins the
         # top level + admin.* (engine.config.kafka_clients); per-connector overrides come on top
-        return KafkaTopics(servers, client_id=f"connect-engine-{worker.worker_id}",
-                           session_timeout_ms=int(session) if session else 10_000,
-                           producer_config=worker.kafka.worker_level("producer"),
-                           consumer_config=worker.kafka.worker_level("consumer"),
-                           admin_config=worker.kafka.worker_level("admin"))
-    return MemoryTopics(worker.get("topics.storage.file.filename"), topic_defaults=worker_defaults(worker.raw),
-                        retention_check_interval_ms=retention_check_interval_ms(worker.raw))
+        return KafkaTopics(
+            servers,
+            client_id=f"connect-engine-{worker.worker_id}",
+            session_timeout_ms=int(session) if session else 10_000,
+            producer_config=worker.kafka.worker_level("producer"),
+            consumer_config=worker.kafka.worker_level("consumer"),
+            admin_config=worker.kafka.worker_level("admin"),
+        )
+    return MemoryTopics(
+        worker.get("topics.storage.file.filename"),
+        topic_defaults=worker_defaults(worker.raw),
+        retention_check_interval_ms=retention_check_interval_ms(worker.raw),
+    )

@@ -18,8 +18,9 @@ from engine.topics.base import RebalanceCallback, TopicPartition
 Assignment = frozenset[TopicPartition]
 
 
-def range_assign(subscriptions: Mapping[str, Collection[str]],
-                 partitions_of: Callable[[str], int]) -> dict[str, Assignment]:
+def range_assign(
+    subscriptions: Mapping[str, Collection[str]], partitions_of: Callable[[str], int]
+) -> dict[str, Assignment]:
     """Kafka's ``RangeAssignor``: per topic, members sorted by id get contiguous ranges, the first
     ``partitions % members`` one partition more."""
     assigned: dict[str, set[TopicPartition]] = {member: set() for member in subscriptions}
@@ -38,8 +39,13 @@ def range_assign(subscriptions: Mapping[str, Collection[str]],
 class Member:
     """One consumer's view of the group: what it should own (``target``) and what it owns."""
 
-    def __init__(self, member_id: str, topics: Collection[str], on_assign: RebalanceCallback,
-                 on_revoke: RebalanceCallback) -> None:
+    def __init__(
+        self,
+        member_id: str,
+        topics: Collection[str],
+        on_assign: RebalanceCallback,
+        on_revoke: RebalanceCallback,
+    ) -> None:
         self.id = member_id
         self.topics = frozenset(topics)
         self.on_assign = on_assign
@@ -105,13 +111,17 @@ class Group:
         Owners that have not polled within ``timeout_s`` are evicted first.
         """
         now = time.monotonic()
-        blockers = {owner for tp in member.target
-                    if (owner := self._owners.get(tp)) is not None and owner is not member}
+        blockers = {
+            owner
+            for tp in member.target
+            if (owner := self._owners.get(tp)) is not None and owner is not member
+        }
         for owner in blockers:
             if now - owner.last_poll > timeout_s:
                 self.leave(owner)
         if member.applied == self.generation or any(
-                self._owners.get(tp) not in (None, member) for tp in member.target):
+            self._owners.get(tp) not in (None, member) for tp in member.target
+        ):
             return member.applied == self.generation
         for tp in member.target:
             self._owners[tp] = member

@@ -71,20 +71,28 @@ _INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 
 def _error(exc: KafkaError, doing: str) -> TopicsError:
-    return TopicsError(f"Could not {doing}: {describe(exc)}", retriable=bool(getattr(exc, "retriable", False)))
+    return TopicsError(
+        f"Could not {doing}: {describe(exc)}", retriable=bool(getattr(exc, "retriable", False))
+    )
 
 
-def _refused(exc: KafkaError, doing: str, client: Any, *, operation: str, resource: str, prefix: str) -> TopicsError:
+def _refused(
+    exc: KafkaError, doing: str, client: Any, *, operation: str, resource: str, prefix: str
+) -> TopicsError:
     """``_error``, naming the principal, the resource and the setting when the broker's ACLs refused it."""
     if not is_denial(exc):
         return _error(exc, doing)
-    return TopicsError(f"Could not {doing}: {denial(exc, client, operation=operation, resource=resource, prefix=prefix)}")
+    return TopicsError(
+        f"Could not {doing}: {denial(exc, client, operation=operation, resource=resource, prefix=prefix)}"
+    )
 
 
 def _named_topics(exc: KafkaError) -> str:
     """The topic(s) aiokafka puts in a ``TopicAuthorizationFailedError`` (a name, or a set of names)."""
     named = exc.args[0] if exc.args else ""
-    return ",".join(sorted(map(str, named))) if isinstance(named, set | list | tuple | frozenset) else str(named)
+    return (
+        ",".join(sorted(map(str, named))) if isinstance(named, set | list | tuple | frozenset) else str(named)
+    )
 
 
 class KafkaTopics:
@@ -96,11 +104,18 @@ class KafkaTopics:
     (``open_producer``), so a producer that cannot connect fails the task that needs it, not the
     worker, as in Connect, where each task's producer is its own."""
 
-    def __init__(self, bootstrap_servers: str, *, client_id: str = "connect-engine",
-                 replication_factor: int = 1, session_timeout_ms: int = 10_000,
-                 fetch_max_wait_ms: int = 100, producer_config: Mapping[str, Any] | None = None,
-                 consumer_config: Mapping[str, Any] | None = None,
-                 admin_config: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        *,
+        client_id: str = "connect-engine",
+        replication_factor: int = 1,
+        session_timeout_ms: int = 10_000,
+        fetch_max_wait_ms: int = 100,
+        producer_config: Mapping[str, Any] | None = None,
+        consumer_config: Mapping[str, Any] | None = None,
+        admin_config: Mapping[str, Any] | None = None,
+    ) -> None:
         """``*_config``: aiokafka arguments for connectors' clients (``engine.config.kafka_clients``),
         applied over this class's defaults, as Connect applies ``producer.*`` over its own."""
         self.bootstrap_servers = bootstrap_servers
@@ -122,8 +137,13 @@ class KafkaTopics:
     async def open(self) -> None:
         if self._admin is not None:
             return
-        admin = AIOKafkaAdminClient(**{"bootstrap_servers": self.bootstrap_servers,
-                                       "client_id": f"{self.client_id}-admin", **self._admin_config})
+        admin = AIOKafkaAdminClient(
+            **{
+                "bootstrap_servers": self.bootstrap_servers,
+                "client_id": f"{self.client_id}-admin",
+                **self._admin_config,
+            }
+        )
         try:
             await start_client(admin)
         except KafkaError as exc:
@@ -150,8 +170,15 @@ class KafkaTopics:
             return self._producer
 
     def _new_producer(self, config: Mapping[str, Any]) -> Any:
-        return AIOKafkaProducer(**{"bootstrap_servers": self.bootstrap_servers, "client_id": self.client_id,
-                                   "acks": "all", "enable_idempotence": False, **config})
+        return AIOKafkaProducer(
+            **{
+                "bootstrap_servers": self.bootstrap_servers,
+                "client_id": self.client_id,
+                "acks": "all",
+                "enable_idempotence": False,
+                **config,
+            }
+        )
 
     async def producer_with(self, client_config: Mapping[str, Any]) -> KafkaProducer:
         """A producer with its own aiokafka client (a connector's ``producer.override.*``), stopped when
@@ -163,7 +190,9 @@ class KafkaTopics:
         except KafkaError as exc:
             with contextlib.suppress(KafkaError):
                 await client.stop()
-            raise _error(exc, f"connect to {client_config.get('bootstrap_servers', self.bootstrap_servers)}") from exc
+            raise _error(
+                exc, f"connect to {client_config.get('bootstrap_servers', self.bootstrap_servers)}"
+            ) from exc
         wrapper = KafkaProducer(client, self._forget_dedicated, prefix="producer.override.")
         self._dedicated[wrapper] = client
         return wrapper
@@ -196,17 +225,28 @@ class KafkaTopics:
             raise EngineNotRunning("The topics are not open")
         return client
 
-    async def create_topic(self, name: str, partitions: int = 1, configs: Mapping[str, str] | None = None,
-                           client_config: Mapping[str, Any] | None = None, *,
-                           replication_factor: int | None = None) -> bool:
+    async def create_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        configs: Mapping[str, str] | None = None,
+        client_config: Mapping[str, Any] | None = None,
+        *,
+        replication_factor: int | None = None,
+    ) -> bool:
         """``client_config``: a connector's admin settings (``admin.override.*``), used by an admin client
         made for this call; ``replication_factor``: None for this instance's own, -1 for the broker's."""
         admin = self._require(self._admin)
         replicas = self.replication_factor if replication_factor is None else replication_factor
         if client_config is None:
             return await self._create_topic(admin, name, partitions, configs, replicas)
-        own = AIOKafkaAdminClient(**{"bootstrap_servers": self.bootstrap_servers,
-                                     "client_id": f"{self.client_id}-admin", **client_config})
+        own = AIOKafkaAdminClient(
+            **{
+                "bootstrap_servers": self.bootstrap_servers,
+                "client_id": f"{self.client_id}-admin",
+                **client_config,
+            }
+        )
         try:
             await start_client(own)
             return await self._create_topic(own, name, partitions, configs, replicas)
@@ -215,26 +255,32 @@ class KafkaTopics:
         finally:
             await own.close()
 
-    async def _create_topic(self, admin: Any, name: str, partitions: int, configs: Mapping[str, str] | None,
-                            replicas: int) -> bool:
+    async def _create_topic(
+        self, admin: Any, name: str, partitions: int, configs: Mapping[str, str] | None, replicas: int
+    ) -> bool:
         # -1 means "broker default"; aiokafka accepts it only alongside an (empty) assignment
         assignments: dict[int, list[int]] | None = {} if replicas == -1 else None
-        new = NewTopic(name, partitions, replicas, replica_assignments=assignments,
-                       topic_configs=dict(configs or {}))
+        new = NewTopic(
+            name, partitions, replicas, replica_assignments=assignments, topic_configs=dict(configs or {})
+        )
         try:
             response = await admin.create_topics([new])
         except KafkaError as exc:
             raise _error(exc, f"create topic '{name}'") from exc
         for _, code, *rest in response.topic_errors:
             if code == 0:
-                log.info("topics.topic_created", topic=name, partitions=partitions, replication_factor=replicas)
+                log.info(
+                    "topics.topic_created", topic=name, partitions=partitions, replication_factor=replicas
+                )
                 return True
             error = for_code(code)
             if error is TopicAlreadyExistsError:
                 return False
             message = rest[0] if rest and rest[0] else error.__name__
             raise TopicsError(f"Could not create topic '{name}': {message}", retriable=bool(error.retriable))
-        raise TopicsError(f"Could not create topic '{name}': the broker did not answer for it", retriable=True)
+        raise TopicsError(
+            f"Could not create topic '{name}': the broker did not answer for it", retriable=True
+        )
 
     async def list_topics(self) -> list[str]:
         admin = self._require(self._admin)
@@ -254,7 +300,9 @@ class KafkaTopics:
         if error is UnknownTopicOrPartitionError:
             raise UnknownTopic(name)
         if described["error_code"] != 0:
-            raise TopicsError(f"Could not describe topic '{name}': {error.__name__}", retriable=bool(error.retriable))
+            raise TopicsError(
+                f"Could not describe topic '{name}': {error.__name__}", retriable=bool(error.retriable)
+            )
         return len(described["partitions"])
 
     def producer(self) -> KafkaProducer:
@@ -263,27 +311,46 @@ class KafkaTopics:
         self._producers.add(wrapper)
         return wrapper
 
-    async def consumer(self, group_id: str, topics: Collection[str], on_assign: RebalanceCallback = NO_CALLBACK,
-                       on_revoke: RebalanceCallback = NO_CALLBACK,
-                       client_config: Mapping[str, Any] | None = None) -> KafkaConsumer:
+    async def consumer(
+        self,
+        group_id: str,
+        topics: Collection[str],
+        on_assign: RebalanceCallback = NO_CALLBACK,
+        on_revoke: RebalanceCallback = NO_CALLBACK,
+        client_config: Mapping[str, Any] | None = None,
+    ) -> KafkaConsumer:
         """``client_config`` (a connector's worker-level and override settings) replaces ``consumer_config``."""
         self._require(self._admin)
         chosen = self._consumer_config if client_config is None else client_config
         session = int(chosen.get("session_timeout_ms", self.session_timeout_ms))
-        client = AIOKafkaConsumer(**{
-            "bootstrap_servers": self.bootstrap_servers, "client_id": f"{self.client_id}-{group_id}",
-            "enable_auto_commit": False, "auto_offset_reset": "earliest", "session_timeout_ms": session,
-            "heartbeat_interval_ms": max(session // 3, 100), "fetch_max_wait_ms": self.fetch_max_wait_ms,
-            # Kafka's default partition.assignment.strategy starts with RangeAssignor (aiokafka's default is
-            # round robin): sharing "range" lets a sink's group take over from Java consumers still in it
-            "partition_assignment_strategy": (RangePartitionAssignor,),
-            **chosen, "group_id": group_id})
-        consumer = KafkaConsumer(client, group_id, self._consumers.discard,
-                                 prefix="consumer." if client_config is None else "consumer.override.")
+        client = AIOKafkaConsumer(
+            **{
+                "bootstrap_servers": self.bootstrap_servers,
+                "client_id": f"{self.client_id}-{group_id}",
+                "enable_auto_commit": False,
+                "auto_offset_reset": "earliest",
+                "session_timeout_ms": session,
+                "heartbeat_interval_ms": max(session // 3, 100),
+                "fetch_max_wait_ms": self.fetch_max_wait_ms,
+                # Kafka's default partition.assignment.strategy starts with RangeAssignor (aiokafka's default is
+                # round robin): sharing "range" lets a sink's group take over from Java consumers still in it
+                "partition_assignment_strategy": (RangePartitionAssignor,),
+                **chosen,
+                "group_id": group_id,
+            }
+        )
+        consumer = KafkaConsumer(
+            client,
+            group_id,
+            self._consumers.discard,
+            prefix="consumer." if client_config is None else "consumer.override.",
+        )
         try:
             await start_client(client)
-            client.subscribe(topics=list(topics),
-                             listener=_Listener(group_id, on_assign, on_revoke, consumer.validate_assigned))
+            client.subscribe(
+                topics=list(topics),
+                listener=_Listener(group_id, on_assign, on_revoke, consumer.validate_assigned),
+            )
         except KafkaError as exc:
             with contextlib.suppress(KafkaError):
                 await client.stop()
@@ -299,7 +366,11 @@ class KafkaTopics:
             listed = await admin.list_consumer_group_offsets(group_id)
         except KafkaError as exc:
             raise _error(exc, f"list the offsets of group '{group_id}'") from exc
-        return {TopicPartition(tp.topic, tp.partition): meta.offset for tp, meta in listed.items() if meta.offset >= 0}
+        return {
+            TopicPartition(tp.topic, tp.partition): meta.offset
+            for tp, meta in listed.items()
+            if meta.offset >= 0
+        }
 
     async def alter_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, int | None]) -> None:
         """aiokafka's admin client has no ``alterConsumerGroupOffsets``/``deleteConsumerGroupOffsets``: the
@@ -308,16 +379,27 @@ class KafkaTopics:
         would with no offset under ``auto.offset.reset=earliest``."""
         await self._require_empty(group_id)
         tps = [KafkaTopicPartition(tp[0], tp[1]) for tp in offsets]
-        client = AIOKafkaConsumer(**{"bootstrap_servers": self.bootstrap_servers,
-                                     "client_id": f"{self.client_id}-offsets-admin", **self._admin_config,
-                                     "group_id": group_id, "enable_auto_commit": False})
+        client = AIOKafkaConsumer(
+            **{
+                "bootstrap_servers": self.bootstrap_servers,
+                "client_id": f"{self.client_id}-offsets-admin",
+                **self._admin_config,
+                "group_id": group_id,
+                "enable_auto_commit": False,
+            }
+        )
         try:
             await start_client(client)
             client.assign(tps)
-            earliest = await client.beginning_offsets([tp for tp, o in zip(tps, offsets.values(), strict=True)
-                                                       if o is None])
-            await client.commit({tp: (earliest[tp] if offset is None else offset)
-                                 for tp, offset in zip(tps, offsets.values(), strict=True)})
+            earliest = await client.beginning_offsets(
+                [tp for tp, o in zip(tps, offsets.values(), strict=True) if o is None]
+            )
+            await client.commit(
+                {
+                    tp: (earliest[tp] if offset is None else offset)
+                    for tp, offset in zip(tps, offsets.values(), strict=True)
+                }
+            )
         except KafkaError as exc:
             raise _error(exc, f"alter the offsets of group '{group_id}'") from exc
         finally:
@@ -337,8 +419,9 @@ class KafkaTopics:
         for _, code in response.results:
             error = for_code(code)
             if code and error is not GroupIdNotFound:
-                raise TopicsError(f"Could not delete group '{group_id}': {error.__name__}",
-                                  retriable=bool(error.retriable))
+                raise TopicsError(
+                    f"Could not delete group '{group_id}': {error.__name__}", retriable=bool(error.retriable)
+                )
 
     async def _require_empty(self, group_id: str) -> None:
         admin = self._require(self._admin)
@@ -371,8 +454,14 @@ class KafkaProducer:
     which checks it against ``max_request_size`` as aiokafka does.
     """
 
-    def __init__(self, producer: Any, forget: Any, *, start: Callable[[], Awaitable[Any]] | None = None,
-                 prefix: str = "producer.") -> None:
+    def __init__(
+        self,
+        producer: Any,
+        forget: Any,
+        *,
+        start: Callable[[], Awaitable[Any]] | None = None,
+        prefix: str = "producer.",
+    ) -> None:
         """``producer`` None: ``start`` gives the (shared) aiokafka producer when the first record comes.
         ``prefix``: where this producer's settings come from, named when the broker refuses it."""
         self._producer = producer
@@ -392,11 +481,19 @@ class KafkaProducer:
     def _started(self, producer: Any) -> None:
         self._producer = producer
         # a record at least this large is sent alone (aiokafka's max_batch_size, default 16 KiB)
-        self._alone_bytes = int(getattr(getattr(producer, "_message_accumulator", None), "_batch_size", 16384)) // 2
+        self._alone_bytes = (
+            int(getattr(getattr(producer, "_message_accumulator", None), "_batch_size", 16384)) // 2
+        )
 
     def _failed(self, exc: KafkaError, topic: str) -> TopicsError:
-        return _refused(exc, f"send to topic '{topic}'", self._producer, operation="WRITE", resource=topic,
-                        prefix=self._prefix)
+        return _refused(
+            exc,
+            f"send to topic '{topic}'",
+            self._producer,
+            operation="WRITE",
+            resource=topic,
+            prefix=self._prefix,
+        )
 
     def _enqueue(self, item: _Queued, future: asyncio.Future[Any]) -> None:
         self._pending.add(future)
@@ -405,8 +502,14 @@ class KafkaProducer:
         if self._pump is None:
             self._pump = asyncio.create_task(self._run(), name="topics-producer")
 
-    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers = (),
-             partition: int | None = None) -> Awaitable[RecordMetadata]:
+    def send(
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Headers = (),
+        partition: int | None = None,
+    ) -> Awaitable[RecordMetadata]:
         if self._closed:
             raise EngineNotRunning("The producer is closed")
         future: asyncio.Future[RecordMetadata] = asyncio.get_running_loop().create_future()
@@ -463,13 +566,21 @@ class KafkaProducer:
             ids = self._partition_ids[topic] = sorted(await self._producer.partitions_for(topic))
         return ids[self._partitioner.partition(key, len(ids))]
 
-    async def _send(self, topic: str, key: bytes | None, value: bytes | None,
-                    headers: list[tuple[str, bytes | None]], partition: int | None,
-                    future: asyncio.Future[RecordMetadata]) -> None:
+    async def _send(
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, bytes | None]],
+        partition: int | None,
+        future: asyncio.Future[RecordMetadata],
+    ) -> None:
         try:
             if partition is None:
                 partition = await self._partition(topic, key)
-            ack = await self._producer.send(topic, value, key=key, partition=partition, headers=headers or None)
+            ack = await self._producer.send(
+                topic, value, key=key, partition=partition, headers=headers or None
+            )
             add_outgoing(self._producer, record_size(key, value, headers))
         except KafkaError as exc:
             self._partition_ids.pop(topic, None)
@@ -491,21 +602,29 @@ class KafkaProducer:
                 if partition is None:
                     partition = await self._partition(topic, key)
                 raw_headers = [(h, None if v is None else bytes(v)) for h, v in headers] if headers else []
-                size = len(key or b"") + len(value or b"") + sum(len(h) + len(v or b"") for h, v in raw_headers)
+                size = (
+                    len(key or b"") + len(value or b"") + sum(len(h) + len(v or b"") for h, v in raw_headers)
+                )
                 if size >= self._alone_bytes:
                     before = open_batches.pop((topic, partition), None)
                     if before is not None:  # what came before it goes first
                         await self._submit(before, ack)
-                    alone = await producer.send(topic, value, key=key, partition=partition, headers=raw_headers or None)
+                    alone = await producer.send(
+                        topic, value, key=key, partition=partition, headers=raw_headers or None
+                    )
                     add_outgoing(producer, size)
                     ack.expect(_PartitionBatch(topic, partition, None), [i], alone)
                     continue
                 batch = open_batches.get((topic, partition))
                 if batch is None:
-                    batch = open_batches[(topic, partition)] = _PartitionBatch(topic, partition, producer.create_batch())
+                    batch = open_batches[(topic, partition)] = _PartitionBatch(
+                        topic, partition, producer.create_batch()
+                    )
                 if batch.append(i, key, value, raw_headers) is None:  # full: send it, start the next one
                     await self._submit(batch, ack)
-                    batch = open_batches[(topic, partition)] = _PartitionBatch(topic, partition, producer.create_batch())
+                    batch = open_batches[(topic, partition)] = _PartitionBatch(
+                        topic, partition, producer.create_batch()
+                    )
                     if batch.append(i, key, value, raw_headers) is None:  # never seen: under half a batch
                         ack.fail([i], TopicsError(f"The record is too large for a batch of topic '{topic}'"))
             except KafkaError as exc:
@@ -554,9 +673,17 @@ class KafkaProducer:
             self._forget(self)
 
 
-_Queued = (tuple[str, bytes | None, bytes | None, list[tuple[str, bytes | None]], int | None,
-                 "asyncio.Future[RecordMetadata]"]
-           | tuple[list[OutgoingRecord], "asyncio.Future[BatchAck]"])
+_Queued = (
+    tuple[
+        str,
+        bytes | None,
+        bytes | None,
+        list[tuple[str, bytes | None]],
+        int | None,
+        "asyncio.Future[RecordMetadata]",
+    ]
+    | tuple[list[OutgoingRecord], "asyncio.Future[BatchAck]"]
+)
 
 
 class _PartitionBatch:
@@ -571,8 +698,9 @@ class _PartitionBatch:
         self.indices: list[int] = []
         self.timestamps: list[int] = []
 
-    def append(self, index: int, key: bytes | None, value: bytes | None,
-               headers: list[tuple[str, bytes | None]]) -> Any:
+    def append(
+        self, index: int, key: bytes | None, value: bytes | None, headers: list[tuple[str, bytes | None]]
+    ) -> Any:
         meta = self.builder.append(timestamp=None, key=key, value=value, headers=headers)
         if meta is not None:
             self.indices.append(index)
@@ -585,8 +713,12 @@ class _BatchSettler:
 
     __slots__ = ("_ack", "_failed", "_future", "_outstanding", "_sealed")
 
-    def __init__(self, ack: BatchAck, future: asyncio.Future[BatchAck],
-                 failed: Callable[[KafkaError, str], TopicsError]) -> None:
+    def __init__(
+        self,
+        ack: BatchAck,
+        future: asyncio.Future[BatchAck],
+        failed: Callable[[KafkaError, str], TopicsError],
+    ) -> None:
         self._ack = ack
         self._future = future
         self._failed = failed
@@ -622,8 +754,11 @@ class _BatchSettler:
             self._future.set_result(self._ack)
 
 
-def _settle(future: asyncio.Future[RecordMetadata], result: RecordMetadata | None = None,
-            exc: BaseException | None = None) -> None:
+def _settle(
+    future: asyncio.Future[RecordMetadata],
+    result: RecordMetadata | None = None,
+    exc: BaseException | None = None,
+) -> None:
     if future.done():
         return  # the caller gave up on it
     if exc is not None:
@@ -632,8 +767,13 @@ def _settle(future: asyncio.Future[RecordMetadata], result: RecordMetadata | Non
         future.set_result(result)
 
 
-def _on_ack(future: asyncio.Future[RecordMetadata], done: asyncio.Future[Any], *, topic: str,
-            failed: Callable[[KafkaError, str], TopicsError]) -> None:
+def _on_ack(
+    future: asyncio.Future[RecordMetadata],
+    done: asyncio.Future[Any],
+    *,
+    topic: str,
+    failed: Callable[[KafkaError, str], TopicsError],
+) -> None:
     if done.cancelled():
         _settle(future, exc=TopicsError(f"The send to topic '{topic}' was cancelled"))
     elif (exc := done.exception()) is not None:
@@ -646,8 +786,13 @@ def _on_ack(future: asyncio.Future[RecordMetadata], done: asyncio.Future[Any], *
 class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
     """aiokafka awaits these from its coordinator task; like it, a failing callback is only logged."""
 
-    def __init__(self, group_id: str, on_assign: RebalanceCallback, on_revoke: RebalanceCallback,
-                 validate: RebalanceCallback = NO_CALLBACK) -> None:
+    def __init__(
+        self,
+        group_id: str,
+        on_assign: RebalanceCallback,
+        on_revoke: RebalanceCallback,
+        validate: RebalanceCallback = NO_CALLBACK,
+    ) -> None:
         self._group_id = group_id
         self._on_assign = on_assign
         self._on_revoke = on_revoke
@@ -666,7 +811,9 @@ class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
         try:
             await callback(frozenset(TopicPartition(tp.topic, tp.partition) for tp in tps))
         except Exception as exc:
-            log.error("topics.rebalance_callback_failed", group=self._group_id, callback=which, error=repr(exc))
+            log.error(
+                "topics.rebalance_callback_failed", group=self._group_id, callback=which, error=repr(exc)
+            )
 
 
 _EPOCH_CHECK_ATTEMPTS = 20  # failed OffsetsForLeaderEpoch calls in a row before records go through unchecked
@@ -692,7 +839,9 @@ class KafkaConsumer:
         self._group_id = group_id
         self._forget = forget
         self._closed = False
-        self._epochs: dict[TopicPartition, list[tuple[int, int]]] = {}  # (first offset, epoch) of what was read
+        self._epochs: dict[
+            TopicPartition, list[tuple[int, int]]
+        ] = {}  # (first offset, epoch) of what was read
         self._failed_checks: dict[TopicPartition, int] = {}
         self._truncations: list[Truncation] = []
         self._epoch_checks = True  # off once the broker turns out not to know OffsetsForLeaderEpoch
@@ -718,9 +867,17 @@ class KafkaConsumer:
         except ConsumerStoppedError as exc:
             raise TopicsError("The consumer is closed") from exc
         except KafkaError as exc:
-            resource = self._group_id if isinstance(exc, GroupAuthorizationFailedError) else _named_topics(exc)
-            raise _refused(exc, f"read for group '{self._group_id}'", self._client, operation="READ",
-                           resource=resource, prefix=self._prefix) from exc
+            resource = (
+                self._group_id if isinstance(exc, GroupAuthorizationFailedError) else _named_topics(exc)
+            )
+            raise _refused(
+                exc,
+                f"read for group '{self._group_id}'",
+                self._client,
+                operation="READ",
+                resource=resource,
+                prefix=self._prefix,
+            ) from exc
         add_incoming(self._client, sum(fetched_size(records) for records in batches.values()))
         consumed: list[ConsumedRecord] = []
         for ktp, records in batches.items():
@@ -730,10 +887,18 @@ class KafkaConsumer:
             if self._epoch_checks and await self._diverged(tp, records[0]):
                 continue
             self._remember(tp, records)
-            consumed.extend(ConsumedRecord(r.topic, r.partition, r.offset, r.key, r.value,
-                                           tuple((h, None if v is None else bytes(v)) for h, v in r.headers or ()),
-                                           r.timestamp)
-                            for r in records)
+            consumed.extend(
+                ConsumedRecord(
+                    r.topic,
+                    r.partition,
+                    r.offset,
+                    r.key,
+                    r.value,
+                    tuple((h, None if v is None else bytes(v)) for h, v in r.headers or ()),
+                    r.timestamp,
+                )
+                for r in records
+            )
         return consumed
 
     def truncations(self) -> list[Truncation]:
@@ -786,19 +951,33 @@ class KafkaConsumer:
             failures = self._failed_checks[tp] = self._failed_checks.get(tp, 0) + 1
             if retry_at is None or failures >= _EPOCH_CHECK_ATTEMPTS:
                 self._failed_checks.pop(tp, None)
-                log.warning("topics.epoch_check_failed", group=self._group_id, partition=f"{tp.topic}-{tp.partition}",
-                            epoch=epoch, position=position, error=repr(exc), attempts=failures)
+                log.warning(
+                    "topics.epoch_check_failed",
+                    group=self._group_id,
+                    partition=f"{tp.topic}-{tp.partition}",
+                    epoch=epoch,
+                    position=position,
+                    error=repr(exc),
+                    attempts=failures,
+                )
                 return False
             self._seek_quietly(tp, retry_at)
-            with contextlib.suppress(KafkaError):  # a leader that moved (NOT_LEADER_OR_FOLLOWER) is found again
+            with contextlib.suppress(
+                KafkaError
+            ):  # a leader that moved (NOT_LEADER_OR_FOLLOWER) is found again
                 await self._client._client.force_metadata_update()
             return True
         self._failed_checks.pop(tp, None)
         if answer.end_offset == NO_OFFSET or answer.epoch == NO_EPOCH:
             # the leader knows no epoch at or below it: Kafka's consumer calls this an undetectable
             # truncation and applies auto.offset.reset; the records go on from the position here
-            log.warning("topics.truncation_undetectable", group=self._group_id,
-                        partition=f"{tp.topic}-{tp.partition}", epoch=epoch, position=position)
+            log.warning(
+                "topics.truncation_undetectable",
+                group=self._group_id,
+                partition=f"{tp.topic}-{tp.partition}",
+                epoch=epoch,
+                position=position,
+            )
             return False
         if answer.end_offset >= position:
             return False
@@ -822,8 +1001,13 @@ class KafkaConsumer:
         try:  # aiokafka retries this itself while the error is retriable
             committed = await self._client._coordinator.fetch_committed_offsets(ktps)
         except KafkaError as exc:
-            log.warning("topics.epoch_check_failed", group=self._group_id, partitions=sorted(map(str, tps)),
-                        error=repr(exc), reason="the committed offsets could not be read")
+            log.warning(
+                "topics.epoch_check_failed",
+                group=self._group_id,
+                partitions=sorted(map(str, tps)),
+                error=repr(exc),
+                reason="the committed offsets could not be read",
+            )
             return
         for ktp, meta in committed.items():
             tp = TopicPartition(ktp.topic, ktp.partition)
@@ -849,11 +1033,17 @@ class KafkaConsumer:
 
     async def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
         try:
-            await self._client.commit({KafkaTopicPartition(*tp): (int(o), commit_metadata(self._epoch_at(tp, int(o) - 1)))
-                                       for tp, o in offsets.items()})
+            await self._client.commit(
+                {
+                    KafkaTopicPartition(*tp): (int(o), commit_metadata(self._epoch_at(tp, int(o) - 1)))
+                    for tp, o in offsets.items()
+                }
+            )
         except IllegalStateError as exc:
-            tp = next((tp for tp in offsets if KafkaTopicPartition(*tp) not in self._client.assignment()),
-                      next(iter(offsets)))
+            tp = next(
+                (tp for tp in offsets if KafkaTopicPartition(*tp) not in self._client.assignment()),
+                next(iter(offsets)),
+            )
             raise NotAssigned(tp[0], tp[1]) from exc
         except KafkaError as exc:
             raise _error(exc, f"commit offsets for group '{self._group_id}'") from exc

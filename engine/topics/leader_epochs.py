@@ -102,6 +102,7 @@ def record_epoch(record: Any) -> int:
 
 # ---- the epoch in the committed offset's metadata ----------------------------------------------
 
+
 def commit_metadata(epoch: int) -> str:
     """The offset commit's metadata carrying ``epoch``: aiokafka's OffsetCommit stops at version 3,
     before the ``committed_leader_epoch`` field (version 6), so the epoch goes in the metadata."""
@@ -112,25 +113,35 @@ def epoch_of_metadata(metadata: str | None) -> int:
     if not metadata or not metadata.startswith(_METADATA_PREFIX):
         return NO_EPOCH
     try:
-        return int(metadata[len(_METADATA_PREFIX):])
+        return int(metadata[len(_METADATA_PREFIX) :])
     except ValueError:
         return NO_EPOCH
 
 
 # ---- OffsetsForLeaderEpoch ----------------------------------------------------------------------
 
+
 class _OffsetForLeaderEpochResponse_v3(Response):  # type: ignore[misc]  # noqa: N801 - aiokafka's naming
     API_KEY = 23
     API_VERSION = 3
     SCHEMA = Schema(
         ("throttle_time_ms", Int32),
-        ("topics", Array(
-            ("topic", String("utf-8")),
-            ("partitions", Array(
-                ("error_code", Int16),
-                ("partition", Int32),
-                ("leader_epoch", Int32),
-                ("end_offset", Int64))))))
+        (
+            "topics",
+            Array(
+                ("topic", String("utf-8")),
+                (
+                    "partitions",
+                    Array(
+                        ("error_code", Int16),
+                        ("partition", Int32),
+                        ("leader_epoch", Int32),
+                        ("end_offset", Int64),
+                    ),
+                ),
+            ),
+        ),
+    )
 
 
 class _OffsetForLeaderEpochRequest_v3(RequestStruct):  # type: ignore[misc]  # noqa: N801
@@ -139,12 +150,17 @@ class _OffsetForLeaderEpochRequest_v3(RequestStruct):  # type: ignore[misc]  # n
     RESPONSE_TYPE = _OffsetForLeaderEpochResponse_v3
     SCHEMA = Schema(
         ("replica_id", Int32),
-        ("topics", Array(
-            ("topic", String("utf-8")),
-            ("partitions", Array(
-                ("partition", Int32),
-                ("current_leader_epoch", Int32),
-                ("leader_epoch", Int32))))))
+        (
+            "topics",
+            Array(
+                ("topic", String("utf-8")),
+                (
+                    "partitions",
+                    Array(("partition", Int32), ("current_leader_epoch", Int32), ("leader_epoch", Int32)),
+                ),
+            ),
+        ),
+    )
 
 
 class OffsetForLeaderEpochRequest(Request[_OffsetForLeaderEpochRequest_v3]):  # type: ignore[misc]
@@ -155,7 +171,9 @@ class OffsetForLeaderEpochRequest(Request[_OffsetForLeaderEpochRequest_v3]):  # 
     def __init__(self, epochs: Mapping[tuple[str, int], int]) -> None:
         self._epochs = dict(epochs)
 
-    def build(self, request_struct_class: type[_OffsetForLeaderEpochRequest_v3]) -> _OffsetForLeaderEpochRequest_v3:
+    def build(
+        self, request_struct_class: type[_OffsetForLeaderEpochRequest_v3]
+    ) -> _OffsetForLeaderEpochRequest_v3:
         topics: dict[str, list[tuple[int, int, int]]] = {}
         for (topic, partition), epoch in self._epochs.items():
             topics.setdefault(topic, []).append((partition, NO_EPOCH, epoch))

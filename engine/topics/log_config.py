@@ -46,8 +46,13 @@ RETENTION_CHECK_DEFAULT_MS = 300_000  # Kafka's log.retention.check.interval.ms
 _WINDOW_FRACTION = 10  # segments roll, and retention runs, every tenth of the retention window
 _SHORTEST_DERIVED_MS = 1000
 
-_MINIMUMS = {"retention.ms": -1, "retention.bytes": None, "segment.bytes": 14, "segment.ms": 1,
-             "delete.retention.ms": 0}  # Kafka's validators (14: the smallest record batch)
+_MINIMUMS = {
+    "retention.ms": -1,
+    "retention.bytes": None,
+    "segment.bytes": 14,
+    "segment.ms": 1,
+    "delete.retention.ms": 0,
+}  # Kafka's validators (14: the smallest record batch)
 _POLICIES = frozenset({"delete", "compact"})
 
 
@@ -66,7 +71,9 @@ def _ratio(raw: str, key: str) -> float:
     try:
         value = float(raw.strip())
     except ValueError:
-        raise ValueError(f"Invalid value {raw} for configuration {key}: Not a number of type DOUBLE") from None
+        raise ValueError(
+            f"Invalid value {raw} for configuration {key}: Not a number of type DOUBLE"
+        ) from None
     if not 0 <= value <= 1:
         raise ValueError(f"Invalid value {raw} for configuration {key}: Value must be between 0 and 1")
     return value
@@ -75,7 +82,9 @@ def _ratio(raw: str, key: str) -> float:
 def _policy(raw: str, key: str) -> frozenset[str]:
     policy = frozenset(p.strip().lower() for p in raw.split(",") if p.strip())
     if not policy or not policy <= _POLICIES:
-        raise ValueError(f"Invalid value {raw} for configuration {key}: String must be one of: compact, delete")
+        raise ValueError(
+            f"Invalid value {raw} for configuration {key}: String must be one of: compact, delete"
+        )
     return policy
 
 
@@ -113,7 +122,9 @@ class LogConfig:
                 segment_bytes=_long(merged["segment.bytes"], "segment.bytes"),
                 segment_ms=segment_ms,
                 delete_retention_ms=_long(merged["delete.retention.ms"], "delete.retention.ms"),
-                min_cleanable_dirty_ratio=_ratio(merged["min.cleanable.dirty.ratio"], "min.cleanable.dirty.ratio"),
+                min_cleanable_dirty_ratio=_ratio(
+                    merged["min.cleanable.dirty.ratio"], "min.cleanable.dirty.ratio"
+                ),
             )
         except ValueError as exc:
             raise TopicsError(str(exc)) from None
@@ -135,8 +146,10 @@ def retention_check_interval_ms(worker: Mapping[str, str]) -> int:
         except ValueError:
             value = 0
         if value < 1:
-            message = (f"Invalid value {raw} for configuration {RETENTION_CHECK_KEY}: "
-                       "Value must be a number of milliseconds, at least 1")
+            message = (
+                f"Invalid value {raw} for configuration {RETENTION_CHECK_KEY}: "
+                "Value must be a number of milliseconds, at least 1"
+            )
             raise ConfigError(message, errors={RETENTION_CHECK_KEY: [message.split(": ", 1)[1]]})
         return value
     retention = worker_defaults(worker).get("retention.ms")

@@ -61,10 +61,18 @@ class MemoryTopics:
     ``auto_create=False``.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, fsync: bool = False,
-                 auto_create: bool = True, rebalance_timeout_ms: int = 30_000,
-                 topic_defaults: Mapping[str, str] | None = None, clock: Callable[[], int] = _now_ms,
-                 journal_bytes: int = JOURNAL_BYTES, retention_check_interval_ms: int = 300_000) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        fsync: bool = False,
+        auto_create: bool = True,
+        rebalance_timeout_ms: int = 30_000,
+        topic_defaults: Mapping[str, str] | None = None,
+        clock: Callable[[], int] = _now_ms,
+        journal_bytes: int = JOURNAL_BYTES,
+        retention_check_interval_ms: int = 300_000,
+    ) -> None:
         self.path = path
         self.auto_create = auto_create
         self.rebalance_timeout_s = rebalance_timeout_ms / 1000
@@ -117,8 +125,11 @@ class MemoryTopics:
             if (partition := self._partition_log(event.topic, event.partition)) is not None:
                 for segment in partition.restore(event.start, event.next, event.cleaned):
                     segment.delete()
-        elif (partition := self._partition_log(event.topic, event.partition)) is not None and \
-                event.offset >= max(partition.next, partition.start):  # lower: already in a segment file, or dropped
+        elif (
+            partition := self._partition_log(event.topic, event.partition)
+        ) is not None and event.offset >= max(
+            partition.next, partition.start
+        ):  # lower: already in a segment file, or dropped
             partition.append(event, event.timestamp)
 
     def _partition_log(self, topic: str, partition: int) -> PartitionLog | None:
@@ -148,9 +159,15 @@ class MemoryTopics:
 
     # ---- topics ---------------------------------------------------------------------------
 
-    async def create_topic(self, name: str, partitions: int = 1, configs: Mapping[str, str] | None = None,
-                           client_config: Mapping[str, Any] | None = None, *,
-                           replication_factor: int | None = None) -> bool:
+    async def create_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        configs: Mapping[str, str] | None = None,
+        client_config: Mapping[str, Any] | None = None,
+        *,
+        replication_factor: int | None = None,
+    ) -> bool:
         self._require_open()  # client_config, replication_factor: no Kafka client, one copy in memory
         return self._create(name, partitions, configs or {})
 
@@ -169,7 +186,9 @@ class MemoryTopics:
                 group.rebalance()
         return True
 
-    def _add(self, name: str, partitions: int, configs: Mapping[str, str], *, replaying: bool = False) -> None:
+    def _add(
+        self, name: str, partitions: int, configs: Mapping[str, str], *, replaying: bool = False
+    ) -> None:
         try:
             config = LogConfig.parse(configs, self.topic_defaults)
         except TopicsError as exc:
@@ -177,8 +196,9 @@ class MemoryTopics:
                 raise
             log.warning("topics.topic_configs_ignored", topic=name, reason=str(exc))
             config = LogConfig.parse({}, self.topic_defaults)
-        self._topics[name] = [PartitionLog(TopicPartition(name, p), config, self._directory(name, p))
-                              for p in range(partitions)]
+        self._topics[name] = [
+            PartitionLog(TopicPartition(name, p), config, self._directory(name, p)) for p in range(partitions)
+        ]
         self._configs[name] = dict(configs)
 
     def _directory(self, topic: str, partition: int) -> Path | None:
@@ -208,8 +228,15 @@ class MemoryTopics:
 
     # ---- writing --------------------------------------------------------------------------
 
-    def append(self, topic: str, partition: int | None, key: bytes | None, value: bytes | None,
-               headers: Headers, partitioner: Partitioner) -> RecordMetadata:
+    def append(
+        self,
+        topic: str,
+        partition: int | None,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Headers,
+        partitioner: Partitioner,
+    ) -> RecordMetadata:
         self._require_open()
         record = self._append(topic, partition, key, value, headers, partitioner, self._clock())
         self.wake()
@@ -243,8 +270,16 @@ class MemoryTopics:
             self._checkpoint_if_due()
         return ack
 
-    def _append(self, topic: str, partition: int | None, key: bytes | None, value: bytes | None,
-                headers: Headers, partitioner: Partitioner, now: int) -> ConsumedRecord:
+    def _append(
+        self,
+        topic: str,
+        partition: int | None,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Headers,
+        partitioner: Partitioner,
+        now: int,
+    ) -> ConsumedRecord:
         require_key_or_value(topic, key, value)
         if topic not in self._topics:
             if not self.auto_create:
@@ -257,10 +292,20 @@ class MemoryTopics:
             raise TopicsError(f"Topic '{topic}' has no partition {partition} (it has {len(partitions)})")
         target = partitions[partition]
         if key is None and target.config.compact:
-            raise TopicsError(f"Compacted topic cannot accept message without key in topic partition {topic}-{partition}.")
-        record = ConsumedRecord(topic, partition, target.next, key, value,
-                                tuple([(str(name), None if data is None else bytes(data)) for name, data in headers])
-                                if headers else (), now)
+            raise TopicsError(
+                f"Compacted topic cannot accept message without key in topic partition {topic}-{partition}."
+            )
+        record = ConsumedRecord(
+            topic,
+            partition,
+            target.next,
+            key,
+            value,
+            tuple([(str(name), None if data is None else bytes(data)) for name, data in headers])
+            if headers
+            else (),
+            now,
+        )
         if self._journal is not None:
             self._journal.record(record)
         if target.append(record, now):
@@ -286,11 +331,20 @@ class MemoryTopics:
         for partition in list(self._logs()):
             try:
                 if await partition.compact(self._clock()):
-                    log.info("topics.compacted", topic=partition.tp.topic, partition=partition.tp.partition,
-                             segments=len(partition.segments), bytes=partition.size())
+                    log.info(
+                        "topics.compacted",
+                        topic=partition.tp.topic,
+                        partition=partition.tp.partition,
+                        segments=len(partition.segments),
+                        bytes=partition.size(),
+                    )
             except OSError as exc:
-                log.warning("topics.compaction_failed", topic=partition.tp.topic, partition=partition.tp.partition,
-                            error=repr(exc))
+                log.warning(
+                    "topics.compaction_failed",
+                    topic=partition.tp.topic,
+                    partition=partition.tp.partition,
+                    error=repr(exc),
+                )
 
     async def _maintain_periodically(self) -> None:
         while True:
@@ -334,12 +388,18 @@ class MemoryTopics:
         for segment in segments:
             segment.delete()
         if segments:
-            log.info("topics.retention_applied", topic=partition.tp.topic, partition=partition.tp.partition,
-                     segments_deleted=len(segments), log_start_offset=partition.start)
+            log.info(
+                "topics.retention_applied",
+                topic=partition.tp.topic,
+                partition=partition.tp.partition,
+                segments_deleted=len(segments),
+                log_start_offset=partition.start,
+            )
 
     def _state_of(self, partition: PartitionLog) -> PartitionState:
-        return PartitionState(partition.tp.topic, partition.tp.partition, partition.start, partition.next,
-                              partition.cleaned)
+        return PartitionState(
+            partition.tp.topic, partition.tp.partition, partition.start, partition.next, partition.cleaned
+        )
 
     def _state(self) -> Iterator[Event]:
         for name, logs in self._topics.items():
@@ -351,16 +411,24 @@ class MemoryTopics:
 
     # ---- groups ---------------------------------------------------------------------------
 
-    async def consumer(self, group_id: str, topics: Collection[str], on_assign: RebalanceCallback = NO_CALLBACK,
-                       on_revoke: RebalanceCallback = NO_CALLBACK,
-                       client_config: Mapping[str, Any] | None = None, *,
-                       auto_offset_reset: str = "earliest") -> MemoryConsumer:
+    async def consumer(
+        self,
+        group_id: str,
+        topics: Collection[str],
+        on_assign: RebalanceCallback = NO_CALLBACK,
+        on_revoke: RebalanceCallback = NO_CALLBACK,
+        client_config: Mapping[str, Any] | None = None,
+        *,
+        auto_offset_reset: str = "earliest",
+    ) -> MemoryConsumer:
         """``auto_offset_reset`` (Kafka's ``auto.offset.reset``, ``earliest`` or ``latest``) places a
         member with no committed offset, or one below the log start offset retention moved."""
         self._require_open()
         if auto_offset_reset not in _RESETS:
-            raise TopicsError(f"Invalid value {auto_offset_reset} for configuration auto.offset.reset: "
-                              "String must be one of: earliest, latest")
+            raise TopicsError(
+                f"Invalid value {auto_offset_reset} for configuration auto.offset.reset: "
+                "String must be one of: earliest, latest"
+            )
         group = self._groups.get(group_id)
         if group is None:
             group = self._groups[group_id] = Group(group_id, self.partition_count, self.wake)
@@ -455,8 +523,14 @@ class MemoryProducer:
         self._topics = topics
         self._partitioner = Partitioner()
 
-    def send(self, topic: str, key: bytes | None, value: bytes | None, headers: Headers = (),
-             partition: int | None = None) -> Awaitable[RecordMetadata]:
+    def send(
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Headers = (),
+        partition: int | None = None,
+    ) -> Awaitable[RecordMetadata]:
         future: asyncio.Future[RecordMetadata] = asyncio.get_running_loop().create_future()
         try:
             future.set_result(self._topics.append(topic, partition, key, value, headers, self._partitioner))
@@ -479,7 +553,9 @@ class MemoryProducer:
 class MemoryConsumer:
     """A group member; it revokes, takes its assignment and runs the callbacks inside ``getmany``."""
 
-    def __init__(self, topics: MemoryTopics, group: Group, member: Member, auto_offset_reset: str = "earliest") -> None:
+    def __init__(
+        self, topics: MemoryTopics, group: Group, member: Member, auto_offset_reset: str = "earliest"
+    ) -> None:
         self._topics = topics
         self._group = group
         self._member = member
@@ -555,7 +631,9 @@ class MemoryConsumer:
         try:
             await callback(tps)
         except Exception as exc:
-            log.error("topics.rebalance_callback_failed", group=self._group.id, callback=which, error=repr(exc))
+            log.error(
+                "topics.rebalance_callback_failed", group=self._group.id, callback=which, error=repr(exc)
+            )
 
     def _take(self, max_records: int | None) -> list[ConsumedRecord]:
         tps = sorted(tp for tp in self._positions if tp not in self._paused)
@@ -564,7 +642,7 @@ class MemoryConsumer:
         self._rotation = (self._rotation + 1) % len(tps)  # so one busy partition cannot starve the rest
         budget = max_records if max_records is not None else 1 << 62
         taken: list[ConsumedRecord] = []
-        for tp in tps[self._rotation:] + tps[:self._rotation]:
+        for tp in tps[self._rotation :] + tps[: self._rotation]:
             batch = self._topics.partition_log(tp).read(self._in_range(tp), budget - len(taken))
             if batch:
                 taken.extend(batch)
@@ -583,8 +661,16 @@ class MemoryConsumer:
         start = self._topics.partition_log(tp).start
         if position < start:
             reset = self._reset_position(tp)
-            log.warning("topics.offset_out_of_range", group=self._group.id, topic=tp.topic, partition=tp.partition,
-                        offset=position, log_start_offset=start, auto_offset_reset=self._reset, reset_to=reset)
+            log.warning(
+                "topics.offset_out_of_range",
+                group=self._group.id,
+                topic=tp.topic,
+                partition=tp.partition,
+                offset=position,
+                log_start_offset=start,
+                auto_offset_reset=self._reset,
+                reset_to=reset,
+            )
             self._positions[tp] = position = reset
         return position
 

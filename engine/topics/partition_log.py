@@ -29,7 +29,9 @@ class PartitionLog:
         self.tp = tp
         self.config = config
         self.directory = directory
-        self.segments: list[Segment] = [*load_segments(directory, tp.topic, tp.partition)] if directory else []
+        self.segments: list[Segment] = (
+            [*load_segments(directory, tp.topic, tp.partition)] if directory else []
+        )
         self.start = self.segments[0].base if self.segments else 0  # the log start offset
         self.next = self.segments[-1].end if self.segments else 0  # the log end offset
         self.tail = MemorySegment(self.next)
@@ -45,7 +47,7 @@ class PartitionLog:
             self.tail = MemorySegment(self.next)
         self.start = start  # not the first file's base: compaction may have removed an emptied first segment
         below = [segment for segment in self.segments if segment.end <= self.start]
-        self.segments = self.segments[len(below):]
+        self.segments = self.segments[len(below) :]
         self._keep_tail_from(self.start)
         return below
 
@@ -67,8 +69,11 @@ class PartitionLog:
             self.tail.add(record)
             return False
         last = self.segments[-1] if self.segments else None
-        if last is not None and now - last.first_ts < self.config.segment_ms and \
-                last.fill((record,), self.config.segment_bytes):
+        if (
+            last is not None
+            and now - last.first_ts < self.config.segment_ms
+            and last.fill((record,), self.config.segment_bytes)
+        ):
             return False
         self._start_segment((record,))
         return True
@@ -86,13 +91,16 @@ class PartitionLog:
             taken = 0
             if last is not None and now - last.first_ts < self.config.segment_ms:
                 taken = last.fill(records, self.config.segment_bytes)
-            records = records[taken or self._start_segment(records):]
+            records = records[taken or self._start_segment(records) :]
 
     def _start_segment(self, records: Sequence[ConsumedRecord]) -> int:
         """Roll: a new segment based at the first record, filled from ``records``; how many it took (at least one)."""
         base = records[0].offset
-        segment: Segment = MemorySegment(base) if self.directory is None else FileSegment.new(
-            self.directory, self.tp.topic, self.tp.partition, base)
+        segment: Segment = (
+            MemorySegment(base)
+            if self.directory is None
+            else FileSegment.new(self.directory, self.tp.topic, self.tp.partition, base)
+        )
         taken = segment.fill(records, self.config.segment_bytes)
         self.segments.append(segment)
         return taken
@@ -115,7 +123,9 @@ class PartitionLog:
 
     def held(self) -> int:
         """How many records are in memory."""
-        return len(self.tail.records) + sum(len(s.records) for s in self.segments if isinstance(s, MemorySegment))
+        return len(self.tail.records) + sum(
+            len(s.records) for s in self.segments if isinstance(s, MemorySegment)
+        )
 
     def size(self) -> int:
         return sum(segment.size for segment in self.segments) + self.tail.size
@@ -142,8 +152,11 @@ class PartitionLog:
                 total -= self.segments[0].size
                 doomed.append(self.segments.pop(0))
         if doomed:
-            first = self.segments[0].base if self.segments else (
-                self.tail.records[0].offset if self.tail.records else self.next)
+            first = (
+                self.segments[0].base
+                if self.segments
+                else (self.tail.records[0].offset if self.tail.records else self.next)
+            )
             self.start = max(self.start, first)
         return doomed
 
@@ -153,7 +166,9 @@ class PartitionLog:
             return []
         sealed = self.segments[:-1]
         dirty = sum(segment.size for segment in sealed if segment.end > self.cleaned)
-        if dirty == 0 or dirty < self.config.min_cleanable_dirty_ratio * sum(segment.size for segment in sealed):
+        if dirty == 0 or dirty < self.config.min_cleanable_dirty_ratio * sum(
+            segment.size for segment in sealed
+        ):
             return []
         return sealed
 
@@ -164,9 +179,13 @@ class PartitionLog:
             return False
         self._cleaning = True
         try:
-            work = partial(compaction.prepare, sealed, self.segments[-1],
-                           [(record.key, record.offset) for record in self.tail.records],
-                           now - self.config.delete_retention_ms)
+            work = partial(
+                compaction.prepare,
+                sealed,
+                self.segments[-1],
+                [(record.key, record.offset) for record in self.tail.records],
+                now - self.config.delete_retention_ms,
+            )
             prepared = work() if self.directory is None else await compaction.in_thread(work)
             for segment, finish in prepared:  # retention may have dropped a segment meanwhile
                 finish(any(segment is live for live in self.segments))

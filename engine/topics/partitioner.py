@@ -20,7 +20,7 @@ def murmur2(data: bytes) -> int:
     h = (_SEED ^ length) & _MASK
     whole = length - length % 4
     for i in range(0, whole, 4):
-        k = int.from_bytes(data[i:i + 4], "little")
+        k = int.from_bytes(data[i : i + 4], "little")
         k = (k * _M) & _MASK
         k ^= k >> 24
         k = (k * _M) & _MASK

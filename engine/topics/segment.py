@@ -103,7 +103,7 @@ class MemorySegment:
         index = offset - self.base  # contiguous unless compacted
         if not (0 <= index < len(records) and records[index].offset == offset):
             index = bisect_left(records, offset, key=_offset)
-        return records[index:index + limit]
+        return records[index : index + limit]
 
     def scan(self) -> Iterator[ConsumedRecord]:
         return iter(self.records)
@@ -153,7 +153,9 @@ class FileSegment:
             size = os.fstat(f.fileno()).st_size
             whole = _rfind_newline(f, size) + 1
             if whole < size:
-                log.warning("topics.segment_torn_tail_cut", path=str(path), offset=whole, dropped_bytes=size - whole)
+                log.warning(
+                    "topics.segment_torn_tail_cut", path=str(path), offset=whole, dropped_bytes=size - whole
+                )
                 f.truncate(whole)
             first, last = _line_at(f, 0), _line_at(f, _rfind_newline(f, whole - 1) + 1) if whole else b""
         if not whole:
@@ -193,7 +195,7 @@ class FileSegment:
             fsync_directory(self.path.parent)
             fsync_directory(self.path.parent.parent)
             self.first_ts = records[0].timestamp
-        taken = records[:len(lines)]
+        taken = records[: len(lines)]
         self.size = size
         self.end = taken[-1].offset + 1
         self.max_ts = max(self.max_ts, max(record.timestamp for record in taken))
@@ -309,8 +311,11 @@ def load_segments(directory: Path, topic: str, partition: int) -> list[FileSegme
         if path.name.endswith(TEMP):
             log.warning("topics.segment_temp_file_removed", path=str(path))
             path.unlink()
-        elif path.name.endswith(SUFFIX) and path.name.removesuffix(SUFFIX).isdigit() and \
-                (segment := FileSegment.load(path, topic, partition)) is not None:
+        elif (
+            path.name.endswith(SUFFIX)
+            and path.name.removesuffix(SUFFIX).isdigit()
+            and (segment := FileSegment.load(path, topic, partition)) is not None
+        ):
             segments.append(segment)
     return sorted(segments, key=lambda segment: segment.base)
 

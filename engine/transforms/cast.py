@@ -50,8 +50,17 @@ __all__ = ["Cast", "CastKey", "CastValue", "cast_value", "parse_spec"]
 
 SPEC = "spec"
 PURPOSE = "cast types"
-INPUT_TYPES: Final = (Type.INT8, Type.INT16, Type.INT32, Type.INT64, Type.FLOAT32, Type.FLOAT64, Type.BOOLEAN,
-                      Type.STRING, Type.BYTES)
+INPUT_TYPES: Final = (
+    Type.INT8,
+    Type.INT16,
+    Type.INT32,
+    Type.INT64,
+    Type.FLOAT32,
+    Type.FLOAT64,
+    Type.BOOLEAN,
+    Type.STRING,
+    Type.BYTES,
+)
 OUTPUT_TYPES: Final = INPUT_TYPES[:-1]
 _BITS: Final = {Type.INT8: 8, Type.INT16: 16, Type.INT32: 32, Type.INT64: 64}
 _MILLIS_PER_DAY: Final = 86_400_000
@@ -70,8 +79,10 @@ def _output_type(name: str) -> Type:
     except KeyError:
         raise ConfigDefError(f"Invalid type found in casting spec: {name.strip()}") from None
     if found not in OUTPUT_TYPES:
-        raise ConfigDefError(f"Cast transformation does not support casting to {found.name}; "
-                             f"supported types are {_type_list(OUTPUT_TYPES)}")
+        raise ConfigDefError(
+            f"Cast transformation does not support casting to {found.name}; "
+            f"supported types are {_type_list(OUTPUT_TYPES)}"
+        )
     return found
 
 
@@ -88,8 +99,10 @@ def parse_spec(mappings: list[str]) -> dict[str | None, Type]:
         else:
             casts[None] = _output_type(parts[0] if parts else "")
     if None in casts and len(mappings) > 1:
-        raise ConfigDefError("Cast transformations that specify a type to cast the entire value to may ony "
-                             "specify a single cast in their spec")
+        raise ConfigDefError(
+            "Cast transformations that specify a type to cast the entire value to may ony "
+            "specify a single cast in their spec"
+        )
     return casts
 
 
@@ -100,6 +113,7 @@ def _validate_spec(name: str, value: Any) -> None:
 
 
 # -- value casts ------------------------------------------------------------------------------
+
 
 def _wrap(value: int, bits: int) -> int:
     """Java's narrowing of an integer to ``bits`` bits (two's complement)."""
@@ -227,11 +241,15 @@ def cast_value(schema: Schema | None, value: Any, target: Type) -> Any:
         return None
     inferred = schema.type if schema is not None else infer_type(value)
     if inferred is None:
-        raise DataException(f"Cast transformation was passed a value of type {class_name(value)} "
-                            "which is not supported by Connect's data API")
+        raise DataException(
+            f"Cast transformation was passed a value of type {class_name(value)} "
+            "which is not supported by Connect's data API"
+        )
     if inferred not in INPUT_TYPES:
-        raise DataException(f"Cast transformation does not support casting from {inferred.name}; "
-                            f"supported types are {_type_list(INPUT_TYPES)}")
+        raise DataException(
+            f"Cast transformation does not support casting from {inferred.name}; "
+            f"supported types are {_type_list(INPUT_TYPES)}"
+        )
     if schema is not None and schema.name is not None and target is not Type.STRING:
         value = _encode_logical(schema, value)
     if target in _BITS:
@@ -248,13 +266,20 @@ class Cast(KeyOrValue):
     smaller width. Cast from integers, floats, boolean and string to any other type, and cast binary
     to string (base64 encoded). Only top-level fields are cast."""
 
-    CONFIG_DEF = define_replace_null_with_default(ConfigDef().define(
-        SPEC, ConfigType.LIST, NO_DEFAULT,
-        LambdaValidator(_validate_spec, "list of colon-delimited pairs, e.g. <code>foo:bar,abc:xyz</code>"),
-        Importance.HIGH,
-        "List of fields and the type to cast them to of the form field1:type,field2:type to cast fields of Maps or "
-        "Structs. A single type to cast the entire value. Valid types are int8, int16, int32, int64, float32, "
-        "float64, boolean, and string. Note that binary fields can only be cast to string."))
+    CONFIG_DEF = define_replace_null_with_default(
+        ConfigDef().define(
+            SPEC,
+            ConfigType.LIST,
+            NO_DEFAULT,
+            LambdaValidator(
+                _validate_spec, "list of colon-delimited pairs, e.g. <code>foo:bar,abc:xyz</code>"
+            ),
+            Importance.HIGH,
+            "List of fields and the type to cast them to of the form field1:type,field2:type to cast fields of Maps or "
+            "Structs. A single type to cast the entire value. Valid types are int8, int16, int32, int64, float32, "
+            "float64, boolean, and string. Note that binary fields can only be cast to string.",
+        )
+    )
     Key: ClassVar[type[Cast]]
     Value: ClassVar[type[Cast]]
 
@@ -299,7 +324,11 @@ class Cast(KeyOrValue):
         if self.whole is not None:
             # A logical type's name and parameters would mislabel the primitive it becomes.
             keep_basics = schema.name not in LOGICAL_TYPES
-            builder = copy_schema_basics(schema, SchemaBuilder(self.whole)) if keep_basics else SchemaBuilder(self.whole)
+            builder = (
+                copy_schema_basics(schema, SchemaBuilder(self.whole))
+                if keep_basics
+                else SchemaBuilder(self.whole)
+            )
         else:
             builder = copy_schema_basics(schema, SchemaBuilder.struct())
             for field in schema.fields:

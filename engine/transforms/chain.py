@@ -37,8 +37,15 @@ class TransformationStage(Generic[R]):
 
     __slots__ = ("alias", "negate", "predicate", "predicate_alias", "transformation")
 
-    def __init__(self, transformation: Transformation[R], predicate: Predicate[R] | None = None,
-                 negate: bool = False, *, alias: str | None = None, predicate_alias: str | None = None) -> None:
+    def __init__(
+        self,
+        transformation: Transformation[R],
+        predicate: Predicate[R] | None = None,
+        negate: bool = False,
+        *,
+        alias: str | None = None,
+        predicate_alias: str | None = None,
+    ) -> None:
         self.transformation = transformation
         self.predicate = predicate
         self.negate = negate
@@ -64,12 +71,15 @@ class TransformationStage(Generic[R]):
             try:
                 plugin.close()
             except Exception as exc:  # plugin code: the other plugins still close
-                log.warning("transforms.close_failed", kind=what, plugin=type(plugin).__qualname__,
-                            error=repr(exc))
+                log.warning(
+                    "transforms.close_failed", kind=what, plugin=type(plugin).__qualname__, error=repr(exc)
+                )
 
     def __repr__(self) -> str:
-        return (f"TransformationStage{{predicate={self.predicate!r}, "
-                f"transformation={self.transformation!r}, negate={self.negate}}}")
+        return (
+            f"TransformationStage{{predicate={self.predicate!r}, "
+            f"transformation={self.transformation!r}, negate={self.negate}}}"
+        )
 
 
 class TransformationChain(Generic[R]):
@@ -120,7 +130,9 @@ class TransformationChain(Generic[R]):
             stage.close()
 
     def __repr__(self) -> str:
-        names = ", ".join(f"{c.__module__}.{c.__qualname__}" for c in (s.transform_class for s in self._stages))
+        names = ", ".join(
+            f"{c.__module__}.{c.__qualname__}" for c in (s.transform_class for s in self._stages)
+        )
         return f"TransformationChain{{{names}}}"
 
 
@@ -137,17 +149,21 @@ def aliases(props: Mapping[str, Any], list_config: str) -> list[str]:
 
 def with_prefix(props: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     """``AbstractConfig.originalsWithPrefix``: the keys under ``prefix``, with it stripped."""
-    return {k[len(prefix):]: v for k, v in props.items() if k.startswith(prefix)}
+    return {k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix)}
 
 
 def negate_without_predicate(prefix: str) -> str:
-    return (f"Config '{prefix}{NEGATE_CONFIG}' was provided but there is no config "
-            f"'{prefix}{PREDICATE_CONFIG}' defining a predicate to be negated.")
+    return (
+        f"Config '{prefix}{NEGATE_CONFIG}' was provided but there is no config "
+        f"'{prefix}{PREDICATE_CONFIG}' defining a predicate to be negated."
+    )
 
 
 def unknown_predicate(prefix: str, alias: str) -> str:
-    return (f"Config '{prefix}{PREDICATE_CONFIG}' refers to the predicate '{alias}', which is not listed in "
-            f"'{PREDICATES_CONFIG}'.")
+    return (
+        f"Config '{prefix}{PREDICATE_CONFIG}' refers to the predicate '{alias}', which is not listed in "
+        f"'{PREDICATES_CONFIG}'."
+    )
 
 
 def _instantiate(props: Mapping[str, Any], prefix: str, kind: Kind) -> Any:
@@ -162,7 +178,9 @@ def _instantiate(props: Mapping[str, Any], prefix: str, kind: Kind) -> Any:
         raise ConfigException(type_key, name, f"Could not instantiate {kind}: {exc!r}") from exc
 
 
-def _build_stage(props: Mapping[str, Any], alias: str, predicate_aliases: set[str]) -> TransformationStage[Any]:
+def _build_stage(
+    props: Mapping[str, Any], alias: str, predicate_aliases: set[str]
+) -> TransformationStage[Any]:
     prefix = f"{TRANSFORMS_CONFIG}.{alias}."
     configs = with_prefix(props, prefix)
     configs.pop(TYPE_CONFIG, None)
@@ -188,8 +206,9 @@ def _build_stage(props: Mapping[str, Any], alias: str, predicate_aliases: set[st
         except BaseException:
             predicate.close()
             raise
-        return TransformationStage(transformation, predicate, negate, alias=alias,
-                                   predicate_alias=str(predicate_alias).strip())
+        return TransformationStage(
+            transformation, predicate, negate, alias=alias, predicate_alias=str(predicate_alias).strip()
+        )
     except BaseException:
         transformation.close()
         raise

@@ -18,9 +18,13 @@ class DropHeaders(Transformation[ConnectRecord]):
 
     OVERVIEW_DOC = "Removes one or more headers from each record."
     HEADERS_FIELD = "headers"
-    CONFIG_DEF = ConfigDef().define(HEADERS_FIELD, ConfigType.LIST, validator=NonEmptyListValidator(),
-                                    importance=Importance.HIGH,
-                                    documentation="The name of the headers to be removed.")
+    CONFIG_DEF = ConfigDef().define(
+        HEADERS_FIELD,
+        ConfigType.LIST,
+        validator=NonEmptyListValidator(),
+        importance=Importance.HIGH,
+        documentation="The name of the headers to be removed.",
+    )
 
     def __init__(self) -> None:
         self.headers: frozenset[str] = frozenset()

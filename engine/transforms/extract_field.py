@@ -34,8 +34,13 @@ class ExtractField(KeyOrValue):
     """Extract the specified field from a Struct when schema present, or a Map in the case of
     schemaless data. Any null values are passed through unmodified."""
 
-    CONFIG_DEF = FieldSyntaxVersion.append_config_to(define_replace_null_with_default(
-        ConfigDef().define(FIELD, ConfigType.STRING, NO_DEFAULT, None, Importance.MEDIUM, "Field name to extract.")))
+    CONFIG_DEF = FieldSyntaxVersion.append_config_to(
+        define_replace_null_with_default(
+            ConfigDef().define(
+                FIELD, ConfigType.STRING, NO_DEFAULT, None, Importance.MEDIUM, "Field name to extract."
+            )
+        )
+    )
     Key: ClassVar[type[ExtractField]]
     Value: ClassVar[type[ExtractField]]
 
@@ -57,8 +62,9 @@ class ExtractField(KeyOrValue):
         field = self.field_path.field_from(schema)
         if field is None:
             raise DataException(f"Unknown field: {self.field_name}")
-        return self.new_record(record, field.schema,
-                               self.field_path.value_from_struct(struct, self.replace_null_with_default))
+        return self.new_record(
+            record, field.schema, self.field_path.value_from_struct(struct, self.replace_null_with_default)
+        )
 
 
 ExtractFieldKey, ExtractFieldValue = key_and_value_variants(ExtractField)

@@ -25,8 +25,9 @@ FIELD_SYNTAX_VERSION_DOC: Final = (
     "access the elements at the root level of the struct or map. If set to `V2`, the syntax will support "
     "accessing nested elements. To access nested elements, dotted notation is used. If dots are already "
     "included in the field name, then backtick pairs can be used to wrap field names containing dots. E.g. to "
-    "access the subfield `baz` from a field named \"foo.bar\" in a struct/map the following format can be used "
-    "to access its elements: \"`foo.bar`.baz\".")
+    'access the subfield `baz` from a field named "foo.bar" in a struct/map the following format can be used '
+    'to access its elements: "`foo.bar`.baz".'
+)
 _NESTED: Final = "nested field access"
 
 
@@ -39,9 +40,14 @@ class FieldSyntaxVersion(StrEnum):
     @staticmethod
     def append_config_to(config_def: ConfigDef) -> ConfigDef:
         """``FieldSyntaxVersion.appendConfigTo``: add ``field.syntax.version`` to a transform's ConfigDef."""
-        return config_def.define(FIELD_SYNTAX_VERSION_CONFIG, ConfigType.STRING, FieldSyntaxVersion.V1.value,
-                                 CaseInsensitiveValidString.in_("V1", "V2"), Importance.HIGH,
-                                 FIELD_SYNTAX_VERSION_DOC)
+        return config_def.define(
+            FIELD_SYNTAX_VERSION_CONFIG,
+            ConfigType.STRING,
+            FieldSyntaxVersion.V1.value,
+            CaseInsensitiveValidString.in_("V1", "V2"),
+            Importance.HIGH,
+            FIELD_SYNTAX_VERSION_DOC,
+        )
 
     @staticmethod
     def from_config(parsed: Mapping[str, Any]) -> FieldSyntaxVersion:
@@ -49,12 +55,16 @@ class FieldSyntaxVersion(StrEnum):
         try:
             return FieldSyntaxVersion(str(raw).upper())
         except ValueError:
-            raise ConfigException(FIELD_SYNTAX_VERSION_CONFIG, raw, "Unrecognized field syntax version") from None
+            raise ConfigException(
+                FIELD_SYNTAX_VERSION_CONFIG, raw, "Unrecognized field syntax version"
+            ) from None
 
 
 def _incomplete_backtick(path: str, at: int) -> ConfigException:
-    return ConfigException(f"Incomplete backtick pair in path: [{path}], consider adding a backslash before "
-                           f"backtick at position {at} to escape it")
+    return ConfigException(
+        f"Incomplete backtick pair in path: [{path}], consider adding a backslash before "
+        f"backtick at position {at} to escape it"
+    )
 
 
 def _parse_v2(path: str) -> tuple[str, ...]:
@@ -91,7 +101,7 @@ def _parse_v2(path: str) -> tuple[str, ...]:
                 idx += 1
                 continue
             if escaped:
-                field.append(path[start:idx - 1] + "`")
+                field.append(path[start : idx - 1] + "`")
                 idx += 1
                 start = idx
                 continue

@@ -16,9 +16,11 @@ __all__ = ["Filter"]
 class Filter(Transformation[ConnectRecord]):
     """Returns None for every record, which ends the chain and drops the record."""
 
-    OVERVIEW_DOC = ("Drops all records, filtering them from subsequent transformations in the chain. "
-                    "This is intended to be used conditionally to filter out records matching (or not matching) "
-                    "a particular Predicate.")
+    OVERVIEW_DOC = (
+        "Drops all records, filtering them from subsequent transformations in the chain. "
+        "This is intended to be used conditionally to filter out records matching (or not matching) "
+        "a particular Predicate."
+    )
     CONFIG_DEF = ConfigDef()
 
     def config(self) -> ConfigDef:

@@ -23,14 +23,27 @@ __all__ = ["Flatten", "FlattenKey", "FlattenValue"]
 
 DELIMITER = "delimiter"
 PURPOSE = "flattening"
-_LEAF_TYPES: Final = frozenset({Type.INT8, Type.INT16, Type.INT32, Type.INT64, Type.FLOAT32, Type.FLOAT64,
-                                Type.BOOLEAN, Type.STRING, Type.BYTES, Type.ARRAY})
+_LEAF_TYPES: Final = frozenset(
+    {
+        Type.INT8,
+        Type.INT16,
+        Type.INT32,
+        Type.INT64,
+        Type.FLOAT32,
+        Type.FLOAT64,
+        Type.BOOLEAN,
+        Type.STRING,
+        Type.BYTES,
+        Type.ARRAY,
+    }
+)
 
 
 def _unsupported(kind: Any, name: str, with_schemas: bool) -> DataException:
     which = "with" if with_schemas else "without"
-    return DataException(f"Flatten transformation does not support {kind} for record {which} schemas "
-                         f"(for field {name}).")
+    return DataException(
+        f"Flatten transformation does not support {kind} for record {which} schemas (for field {name})."
+    )
 
 
 class Flatten(KeyOrValue):
@@ -40,9 +53,14 @@ class Flatten(KeyOrValue):
     modified. The default delimiter is '.'."""
 
     CONFIG_DEF = ConfigDef().define(
-        DELIMITER, ConfigType.STRING, ".", None, Importance.MEDIUM,
+        DELIMITER,
+        ConfigType.STRING,
+        ".",
+        None,
+        Importance.MEDIUM,
         "Delimiter to insert between field names from the input record when generating field names for the "
-        "output record")
+        "output record",
+    )
     Key: ClassVar[type[Flatten]]
     Value: ClassVar[type[Flatten]]
 
@@ -79,8 +97,10 @@ class Flatten(KeyOrValue):
                 continue
             kind = infer_type(item)
             if kind is None:
-                raise DataException(f"Flatten transformation was passed a value of type {class_name(item)} "
-                                    "which is not supported by Connect's data API")
+                raise DataException(
+                    f"Flatten transformation was passed a value of type {class_name(item)} "
+                    "which is not supported by Connect's data API"
+                )
             if kind is Type.MAP:
                 self._flatten_map(item, name, out)
             elif kind in _LEAF_TYPES:
@@ -97,8 +117,14 @@ class Flatten(KeyOrValue):
             self._schemas.put(schema, cached)
         return cached
 
-    def _add_fields(self, schema: Schema, prefix: str, builder: SchemaBuilder, optional: bool,
-                    parent_default: Struct | None) -> None:
+    def _add_fields(
+        self,
+        schema: Schema,
+        prefix: str,
+        builder: SchemaBuilder,
+        optional: bool,
+        parent_default: Struct | None,
+    ) -> None:
         for field in schema.fields:
             name = self._name(prefix, field.name)
             field_optional = optional or field.schema.optional

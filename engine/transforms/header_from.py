@@ -36,28 +36,44 @@ _SCHEMA_CACHE_SIZE = 16
 class HeaderFrom(Transformation[ConnectRecord]):
     """Abstract base of ``HeaderFrom.Key`` / ``HeaderFrom.Value``."""
 
-    OVERVIEW_DOC = ("Moves or copies fields in the key/value of a record into that record's headers. "
-                    "Corresponding elements of <code>fields</code> and <code>headers</code> together identify "
-                    "a field and the header it should be moved or copied to. Use the concrete transformation "
-                    "type designed for the record key (<code>engine.transforms.header_from.HeaderFrom.Key</code>) "
-                    "or value (<code>engine.transforms.header_from.HeaderFrom.Value</code>).")
+    OVERVIEW_DOC = (
+        "Moves or copies fields in the key/value of a record into that record's headers. "
+        "Corresponding elements of <code>fields</code> and <code>headers</code> together identify "
+        "a field and the header it should be moved or copied to. Use the concrete transformation "
+        "type designed for the record key (<code>engine.transforms.header_from.HeaderFrom.Key</code>) "
+        "or value (<code>engine.transforms.header_from.HeaderFrom.Value</code>)."
+    )
     FIELDS_FIELD = "fields"
     HEADERS_FIELD = "headers"
     OPERATION_FIELD = "operation"
     MOVE, COPY = "move", "copy"
-    CONFIG_DEF = define_replace_null_with_default(ConfigDef()
-                  .define(FIELDS_FIELD, ConfigType.LIST, validator=NonEmptyListValidator(),
-                          importance=Importance.HIGH,
-                          documentation="Field names in the record whose values are to be copied or moved to headers.")
-                  .define(HEADERS_FIELD, ConfigType.LIST, validator=NonEmptyListValidator(),
-                          importance=Importance.HIGH,
-                          documentation="Header names, in the same order as the field names listed in the fields "
-                                        "configuration property.")
-                  .define(OPERATION_FIELD, ConfigType.STRING, validator=ValidString.in_(MOVE, COPY),
-                          importance=Importance.HIGH,
-                          documentation="Either <code>move</code> if the fields are to be moved to the headers "
-                                        "(removed from the key/value), or <code>copy</code> if the fields are to be "
-                                        "copied to the headers (retained in the key/value)."))
+    CONFIG_DEF = define_replace_null_with_default(
+        ConfigDef()
+        .define(
+            FIELDS_FIELD,
+            ConfigType.LIST,
+            validator=NonEmptyListValidator(),
+            importance=Importance.HIGH,
+            documentation="Field names in the record whose values are to be copied or moved to headers.",
+        )
+        .define(
+            HEADERS_FIELD,
+            ConfigType.LIST,
+            validator=NonEmptyListValidator(),
+            importance=Importance.HIGH,
+            documentation="Header names, in the same order as the field names listed in the fields "
+            "configuration property.",
+        )
+        .define(
+            OPERATION_FIELD,
+            ConfigType.STRING,
+            validator=ValidString.in_(MOVE, COPY),
+            importance=Importance.HIGH,
+            documentation="Either <code>move</code> if the fields are to be moved to the headers "
+            "(removed from the key/value), or <code>copy</code> if the fields are to be "
+            "copied to the headers (retained in the key/value).",
+        )
+    )
 
     Key: ClassVar[type[HeaderFrom]]
     Value: ClassVar[type[HeaderFrom]]
@@ -78,7 +94,8 @@ class HeaderFrom(Transformation[ConnectRecord]):
         self.headers = list(parsed[self.HEADERS_FIELD])
         if len(self.fields) != len(self.headers):
             raise ConfigException(
-                f"'{self.FIELDS_FIELD}' config must have the same number of elements as '{self.HEADERS_FIELD}' config.")
+                f"'{self.FIELDS_FIELD}' config must have the same number of elements as '{self.HEADERS_FIELD}' config."
+            )
         self.operation = parsed[self.OPERATION_FIELD]
         self.replace_null_with_default = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
         self._move_schemas = {}
@@ -102,8 +119,11 @@ class HeaderFrom(Transformation[ConnectRecord]):
             source = schema.field(field_name)
             if source is None:
                 raise DataException(f"{field_name} is not a valid field name")
-            added.append(Header(header_name, field_value(value, field_name, self.replace_null_with_default),
-                                source.schema))
+            added.append(
+                Header(
+                    header_name, field_value(value, field_name, self.replace_null_with_default), source.schema
+                )
+            )
         return self._updated(record, updated_schema, updated_value, (*record.headers, *added))
 
     def _move_schema(self, schema: Schema) -> Schema:
@@ -134,8 +154,9 @@ class HeaderFrom(Transformation[ConnectRecord]):
         """The schema and value this variant works on."""
 
     @abstractmethod
-    def _updated(self, record: ConnectRecord, schema: Schema | None, value: Any,
-                 headers: tuple[Header, ...]) -> ConnectRecord: ...
+    def _updated(
+        self, record: ConnectRecord, schema: Schema | None, value: Any, headers: tuple[Header, ...]
+    ) -> ConnectRecord: ...
 
 
 class HeaderFromKey(HeaderFrom):
@@ -146,8 +167,9 @@ class HeaderFromKey(HeaderFrom):
     def _operating(self, record: ConnectRecord) -> tuple[Schema | None, Any]:
         return record.key_schema, record.key
 
-    def _updated(self, record: ConnectRecord, schema: Schema | None, value: Any,
-                 headers: tuple[Header, ...]) -> ConnectRecord:
+    def _updated(
+        self, record: ConnectRecord, schema: Schema | None, value: Any, headers: tuple[Header, ...]
+    ) -> ConnectRecord:
         return record.new_record(key_schema=schema, key=value, headers=headers)
 
 
@@ -159,8 +181,9 @@ class HeaderFromValue(HeaderFrom):
     def _operating(self, record: ConnectRecord) -> tuple[Schema | None, Any]:
         return record.value_schema, record.value
 
-    def _updated(self, record: ConnectRecord, schema: Schema | None, value: Any,
-                 headers: tuple[Header, ...]) -> ConnectRecord:
+    def _updated(
+        self, record: ConnectRecord, schema: Schema | None, value: Any, headers: tuple[Header, ...]
+    ) -> ConnectRecord:
         return record.new_record(value_schema=schema, value=value, headers=headers)
 
 

@@ -26,9 +26,14 @@ class HoistField(KeyOrValue):
     """Wrap data using the specified field name in a Struct when schema present, or a Map in the
     case of schemaless data."""
 
-    CONFIG_DEF = ConfigDef().define(FIELD, ConfigType.STRING, NO_DEFAULT, None, Importance.MEDIUM,
-                                    "Field name for the single field that will be created in the resulting "
-                                    "Struct or Map.")
+    CONFIG_DEF = ConfigDef().define(
+        FIELD,
+        ConfigType.STRING,
+        NO_DEFAULT,
+        None,
+        Importance.MEDIUM,
+        "Field name for the single field that will be created in the resulting Struct or Map.",
+    )
     Key: ClassVar[type[HoistField]]
     Value: ClassVar[type[HoistField]]
 

@@ -37,8 +37,10 @@ __all__ = ["InsertField", "InsertFieldKey", "InsertFieldValue"]
 PURPOSE = "field insertion"
 TOPIC, PARTITION, OFFSET, TIMESTAMP = "topic.field", "partition.field", "offset.field", "timestamp.field"
 STATIC_FIELD, STATIC_VALUE = "static.field", "static.value"
-_OPTIONALITY_DOC = ("Suffix with <code>!</code> to make this a required field, or <code>?</code> to keep it "
-                    "optional (the default).")
+_OPTIONALITY_DOC = (
+    "Suffix with <code>!</code> to make this a required field, or <code>?</code> to keep it "
+    "optional (the default)."
+)
 _OPTIONAL_TIMESTAMP: Final = Timestamp.builder().optional().build()
 _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
@@ -64,19 +66,57 @@ class InsertionSpec:
 class InsertField(KeyOrValue):
     """Insert field(s) using attributes from the record metadata or a configured static value."""
 
-    CONFIG_DEF = define_replace_null_with_default(ConfigDef()
-                  .define(TOPIC, ConfigType.STRING, None, None, Importance.MEDIUM,
-                          "Field name for Kafka topic. " + _OPTIONALITY_DOC)
-                  .define(PARTITION, ConfigType.STRING, None, None, Importance.MEDIUM,
-                          "Field name for Kafka partition. " + _OPTIONALITY_DOC)
-                  .define(OFFSET, ConfigType.STRING, None, None, Importance.MEDIUM,
-                          "Field name for Kafka offset - only applicable to sink connectors.<br/>" + _OPTIONALITY_DOC)
-                  .define(TIMESTAMP, ConfigType.STRING, None, None, Importance.MEDIUM,
-                          "Field name for record timestamp. " + _OPTIONALITY_DOC)
-                  .define(STATIC_FIELD, ConfigType.STRING, None, None, Importance.MEDIUM,
-                          "Field name for static data field. " + _OPTIONALITY_DOC)
-                  .define(STATIC_VALUE, ConfigType.STRING, None, None, Importance.MEDIUM,
-                          "Static field value, if field name configured."))
+    CONFIG_DEF = define_replace_null_with_default(
+        ConfigDef()
+        .define(
+            TOPIC,
+            ConfigType.STRING,
+            None,
+            None,
+            Importance.MEDIUM,
+            "Field name for Kafka topic. " + _OPTIONALITY_DOC,
+        )
+        .define(
+            PARTITION,
+            ConfigType.STRING,
+            None,
+            None,
+            Importance.MEDIUM,
+            "Field name for Kafka partition. " + _OPTIONALITY_DOC,
+        )
+        .define(
+            OFFSET,
+            ConfigType.STRING,
+            None,
+            None,
+            Importance.MEDIUM,
+            "Field name for Kafka offset - only applicable to sink connectors.<br/>" + _OPTIONALITY_DOC,
+        )
+        .define(
+            TIMESTAMP,
+            ConfigType.STRING,
+            None,
+            None,
+            Importance.MEDIUM,
+            "Field name for record timestamp. " + _OPTIONALITY_DOC,
+        )
+        .define(
+            STATIC_FIELD,
+            ConfigType.STRING,
+            None,
+            None,
+            Importance.MEDIUM,
+            "Field name for static data field. " + _OPTIONALITY_DOC,
+        )
+        .define(
+            STATIC_VALUE,
+            ConfigType.STRING,
+            None,
+            None,
+            Importance.MEDIUM,
+            "Static field value, if field name configured.",
+        )
+    )
     Key: ClassVar[type[InsertField]]
     Value: ClassVar[type[InsertField]]
 
@@ -92,8 +132,9 @@ class InsertField(KeyOrValue):
         if not any((self.topic, self.partition, self.offset, self.timestamp, self.static)):
             raise ConfigDefError("No field insertion configured")
         if self.static is not None and self.static_value is None:
-            raise ConfigDefError.invalid(STATIC_VALUE, None,
-                                         f"No value specified for static field: {self.static.name}")
+            raise ConfigDefError.invalid(
+                STATIC_VALUE, None, f"No value specified for static field: {self.static.name}"
+            )
         self._schemas: LRUCache[Schema, Schema] = LRUCache(16)
 
     def config(self) -> ConfigDef:
@@ -129,7 +170,9 @@ class InsertField(KeyOrValue):
             values[self.offset.name] = require_sink_record(record, PURPOSE).kafka_offset
         if self.timestamp is not None and record.timestamp is not None:
             millis = record.timestamp
-            values[self.timestamp.name] = _EPOCH + dt.timedelta(milliseconds=millis) if with_schema else millis
+            values[self.timestamp.name] = (
+                _EPOCH + dt.timedelta(milliseconds=millis) if with_schema else millis
+            )
         if self.static is not None and self.static_value is not None:
             values[self.static.name] = self.static_value
         return values
@@ -139,11 +182,12 @@ class InsertField(KeyOrValue):
         for field in schema.fields:
             builder.field(field.name, field.schema)
         for spec, required, optional in (
-                (self.topic, Schema.STRING_SCHEMA, Schema.OPTIONAL_STRING_SCHEMA),
-                (self.partition, Schema.INT32_SCHEMA, Schema.OPTIONAL_INT32_SCHEMA),
-                (self.offset, Schema.INT64_SCHEMA, Schema.OPTIONAL_INT64_SCHEMA),
-                (self.timestamp, Timestamp.schema(), _OPTIONAL_TIMESTAMP),
-                (self.static, Schema.STRING_SCHEMA, Schema.OPTIONAL_STRING_SCHEMA)):
+            (self.topic, Schema.STRING_SCHEMA, Schema.OPTIONAL_STRING_SCHEMA),
+            (self.partition, Schema.INT32_SCHEMA, Schema.OPTIONAL_INT32_SCHEMA),
+            (self.offset, Schema.INT64_SCHEMA, Schema.OPTIONAL_INT64_SCHEMA),
+            (self.timestamp, Timestamp.schema(), _OPTIONAL_TIMESTAMP),
+            (self.static, Schema.STRING_SCHEMA, Schema.OPTIONAL_STRING_SCHEMA),
+        ):
             if spec is not None:
                 builder.field(spec.name, optional if spec.optional else required)
         return builder.build()

@@ -25,12 +25,23 @@ class InsertHeader(Transformation[ConnectRecord]):
     OVERVIEW_DOC = "Add a header to each record."
     HEADER_FIELD = "header"
     VALUE_LITERAL_FIELD = "value.literal"
-    CONFIG_DEF = (ConfigDef()
-                  .define(HEADER_FIELD, ConfigType.STRING, validator=NonNullValidator(),
-                          importance=Importance.HIGH, documentation="The name of the header.")
-                  .define(VALUE_LITERAL_FIELD, ConfigType.STRING, validator=NonNullValidator(),
-                          importance=Importance.HIGH,
-                          documentation="The literal value that is to be set as the header value on all records."))
+    CONFIG_DEF = (
+        ConfigDef()
+        .define(
+            HEADER_FIELD,
+            ConfigType.STRING,
+            validator=NonNullValidator(),
+            importance=Importance.HIGH,
+            documentation="The name of the header.",
+        )
+        .define(
+            VALUE_LITERAL_FIELD,
+            ConfigType.STRING,
+            validator=NonNullValidator(),
+            importance=Importance.HIGH,
+            documentation="The literal value that is to be set as the header value on all records.",
+        )
+    )
 
     def __init__(self) -> None:
         self.header = ""

@@ -83,7 +83,7 @@ def _tokenize(pattern: str) -> list[Token]:
                 end = pattern.find("'", end + 2)
             if end == -1:
                 raise InvalidPatternError("Unterminated quote")
-            tokens.append(pattern[i + 1:end].replace("''", "'"))
+            tokens.append(pattern[i + 1 : end].replace("''", "'"))
             i = end + 1
         elif ch.isascii() and ch.isalpha():
             if ch not in JAVA_LETTERS:
@@ -144,9 +144,17 @@ class SimpleDateFormat:
         if letter in texts:
             return texts[letter]
         numbers = {
-            "d": when.day, "D": when.timetuple().tm_yday, "F": (when.day - 1) // 7 + 1,
-            "u": when.isoweekday(), "H": hour, "k": hour or 24, "K": hour % 12, "h": hour % 12 or 12,
-            "m": when.minute, "s": when.second, "S": when.microsecond // 1000,
+            "d": when.day,
+            "D": when.timetuple().tm_yday,
+            "F": (when.day - 1) // 7 + 1,
+            "u": when.isoweekday(),
+            "H": hour,
+            "k": hour or 24,
+            "K": hour % 12,
+            "h": hour % 12 or 12,
+            "m": when.minute,
+            "s": when.second,
+            "S": when.microsecond // 1000,
         }
         return _number(numbers[letter], count)
 
@@ -162,22 +170,31 @@ class SimpleDateFormat:
             group = f"(?P<f{index}>"
             if letter in "yDdFuHkKhmsS" or (letter in "ML" and count < 3):
                 following = self._tokens[index + 1] if index + 1 < len(self._tokens) else None
-                abutting = isinstance(following, _Field) and following.letter in NUMERIC and (
-                    following.letter not in "ML" or following.count < 3)
+                abutting = (
+                    isinstance(following, _Field)
+                    and following.letter in NUMERIC
+                    and (following.letter not in "ML" or following.count < 3)
+                )
                 sign = "[+-]?" if letter == "y" else ""
                 parts.append(group + (f"\\d{{{count}}}" if abutting else sign + r"\d+") + ")")
             elif letter in "ML":
-                parts.append(group + "|".join(sorted({*_MONTHS, *(m[:3] for m in _MONTHS)}, key=len, reverse=True))
-                             + ")")
+                parts.append(
+                    group
+                    + "|".join(sorted({*_MONTHS, *(m[:3] for m in _MONTHS)}, key=len, reverse=True))
+                    + ")"
+                )
             elif letter == "E":
-                parts.append(group + "|".join(sorted({*_DAYS, *(d[:3] for d in _DAYS)}, key=len, reverse=True))
-                             + ")")
+                parts.append(
+                    group + "|".join(sorted({*_DAYS, *(d[:3] for d in _DAYS)}, key=len, reverse=True)) + ")"
+                )
             elif letter == "a":
                 parts.append(group + "AM|PM)")
             elif letter == "G":
                 parts.append(group + "AD)")
             else:  # z Z X
-                parts.append(group + r"Z|(?:GMT|UTC)?[+-]\d{1,2}(?::?\d{2})?|GMT|UTC|Coordinated Universal Time)")
+                parts.append(
+                    group + r"Z|(?:GMT|UTC)?[+-]\d{1,2}(?::?\d{2})?|GMT|UTC|Coordinated Universal Time)"
+                )
         return "".join(parts)
 
     def parse(self, text: str) -> int:

@@ -36,9 +36,16 @@ def key_and_value_variants(base: type[T]) -> tuple[type[T], type[T]]:
     """``base.Key`` and ``base.Value``, named as Kafka names them (``Cast.Key`` is ``Cast$Key``)."""
     made = []
     for suffix, is_key in (("Key", True), ("Value", False)):
-        variant = type(f"{base.__name__}{suffix}", (base,), {
-            "is_key": is_key, "__module__": base.__module__, "__qualname__": f"{base.__name__}.{suffix}",
-            "__doc__": f"{base.__name__} applied to the record's {suffix.lower()}."})
+        variant = type(
+            f"{base.__name__}{suffix}",
+            (base,),
+            {
+                "is_key": is_key,
+                "__module__": base.__module__,
+                "__qualname__": f"{base.__name__}.{suffix}",
+                "__doc__": f"{base.__name__} applied to the record's {suffix.lower()}.",
+            },
+        )
         variant.__name__ = suffix
         setattr(base, suffix, variant)
         made.append(variant)

@@ -105,12 +105,26 @@ class MaskField(KeyOrValue):
     and so on). For numeric and string fields, an optional replacement value can be specified that
     is converted to the correct type."""
 
-    CONFIG_DEF = define_replace_null_with_default(ConfigDef()
-                  .define(FIELDS, ConfigType.LIST, NO_DEFAULT, NonEmptyListValidator(), Importance.HIGH,
-                          "Names of fields to mask.")
-                  .define(REPLACEMENT, ConfigType.STRING, None, NonEmptyString(), Importance.LOW,
-                          "Custom value replacement, that will be applied to all 'fields' values (numeric or "
-                          "non-empty string values only)."))
+    CONFIG_DEF = define_replace_null_with_default(
+        ConfigDef()
+        .define(
+            FIELDS,
+            ConfigType.LIST,
+            NO_DEFAULT,
+            NonEmptyListValidator(),
+            Importance.HIGH,
+            "Names of fields to mask.",
+        )
+        .define(
+            REPLACEMENT,
+            ConfigType.STRING,
+            None,
+            NonEmptyString(),
+            Importance.LOW,
+            "Custom value replacement, that will be applied to all 'fields' values (numeric or "
+            "non-empty string values only).",
+        )
+    )
     Key: ClassVar[type[MaskField]]
     Value: ClassVar[type[MaskField]]
 

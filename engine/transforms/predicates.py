@@ -26,13 +26,18 @@ __all__ = ["HasHeaderKey", "RecordIsTombstone", "TopicNameMatches"]
 class TopicNameMatches(Predicate[ConnectRecord]):
     """True for records whose topic matches ``pattern`` in full (Java's ``Matcher.matches``)."""
 
-    OVERVIEW_DOC = ("A predicate which is true for records with a topic name that matches the configured "
-                    "regular expression.")
+    OVERVIEW_DOC = (
+        "A predicate which is true for records with a topic name that matches the configured "
+        "regular expression."
+    )
     PATTERN_CONFIG = "pattern"
     CONFIG_DEF = ConfigDef().define(
-        PATTERN_CONFIG, ConfigType.STRING, validator=CompositeValidator.of(NonEmptyString(), RegexValidator()),
+        PATTERN_CONFIG,
+        ConfigType.STRING,
+        validator=CompositeValidator.of(NonEmptyString(), RegexValidator()),
         importance=Importance.MEDIUM,
-        documentation="A Java regular expression for matching against the name of a record's topic.")
+        documentation="A Java regular expression for matching against the name of a record's topic.",
+    )
 
     def __init__(self) -> None:
         self.pattern: re.Pattern[str] | None = None
@@ -45,8 +50,9 @@ class TopicNameMatches(Predicate[ConnectRecord]):
         try:
             self.pattern = java_regex(value)
         except re.error as exc:
-            raise ConfigException(self.PATTERN_CONFIG, value,
-                                  f"entry must be a Java-compatible regular expression: {exc}") from exc
+            raise ConfigException(
+                self.PATTERN_CONFIG, value, f"entry must be a Java-compatible regular expression: {exc}"
+            ) from exc
 
     def test(self, record: ConnectRecord) -> bool:
         if self.pattern is None:
@@ -62,8 +68,13 @@ class HasHeaderKey(Predicate[ConnectRecord]):
 
     OVERVIEW_DOC = "A predicate which is true for records with at least one header with the configured name."
     NAME_CONFIG = "name"
-    CONFIG_DEF = ConfigDef().define(NAME_CONFIG, ConfigType.STRING, validator=NonEmptyString(),
-                                    importance=Importance.MEDIUM, documentation="The header name.")
+    CONFIG_DEF = ConfigDef().define(
+        NAME_CONFIG,
+        ConfigType.STRING,
+        validator=NonEmptyString(),
+        importance=Importance.MEDIUM,
+        documentation="The header name.",
+    )
 
     def __init__(self) -> None:
         self.name: str | None = None

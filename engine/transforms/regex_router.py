@@ -76,10 +76,13 @@ def java_replacement(replacement: str, pattern: re.Pattern[str]) -> Replacer:
             ref: str | int
             if replacement[i] == "{":
                 end = replacement.find("}", i)
-                name = replacement[i + 1:end] if end > 0 else ""
+                name = replacement[i + 1 : end] if end > 0 else ""
                 if end < 0 or not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", name):
-                    raise ValueError("named capturing group is missing trailing '}'" if end < 0
-                                     else f"named capturing group <{name}> does not exist")
+                    raise ValueError(
+                        "named capturing group is missing trailing '}'"
+                        if end < 0
+                        else f"named capturing group <{name}> does not exist"
+                    )
                 if name not in pattern.groupindex:
                     raise ValueError(f"No group with name {{{name}}}")
                 ref, i = name, end + 1
@@ -116,17 +119,27 @@ def java_replacement(replacement: str, pattern: re.Pattern[str]) -> Replacer:
 class RegexRouter(Transformation[ConnectRecord]):
     """Updates the topic with ``regex``/``replacement``; records whose topic does not match pass as they are."""
 
-    OVERVIEW_DOC = ("Update the record topic using the configured regular expression and replacement string."
-                    "<p/>Under the hood, the regex is compiled to a <code>java.util.regex.Pattern</code>. "
-                    "If the pattern matches the input topic, <code>java.util.regex.Matcher#replaceFirst()</code> "
-                    "is used with the replacement string to obtain the new topic.")
+    OVERVIEW_DOC = (
+        "Update the record topic using the configured regular expression and replacement string."
+        "<p/>Under the hood, the regex is compiled to a <code>java.util.regex.Pattern</code>. "
+        "If the pattern matches the input topic, <code>java.util.regex.Matcher#replaceFirst()</code> "
+        "is used with the replacement string to obtain the new topic."
+    )
     REGEX = "regex"
     REPLACEMENT = "replacement"
-    CONFIG_DEF = (ConfigDef()
-                  .define(REGEX, ConfigType.STRING, validator=RegexValidator(), importance=Importance.HIGH,
-                          documentation="Regular expression to use for matching.")
-                  .define(REPLACEMENT, ConfigType.STRING, importance=Importance.HIGH,
-                          documentation="Replacement string."))
+    CONFIG_DEF = (
+        ConfigDef()
+        .define(
+            REGEX,
+            ConfigType.STRING,
+            validator=RegexValidator(),
+            importance=Importance.HIGH,
+            documentation="Regular expression to use for matching.",
+        )
+        .define(
+            REPLACEMENT, ConfigType.STRING, importance=Importance.HIGH, documentation="Replacement string."
+        )
+    )
 
     def __init__(self) -> None:
         self.regex: re.Pattern[str] = re.compile("")

@@ -54,25 +54,48 @@ def _validate_renames(name: str, value: Any) -> None:
 class ReplaceField(KeyOrValue):
     """Filter or rename fields."""
 
-    CONFIG_DEF = define_replace_null_with_default(ConfigDef()
-                  .define(EXCLUDE, ConfigType.LIST, [], None, Importance.MEDIUM,
-                          "Fields to exclude. This takes precedence over the fields to include.")
-                  .define(EXCLUDE_ALIAS, ConfigType.LIST, None, None, Importance.LOW,
-                          f"Deprecated. Use {EXCLUDE} instead.")
-                  .define(INCLUDE, ConfigType.LIST, [], None, Importance.MEDIUM,
-                          "Fields to include. If specified, only these fields will be used.")
-                  .define(INCLUDE_ALIAS, ConfigType.LIST, None, None, Importance.LOW,
-                          f"Deprecated. Use {INCLUDE} instead.")
-                  .define(RENAMES, ConfigType.LIST, [],
-                          LambdaValidator(_validate_renames,
-                                          "list of colon-delimited pairs, e.g. <code>foo:bar,abc:xyz</code>"),
-                          Importance.MEDIUM, "Field rename mappings."))
+    CONFIG_DEF = define_replace_null_with_default(
+        ConfigDef()
+        .define(
+            EXCLUDE,
+            ConfigType.LIST,
+            [],
+            None,
+            Importance.MEDIUM,
+            "Fields to exclude. This takes precedence over the fields to include.",
+        )
+        .define(
+            EXCLUDE_ALIAS, ConfigType.LIST, None, None, Importance.LOW, f"Deprecated. Use {EXCLUDE} instead."
+        )
+        .define(
+            INCLUDE,
+            ConfigType.LIST,
+            [],
+            None,
+            Importance.MEDIUM,
+            "Fields to include. If specified, only these fields will be used.",
+        )
+        .define(
+            INCLUDE_ALIAS, ConfigType.LIST, None, None, Importance.LOW, f"Deprecated. Use {INCLUDE} instead."
+        )
+        .define(
+            RENAMES,
+            ConfigType.LIST,
+            [],
+            LambdaValidator(
+                _validate_renames, "list of colon-delimited pairs, e.g. <code>foo:bar,abc:xyz</code>"
+            ),
+            Importance.MEDIUM,
+            "Field rename mappings.",
+        )
+    )
     Key: ClassVar[type[ReplaceField]]
     Value: ClassVar[type[ReplaceField]]
 
     def configure(self, configs: Mapping[str, Any]) -> None:
-        parsed = self.CONFIG_DEF.parse(translate_deprecated(configs, (INCLUDE, INCLUDE_ALIAS),
-                                                            (EXCLUDE, EXCLUDE_ALIAS)))
+        parsed = self.CONFIG_DEF.parse(
+            translate_deprecated(configs, (INCLUDE, INCLUDE_ALIAS), (EXCLUDE, EXCLUDE_ALIAS))
+        )
         self.exclude: frozenset[str] = frozenset(parsed[EXCLUDE] or ())
         self.include: frozenset[str] = frozenset(parsed[INCLUDE] or ())
         self.renames = parse_renames(parsed[RENAMES] or [])
@@ -95,7 +118,9 @@ class ReplaceField(KeyOrValue):
             return record
         if self.operating_schema(record) is None:
             mapping = require_map(value, PURPOSE)
-            return self.new_record(record, None, {self.renamed(k): v for k, v in mapping.items() if self.keeps(k)})
+            return self.new_record(
+                record, None, {self.renamed(k): v for k, v in mapping.items() if self.keeps(k)}
+            )
         struct = require_struct(value, PURPOSE)
         schema = self._schemas.get(struct.schema)
         if schema is None:
@@ -103,8 +128,12 @@ class ReplaceField(KeyOrValue):
             self._schemas.put(struct.schema, schema)
         result = Struct(schema)
         for field in schema.fields:
-            result.put(field.name, field_value(struct, self.reverse_renames.get(field.name, field.name),
-                                               self.replace_null_with_default))
+            result.put(
+                field.name,
+                field_value(
+                    struct, self.reverse_renames.get(field.name, field.name), self.replace_null_with_default
+                ),
+            )
         return self.new_record(record, schema, result)
 
     def _updated_schema(self, schema: Schema) -> Schema:

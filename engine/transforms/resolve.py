@@ -32,19 +32,32 @@ KAFKA_TRANSFORMS_PACKAGE: Final = "org.apache.kafka.connect.transforms."
 KAFKA_PREDICATES_PACKAGE: Final = "org.apache.kafka.connect.transforms.predicates."
 
 _KEY_VALUE: Final = {
-    "Cast": "cast", "ExtractField": "extract_field", "Flatten": "flatten", "HeaderFrom": "header_from",
-    "HoistField": "hoist_field", "InsertField": "insert_field", "MaskField": "mask_field",
-    "ReplaceField": "replace_field", "SetSchemaMetadata": "set_schema_metadata",
+    "Cast": "cast",
+    "ExtractField": "extract_field",
+    "Flatten": "flatten",
+    "HeaderFrom": "header_from",
+    "HoistField": "hoist_field",
+    "InsertField": "insert_field",
+    "MaskField": "mask_field",
+    "ReplaceField": "replace_field",
+    "SetSchemaMetadata": "set_schema_metadata",
     "TimestampConverter": "timestamp_converter",
 }
 _SINGLE: Final = {
-    "DropHeaders": "drop_headers", "Filter": "filter", "InsertHeader": "insert_header",
-    "RegexRouter": "regex_router", "TimestampRouter": "timestamp_router", "ValueToKey": "value_to_key",
+    "DropHeaders": "drop_headers",
+    "Filter": "filter",
+    "InsertHeader": "insert_header",
+    "RegexRouter": "regex_router",
+    "TimestampRouter": "timestamp_router",
+    "ValueToKey": "value_to_key",
 }
 
 BUILTIN_TRANSFORMS: Final[dict[str, str]] = {
-    **{f"{cls}${variant}": f"engine.transforms.{module}:{cls}.{variant}"
-       for cls, module in _KEY_VALUE.items() for variant in ("Key", "Value")},
+    **{
+        f"{cls}${variant}": f"engine.transforms.{module}:{cls}.{variant}"
+        for cls, module in _KEY_VALUE.items()
+        for variant in ("Key", "Value")
+    },
     **{cls: f"engine.transforms.{module}:{cls}" for cls, module in _SINGLE.items()},
 }
 """Kafka's binary name (less the package) -> our ``module:qualname``; also the entry point names."""
@@ -54,8 +67,10 @@ BUILTIN_PREDICATES: Final[dict[str, str]] = {
     for name in ("HasHeaderKey", "RecordIsTombstone", "TopicNameMatches")
 }
 
-_GROUPS: Final[dict[Kind, str]] = {"transformation": "connect_engine.transforms",
-                                   "predicate": "connect_engine.predicates"}
+_GROUPS: Final[dict[Kind, str]] = {
+    "transformation": "connect_engine.transforms",
+    "predicate": "connect_engine.predicates",
+}
 _BASES: Final[dict[Kind, type]] = {"transformation": Transformation, "predicate": Predicate}
 
 
@@ -64,7 +79,7 @@ def _builtin_path(name: str, kind: Kind) -> str | None:
     short = name
     for package in (KAFKA_PREDICATES_PACKAGE, KAFKA_TRANSFORMS_PACKAGE):
         if name.startswith(package):
-            short = name[len(package):]
+            short = name[len(package) :]
             break
     return table.get(short) or table.get(short.replace(".", "$"))
 
@@ -104,8 +119,11 @@ def check_concrete(cls: type, kind: Kind) -> None:
     if not issubclass(cls, base):
         raise ConfigException(f"Class {java_str(cls)} does not implement the {base.__name__} interface")
     if inspect.isabstract(cls):
-        children = [f"{c.__module__}.{c.__qualname__}" for c in vars(cls).values()
-                    if isinstance(c, type) and issubclass(c, base) and not inspect.isabstract(c)]
+        children = [
+            f"{c.__module__}.{c.__qualname__}"
+            for c in vars(cls).values()
+            if isinstance(c, type) and issubclass(c, base) and not inspect.isabstract(c)
+        ]
         message = "This class is abstract and cannot be created."
         if children:
             message += f" Did you mean {', '.join(children)}?"

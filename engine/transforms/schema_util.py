@@ -35,14 +35,22 @@ __all__ = [
 
 
 REPLACE_NULL_WITH_DEFAULT_CONFIG = "replace.null.with.default"
-REPLACE_NULL_WITH_DEFAULT_DOC = ("Whether to replace fields that have a default value and that are null to the "
-                                 "default value. When set to true, the default value is used, otherwise null is used.")
+REPLACE_NULL_WITH_DEFAULT_DOC = (
+    "Whether to replace fields that have a default value and that are null to the "
+    "default value. When set to true, the default value is used, otherwise null is used."
+)
 
 
 def define_replace_null_with_default(config_def: ConfigDef) -> ConfigDef:
     """KIP-1040's ``replace.null.with.default`` (BOOLEAN, default true, MEDIUM), as every SMT defines it."""
-    return config_def.define(REPLACE_NULL_WITH_DEFAULT_CONFIG, ConfigType.BOOLEAN, True, None, Importance.MEDIUM,
-                             REPLACE_NULL_WITH_DEFAULT_DOC)
+    return config_def.define(
+        REPLACE_NULL_WITH_DEFAULT_CONFIG,
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.MEDIUM,
+        REPLACE_NULL_WITH_DEFAULT_DOC,
+    )
 
 
 def field_value(struct: Struct, field: str | Field, replace_null_with_default: bool) -> Any:
@@ -72,7 +80,8 @@ def require_struct_or_null(value: Any, purpose: str) -> Struct | None:
 def require_map(value: Any, purpose: str) -> Mapping[Any, Any]:
     if not isinstance(value, Mapping):
         raise DataException(
-            f"Only Map objects supported in absence of schema for [{purpose}], found: {type_name(value)}")
+            f"Only Map objects supported in absence of schema for [{purpose}], found: {type_name(value)}"
+        )
     return value
 
 
@@ -138,4 +147,3 @@ def translate_deprecated(configs: Mapping[str, Any], *groups: tuple[str, str]) -
             if name not in result:
                 result[name] = value
     return result
-

@@ -33,7 +33,9 @@ def require_schema(schema: Schema | None, purpose: str) -> Schema:
     return schema
 
 
-def update_schema_in(key_or_value: Any, updated_schema: Schema, replace_null_with_default: bool = True) -> Any:
+def update_schema_in(
+    key_or_value: Any, updated_schema: Schema, replace_null_with_default: bool = True
+) -> Any:
     """A Struct copied onto ``updated_schema`` (same fields, new name/version); anything else as is."""
     if isinstance(key_or_value, Struct):
         updated = Struct(updated_schema)
@@ -46,16 +48,30 @@ def update_schema_in(key_or_value: Any, updated_schema: Schema, replace_null_wit
 class SetSchemaMetadata(Transformation[ConnectRecord]):
     """Abstract base of ``SetSchemaMetadata.Key`` / ``SetSchemaMetadata.Value``."""
 
-    OVERVIEW_DOC = ("Set the schema name, version or both on the record's key "
-                    "(<code>engine.transforms.set_schema_metadata.SetSchemaMetadata.Key</code>) or value "
-                    "(<code>engine.transforms.set_schema_metadata.SetSchemaMetadata.Value</code>) schema.")
+    OVERVIEW_DOC = (
+        "Set the schema name, version or both on the record's key "
+        "(<code>engine.transforms.set_schema_metadata.SetSchemaMetadata.Key</code>) or value "
+        "(<code>engine.transforms.set_schema_metadata.SetSchemaMetadata.Value</code>) schema."
+    )
     SCHEMA_NAME = "schema.name"
     SCHEMA_VERSION = "schema.version"
-    CONFIG_DEF = define_replace_null_with_default(ConfigDef()
-                  .define(SCHEMA_NAME, ConfigType.STRING, None, importance=Importance.HIGH,
-                          documentation="Schema name to set.")
-                  .define(SCHEMA_VERSION, ConfigType.INT, None, importance=Importance.HIGH,
-                          documentation="Schema version to set."))
+    CONFIG_DEF = define_replace_null_with_default(
+        ConfigDef()
+        .define(
+            SCHEMA_NAME,
+            ConfigType.STRING,
+            None,
+            importance=Importance.HIGH,
+            documentation="Schema name to set.",
+        )
+        .define(
+            SCHEMA_VERSION,
+            ConfigType.INT,
+            None,
+            importance=Importance.HIGH,
+            documentation="Schema version to set.",
+        )
+    )
 
     Key: ClassVar[type[SetSchemaMetadata]]
     Value: ClassVar[type[SetSchemaMetadata]]
@@ -93,7 +109,9 @@ class SetSchemaMetadata(Transformation[ConnectRecord]):
             key_schema=schema.key_schema if is_map else None,
             value_schema=schema.value_schema if is_map or is_array else None,
         )
-        return self._updated(record, updated_schema, update_schema_in(value, updated_schema, self.replace_null_with_default))
+        return self._updated(
+            record, updated_schema, update_schema_in(value, updated_schema, self.replace_null_with_default)
+        )
 
     @abstractmethod
     def _operating(self, record: ConnectRecord) -> tuple[Schema | None, Any]:

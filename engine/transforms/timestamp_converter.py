@@ -68,33 +68,54 @@ def _expect(value: Any, kind: type | tuple[type, ...], what: str) -> None:
 class TimestampConverter(Transformation[ConnectRecord]):
     """Abstract base of ``TimestampConverter.Key`` / ``TimestampConverter.Value``."""
 
-    OVERVIEW_DOC = ("Convert timestamps between different formats such as Unix epoch, strings, and Connect "
-                    "Date/Timestamp types.Applies to individual fields or to the entire value.<p/>Use the concrete "
-                    "transformation type designed for the record key "
-                    "(<code>engine.transforms.timestamp_converter.TimestampConverter.Key</code>) or value "
-                    "(<code>engine.transforms.timestamp_converter.TimestampConverter.Value</code>).")
+    OVERVIEW_DOC = (
+        "Convert timestamps between different formats such as Unix epoch, strings, and Connect "
+        "Date/Timestamp types.Applies to individual fields or to the entire value.<p/>Use the concrete "
+        "transformation type designed for the record key "
+        "(<code>engine.transforms.timestamp_converter.TimestampConverter.Key</code>) or value "
+        "(<code>engine.transforms.timestamp_converter.TimestampConverter.Value</code>)."
+    )
     FIELD_CONFIG = "field"
     TARGET_TYPE_CONFIG = "target.type"
     FORMAT_CONFIG = "format"
     UNIX_PRECISION_CONFIG = "unix.precision"
-    CONFIG_DEF = define_replace_null_with_default(ConfigDef()
-                  .define(FIELD_CONFIG, ConfigType.STRING, "", importance=Importance.HIGH,
-                          documentation="The field containing the timestamp, or empty if the entire value is a "
-                                        "timestamp")
-                  .define(TARGET_TYPE_CONFIG, ConfigType.STRING,
-                          validator=ValidString.in_(STRING, UNIX, DATE, TIME, TIMESTAMP), importance=Importance.HIGH,
-                          documentation="The desired timestamp representation: string, unix, Date, Time, or Timestamp")
-                  .define(FORMAT_CONFIG, ConfigType.STRING, "", importance=Importance.MEDIUM,
-                          documentation="A SimpleDateFormat-compatible format for the timestamp. Used to generate the "
-                                        "output when type=string or used to parse the input if the input is a string.")
-                  .define(UNIX_PRECISION_CONFIG, ConfigType.STRING, "milliseconds",
-                          validator=ValidString.in_("nanoseconds", "microseconds", "milliseconds", "seconds"),
-                          importance=Importance.LOW,
-                          documentation="The desired Unix precision for the timestamp: seconds, milliseconds, "
-                                        "microseconds, or nanoseconds. Used to generate the output when type=unix or "
-                                        "used to parse the input if the input is a Long.Note: This SMT will cause "
-                                        "precision loss during conversions from, and to, values with sub-millisecond "
-                                        "components."))
+    CONFIG_DEF = define_replace_null_with_default(
+        ConfigDef()
+        .define(
+            FIELD_CONFIG,
+            ConfigType.STRING,
+            "",
+            importance=Importance.HIGH,
+            documentation="The field containing the timestamp, or empty if the entire value is a timestamp",
+        )
+        .define(
+            TARGET_TYPE_CONFIG,
+            ConfigType.STRING,
+            validator=ValidString.in_(STRING, UNIX, DATE, TIME, TIMESTAMP),
+            importance=Importance.HIGH,
+            documentation="The desired timestamp representation: string, unix, Date, Time, or Timestamp",
+        )
+        .define(
+            FORMAT_CONFIG,
+            ConfigType.STRING,
+            "",
+            importance=Importance.MEDIUM,
+            documentation="A SimpleDateFormat-compatible format for the timestamp. Used to generate the "
+            "output when type=string or used to parse the input if the input is a string.",
+        )
+        .define(
+            UNIX_PRECISION_CONFIG,
+            ConfigType.STRING,
+            "milliseconds",
+            validator=ValidString.in_("nanoseconds", "microseconds", "milliseconds", "seconds"),
+            importance=Importance.LOW,
+            documentation="The desired Unix precision for the timestamp: seconds, milliseconds, "
+            "microseconds, or nanoseconds. Used to generate the output when type=unix or "
+            "used to parse the input if the input is a Long.Note: This SMT will cause "
+            "precision loss during conversions from, and to, values with sub-millisecond "
+            "components.",
+        )
+    )
 
     Key: ClassVar[type[TimestampConverter]]
     Value: ClassVar[type[TimestampConverter]]
@@ -107,8 +128,12 @@ class TimestampConverter(Transformation[ConnectRecord]):
         self.replace_null_with_default: bool = True
         self._schemas: dict[Schema, Schema] = {}
         self._to_raw: dict[str, Callable[[Any], int]] = {
-            STRING: self._string_to_raw, UNIX: self._unix_to_raw, DATE: self._date_to_raw,
-            TIME: self._time_to_raw, TIMESTAMP: self._timestamp_to_raw}
+            STRING: self._string_to_raw,
+            UNIX: self._unix_to_raw,
+            DATE: self._date_to_raw,
+            TIME: self._time_to_raw,
+            TIMESTAMP: self._timestamp_to_raw,
+        }
         self._to_type: Callable[[int], Any] = self._to_timestamp
 
     def config(self) -> ConfigDef:
@@ -123,19 +148,27 @@ class TimestampConverter(Transformation[ConnectRecord]):
         pattern: str = parsed[self.FORMAT_CONFIG]
         self._schemas = {}
         if self.target_type == STRING and not pattern.strip():
-            raise ConfigException("TimestampConverter requires format option to be specified when using string "
-                                  "timestamps")
+            raise ConfigException(
+                "TimestampConverter requires format option to be specified when using string timestamps"
+            )
         self.format = None
         if pattern.strip():
-            prefix = "TimestampConverter requires a SimpleDateFormat-compatible pattern for string timestamps: "
+            prefix = (
+                "TimestampConverter requires a SimpleDateFormat-compatible pattern for string timestamps: "
+            )
             try:
                 self.format = SimpleDateFormat(pattern)
             except InvalidPatternError as exc:
                 raise ConfigException(prefix + pattern) from exc
             except ValueError as exc:  # valid in Java, not supported here
                 raise ConfigException(f"{prefix}{pattern} ({exc})") from exc
-        self._to_type = {STRING: self._to_string, UNIX: self._to_unix, DATE: self._to_date, TIME: self._to_time,
-                         TIMESTAMP: self._to_timestamp}[self.target_type]
+        self._to_type = {
+            STRING: self._to_string,
+            UNIX: self._to_unix,
+            DATE: self._to_date,
+            TIME: self._to_time,
+            TIMESTAMP: self._to_timestamp,
+        }[self.target_type]
 
     def apply(self, record: ConnectRecord) -> ConnectRecord:
         schema, value = self._operating(record)
@@ -206,13 +239,16 @@ class TimestampConverter(Transformation[ConnectRecord]):
     def _string_to_raw(self, value: Any) -> int:
         _expect(value, str, "Expected string timestamp to be a String")
         if self.format is None:
-            raise DataException("TimestampConverter requires format option to be specified when using string "
-                                "timestamps")
+            raise DataException(
+                "TimestampConverter requires format option to be specified when using string timestamps"
+            )
         try:
             return self.format.parse(value)
         except ValueError as exc:
-            raise DataException(f"Could not parse timestamp: value ({value}) does not match pattern "
-                                f"({self.format.to_pattern()})") from exc
+            raise DataException(
+                f"Could not parse timestamp: value ({value}) does not match pattern "
+                f"({self.format.to_pattern()})"
+            ) from exc
 
     def _unix_to_raw(self, value: Any) -> int:
         _expect(value, int, "Expected Unix timestamp to be a Long")

@@ -23,20 +23,34 @@ __all__ = ["TimestampRouter"]
 class TimestampRouter(Transformation[ConnectRecord]):
     """Topic = ``topic.format`` with ``${topic}`` and ``${timestamp}`` replaced."""
 
-    OVERVIEW_DOC = ("Update the record's topic field as a function of the original topic value and the record "
-                    "timestamp.<p/>This is mainly useful for sink connectors, since the topic field is often used "
-                    "to determine the equivalent entity name in the destination system(e.g. database table or "
-                    "search index name).")
+    OVERVIEW_DOC = (
+        "Update the record's topic field as a function of the original topic value and the record "
+        "timestamp.<p/>This is mainly useful for sink connectors, since the topic field is often used "
+        "to determine the equivalent entity name in the destination system(e.g. database table or "
+        "search index name)."
+    )
     TOPIC_FORMAT = "topic.format"
     TIMESTAMP_FORMAT = "timestamp.format"
-    CONFIG_DEF = (ConfigDef()
-                  .define(TOPIC_FORMAT, ConfigType.STRING, "${topic}-${timestamp}", importance=Importance.HIGH,
-                          documentation="Format string which can contain <code>${topic}</code> and "
-                                        "<code>${timestamp}</code> as placeholders for the topic and timestamp, "
-                                        "respectively.")
-                  .define(TIMESTAMP_FORMAT, ConfigType.STRING, "yyyyMMdd", importance=Importance.HIGH,
-                          documentation="Format string for the timestamp that is compatible with "
-                                        "<code>java.text.SimpleDateFormat</code>."))
+    CONFIG_DEF = (
+        ConfigDef()
+        .define(
+            TOPIC_FORMAT,
+            ConfigType.STRING,
+            "${topic}-${timestamp}",
+            importance=Importance.HIGH,
+            documentation="Format string which can contain <code>${topic}</code> and "
+            "<code>${timestamp}</code> as placeholders for the topic and timestamp, "
+            "respectively.",
+        )
+        .define(
+            TIMESTAMP_FORMAT,
+            ConfigType.STRING,
+            "yyyyMMdd",
+            importance=Importance.HIGH,
+            documentation="Format string for the timestamp that is compatible with "
+            "<code>java.text.SimpleDateFormat</code>.",
+        )
+    )
 
     def __init__(self) -> None:
         self.topic_format = "${topic}-${timestamp}"

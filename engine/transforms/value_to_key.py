@@ -36,9 +36,16 @@ PURPOSE = "copying fields from value to key"
 class ValueToKey(Transformation[ConnectRecord]):
     """Replace the record key with a new key formed from a subset of fields in the record value."""
 
-    CONFIG_DEF = define_replace_null_with_default(ConfigDef().define(
-        FIELDS, ConfigType.LIST, NO_DEFAULT, NonEmptyListValidator(), Importance.HIGH,
-        "Field names on the record value to extract as the record key."))
+    CONFIG_DEF = define_replace_null_with_default(
+        ConfigDef().define(
+            FIELDS,
+            ConfigType.LIST,
+            NO_DEFAULT,
+            NonEmptyListValidator(),
+            Importance.HIGH,
+            "Field names on the record value to extract as the record key.",
+        )
+    )
 
     def configure(self, configs: Mapping[str, Any]) -> None:
         parsed = self.CONFIG_DEF.parse(configs)

@@ -68,8 +68,10 @@ def name_errors(name: str | None) -> list[str]:
         return [f"Invalid value {name} for configuration name: String may not be empty"]
     controls = [str(ord(ch)) for ch in name if ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F]
     if controls:
-        return [f"Invalid value {name} for configuration name: String may not contain control sequences but had "
-                f"the following ASCII chars: {', '.join(controls)}"]
+        return [
+            f"Invalid value {name} for configuration name: String may not contain control sequences but had "
+            f"the following ASCII chars: {', '.join(controls)}"
+        ]
     return []
 
 
@@ -88,13 +90,19 @@ def _framework_errors(config: Mapping[str, str | None]) -> dict[str, list[str]]:
     raw = config.get("tasks.max") or "1"
     try:
         if int(raw.strip()) < 1:
-            errors.setdefault("tasks.max", []).append(f"Invalid value {raw} for configuration tasks.max: Value must be at least 1")
+            errors.setdefault("tasks.max", []).append(
+                f"Invalid value {raw} for configuration tasks.max: Value must be at least 1"
+            )
     except ValueError:
-        errors.setdefault("tasks.max", []).append(f"Invalid value {raw} for configuration tasks.max: Not a number of type INT")
+        errors.setdefault("tasks.max", []).append(
+            f"Invalid value {raw} for configuration tasks.max: Not a number of type INT"
+        )
     for key in _BOOLEAN_KEYS:
         value = config.get(key)
         if value is not None and value.strip().lower() not in ("true", "false"):
-            errors.setdefault(key, []).append(f"Invalid value {value} for configuration {key}: Expected value to be either true or false")
+            errors.setdefault(key, []).append(
+                f"Invalid value {value} for configuration {key}: Expected value to be either true or false"
+            )
     return errors
 
 
@@ -138,7 +146,8 @@ def _data_plane_errors(cls: type[Connector], props: Mapping[str, str]) -> dict[s
     checks: list[tuple[Callable[[], object], str]] = [
         (partial(ErrorPolicy.from_config, props), "errors.tolerance"),
         (partial(TaskConverters.check, props, {}), "value.converter"),
-        (partial(RateLimits.from_config, props), RECORD_RATE_LIMIT)]
+        (partial(RateLimits.from_config, props), RECORD_RATE_LIMIT),
+    ]
     if props.get("transforms", "").strip() or props.get("predicates", "").strip():
         checks.append((transforms, "transforms"))
     for check, default_key in checks:
@@ -176,7 +185,9 @@ def plugin_version_errors(cls: type, props: Mapping[str, str]) -> dict[str, list
     for kind, list_key in kinds:
         for alias in (a.strip() for a in props.get(list_key, "").split(",") if a.strip()):
             type_name = props.get(f"{list_key}.{alias}.type")
-            plugins[f"{list_key}.{alias}.{PLUGIN_VERSION}"] = find_class(type_name, kind) if type_name else None
+            plugins[f"{list_key}.{alias}.{PLUGIN_VERSION}"] = (
+                find_class(type_name, kind) if type_name else None
+            )
     errors: dict[str, list[str]] = {}
     for key, plugin in plugins.items():
         if plugin is None or props.get(key) is None:
@@ -190,8 +201,9 @@ def plugin_version_errors(cls: type, props: Mapping[str, str]) -> dict[str, list
     return errors
 
 
-async def validate_connector_config(config: Mapping[str, str | None], *, timeout: float,
-                                    clients: KafkaClients = NO_SETTINGS) -> type[Connector]:
+async def validate_connector_config(
+    config: Mapping[str, str | None], *, timeout: float, clients: KafkaClients = NO_SETTINGS
+) -> type[Connector]:
     """Raise ConfigError with every problem found; return the connector class when valid.
 
     ``clients``: the worker's Kafka client settings, whose override policy the overrides must pass.

@@ -81,8 +81,11 @@ def _non_empty_without_control_chars(name: str, value: Any) -> None:
     illegal = [str(ord(ch)) for ch in value if ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F]
     if illegal:
         raise ConfigDefError.invalid(
-            name, value, "String may not contain control sequences but had the following ASCII chars: "
-            + ", ".join(illegal))
+            name,
+            value,
+            "String may not contain control sequences but had the following ASCII chars: "
+            + ", ".join(illegal),
+        )
 
 
 def _version_spec(name: str, value: Any) -> None:
@@ -96,64 +99,200 @@ def _version_spec(name: str, value: Any) -> None:
 VERSION_SPEC = LambdaValidator(_version_spec, "a version or a Maven version range")
 
 
-def _common(order: int, name: str, type_: ConfigType, default: Any, importance: Importance, doc: str,
-            display: str, *, group: str = COMMON_GROUP, validator: Any = None,
-            width: Width = Width.SHORT) -> ConfigKey:
-    return ConfigKey(name=name, type=type_, default=default, validator=validator, importance=importance,
-                     documentation=doc, group=group, order_in_group=order, width=width, display_name=display)
+def _common(
+    order: int,
+    name: str,
+    type_: ConfigType,
+    default: Any,
+    importance: Importance,
+    doc: str,
+    display: str,
+    *,
+    group: str = COMMON_GROUP,
+    validator: Any = None,
+    width: Width = Width.SHORT,
+) -> ConfigKey:
+    return ConfigKey(
+        name=name,
+        type=type_,
+        default=default,
+        validator=validator,
+        importance=importance,
+        documentation=doc,
+        group=group,
+        order_in_group=order,
+        width=width,
+        display_name=display,
+    )
 
 
 def _connector_keys() -> list[ConfigKey]:
-    name_check = LambdaValidator(_non_empty_without_control_chars, "non-empty string without ISO control characters")
+    name_check = LambdaValidator(
+        _non_empty_without_control_chars, "non-empty string without ISO control characters"
+    )
     aliases = LambdaValidator(unique_aliases)
     h, lo = Importance.HIGH, Importance.LOW
     c = ConfigType
     return [
-        _common(1, "name", c.STRING, NO_DEFAULT, h, "Globally unique name to use for this connector.",
-                "Connector name", validator=name_check, width=Width.MEDIUM),
-        _common(2, "connector.class", c.STRING, NO_DEFAULT, h,
-                "Name or alias of the class for this connector. Must be a subclass of SourceConnector or "
-                "SinkConnector. Either the full dotted name or an alias such as 'RecordingSource' may be used.",
-                "Connector class", width=Width.LONG),
-        _common(2, "connector.plugin.version", c.STRING, None, h,
-                "Version of the connector: a version or a version range (KIP-891); the installed version must "
-                "be in it.", "Connector version", validator=VERSION_SPEC),
-        _common(3, "tasks.max", c.INT, 1, h, "Maximum number of tasks to use for this connector.", "Tasks max",
-                validator=Range.at_least(1)),
-        _common(4, "tasks.max.enforce", c.BOOLEAN, True, lo,
-                "(Deprecated) Whether to enforce that the tasks.max property is respected by the connector. "
-                "When false, the connector may create more tasks than tasks.max.", "Enforce tasks max"),
-        _common(5, "key.converter", c.CLASS, None, lo,
-                "Converter class used to convert between Kafka Connect format and the serialized form that is "
-                "written to Kafka. Overrides the worker's key.converter.", "Key converter class"),
-        _common(5, "key.converter.plugin.version", c.STRING, None, lo,
-                "Version of the key converter: a version or a version range (KIP-891).",
-                "Key converter version", validator=VERSION_SPEC),
-        _common(6, "value.converter", c.CLASS, None, lo,
-                "Converter class used to convert between Kafka Connect format and the serialized form that is "
-                "written to Kafka. Overrides the worker's value.converter.", "Value converter class"),
-        _common(5, "value.converter.plugin.version", c.STRING, None, lo,
-                "Version of the value converter: a version or a version range (KIP-891).",
-                "Value converter version", validator=VERSION_SPEC),
-        _common(7, "header.converter", c.CLASS, None, lo,
-                "HeaderConverter class used to convert between Kafka Connect format and the serialized form "
-                "that is written to Kafka. Overrides the worker's header.converter.", "Header converter class"),
-        _common(5, "header.converter.plugin.version", c.STRING, None, lo,
-                "Version of the header converter: a version or a version range (KIP-891).",
-                "Header converter version", validator=VERSION_SPEC),
-        _common(8, "transforms", c.LIST, "", lo,
-                "Aliases for the transformations to be applied to records.", "Transforms",
-                group=TRANSFORMS_GROUP, validator=aliases, width=Width.LONG),
-        _common(9, "predicates", c.LIST, "", lo,
-                "Aliases for the predicates used by transformations.", "Predicates",
-                group=PREDICATES_GROUP, validator=aliases, width=Width.LONG),
-        _common(10, "config.action.reload", c.STRING, "restart", lo,
-                "The action to take when a change in the connector's configuration provider values is "
-                "detected: 'restart' restarts the connector, 'none' does nothing.", "Reload Action",
-                validator=ValidString.in_("none", "restart"), width=Width.MEDIUM),
-        _common(11, "offsets.reset.on.delete", c.BOOLEAN, False, lo,
-                "Drops the connector's source offsets when the connector is deleted, so that a connector "
-                "re-created under the same name starts afresh.", "Reset offsets on delete"),
+        _common(
+            1,
+            "name",
+            c.STRING,
+            NO_DEFAULT,
+            h,
+            "Globally unique name to use for this connector.",
+            "Connector name",
+            validator=name_check,
+            width=Width.MEDIUM,
+        ),
+        _common(
+            2,
+            "connector.class",
+            c.STRING,
+            NO_DEFAULT,
+            h,
+            "Name or alias of the class for this connector. Must be a subclass of SourceConnector or "
+            "SinkConnector. Either the full dotted name or an alias such as 'RecordingSource' may be used.",
+            "Connector class",
+            width=Width.LONG,
+        ),
+        _common(
+            2,
+            "connector.plugin.version",
+            c.STRING,
+            None,
+            h,
+            "Version of the connector: a version or a version range (KIP-891); the installed version must "
+            "be in it.",
+            "Connector version",
+            validator=VERSION_SPEC,
+        ),
+        _common(
+            3,
+            "tasks.max",
+            c.INT,
+            1,
+            h,
+            "Maximum number of tasks to use for this connector.",
+            "Tasks max",
+            validator=Range.at_least(1),
+        ),
+        _common(
+            4,
+            "tasks.max.enforce",
+            c.BOOLEAN,
+            True,
+            lo,
+            "(Deprecated) Whether to enforce that the tasks.max property is respected by the connector. "
+            "When false, the connector may create more tasks than tasks.max.",
+            "Enforce tasks max",
+        ),
+        _common(
+            5,
+            "key.converter",
+            c.CLASS,
+            None,
+            lo,
+            "Converter class used to convert between Kafka Connect format and the serialized form that is "
+            "written to Kafka. Overrides the worker's key.converter.",
+            "Key converter class",
+        ),
+        _common(
+            5,
+            "key.converter.plugin.version",
+            c.STRING,
+            None,
+            lo,
+            "Version of the key converter: a version or a version range (KIP-891).",
+            "Key converter version",
+            validator=VERSION_SPEC,
+        ),
+        _common(
+            6,
+            "value.converter",
+            c.CLASS,
+            None,
+            lo,
+            "Converter class used to convert between Kafka Connect format and the serialized form that is "
+            "written to Kafka. Overrides the worker's value.converter.",
+            "Value converter class",
+        ),
+        _common(
+            5,
+            "value.converter.plugin.version",
+            c.STRING,
+            None,
+            lo,
+            "Version of the value converter: a version or a version range (KIP-891).",
+            "Value converter version",
+            validator=VERSION_SPEC,
+        ),
+        _common(
+            7,
+            "header.converter",
+            c.CLASS,
+            None,
+            lo,
+            "HeaderConverter class used to convert between Kafka Connect format and the serialized form "
+            "that is written to Kafka. Overrides the worker's header.converter.",
+            "Header converter class",
+        ),
+        _common(
+            5,
+            "header.converter.plugin.version",
+            c.STRING,
+            None,
+            lo,
+            "Version of the header converter: a version or a version range (KIP-891).",
+            "Header converter version",
+            validator=VERSION_SPEC,
+        ),
+        _common(
+            8,
+            "transforms",
+            c.LIST,
+            "",
+            lo,
+            "Aliases for the transformations to be applied to records.",
+            "Transforms",
+            group=TRANSFORMS_GROUP,
+            validator=aliases,
+            width=Width.LONG,
+        ),
+        _common(
+            9,
+            "predicates",
+            c.LIST,
+            "",
+            lo,
+            "Aliases for the predicates used by transformations.",
+            "Predicates",
+            group=PREDICATES_GROUP,
+            validator=aliases,
+            width=Width.LONG,
+        ),
+        _common(
+            10,
+            "config.action.reload",
+            c.STRING,
+            "restart",
+            lo,
+            "The action to take when a change in the connector's configuration provider values is "
+            "detected: 'restart' restarts the connector, 'none' does nothing.",
+            "Reload Action",
+            validator=ValidString.in_("none", "restart"),
+            width=Width.MEDIUM,
+        ),
+        _common(
+            11,
+            "offsets.reset.on.delete",
+            c.BOOLEAN,
+            False,
+            lo,
+            "Drops the connector's source offsets when the connector is deleted, so that a connector "
+            "re-created under the same name starts afresh.",
+            "Reset offsets on delete",
+        ),
         *ERROR_KEYS,  # errors.*: declared beside their reader, engine/tolerance/config.py
     ]
 
@@ -162,11 +301,26 @@ def _sink_keys() -> list[ConfigKey]:
     h = Importance.HIGH
     c = ConfigType
     return [
-        _common(4, "topics", c.LIST, "", h, "List of topics to consume, separated by commas.", "Topics",
-                width=Width.LONG),
-        _common(4, "topics.regex", c.STRING, "", h,
-                "Regular expression giving topics to consume. Only one of topics or topics.regex may be set.",
-                "Topics regex", width=Width.LONG),
+        _common(
+            4,
+            "topics",
+            c.LIST,
+            "",
+            h,
+            "List of topics to consume, separated by commas.",
+            "Topics",
+            width=Width.LONG,
+        ),
+        _common(
+            4,
+            "topics.regex",
+            c.STRING,
+            "",
+            h,
+            "Regular expression giving topics to consume. Only one of topics or topics.regex may be set.",
+            "Topics regex",
+            width=Width.LONG,
+        ),
         *DLQ_KEYS,
     ]
 
@@ -206,16 +360,26 @@ def _sink_checks(props: Mapping[str, str | None], values: dict[str, ConfigValue]
     if dlq and topics.strip():
         listed = [t.strip() for t in topics.split(",") if t.strip()]
         if dlq in listed:
-            problems.append(("topics", f"The DLQ topic '{dlq}' may not be included in the list of topics "
-                                       f"('topics=[{', '.join(listed)}]') consumed by the connector"))
+            problems.append(
+                (
+                    "topics",
+                    f"The DLQ topic '{dlq}' may not be included in the list of topics "
+                    f"('topics=[{', '.join(listed)}]') consumed by the connector",
+                )
+            )
     if dlq and regex.strip():
         try:
             matches = re.fullmatch(regex, dlq) is not None
         except re.error:
             matches = False
         if matches:
-            problems.append(("topics.regex", f"The DLQ topic '{dlq}' may not be included in the regex matching "
-                                             f"the topics ('topics.regex={regex}') consumed by the connector"))
+            problems.append(
+                (
+                    "topics.regex",
+                    f"The DLQ topic '{dlq}' may not be included in the regex matching "
+                    f"the topics ('topics.regex={regex}') consumed by the connector",
+                )
+            )
     for key, message in problems:
         values.setdefault(key, ConfigValue(key, props.get(key))).add_error_message(message)
 
@@ -242,8 +406,12 @@ def _plugin_config_def(kind: Kind, type_key: str, cls: type) -> ConfigDef:
     try:
         own = cls().config()
     except Exception as exc:
-        raise ConfigException(type_key, qualified_name(cls), f"Error getting config definition from "
-                              f"{'Transformation' if kind == 'transformation' else 'Predicate'}: {exc}") from exc
+        raise ConfigException(
+            type_key,
+            qualified_name(cls),
+            f"Error getting config definition from "
+            f"{'Transformation' if kind == 'transformation' else 'Predicate'}: {exc}",
+        ) from exc
     if not isinstance(own, ConfigDef):
         raise ConfigException(f"{qualified_name(cls)}.config() must return a ConfigDef that is not null.")
     return own
@@ -253,12 +421,28 @@ def _alias_def(kind: Kind, cls: type, type_key: str) -> ConfigDef:
     """The keys embedded under the alias prefix: the implicit ``predicate``/``negate`` and the plugin's own."""
     child = ConfigDef()
     if kind == "transformation":
-        child.define(PREDICATE_CONFIG, ConfigType.STRING, None, importance=Importance.MEDIUM,
-                     documentation="The alias of a predicate used to determine whether to apply this transformation.")
-        child.define(NEGATE_CONFIG, ConfigType.BOOLEAN, False, importance=Importance.MEDIUM,
-                     documentation="Whether the configured predicate should be negated.")
-    child.define(PLUGIN_VERSION, ConfigType.STRING, None, validator=VERSION_SPEC, importance=Importance.LOW,
-                 documentation=f"Version of the {kind}: a version or a version range (KIP-891).")
+        child.define(
+            PREDICATE_CONFIG,
+            ConfigType.STRING,
+            None,
+            importance=Importance.MEDIUM,
+            documentation="The alias of a predicate used to determine whether to apply this transformation.",
+        )
+        child.define(
+            NEGATE_CONFIG,
+            ConfigType.BOOLEAN,
+            False,
+            importance=Importance.MEDIUM,
+            documentation="Whether the configured predicate should be negated.",
+        )
+    child.define(
+        PLUGIN_VERSION,
+        ConfigType.STRING,
+        None,
+        validator=VERSION_SPEC,
+        importance=Importance.LOW,
+        documentation=f"Version of the {kind}: a version or a version range (KIP-891).",
+    )
     for name, key in _plugin_config_def(kind, type_key, cls).config_keys.items():
         if name in (PREDICATE_CONFIG, NEGATE_CONFIG) and kind == "transformation":
             continue  # the implicit keys mask the transformation's own, as in Connect
@@ -266,8 +450,9 @@ def _alias_def(kind: Kind, cls: type, type_key: str) -> ConfigDef:
     return child
 
 
-def enrich(base: ConfigDef, props: Mapping[str, str | None],
-           registry: PluginRegistry | None = None) -> tuple[ConfigDef, dict[str, list[str]]]:
+def enrich(
+    base: ConfigDef, props: Mapping[str, str | None], registry: PluginRegistry | None = None
+) -> tuple[ConfigDef, dict[str, list[str]]]:
     """``ConnectorConfig.enrich(..., requireFullConfig=false)``: per-alias keys added to ``base`` (a copy).
 
     Also returns the errors each ``<prefix>type`` key gets beyond the ConfigDef's own (class not
@@ -277,6 +462,7 @@ def enrich(base: ConfigDef, props: Mapping[str, str | None],
     type_errors: dict[str, list[str]] = {}
     plugins = registry if registry is not None else process_registry()
     for kind, (list_config, group_name, plugin_type) in _KINDS.items():
+
         def recommend(name: str, parsed: Mapping[str, Any], wanted: PluginType = plugin_type) -> list[Any]:
             return [desc.cls for desc in plugins.plugins([wanted])]
 
@@ -284,16 +470,29 @@ def enrich(base: ConfigDef, props: Mapping[str, str | None],
             prefix = f"{list_config}.{alias}."
             group = f"{group_name}: {alias}"
             type_key = prefix + TYPE_CONFIG
-            enriched.define(type_key, ConfigType.CLASS, importance=Importance.HIGH,
-                            documentation=f"Class for the '{alias}' {kind}.", group=group, order_in_group=0,
-                            width=Width.LONG, display_name=f"{kind.capitalize()} type for {alias}",
-                            recommender=recommend)
+            enriched.define(
+                type_key,
+                ConfigType.CLASS,
+                importance=Importance.HIGH,
+                documentation=f"Class for the '{alias}' {kind}.",
+                group=group,
+                order_in_group=0,
+                width=Width.LONG,
+                display_name=f"{kind.capitalize()} type for {alias}",
+                recommender=recommend,
+            )
             errors = type_errors.setdefault(type_key, [])
             raw = props.get(type_key)
             cls = find_class(raw, kind) if raw is not None else None
             if raw is not None and cls is None:
-                errors.append(ConfigDefError.invalid(type_key, raw, f"Class {raw} could not be found.").message)
-            if kind == "transformation" and prefix + NEGATE_CONFIG in props and prefix + PREDICATE_CONFIG not in props:
+                errors.append(
+                    ConfigDefError.invalid(type_key, raw, f"Class {raw} could not be found.").message
+                )
+            if (
+                kind == "transformation"
+                and prefix + NEGATE_CONFIG in props
+                and prefix + PREDICATE_CONFIG not in props
+            ):
                 errors.append(negate_without_predicate(prefix))
             if cls is None:
                 continue
@@ -317,13 +516,16 @@ def _converter_checks(props: Mapping[str, str], values: dict[str, ConfigValue]) 
             converter_class(raw)
         except ConfigException:
             value = values.setdefault(key, ConfigValue(key, raw, type=ConfigType.CLASS))
-            message = ConfigDefError.invalid(key, raw.strip(), f"Class {raw.strip()} could not be found.").message
+            message = ConfigDefError.invalid(
+                key, raw.strip(), f"Class {raw.strip()} could not be found."
+            ).message
             if message not in value.errors:
                 value.errors.append(message)
 
 
-def _transform_checks(props: Mapping[str, str | None], values: dict[str, ConfigValue],
-                      type_errors: Mapping[str, list[str]]) -> None:
+def _transform_checks(
+    props: Mapping[str, str | None], values: dict[str, ConfigValue], type_errors: Mapping[str, list[str]]
+) -> None:
     """Add ``enrich``'s type errors, show found classes by name, and check predicate aliases exist."""
     for type_key, errors in type_errors.items():
         value = values.setdefault(type_key, ConfigValue(type_key, props.get(type_key), type=ConfigType.CLASS))
@@ -337,11 +539,17 @@ def _transform_checks(props: Mapping[str, str | None], values: dict[str, ConfigV
         chosen = props.get(prefix + PREDICATE_CONFIG)
         if chosen is not None and chosen.strip() not in predicates:
             key = prefix + PREDICATE_CONFIG
-            values.setdefault(key, ConfigValue(key, chosen)).add_error_message(unknown_predicate(prefix, chosen))
+            values.setdefault(key, ConfigValue(key, chosen)).add_error_message(
+                unknown_predicate(prefix, chosen)
+            )
 
 
-async def validate_config_infos(config: Mapping[str, str | None], *, plugins: PluginRegistry | None = None,
-                                clients: KafkaClients = NO_SETTINGS) -> dict[str, Any]:
+async def validate_config_infos(
+    config: Mapping[str, str | None],
+    *,
+    plugins: PluginRegistry | None = None,
+    clients: KafkaClients = NO_SETTINGS,
+) -> dict[str, Any]:
     """Connect's ConfigInfos for ``config``: framework keys, then the connector's, with every error found.
 
     ``plugins`` (the REST app's registry) is asked first, then ``load_connector_class``. Raises
@@ -373,8 +581,14 @@ async def validate_config_infos(config: Mapping[str, str | None], *, plugins: Pl
     overrides = [k for k in props if k.startswith(tuple(OVERRIDE_PREFIXES.values()))]
     for key in overrides:
         secret = is_secret_key(key)
-        values.setdefault(key, ConfigValue(key, Password(props[key]) if secret else props[key],
-                                           type=ConfigType.PASSWORD if secret else None))
+        values.setdefault(
+            key,
+            ConfigValue(
+                key,
+                Password(props[key]) if secret else props[key],
+                type=ConfigType.PASSWORD if secret else None,
+            ),
+        )
     for key, messages in client_override_errors(config, clients).items():  # policy: the worker's
         values.setdefault(key, ConfigValue(key, props.get(key))).errors.extend(messages)
     for key in (k for k, v in config.items() if v is None):
@@ -397,8 +611,9 @@ async def validate_config_infos(config: Mapping[str, str | None], *, plugins: Pl
     return _config_infos(class_name, keys, values, groups)
 
 
-def _config_infos(name: str, keys: Mapping[str, ConfigKey], values: Mapping[str, ConfigValue],
-                  groups: list[str]) -> dict[str, Any]:
+def _config_infos(
+    name: str, keys: Mapping[str, ConfigKey], values: Mapping[str, ConfigValue], groups: list[str]
+) -> dict[str, Any]:
     """``AbstractHerder.generateResult``: undefined keys with values first, then every defined key."""
     configs: list[dict[str, Any]] = []
     errors = 0

@@ -37,16 +37,34 @@ def unique_aliases(name: str, value: Any) -> None:
 
 def _source_keys() -> list[ConfigKey]:
     return [
-        ConfigKey("topic.creation.groups", ConfigType.LIST, "",
-                  CompositeValidator.of(NonNullValidator(),
-                                        LambdaValidator(unique_aliases, "unique topic creation groups")),
-                  Importance.LOW, "Groups of configurations for topics created by source connectors.",
-                  TOPIC_CREATION_GROUP, 1, Width.LONG, "Topic Creation Groups"),
+        ConfigKey(
+            "topic.creation.groups",
+            ConfigType.LIST,
+            "",
+            CompositeValidator.of(
+                NonNullValidator(), LambdaValidator(unique_aliases, "unique topic creation groups")
+            ),
+            Importance.LOW,
+            "Groups of configurations for topics created by source connectors.",
+            TOPIC_CREATION_GROUP,
+            1,
+            Width.LONG,
+            "Topic Creation Groups",
+        ),
         *EXACTLY_ONCE_KEYS,  # declared beside their reader, engine/worker/exactly_once.py
-        ConfigKey("offsets.storage.topic", ConfigType.STRING, None, NonEmptyString(), Importance.LOW,
-                  "The name of a separate offsets topic for this connector (Connect's key, validated as Connect "
-                  "does). This engine keeps every connector's offsets in the worker's offset store.",
-                  OFFSETS_TOPIC_GROUP, 1, Width.LONG, "Offsets topic"),
+        ConfigKey(
+            "offsets.storage.topic",
+            ConfigType.STRING,
+            None,
+            NonEmptyString(),
+            Importance.LOW,
+            "The name of a separate offsets topic for this connector (Connect's key, validated as Connect "
+            "does). This engine keeps every connector's offsets in the worker's offset store.",
+            OFFSETS_TOPIC_GROUP,
+            1,
+            Width.LONG,
+            "Offsets topic",
+        ),
     ]
 
 

@@ -27,8 +27,6 @@ class InstanceState(Enum):
     FAILED = "FAILED"
 
 
-
-
 class ConnectorRunner(Runner):
     """Owns one ``Connector`` object: ``initialize`` once, then one target state at a time.
 
@@ -100,19 +98,28 @@ class ConnectorRunner(Runner):
             self.report("fail", exc)
             return False
         self.initialized = True
-        log.info("connector.config", connector=self.connector,
-                 config=mask_config(self._raw_config, await connector_password_keys(self.instance)))
+        log.info(
+            "connector.config",
+            connector=self.connector,
+            config=mask_config(self._raw_config, await connector_password_keys(self.instance)),
+        )
         return True
 
     async def _apply(self, target: TargetState) -> None:
         if self.state is InstanceState.FAILED and target is not TargetState.STOPPED:
-            log.info("connector.transition_ignored", connector=self.connector, target=target.value,
-                     reason=f"Cannot transition connector to {target.value} since it has failed")
+            log.info(
+                "connector.transition_ignored",
+                connector=self.connector,
+                target=target.value,
+                reason=f"Cannot transition connector to {target.value} since it has failed",
+            )
             return
         if target is TargetState.STARTED:
             await self._start()
         else:
-            await self._suspend(InstanceState.PAUSED if target is TargetState.PAUSED else InstanceState.STOPPED)
+            await self._suspend(
+                InstanceState.PAUSED if target is TargetState.PAUSED else InstanceState.STOPPED
+            )
 
     async def _start(self) -> None:
         if self.state is InstanceState.STARTED:

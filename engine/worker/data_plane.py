@@ -30,8 +30,10 @@ DATA_PLANE_DEFAULTS: dict[str, str] = {
 def _flag(raw: Mapping[str, str], key: str) -> bool:
     value = raw.get(key, DATA_PLANE_DEFAULTS[key]).strip().lower()
     if value not in ("true", "false"):
-        raise ConfigError(f"Invalid value {value} for configuration {key}: Expected value to be either true or false",
-                          errors={key: ["Expected value to be either true or false"]})
+        raise ConfigError(
+            f"Invalid value {value} for configuration {key}: Expected value to be either true or false",
+            errors={key: ["Expected value to be either true or false"]},
+        )
     return value == "true"
 
 
@@ -42,8 +44,10 @@ def _positive_int(raw: Mapping[str, str], key: str) -> int:
     except ValueError:
         number = -1
     if number < 0:
-        raise ConfigError(f"Invalid value {value} for configuration {key}: Value must be at least 0",
-                          errors={key: ["Value must be at least 0"]})
+        raise ConfigError(
+            f"Invalid value {value} for configuration {key}: Value must be at least 0",
+            errors={key: ["Value must be at least 0"]},
+        )
     return number
 
 

@@ -44,25 +44,49 @@ def _exactly_once_keys() -> list[ConfigKey]:
     # Kafka keeps CaseInsensitiveValidString's values in a HashSet, so its messages list them in
     # that set's order: REQUIRED, REQUESTED and INTERVAL, POLL, CONNECTOR.
     return [
-        ConfigKey(SUPPORT_KEY, ConfigType.STRING, "requested",
-                  CaseInsensitiveValidString.in_("required", "requested"), Importance.MEDIUM,
-                  "Permitted values are requested, required. With \"required\", creating or validating the "
-                  "connector runs a preflight check that it can provide exactly-once semantics with this "
-                  "configuration (its exactly_once_support() must return SUPPORTED), and fails when the worker "
-                  "does not have exactly-once source support enabled. With \"requested\" no check is made.",
-                  EXACTLY_ONCE_GROUP, 2, Width.SHORT, "Exactly once support"),
-        ConfigKey(BOUNDARY_KEY, ConfigType.STRING, "poll",
-                  CaseInsensitiveValidString.in_("interval", "poll", "connector"), Importance.MEDIUM,
-                  "Permitted values are: poll, interval, connector. 'poll' starts and commits a producer "
-                  "transaction for every batch of records a task's poll() returns; 'connector' lets the connector "
-                  "define the boundaries (not every connector can: creating one that cannot fails); 'interval' "
-                  "commits after transaction.boundary.interval.ms.",
-                  EXACTLY_ONCE_GROUP, 3, Width.SHORT, "Transaction Boundary"),
-        ConfigKey(INTERVAL_KEY, ConfigType.LONG, None,
-                  LambdaValidator(_null_or_at_least_zero, str(_AT_LEAST_ZERO)), Importance.LOW,
-                  "With transaction.boundary=interval, how often tasks commit their producer transaction. "
-                  "Unset: the worker's offset.flush.interval.ms. No effect with any other transaction.boundary.",
-                  EXACTLY_ONCE_GROUP, 4, Width.SHORT, "Transaction boundary interval"),
+        ConfigKey(
+            SUPPORT_KEY,
+            ConfigType.STRING,
+            "requested",
+            CaseInsensitiveValidString.in_("required", "requested"),
+            Importance.MEDIUM,
+            'Permitted values are requested, required. With "required", creating or validating the '
+            "connector runs a preflight check that it can provide exactly-once semantics with this "
+            "configuration (its exactly_once_support() must return SUPPORTED), and fails when the worker "
+            'does not have exactly-once source support enabled. With "requested" no check is made.',
+            EXACTLY_ONCE_GROUP,
+            2,
+            Width.SHORT,
+            "Exactly once support",
+        ),
+        ConfigKey(
+            BOUNDARY_KEY,
+            ConfigType.STRING,
+            "poll",
+            CaseInsensitiveValidString.in_("interval", "poll", "connector"),
+            Importance.MEDIUM,
+            "Permitted values are: poll, interval, connector. 'poll' starts and commits a producer "
+            "transaction for every batch of records a task's poll() returns; 'connector' lets the connector "
+            "define the boundaries (not every connector can: creating one that cannot fails); 'interval' "
+            "commits after transaction.boundary.interval.ms.",
+            EXACTLY_ONCE_GROUP,
+            3,
+            Width.SHORT,
+            "Transaction Boundary",
+        ),
+        ConfigKey(
+            INTERVAL_KEY,
+            ConfigType.LONG,
+            None,
+            LambdaValidator(_null_or_at_least_zero, str(_AT_LEAST_ZERO)),
+            Importance.LOW,
+            "With transaction.boundary=interval, how often tasks commit their producer transaction. "
+            "Unset: the worker's offset.flush.interval.ms. No effect with any other transaction.boundary.",
+            EXACTLY_ONCE_GROUP,
+            4,
+            Width.SHORT,
+            "Transaction boundary interval",
+        ),
     ]
 
 
@@ -72,12 +96,15 @@ _DEFAULTS: dict[str, Any] = {key.name: key.default for key in EXACTLY_ONCE_KEYS}
 NO_PREFLIGHT = (
     "The connector does not implement the API required for preflight validation of exactly-once source "
     "support. Please consult the documentation for the connector to determine whether it supports exactly-once "
-    "guarantees, and then consider reconfiguring the connector to use the value \"requested\" for this property "
+    'guarantees, and then consider reconfiguring the connector to use the value "requested" for this property '
     "(which will still permit the connector to be created, but without any guarantees that it will fail if the "
-    "connector does not support exactly-once semantics).")
+    "connector does not support exactly-once semantics)."
+)
 UNSUPPORTED = "The connector does not support exactly-once semantics with the provided configuration."
-NO_BOUNDARIES = ("The connector does not support connector-defined transaction boundaries with the given "
-                 "configuration. Please reconfigure it to use a different transaction boundary definition.")
+NO_BOUNDARIES = (
+    "The connector does not support connector-defined transaction boundaries with the given "
+    "configuration. Please reconfigure it to use a different transaction boundary definition."
+)
 
 
 def transactional_id(worker: Mapping[str, str] | Any, connector: str, task: int) -> str:
@@ -96,8 +123,10 @@ def worker_enabled(worker: Mapping[str, str]) -> bool:
         return False
     kafka_offsets = worker.get("group.id", "").strip() or worker.get("offset.storage.topic", "").strip()
     if not worker.get("bootstrap.servers", "").strip() or not kafka_offsets:
-        message = (f"{WORKER_KEY}=enabled needs records and source offsets on Kafka: set bootstrap.servers and "
-                   "group.id (a distributed worker) or offset.storage.topic")
+        message = (
+            f"{WORKER_KEY}=enabled needs records and source offsets on Kafka: set bootstrap.servers and "
+            "group.id (a distributed worker) or offset.storage.topic"
+        )
         raise ConfigError(message, errors={WORKER_KEY: [message]})
     return True
 
@@ -109,7 +138,9 @@ class TransactionSettings:
 
     @classmethod
     def parse(cls, config: Mapping[str, str], worker: Mapping[str, str]) -> TransactionSettings:
-        boundary = config.get(BOUNDARY_KEY, _DEFAULTS[BOUNDARY_KEY]).strip().lower() or _DEFAULTS[BOUNDARY_KEY]
+        boundary = (
+            config.get(BOUNDARY_KEY, _DEFAULTS[BOUNDARY_KEY]).strip().lower() or _DEFAULTS[BOUNDARY_KEY]
+        )
         interval = config.get(INTERVAL_KEY, "").strip() or worker.get("offset.flush.interval.ms", "60000")
         return cls(boundary, int(interval) / 1000)
 
@@ -134,8 +165,11 @@ def check_connector(cls: type[Connector], config: Mapping[str, str]) -> None:
                 errors[SUPPORT_KEY] = [NO_PREFLIGHT]
             elif declared is not ExactlyOnceSupport.SUPPORTED:
                 errors[SUPPORT_KEY] = [UNSUPPORTED]
-        if boundary == "connector" and \
-                instance.can_define_transaction_boundaries(dict(config)) is not ConnectorTransactionBoundaries.SUPPORTED:
+        if (
+            boundary == "connector"
+            and instance.can_define_transaction_boundaries(dict(config))
+            is not ConnectorTransactionBoundaries.SUPPORTED
+        ):
             errors[BOUNDARY_KEY] = [NO_BOUNDARIES]
     if errors:
         count = sum(len(v) for v in errors.values())
@@ -143,11 +177,13 @@ def check_connector(cls: type[Connector], config: Mapping[str, str]) -> None:
         raise ConfigError(
             f"Connector configuration is invalid and contains the following {count} error(s):\n{lines}\n"
             "You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`",
-            errors=errors)
+            errors=errors,
+        )
 
 
-async def fence_producers(worker: Mapping[str, str], producer_settings: Mapping[str, object], connector: str,
-                          tasks: int) -> None:
+async def fence_producers(
+    worker: Mapping[str, str], producer_settings: Mapping[str, object], connector: str, tasks: int
+) -> None:
     """Fence out the transactional producers of the connector's tasks ``0..tasks-1`` (Connect's
     ``Worker.fenceZombies`` with ``Admin.fenceProducers``): each transactional id's InitProducerId bumps
     its epoch, so a zombie instance of an earlier generation can no longer commit."""
@@ -156,9 +192,15 @@ async def fence_producers(worker: Mapping[str, str], producer_settings: Mapping[
     settings = {k: v for k, v in producer_settings.items() if k != "enable_idempotence"}
     for task in range(tasks):
         txn_id = transactional_id(worker, connector, task)
-        producer = AIOKafkaProducer(**{"bootstrap_servers": worker["bootstrap.servers"], **settings,
-                                       "client_id": f"connect-engine-fencing-{txn_id}",
-                                       "transactional_id": txn_id, "acks": "all"})
+        producer = AIOKafkaProducer(
+            **{
+                "bootstrap_servers": worker["bootstrap.servers"],
+                **settings,
+                "client_id": f"connect-engine-fencing-{txn_id}",
+                "transactional_id": txn_id,
+                "acks": "all",
+            }
+        )
         try:
             await producer.start()
         finally:

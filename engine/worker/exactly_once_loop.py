@@ -44,11 +44,19 @@ class ExactlyOnceSourceLoop(SourceLoop):
         self._offsets_topic: str = offsets_log.topic
         self._transactional_id = transactional_id(self.plane.worker, self.connector, self.task_id)
         # Connect's baseProducerConfigs (producer.*, then producer.override.*) under its transactional settings
-        settings = self.plane.connector_clients("producer", self.config) or self.plane.clients.worker_level("producer")
+        settings = self.plane.connector_clients("producer", self.config) or self.plane.clients.worker_level(
+            "producer"
+        )
         settings.pop("enable_idempotence", None)  # a transactional producer is idempotent
-        self._client = AIOKafkaProducer(**{"bootstrap_servers": self.plane.worker["bootstrap.servers"], **settings,
-                                           "client_id": f"connect-engine-{self._transactional_id}",
-                                           "transactional_id": self._transactional_id, "acks": "all"})
+        self._client = AIOKafkaProducer(
+            **{
+                "bootstrap_servers": self.plane.worker["bootstrap.servers"],
+                **settings,
+                "client_id": f"connect-engine-{self._transactional_id}",
+                "transactional_id": self._transactional_id,
+                "acks": "all",
+            }
+        )
         self._transactional = KafkaProducer(self._client, forget=lambda _: None)
         self._producer = self._transactional
         self._open = False  # a transaction has begun and not ended
@@ -70,10 +78,15 @@ class ExactlyOnceSourceLoop(SourceLoop):
             advice = self.plane.clients.missing_security("producer", self.config)
             raise ConnectException(
                 f"The transactional producer of task {self.connector}-{self.task_id} could not connect: {exc}"
-                + ("" if advice is None else f". {advice}")) from exc
+                + ("" if advice is None else f". {advice}")
+            ) from exc
         except KafkaError as exc:
             if is_denial(exc):  # an ACL, not a broker without transactions
-                prefix = "producer.override." if self.plane.connector_clients("producer", self.config) else "producer."
+                prefix = (
+                    "producer.override."
+                    if self.plane.connector_clients("producer", self.config)
+                    else "producer."
+                )
                 raise ConnectException(
                     f"The transactional producer of task {self.connector}-{self.task_id} was refused: "
                     f"{denial(exc, self._client, operation='WRITE', resource=self._transactional_id, prefix=prefix)}"
@@ -81,10 +94,13 @@ class ExactlyOnceSourceLoop(SourceLoop):
             raise ConnectException(
                 f"The broker does not support transactions ({type(exc).__name__}: {exc}), which "
                 f"{WORKER_KEY}=enabled needs for task {self.connector}-{self.task_id}; use a broker with "
-                f"transactions or set {WORKER_KEY}=disabled") from exc
+                f"transactions or set {WORKER_KEY}=disabled"
+            ) from exc
         self._started = True
         await self.open_dead_letter_queue()
-        log.info("task.transactional_producer_started", task=self.task_id, transactional_id=self._transactional_id)
+        log.info(
+            "task.transactional_producer_started", task=self.task_id, transactional_id=self._transactional_id
+        )
 
     async def _send(self, records: list[Any]) -> None:
         if not self._open:
@@ -124,13 +140,18 @@ class ExactlyOnceSourceLoop(SourceLoop):
         pairs = self._submitted.committable()
         try:
             for partition, offset in pairs:
-                await self._client.send(self._offsets_topic, json.dumps(offset).encode(),
-                                        key=offset_key(self.connector, partition).encode())
+                await self._client.send(
+                    self._offsets_topic,
+                    json.dumps(offset).encode(),
+                    key=offset_key(self.connector, partition).encode(),
+                )
             await self._client.commit_transaction()
         except KafkaError as exc:
             self.counters.commit(False, time.monotonic() - started)
-            raise ConnectException(f"Could not commit the transaction of task {self.connector}-{self.task_id} "
-                                   f"({type(exc).__name__}): another instance may have fenced it") from exc
+            raise ConnectException(
+                f"Could not commit the transaction of task {self.connector}-{self.task_id} "
+                f"({type(exc).__name__}): another instance may have fenced it"
+            ) from exc
         finally:
             self._open = False
             self._deadline = time.monotonic() + self._txn.interval_s

@@ -65,11 +65,19 @@ def _check(name: str, value: Any) -> None:
 
 
 def _key(order: int, name: str, what: str, display: str) -> ConfigKey:
-    return ConfigKey(name, ConfigType.DOUBLE, None, LambdaValidator(_check, "null or a positive number"),
-                     Importance.LOW,
-                     f"The most {what} one task of this connector handles per second: a source is paced "
-                     f"between polls, a sink between puts. Unset: no limit.", RATE_LIMITS_GROUP, order,
-                     Width.SHORT, display)
+    return ConfigKey(
+        name,
+        ConfigType.DOUBLE,
+        None,
+        LambdaValidator(_check, "null or a positive number"),
+        Importance.LOW,
+        f"The most {what} one task of this connector handles per second: a source is paced "
+        f"between polls, a sink between puts. Unset: no limit.",
+        RATE_LIMITS_GROUP,
+        order,
+        Width.SHORT,
+        display,
+    )
 
 
 RATE_KEYS = [
@@ -95,7 +103,9 @@ class RateLimits:
 class Pacer:
     """One task's token buckets (records, bytes), in debt after a batch until time pays it back."""
 
-    def __init__(self, limits: RateLimits, counters: TaskCounters, timers: PacingTimers | None = None) -> None:
+    def __init__(
+        self, limits: RateLimits, counters: TaskCounters, timers: PacingTimers | None = None
+    ) -> None:
         self.limits = limits
         self.counters = counters
         self.timers: PacingTimers = timers if timers is not None else _LoopTimers()

@@ -57,21 +57,55 @@ def _own(tp: ApiTopicPartition | tuple[str, int]) -> TopicPartition:
     return TopicPartition(*tp)
 
 
-_SINK_FIELDS = ("topic", "kafka_partition", "key_schema", "key", "value_schema", "value", "timestamp", "headers",
-                "kafka_offset", "timestamp_type", "original_topic", "original_kafka_partition",
-                "original_kafka_offset")
+_SINK_FIELDS = (
+    "topic",
+    "kafka_partition",
+    "key_schema",
+    "key",
+    "value_schema",
+    "value",
+    "timestamp",
+    "headers",
+    "kafka_offset",
+    "timestamp_type",
+    "original_topic",
+    "original_kafka_partition",
+    "original_kafka_offset",
+)
 _SETTERS = tuple(getattr(SinkRecord, name).__set__ for name in _SINK_FIELDS)
 assert set(_SINK_FIELDS) == set(SinkRecord.__dataclass_fields__)  # a new field needs a setter here
 
 
-def _sink_record(topic: str, partition: int, key_schema: Any, key: Any, value_schema: Any, value: Any,
-                 timestamp: int, headers: tuple[Header, ...], offset: int) -> SinkRecord:
+def _sink_record(
+    topic: str,
+    partition: int,
+    key_schema: Any,
+    key: Any,
+    value_schema: Any,
+    value: Any,
+    timestamp: int,
+    headers: tuple[Header, ...],
+    offset: int,
+) -> SinkRecord:
     """``SinkRecord(...)`` for a consumed record, as the constructor builds it (original coordinates
     too), by its slots: a frozen dataclass's ``__init__`` costs about three times as much, once
     per record read."""
     record = _new(SinkRecord)
-    (s_topic, s_partition, s_key_schema, s_key, s_value_schema, s_value, s_timestamp, s_headers, s_offset,
-     s_timestamp_type, s_original_topic, s_original_partition, s_original_offset) = _SETTERS
+    (
+        s_topic,
+        s_partition,
+        s_key_schema,
+        s_key,
+        s_value_schema,
+        s_value,
+        s_timestamp,
+        s_headers,
+        s_offset,
+        s_timestamp_type,
+        s_original_topic,
+        s_original_partition,
+        s_original_offset,
+    ) = _SETTERS
     s_topic(record, topic)
     s_partition(record, partition)
     s_key_schema(record, key_schema)
@@ -107,9 +141,14 @@ class SinkLoop(TaskLoop):
         self.consumer: Consumer | None = None
         # consumer.override.* (and producer./admin.override.* for the DLQ): clients of the connector's own
         self._client = self.plane.connector_clients("consumer", self.config)
-        self._dlq_clients = ((self.plane.connector_clients("producer", self.config),
-                              self.plane.connector_clients("admin", self.config)) if self.policy.dlq_topic else
-                             (None, None))
+        self._dlq_clients = (
+            (
+                self.plane.connector_clients("producer", self.config),
+                self.plane.connector_clients("admin", self.config),
+            )
+            if self.policy.dlq_topic
+            else (None, None)
+        )
         self._dlq_producer: OwnProducer | None = None
         self._current: dict[TopicPartition, int] = {}  # next offset to read, after delivery
         self._committed: dict[TopicPartition, int] = {}
@@ -124,25 +163,36 @@ class SinkLoop(TaskLoop):
         self._task_lock = asyncio.Lock()
         self._interval = self.plane.settings.offset_flush_interval_s
         self._next_commit = time.monotonic() + self._interval
-        self._max_records = int(self._client.get("max_poll_records", self.plane.settings.max_poll_records)) \
-            if self._client is not None else self.plane.settings.max_poll_records
+        self._max_records = (
+            int(self._client.get("max_poll_records", self.plane.settings.max_poll_records))
+            if self._client is not None
+            else self.plane.settings.max_poll_records
+        )
         self._consumed: dict[tuple[str, int, int], ConsumedRecord] = {}
         self.errant = None  # only with somewhere to report to (and then the DLQ topic is made at open)
         if self.policy.dlq_topic.strip() or self.policy.log_enable:
-            self.errant = make_errant_reporter(self.policy, self.operator, lookup=self._lookup,
-                                               task_class=type(self.task))
+            self.errant = make_errant_reporter(
+                self.policy, self.operator, lookup=self._lookup, task_class=type(self.task)
+            )
         self.context.set_errant_record_reporter(self.errant)
 
     def _reporters(self) -> list[Any]:
         reporters = super()._reporters()
         if self.policy.dlq_topic:
-            self._dlq = DeadLetterQueueReporter(self.plane.producer(), self.policy, self.connector, self.task_id)
+            self._dlq = DeadLetterQueueReporter(
+                self.plane.producer(), self.policy, self.connector, self.task_id
+            )
             reporters.append(self._dlq)
         return reporters
 
     def _lookup(self, record: SinkRecord) -> ConsumedRecord | None:
-        return self._consumed.get((record.original_topic or record.topic, record.original_kafka_partition or 0,
-                                   record.original_kafka_offset or 0))
+        return self._consumed.get(
+            (
+                record.original_topic or record.topic,
+                record.original_kafka_partition or 0,
+                record.original_kafka_offset or 0,
+            )
+        )
 
     # ---- start and stop -----------------------------------------------------------------------
 
@@ -153,14 +203,19 @@ class SinkLoop(TaskLoop):
             if producer_client is None:  # the worker's shared producer: started now, its failure this task's
                 await self.plane.open_producer(self.config)
             try:
-                self._dlq_producer = await open_dead_letter_queue(self.plane.topics, self.policy, self._dlq,
-                                                                  producer_client, admin_client)
+                self._dlq_producer = await open_dead_letter_queue(
+                    self.plane.topics, self.policy, self._dlq, producer_client, admin_client
+                )
             except TopicsError as exc:
                 raise self.plane.client_failure("producer", self.config, exc) from exc
         try:
-            self.consumer = await self.plane.topics.consumer(group_id(self.connector, self.config), topics,
-                                                             on_assign=self._on_assign, on_revoke=self._on_revoke,
-                                                             client_config=self._client)
+            self.consumer = await self.plane.topics.consumer(
+                group_id(self.connector, self.config),
+                topics,
+                on_assign=self._on_assign,
+                on_revoke=self._on_revoke,
+                client_config=self._client,
+            )
         except TopicsError as exc:
             raise self.plane.client_failure("consumer", self.config, exc) from exc
 
@@ -182,8 +237,9 @@ class SinkLoop(TaskLoop):
             raise ConnectException(f"Invalid topics.regex '{regex}': {exc}") from exc
         matched = [t for t in await self.plane.topics.list_topics() if pattern.fullmatch(t)]
         if not matched:
-            raise ConnectException(f"No existing topic matches topics.regex '{regex}'; create the topics, then "
-                                   "restart the task")
+            raise ConnectException(
+                f"No existing topic matches topics.regex '{regex}'; create the topics, then restart the task"
+            )
         return matched
 
     async def close(self, failed: bool) -> None:
@@ -254,7 +310,9 @@ class SinkLoop(TaskLoop):
                 self._current.pop(tp, None)
                 self._committed.pop(tp, None)
             gone = {(tp.topic, tp.partition) for tp in tps}
-            self._batch = [r for r in self._batch if (r.original_topic, r.original_kafka_partition) not in gone]
+            self._batch = [
+                r for r in self._batch if (r.original_topic, r.original_kafka_partition) not in gone
+            ]
             self._batch_offsets = {tp: o for tp, o in self._batch_offsets.items() if tp not in tps}
             self.context.assigned -= {_api(tp) for tp in tps}
             self.context.paused -= {_api(tp) for tp in tps}
@@ -287,8 +345,12 @@ class SinkLoop(TaskLoop):
         if records:
             self.counters.sink_record_read += len(records)
             if self.pacer is not None:  # what was read is what put() gets (filtered records count too)
-                self.pacer.spend(len(records), sum(len(r.key or b"") + len(r.value or b"") for r in records)
-                                 if self.pacer.counts_bytes else 0)
+                self.pacer.spend(
+                    len(records),
+                    sum(len(r.key or b"") + len(r.value or b"") for r in records)
+                    if self.pacer.counts_bytes
+                    else 0,
+                )
         else:
             await self._check_log_ends(consumer)
         if self._listener_error is not None:
@@ -315,8 +377,15 @@ class SinkLoop(TaskLoop):
                 continue
             reset = self.config.get("consumer.override.auto.offset.reset", "earliest").strip().lower()
             target = end if reset == "latest" else 0
-            log.warning("task.offset_beyond_log_end", task=self.task_id, partition=f"{tp.topic}-{tp.partition}",
-                        position=position, log_end=end, reset=reset, seek_to=target)
+            log.warning(
+                "task.offset_beyond_log_end",
+                task=self.task_id,
+                partition=f"{tp.topic}-{tp.partition}",
+                position=position,
+                log_end=end,
+                reset=reset,
+                seek_to=target,
+            )
             consumer.seek(tp, target)
             self._current[tp] = target
 
@@ -326,8 +395,14 @@ class SinkLoop(TaskLoop):
         delivered again, and the next commit goes back to it."""
         for found in consumer.truncations():
             tp = found.tp
-            log.warning("task.log_truncated", task=self.task_id, partition=f"{tp.topic}-{tp.partition}",
-                        position=found.position, diverged_at=found.diverged_at, redelivered=found.redelivered)
+            log.warning(
+                "task.log_truncated",
+                task=self.task_id,
+                partition=f"{tp.topic}-{tp.partition}",
+                position=found.position,
+                diverged_at=found.diverged_at,
+                redelivered=found.redelivered,
+            )
             self.counters.log_truncations += 1
             self.counters.truncation_redelivered += found.redelivered
             if tp in self._current:
@@ -354,7 +429,9 @@ class SinkLoop(TaskLoop):
         for api_tp, offset in rewinds.items():
             tp = _own(api_tp)
             if tp not in self._current:
-                log.warning("task.rewind_ignored", task=self.task_id, partition=str(tp), reason="not assigned")
+                log.warning(
+                    "task.rewind_ignored", task=self.task_id, partition=str(tp), reason="not assigned"
+                )
                 continue
             consumer.seek(tp, offset)
             self._current[tp] = offset
@@ -420,8 +497,12 @@ class SinkLoop(TaskLoop):
                 except Exception as exc:
                     ctx = ProcessingContext(consumed=consumed)
                     converted = await self.operator.recover(
-                        ctx, Stage.KEY_CONVERTER, type(key_converter),
-                        partial(key_converter.to_connect_data, topic, raw_key, raw_headers), exc)
+                        ctx,
+                        Stage.KEY_CONVERTER,
+                        type(key_converter),
+                        partial(key_converter.to_connect_data, topic, raw_key, raw_headers),
+                        exc,
+                    )
                     if ctx.failed or converted is None:
                         continue
                 key_schema, key = converted.schema, converted.value
@@ -433,8 +514,12 @@ class SinkLoop(TaskLoop):
                 except Exception as exc:
                     ctx = ProcessingContext(consumed=consumed)
                     converted = await self.operator.recover(
-                        ctx, Stage.VALUE_CONVERTER, type(value_converter),
-                        partial(value_converter.to_connect_data, topic, raw_value, raw_headers), exc)
+                        ctx,
+                        Stage.VALUE_CONVERTER,
+                        type(value_converter),
+                        partial(value_converter.to_connect_data, topic, raw_value, raw_headers),
+                        exc,
+                    )
                     if ctx.failed or converted is None:
                         continue
                 value_schema, value = converted.schema, converted.value
@@ -444,13 +529,19 @@ class SinkLoop(TaskLoop):
                     headers = self._headers(consumed)
                 except Exception as exc:
                     ctx = ProcessingContext(consumed=consumed)
-                    recovered_headers = await self.operator.recover(ctx, Stage.HEADER_CONVERTER,
-                                                                    type(header_converter),
-                                                                    partial(self._headers, consumed), exc)
+                    recovered_headers = await self.operator.recover(
+                        ctx,
+                        Stage.HEADER_CONVERTER,
+                        type(header_converter),
+                        partial(self._headers, consumed),
+                        exc,
+                    )
                     if ctx.failed or recovered_headers is None:
                         continue
                     headers = recovered_headers
-            record = _sink_record(topic, partition, key_schema, key, value_schema, value, timestamp, headers, offset)
+            record = _sink_record(
+                topic, partition, key_schema, key, value_schema, value, timestamp, headers, offset
+            )
             if chain is None:
                 batch.append(record)
                 continue
@@ -458,8 +549,9 @@ class SinkLoop(TaskLoop):
                 out = chain.apply(record)
             except Exception as exc:
                 ctx = ProcessingContext(consumed=consumed)
-                out = await self.operator.recover(ctx, Stage.TRANSFORMATION, type(chain),
-                                                  partial(chain.apply, record), exc)
+                out = await self.operator.recover(
+                    ctx, Stage.TRANSFORMATION, type(chain), partial(chain.apply, record), exc
+                )
             if out is not None:
                 batch.append(out)
         track = self.plane.track_topic
@@ -548,8 +640,13 @@ class SinkLoop(TaskLoop):
             if tp in current and int(offset) <= current[tp]:
                 to_commit[tp] = int(offset)
             else:
-                log.warning("task.commit_ignored", task=self.task_id, partition=str(tp), offset=offset,
-                            reason="not assigned or beyond what was consumed")
+                log.warning(
+                    "task.commit_ignored",
+                    task=self.task_id,
+                    partition=str(tp),
+                    offset=offset,
+                    reason="not assigned or beyond what was consumed",
+                )
         if not to_commit:  # the task opted out: nothing to write, the attempt succeeded
             self.counters.commit(True, time.monotonic() - started)
             return

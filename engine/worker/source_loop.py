@@ -52,8 +52,13 @@ class _SentBatch:
 
     __slots__ = ("ack", "error", "positions", "records", "submitted")
 
-    def __init__(self, records: list[SourceRecord], submitted: SubmittedBatch, positions: list[int] | None,
-                 acked: asyncio.Future[BatchAck]) -> None:
+    def __init__(
+        self,
+        records: list[SourceRecord],
+        submitted: SubmittedBatch,
+        positions: list[int] | None,
+        acked: asyncio.Future[BatchAck],
+    ) -> None:
         self.records = records
         self.submitted = submitted
         self.positions = positions  # each record's index in the submitted batch (None: the same)
@@ -82,7 +87,9 @@ class SourceLoop(TaskLoop):
         super().__init__(*args, **kwargs)
         self._producer = self.plane.producer()
         self._own_producer: OwnProducer | None = None  # producer.override.*: a client of the connector's own
-        self._admin_client = self.plane.connector_clients("admin", self.config)  # admin.override.*: topic creation
+        self._admin_client = self.plane.connector_clients(
+            "admin", self.config
+        )  # admin.override.*: topic creation
         self._submitted = SubmittedRecords()
         self._acks: list[SourceRecord | _SentBatch] = []
         self._in_flight = 0
@@ -99,8 +106,13 @@ class SourceLoop(TaskLoop):
         self._room: asyncio.Event | None = None  # made the first time the producer falls behind
         self._dlq: DeadLetterQueueReporter | None = None
         if self.policy.dlq_topic.strip():  # our addition: Connect's dead letter queue is sink-only
-            self._dlq = DeadLetterQueueReporter(self.plane.producer(), self.policy, self.connector, self.task_id,
-                                                source_render=self._dead_letter_form)
+            self._dlq = DeadLetterQueueReporter(
+                self.plane.producer(),
+                self.policy,
+                self.connector,
+                self.task_id,
+                source_render=self._dead_letter_form,
+            )
 
     def _reporters(self) -> list[Any]:
         return super()._reporters() + ([self._dlq] if self._dlq is not None else [])
@@ -158,15 +170,19 @@ class SourceLoop(TaskLoop):
     async def _poll(self) -> list[SourceRecord] | None:
         """One ``poll``, parked (idle for ``Engine.settled``); offsets commit on time meanwhile."""
         work: asyncio.Future[Any] = asyncio.ensure_future(
-            self.task.poll() if self._async_poll else asyncio.to_thread(self.task.poll))
+            self.task.poll() if self._async_poll else asyncio.to_thread(self.task.poll)
+        )
         control = self.control
         try:
             while not work.done():
                 outcome = await control.park_on(work, max(0.0, self._next_commit - time.monotonic()))
                 if outcome == "timeout":
                     await self.commit_offsets()
-                elif outcome == "woken" and (control.stopping() or control.target is not TargetState.STARTED
-                                             or self._send_error is not None):
+                elif outcome == "woken" and (
+                    control.stopping()
+                    or control.target is not TargetState.STARTED
+                    or self._send_error is not None
+                ):
                     if self._async_poll:
                         work.cancel()
                     await asyncio.wait((work,))
@@ -185,8 +201,9 @@ class SourceLoop(TaskLoop):
         if result is None:
             return None
         if not isinstance(result, list | tuple):
-            raise ConnectException(f"SourceTask.poll() must return a list of SourceRecord or None, "
-                                   f"not {type(result).__name__}")
+            raise ConnectException(
+                f"SourceTask.poll() must return a list of SourceRecord or None, not {type(result).__name__}"
+            )
         return list(result)
 
     # ---- sending ------------------------------------------------------------------------------
@@ -206,7 +223,9 @@ class SourceLoop(TaskLoop):
         dropped: list[int] = []
         for record in records:
             if not isinstance(record, SourceRecord):
-                raise ConnectException(f"SourceTask.poll() returned {type(record).__name__}, not a SourceRecord")
+                raise ConnectException(
+                    f"SourceTask.poll() returned {type(record).__name__}, not a SourceRecord"
+                )
             out: SourceRecord = record
             if chain is not None:
                 transformed: SourceRecord | None
@@ -214,8 +233,9 @@ class SourceLoop(TaskLoop):
                     transformed = chain.apply(record)
                 except Exception as exc:
                     ctx = ProcessingContext(source_record=record)
-                    transformed = await self.operator.recover(ctx, Stage.TRANSFORMATION, type(chain),
-                                                              partial(chain.apply, record), exc)
+                    transformed = await self.operator.recover(
+                        ctx, Stage.TRANSFORMATION, type(chain), partial(chain.apply, record), exc
+                    )
                     _check_dead_letter(ctx)
                 if transformed is None:
                     self._acks.append(record)  # dropped: commit_record(record, None)
@@ -228,9 +248,13 @@ class SourceLoop(TaskLoop):
             try:  # the fast path: no coroutine per record unless a converter fails
                 key = key_converter.from_connect_data(topic, out.key_schema, out.key)
             except Exception as exc:
-                key = await self._recover(record, Stage.KEY_CONVERTER, key_converter,
-                                          partial(key_converter.from_connect_data, topic, out.key_schema, out.key),
-                                          exc)
+                key = await self._recover(
+                    record,
+                    Stage.KEY_CONVERTER,
+                    key_converter,
+                    partial(key_converter.from_connect_data, topic, out.key_schema, out.key),
+                    exc,
+                )
                 if key is _FAILED:
                     submit = submit if submit is not None else list(sent)
                     dropped.append(len(submit))
@@ -239,9 +263,13 @@ class SourceLoop(TaskLoop):
             try:
                 value = value_converter.from_connect_data(topic, out.value_schema, out.value)
             except Exception as exc:
-                value = await self._recover(record, Stage.VALUE_CONVERTER, value_converter,
-                                            partial(value_converter.from_connect_data, topic, out.value_schema,
-                                                    out.value), exc)
+                value = await self._recover(
+                    record,
+                    Stage.VALUE_CONVERTER,
+                    value_converter,
+                    partial(value_converter.from_connect_data, topic, out.value_schema, out.value),
+                    exc,
+                )
                 if value is _FAILED:
                     submit = submit if submit is not None else list(sent)
                     dropped.append(len(submit))
@@ -252,8 +280,13 @@ class SourceLoop(TaskLoop):
                 try:
                     headers = self._headers(out)
                 except Exception as exc:
-                    headers = await self._recover(record, Stage.HEADER_CONVERTER, self.converters.header,
-                                                  partial(self._headers, out), exc)
+                    headers = await self._recover(
+                        record,
+                        Stage.HEADER_CONVERTER,
+                        self.converters.header,
+                        partial(self._headers, out),
+                        exc,
+                    )
                     if headers is _FAILED:
                         submit = submit if submit is not None else list(sent)
                         dropped.append(len(submit))
@@ -273,8 +306,12 @@ class SourceLoop(TaskLoop):
             if not outgoing:
                 self._submitted.submit_batch(submit).ack()
         if self.pacer is not None:
-            self.pacer.spend(len(records), sum(len(o.key or b"") + len(o.value or b"") for o in outgoing)
-                             if self.pacer.counts_bytes else 0)
+            self.pacer.spend(
+                len(records),
+                sum(len(o.key or b"") + len(o.value or b"") for o in outgoing)
+                if self.pacer.counts_bytes
+                else 0,
+            )
         if outgoing:
             submitted = self._submitted.submit_batch(sent if submit is None else submit)
             acked: asyncio.Future[BatchAck]
@@ -299,8 +336,14 @@ class SourceLoop(TaskLoop):
         convert = self.converters.header.from_connect_header
         return tuple((h.key, convert(record.topic, h.key, h.schema, h.value)) for h in record.headers)
 
-    async def _recover(self, record: SourceRecord, stage: Stage, converter: object,
-                       operation: Callable[[], Any], error: Exception) -> Any:
+    async def _recover(
+        self,
+        record: SourceRecord,
+        stage: Stage,
+        converter: object,
+        operation: Callable[[], Any],
+        error: Exception,
+    ) -> Any:
         """The error handler's verdict on a failed conversion: its retried result, or ``_FAILED``."""
         ctx = ProcessingContext(source_record=record)
         result = await self.operator.recover(ctx, stage, type(converter), operation, error)
@@ -310,8 +353,13 @@ class SourceLoop(TaskLoop):
             return _FAILED
         return result
 
-    def _acked(self, records: list[SourceRecord], submitted: SubmittedBatch, positions: list[int] | None,
-               acked: asyncio.Future[BatchAck]) -> None:
+    def _acked(
+        self,
+        records: list[SourceRecord],
+        submitted: SubmittedBatch,
+        positions: list[int] | None,
+        acked: asyncio.Future[BatchAck],
+    ) -> None:
         """Producer callback: offsets of written records become committable now; ``commit_record``
         follows soon, off this callback, while the loop may be waiting in ``poll`` (as Connect's
         producer thread does)."""
@@ -340,7 +388,9 @@ class SourceLoop(TaskLoop):
 
     def _check_send_error(self) -> None:
         if self._send_error is not None:
-            raise ConnectException("Unrecoverable exception from producer send callback") from self._send_error
+            raise ConnectException(
+                "Unrecoverable exception from producer send callback"
+            ) from self._send_error
 
     async def _process_acks(self) -> None:
         """``commit_record`` for every acknowledged, failed or dropped record since the last call."""
@@ -359,7 +409,9 @@ class SourceLoop(TaskLoop):
             if ack is not None and not ack.errors:  # the common case: the whole batch was written
                 written += len(item.records)
                 if commit_records:
-                    calls.extend((record, _api_metadata(ack.metadata(i))) for i, record in enumerate(item.records))
+                    calls.extend(
+                        (record, _api_metadata(ack.metadata(i))) for i, record in enumerate(item.records)
+                    )
                 continue
             for i, record in enumerate(item.records):
                 error = item.error if ack is None else ack.errors.get(i)
@@ -372,8 +424,9 @@ class SourceLoop(TaskLoop):
                 if not self.operator.tolerates_all:
                     self._send_error = self._send_error or error  # fails the task at the loop's next check
                     continue
-                await self.operator.report(ProcessingContext(source_record=record), Stage.KAFKA_PRODUCE,
-                                           type(self._producer), error)
+                await self.operator.report(
+                    ProcessingContext(source_record=record), Stage.KAFKA_PRODUCE, type(self._producer), error
+                )
                 item.submitted.ack_one(i if item.positions is None else item.positions[i])
                 if commit_records:
                     calls.append((record, None))
@@ -429,8 +482,10 @@ class SourceLoop(TaskLoop):
 def _check_dead_letter(ctx: ProcessingContext) -> None:
     """A skipped record the dead letter queue refused fails the task: its offset must not be committed."""
     if ctx.dlq_error is not None:
-        raise ConnectException("A failed record could not be written to the dead letter queue; the task stops "
-                               "before its offset is committed") from ctx.dlq_error
+        raise ConnectException(
+            "A failed record could not be written to the dead letter queue; the task stops "
+            "before its offset is committed"
+        ) from ctx.dlq_error
 
 
 class _Failed:
@@ -467,4 +522,3 @@ def _close_awaitable(result: Awaitable[Any]) -> None:
     close = getattr(result, "close", None)
     if close is not None:
         close()
-

@@ -18,14 +18,15 @@ DEFAULT_CONVERTER = "JsonConverter"
 DEFAULT_HEADER_CONVERTER = "SimpleHeaderConverter"
 
 
-def _setting(key: str, connector: Mapping[str, str], worker: Mapping[str, str],
-             default: str) -> tuple[str, dict[str, str]]:
+def _setting(
+    key: str, connector: Mapping[str, str], worker: Mapping[str, str], default: str
+) -> tuple[str, dict[str, str]]:
     """The class name and its ``<key>.``-prefixed sub-configs, from whichever side names the class."""
     for source in (connector, worker):
         name = (source.get(key) or "").strip()
         if name:
             prefix = key + "."
-            return name, {k[len(prefix):]: v for k, v in source.items() if k.startswith(prefix)}
+            return name, {k[len(prefix) :]: v for k, v in source.items() if k.startswith(prefix)}
     return default, {}
 
 
@@ -38,8 +39,11 @@ class TaskConverters:
     @staticmethod
     def check(connector: Mapping[str, str], worker: Mapping[str, str]) -> None:
         """Fail fast on converter names that resolve to no class, without configuring anything."""
-        for key, default in (("key.converter", DEFAULT_CONVERTER), ("value.converter", DEFAULT_CONVERTER),
-                             ("header.converter", DEFAULT_HEADER_CONVERTER)):
+        for key, default in (
+            ("key.converter", DEFAULT_CONVERTER),
+            ("value.converter", DEFAULT_CONVERTER),
+            ("header.converter", DEFAULT_HEADER_CONVERTER),
+        ):
             converter_class(_setting(key, connector, worker, default)[0])
 
     @classmethod
@@ -47,10 +51,14 @@ class TaskConverters:
         """Configured converters; a bad name or config raises ``ConfigException`` (the task fails)."""
         key_name, key_configs = _setting("key.converter", connector, worker, DEFAULT_CONVERTER)
         value_name, value_configs = _setting("value.converter", connector, worker, DEFAULT_CONVERTER)
-        header_name, header_configs = _setting("header.converter", connector, worker, DEFAULT_HEADER_CONVERTER)
-        return cls(key=converter_for(key_name, key_configs, is_key=True),
-                   value=converter_for(value_name, value_configs, is_key=False),
-                   header=header_converter_for(header_name, header_configs))
+        header_name, header_configs = _setting(
+            "header.converter", connector, worker, DEFAULT_HEADER_CONVERTER
+        )
+        return cls(
+            key=converter_for(key_name, key_configs, is_key=True),
+            value=converter_for(value_name, value_configs, is_key=False),
+            header=header_converter_for(header_name, header_configs),
+        )
 
     def close(self) -> None:
         for converter in (self.key, self.value, self.header):

@@ -52,7 +52,9 @@ def load_task_class(name: str) -> type[Task]:
         twin = task_twin(name)  # a Java task class (configs Java Connect wrote) with a Python twin
         if twin is not None:
             return twin
-        raise ConfigError(f"Couldn't instantiate task class {name}: {exc.error if exc.error is not None else exc}") from exc
+        raise ConfigError(
+            f"Couldn't instantiate task class {name}: {exc.error if exc.error is not None else exc}"
+        ) from exc
     if not issubclass(cls, Task):
         raise ConfigError(f"Couldn't instantiate task class {name}: it is not a Task subclass")
     return cls
@@ -61,8 +63,15 @@ def load_task_class(name: str) -> type[Task]:
 class TaskFactory:
     """Builds one connector's task runners; every Spark handle it gives out is a new generation."""
 
-    def __init__(self, connector: str, *, worker: WorkerConfig, offsets: OffsetStore, data: DataPlane | None,
-                 spawn: Spawn) -> None:
+    def __init__(
+        self,
+        connector: str,
+        *,
+        worker: WorkerConfig,
+        offsets: OffsetStore,
+        data: DataPlane | None,
+        spawn: Spawn,
+    ) -> None:
         self.connector = connector
         self._worker = worker
         self._offsets = offsets
@@ -70,22 +79,46 @@ class TaskFactory:
         self._spawn = spawn
         self._spark_generation = 0
 
-    def runner(self, n: int, task_cls: type[Task], config: dict[str, str], connector_config: Mapping[str, str],
-               target: TargetState, report: ReportSink, *, incarnation: str | None = None) -> TaskRunner:
+    def runner(
+        self,
+        n: int,
+        task_cls: type[Task],
+        config: dict[str, str],
+        connector_config: Mapping[str, str],
+        target: TargetState,
+        report: ReportSink,
+        *,
+        incarnation: str | None = None,
+    ) -> TaskRunner:
         # partials of bound methods rather than closures: a worker holds one set per task for the
         # task's lifetime, and a closure costs a function, a cell per free variable and their tuple
-        return TaskRunner(self.connector, n, task_cls, config, target,
-                          partial(self._context, task_cls, n, connector_config, incarnation), report,
-                          self._loop(n, task_cls, connector_config), self._spark_canceller(n))
+        return TaskRunner(
+            self.connector,
+            n,
+            task_cls,
+            config,
+            target,
+            partial(self._context, task_cls, n, connector_config, incarnation),
+            report,
+            self._loop(n, task_cls, connector_config),
+            self._spark_canceller(n),
+        )
 
-    def _context(self, task_cls: type[Task], n: int, connector_config: Mapping[str, str], incarnation: str | None,
-                 config: dict[str, str]) -> TaskContext:
+    def _context(
+        self,
+        task_cls: type[Task],
+        n: int,
+        connector_config: Mapping[str, str],
+        incarnation: str | None,
+        config: dict[str, str],
+    ) -> TaskContext:
         context: TaskContext
         if issubclass(task_cls, SinkTask):
             context = SinkTaskContext(config, incarnation=incarnation)
         else:
-            context = SourceTaskContext(config, offset_reader=self._offsets.reader(self.connector),
-                                        incarnation=incarnation)
+            context = SourceTaskContext(
+                config, offset_reader=self._offsets.reader(self.connector), incarnation=incarnation
+            )
         context.spark = self._task_spark(n, connector_config)
         return context
 
@@ -95,10 +128,14 @@ class TaskFactory:
         if plane is None or plane.spark is None:
             return None
         self._spark_generation += 1
-        return TaskSpark(plane.spark, JobOwner(self.connector, n, self._spark_generation),
-                         retry_timeout_ms=_int_or(connector_config.get(RETRY_TIMEOUT), ERROR_DEFAULTS[RETRY_TIMEOUT]),
-                         retry_delay_max_ms=_int_or(connector_config.get(RETRY_DELAY_MAX),
-                                                    ERROR_DEFAULTS[RETRY_DELAY_MAX]))
+        return TaskSpark(
+            plane.spark,
+            JobOwner(self.connector, n, self._spark_generation),
+            retry_timeout_ms=_int_or(connector_config.get(RETRY_TIMEOUT), ERROR_DEFAULTS[RETRY_TIMEOUT]),
+            retry_delay_max_ms=_int_or(
+                connector_config.get(RETRY_DELAY_MAX), ERROR_DEFAULTS[RETRY_DELAY_MAX]
+            ),
+        )
 
     def _spark_canceller(self, n: int) -> Callable[[], None] | None:
         """Cancel the task's running Spark jobs (all generations) at once, off the caller's path.
@@ -136,8 +173,23 @@ class TaskFactory:
             return None
         return partial(self._make_loop, loop_cls, n, plane, connector_config)
 
-    def _make_loop(self, loop_cls: type[TaskLoop], n: int, plane: DataPlane, connector_config: Mapping[str, str],
-                   task: Task, context: TaskContext, control: TaskControl) -> TaskLoop:
+    def _make_loop(
+        self,
+        loop_cls: type[TaskLoop],
+        n: int,
+        plane: DataPlane,
+        connector_config: Mapping[str, str],
+        task: Task,
+        context: TaskContext,
+        control: TaskControl,
+    ) -> TaskLoop:
         """Built when the task has started (``TaskRunner._start``), with the config's providers resolved then."""
-        return loop_cls(self.connector, n, task, context, self._worker.transformer.resolve(dict(connector_config)),
-                        plane, control)
+        return loop_cls(
+            self.connector,
+            n,
+            task,
+            context,
+            self._worker.transformer.resolve(dict(connector_config)),
+            plane,
+            control,
+        )

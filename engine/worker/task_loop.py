@@ -48,8 +48,16 @@ class TaskLoop:
 
     kind: Kind = "source"
 
-    def __init__(self, connector: str, task_id: int, task: Task, context: TaskContext,
-                 connector_config: Mapping[str, str], plane: DataPlane, control: TaskControl) -> None:
+    def __init__(
+        self,
+        connector: str,
+        task_id: int,
+        task: Task,
+        context: TaskContext,
+        connector_config: Mapping[str, str],
+        plane: DataPlane,
+        control: TaskControl,
+    ) -> None:
         self.connector = connector
         self.task_context = context
         self.task_id = task_id
@@ -72,26 +80,40 @@ class TaskLoop:
     def operator(self) -> ToleranceOperator:
         """The task's error handler (``errors.*``), with its reporters."""
         if self._operator is None:
-            self._operator = ToleranceOperator(self.policy, connector=self.connector, task=self.task_id,
-                                               reporters=self._reporters(), stopping=self.control.stopping,
-                                               metrics=self.counters.errors)
+            self._operator = ToleranceOperator(
+                self.policy,
+                connector=self.connector,
+                task=self.task_id,
+                reporters=self._reporters(),
+                stopping=self.control.stopping,
+                metrics=self.counters.errors,
+            )
         return self._operator
 
     @property
     def converters(self) -> TaskConverters:
         if self._converters is None:
             converters = TaskConverters.build(self.config, self.plane.worker)
-            for role, converter in (("key", converters.key), ("value", converters.value),
-                                    ("header", converters.header)):
+            for role, converter in (
+                ("key", converters.key),
+                ("value", converters.value),
+                ("header", converters.header),
+            ):
                 try:
-                    require(qualified_name(type(converter)), plugin_version(type(converter)),
-                            self.config.get(f"{role}.converter.plugin.version"))
+                    require(
+                        qualified_name(type(converter)),
+                        plugin_version(type(converter)),
+                        self.config.get(f"{role}.converter.plugin.version"),
+                    )
                 except ValueError as exc:  # KIP-891
                     converters.close()
                     raise ConfigException(str(exc)) from None
             self._converters = converters
-            for role, converter in (("key", self._converters.key), ("value", self._converters.value),
-                                    ("header", self._converters.header)):
+            for role, converter in (
+                ("key", self._converters.key),
+                ("value", self._converters.value),
+                ("header", self._converters.header),
+            ):
                 self._attach(converter, converter=role)
         return self._converters
 
@@ -99,12 +121,17 @@ class TaskLoop:
         """KIP-891: each transformation and predicate is the version its ``plugin.version`` asks for."""
         try:
             for stage in self.chain.stages:
-                for kind, plugin, alias in (("transforms", stage.transformation, stage.alias),
-                                            ("predicates", stage.predicate, stage.predicate_alias)):
+                for kind, plugin, alias in (
+                    ("transforms", stage.transformation, stage.alias),
+                    ("predicates", stage.predicate, stage.predicate_alias),
+                ):
                     if plugin is not None and alias is not None:
                         cls = type(plugin)
-                        require(qualified_name(cls), plugin_version(cls),
-                                self.config.get(f"{kind}.{alias}.{PLUGIN_VERSION}"))
+                        require(
+                            qualified_name(cls),
+                            plugin_version(cls),
+                            self.config.get(f"{kind}.{alias}.{PLUGIN_VERSION}"),
+                        )
         except ValueError as exc:
             self.chain.close()
             raise ConfigException(str(exc)) from None

@@ -115,15 +115,22 @@ class TaskRunner(Runner):
         except Exception as exc:
             failure = failure or exc
         if failure is not None and self.stopping():
-            log.warning("task.failed_while_stopping", connector=self.connector, task=self.task, error=repr(failure))
+            log.warning(
+                "task.failed_while_stopping", connector=self.connector, task=self.task, error=repr(failure)
+            )
             failure = None
         await self._stop()
         loop.release()
         if failure is None:
             return
-        log.error("task.failed", connector=self.connector, task=self.task, error=repr(failure),
-                  reason="Task threw an uncaught and unrecoverable exception. Task is being killed and will not "
-                         "recover until manually restarted")
+        log.error(
+            "task.failed",
+            connector=self.connector,
+            task=self.task,
+            error=repr(failure),
+            reason="Task threw an uncaught and unrecoverable exception. Task is being killed and will not "
+            "recover until manually restarted",
+        )
         self._stopped = False  # a deletion still owes it stop(connector_deleted=True)
         self.report("fail", failure)
         while not self.stopping():

@@ -51,10 +51,14 @@ def _partitions(raw: str | None, key: str) -> int:
     try:
         value = int(raw)
     except ValueError:
-        raise ConfigException(f"Invalid value {raw} for configuration {key}: Not a number of type INT") from None
+        raise ConfigException(
+            f"Invalid value {raw} for configuration {key}: Not a number of type INT"
+        ) from None
     if value == 0 or value < -1:
-        raise ConfigException(f"Invalid value {raw} for configuration {key}: Number of partitions must be positive, "
-                              "or -1 to use the broker's default")
+        raise ConfigException(
+            f"Invalid value {raw} for configuration {key}: Number of partitions must be positive, "
+            "or -1 to use the broker's default"
+        )
     return value
 
 
@@ -65,17 +69,21 @@ def _replication_factor(raw: str | None, key: str) -> int | None:
     try:
         value = int(raw)
     except ValueError:
-        raise ConfigException(f"Invalid value {raw} for configuration {key}: Not a number of type SHORT") from None
+        raise ConfigException(
+            f"Invalid value {raw} for configuration {key}: Not a number of type SHORT"
+        ) from None
     if value == 0 or value < -1:
-        raise ConfigException(f"Invalid value {raw} for configuration {key}: Replication factor must be positive "
-                              "and not larger than the number of brokers in the Kafka cluster, or -1 to use the "
-                              "broker's default")
+        raise ConfigException(
+            f"Invalid value {raw} for configuration {key}: Replication factor must be positive "
+            "and not larger than the number of brokers in the Kafka cluster, or -1 to use the "
+            "broker's default"
+        )
     return value
 
 
 def _group(name: str, config: Mapping[str, str], default_replication: int) -> CreationGroup:
     prefix = f"{PREFIX}{name}."
-    own = {k[len(prefix):]: v for k, v in config.items() if k.startswith(prefix)}
+    own = {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}
     replication = _replication_factor(own.get("replication.factor"), prefix + "replication.factor")
     return CreationGroup(
         name=name,
@@ -107,9 +115,16 @@ class TopicCreation:
     def group_for(self, topic: str) -> CreationGroup:
         return next(g for g in self.groups if g.matches(topic))
 
-    async def ensure(self, topics: Topics, topic: str, client_config: Mapping[str, Any] | None = None) -> bool:
+    async def ensure(
+        self, topics: Topics, topic: str, client_config: Mapping[str, Any] | None = None
+    ) -> bool:
         """Create ``topic`` per its group if it does not exist; True if this call created it.
         ``client_config``: the connector's admin client arguments (``admin.override.*``)."""
         group = self.group_for(topic)
-        return await topics.create_topic(topic, max(1, group.partitions), group.configs, client_config,
-                                         replication_factor=group.replication_factor)
+        return await topics.create_topic(
+            topic,
+            max(1, group.partitions),
+            group.configs,
+            client_config,
+            replication_factor=group.replication_factor,
+        )

@@ -24,16 +24,18 @@ def _restore_logging() -> Iterator[None]:
     structlog.reset_defaults()
 
 
-async def test_make_demo_removes_its_temporary_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+async def test_make_demo_removes_its_temporary_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     await run_demo()
     assert "deleted() succeeded=True" in capsys.readouterr().out
     assert list(tmp_path.iterdir()) == []
 
 
-def test_the_pipeline_on_a_busy_port_says_so_and_suggests_another(tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_pipeline_on_a_busy_port_says_so_and_suggests_another(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
@@ -63,13 +65,20 @@ def test_git_ignores_the_pipelines_default_directory() -> None:
     assert "demo-pipeline/" in ignored or "/demo-pipeline/" in ignored
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--spark-remote", "spark://127.0.0.1:7077"], "--spark-remote must be a Spark Connect URL (sc://host:port)"),
-    (["--spark-conf", "spark.executor.memory"], "--spark-conf takes KEY=VALUE"),
-    (["--spark-master", "spark://a:1", "--spark-remote", "sc://a:2"], "not allowed with argument"),
-])
-def test_the_pipeline_refuses_bad_spark_options_naming_the_option(argv: list[str], message: str, tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--spark-remote", "spark://127.0.0.1:7077"],
+            "--spark-remote must be a Spark Connect URL (sc://host:port)",
+        ),
+        (["--spark-conf", "spark.executor.memory"], "--spark-conf takes KEY=VALUE"),
+        (["--spark-master", "spark://a:1", "--spark-remote", "sc://a:2"], "not allowed with argument"),
+    ],
+)
+def test_the_pipeline_refuses_bad_spark_options_naming_the_option(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as exited:
         main(["pipeline", "--dir", str(tmp_path / "p"), *argv])
     assert exited.value.code == 2
@@ -79,13 +88,20 @@ def test_the_pipeline_refuses_bad_spark_options_naming_the_option(argv: list[str
 
 def test_the_pipelines_spark_options_become_worker_properties() -> None:
     assert spark_properties() == {
-        "spark.master": "local[2]", "spark.conf.spark.sql.shuffle.partitions": "2",
-        "spark.conf.spark.ui.showConsoleProgress": "false", "spark.conf.spark.driver.host": "127.0.0.1",
-        "spark.conf.spark.driver.bindAddress": "127.0.0.1"}
-    cluster = spark_properties(master="spark://10.0.0.5:7077", conf=["spark.driver.host=10.0.0.9", "spark.cores.max=4"])
+        "spark.master": "local[2]",
+        "spark.conf.spark.sql.shuffle.partitions": "2",
+        "spark.conf.spark.ui.showConsoleProgress": "false",
+        "spark.conf.spark.driver.host": "127.0.0.1",
+        "spark.conf.spark.driver.bindAddress": "127.0.0.1",
+    }
+    cluster = spark_properties(
+        master="spark://10.0.0.5:7077", conf=["spark.driver.host=10.0.0.9", "spark.cores.max=4"]
+    )
     assert cluster["spark.master"] == "spark://10.0.0.5:7077"
     assert cluster["spark.conf.spark.driver.host"] == "10.0.0.9"  # not loopback: executors elsewhere reach it
     assert "spark.conf.spark.driver.bindAddress" not in cluster
     assert cluster["spark.conf.spark.cores.max"] == "4"
     assert spark_properties(remote="sc://connect:15002", conf=["a=b=c"]) == {
-        "spark.remote": "sc://connect:15002", "spark.conf.a": "b=c"}
+        "spark.remote": "sc://connect:15002",
+        "spark.conf.a": "b=c",
+    }

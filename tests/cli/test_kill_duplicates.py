@@ -33,21 +33,39 @@ RUN_S = 6.0
 def _worker(directory: Path, round_: int) -> subprocess.Popen[bytes]:
     files = [directory / name for name in ("worker.properties", "source.json", "sink.json")]
     with (directory / f"worker-{round_}.log").open("wb") as log:  # the child keeps its own descriptor
-        return subprocess.Popen([sys.executable, "-m", "engine.cli", "standalone", *map(str, files)],
-                                stdout=subprocess.DEVNULL, stderr=log)
+        return subprocess.Popen(
+            [sys.executable, "-m", "engine.cli", "standalone", *map(str, files)],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
 
 
 @pytest.mark.timeout(180)
 def test_kill_9_loses_nothing_and_repeats_at_most_a_commit_interval_per_kill(tmp_path: Path) -> None:
     (tmp_path / "worker.properties").write_text(
         f"listeners=http://127.0.0.1:{free_port()}\n"
-        + "".join(f"{kind}.storage.file.filename={tmp_path / kind}.log\n" for kind in ("config", "offset", "status"))
-        + f"topics.storage.file.filename={tmp_path / 'topics.log'}\noffset.flush.interval.ms={int(INTERVAL_S * 1000)}\n")
+        + "".join(
+            f"{kind}.storage.file.filename={tmp_path / kind}.log\n" for kind in ("config", "offset", "status")
+        )
+        + f"topics.storage.file.filename={tmp_path / 'topics.log'}\noffset.flush.interval.ms={int(INTERVAL_S * 1000)}\n"
+    )
     source, out = tmp_path / "in.txt", tmp_path / "out.txt"
-    (tmp_path / "source.json").write_text(json.dumps({"name": "reader", "config": {
-        "connector.class": "FileStreamSource", "file": str(source), "topic": "lines"}}))
-    (tmp_path / "sink.json").write_text(json.dumps({"name": "writer", "config": {
-        "connector.class": "FileStreamSink", "file": str(out), "topics": "lines"}}))
+    (tmp_path / "source.json").write_text(
+        json.dumps(
+            {
+                "name": "reader",
+                "config": {"connector.class": "FileStreamSource", "file": str(source), "topic": "lines"},
+            }
+        )
+    )
+    (tmp_path / "sink.json").write_text(
+        json.dumps(
+            {
+                "name": "writer",
+                "config": {"connector.class": "FileStreamSink", "file": str(out), "topics": "lines"},
+            }
+        )
+    )
     written = 0
     stop = threading.Event()
 

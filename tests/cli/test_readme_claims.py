@@ -23,9 +23,15 @@ async def test_the_readme_says_what_a_deleted_audit_source_leaves_in_sqlite(tmp_
     with sqlite3.connect(db) as conn:
         conn.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT)")
     async with Engine() as engine:
-        await engine.create_connector("orders-audit", {
-            "connector.class": "AuditTableSourceConnector", "audit.db.url": f"sqlite:///{db}",
-            "audit.tables": "orders", "topic": "orders"})
+        await engine.create_connector(
+            "orders-audit",
+            {
+                "connector.class": "AuditTableSourceConnector",
+                "audit.db.url": f"sqlite:///{db}",
+                "audit.tables": "orders",
+                "topic": "orders",
+            },
+        )
         await engine.wait_for_state("orders-audit", "RUNNING", tasks=1)
         before = _objects(db)
         assert (await engine.delete_connector("orders-audit")).succeeded

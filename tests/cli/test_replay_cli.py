@@ -38,29 +38,39 @@ def test_a_passing_scenario_prints_its_trace_and_exits_0(capsys: pytest.CaptureF
     assert main(["replay", PASSING]) == 0
     out = capsys.readouterr().out
     assert "   3 pause           orders     connector  pause     RUNNING -> PAUSED" in out
-    assert "   9 (end)           orders     connector  unassign  RUNNING -> UNASSIGNED" in out  # the final stop
+    assert (
+        "   9 (end)           orders     connector  unassign  RUNNING -> UNASSIGNED" in out
+    )  # the final stop
     assert "PASS create, pause and resume a connector and its tasks: 8 steps" in out
     assert out.rstrip().endswith("1 passed, 0 failed")
 
 
-def test_a_failed_expectation_names_file_and_step_and_exits_1(tmp_path: Path,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
-    path = write(tmp_path, "name: wrong\nsteps:\n"
-                 "  - create: {name: c, config: {connector.class: engine.testing.RecordingSourceConnector}}\n"
-                 "  - expect: {connector: c, state: PAUSED, timeout: 0s}\n")
+def test_a_failed_expectation_names_file_and_step_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(
+        tmp_path,
+        "name: wrong\nsteps:\n"
+        "  - create: {name: c, config: {connector.class: engine.testing.RecordingSourceConnector}}\n"
+        "  - expect: {connector: c, state: PAUSED, timeout: 0s}\n",
+    )
     assert main(["replay", PASSING, path]) == 1
     out = capsys.readouterr().out
     assert f"FAIL wrong: {path} step 2 (expect): connector c: state is RUNNING, expected PAUSED" in out
     assert "1 passed, 1 failed" in out
 
 
-def test_an_unexpected_error_fails_the_step_that_raised(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unexpected_error_fails_the_step_that_raised(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = write(tmp_path, "steps:\n  - pause: ghost\n")
     assert main(["replay", path]) == 1
     assert f"{path} step 1 (pause): raised ConnectorNotFound" in capsys.readouterr().out
 
 
-def test_a_malformed_file_exits_2_before_running_anything(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_malformed_file_exits_2_before_running_anything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = write(tmp_path, "steps:\n  - pause: {name: c, hard: true}\n")
     assert main(["replay", PASSING, path]) == 2
     captured = capsys.readouterr()
@@ -74,8 +84,15 @@ def test_json_output(capsys: pytest.CaptureFixture[str]) -> None:
     assert document["passed"] is True
     (result,) = document["results"]
     assert result["log"] == "file"
-    assert result["trace"][0] == {"time": 0.0, "step": 1, "connector": "orders", "task": None, "trigger": "start",
-                                  "from_state": "UNASSIGNED", "to_state": "RUNNING"}
+    assert result["trace"][0] == {
+        "time": 0.0,
+        "step": 1,
+        "connector": "orders",
+        "task": None,
+        "trigger": "start",
+        "from_state": "UNASSIGNED",
+        "to_state": "RUNNING",
+    }
 
 
 def test_kafka_needs_bootstrap_servers(capsys: pytest.CaptureFixture[str]) -> None:
@@ -103,12 +120,18 @@ def test_each_scenario_prints_as_soon_as_it_finishes(monkeypatch: pytest.MonkeyP
     second = str(SCENARIO_DIR / "04-stop.yaml")
     assert asyncio.run(replay([PASSING, second], "memory", None, "text", out=Out())) == 0
     assert [line.split(":")[0].split(" (")[0] for line in happened] == [
-        "out == create, pause and resume a connector and its tasks", f"run {PASSING}",
+        "out == create, pause and resume a connector and its tasks",
+        f"run {PASSING}",
         "out PASS create, pause and resume a connector and its tasks",
-        f"out == {load_scenario(second).name}", f"run {second}", f"out PASS {load_scenario(second).name}"]
+        f"out == {load_scenario(second).name}",
+        f"run {second}",
+        f"out PASS {load_scenario(second).name}",
+    ]
 
 
-def test_the_virtual_clock_gets_a_column_only_where_a_scenario_moves_it(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_virtual_clock_gets_a_column_only_where_a_scenario_moves_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert main(["replay", str(SCENARIO_DIR / "25-virtual-clock.yaml")]) == 0
     out = capsys.readouterr().out
     assert "  step                 virtual  connector" in out
@@ -121,7 +144,9 @@ def test_log_lines_an_injected_fault_provokes_are_quiet_and_noted(capsys: pytest
     assert main(["replay", crash, hang]) == 0
     captured = capsys.readouterr()
     assert captured.err == ""  # no error-level line for a timeout it asked for, no "never retrieved" crash
-    noted = re.findall(r"  expected: (\d+) warning/error log line\(s\) provoked by this scenario's injected", captured.out)
+    noted = re.findall(
+        r"  expected: (\d+) warning/error log line\(s\) provoked by this scenario's injected", captured.out
+    )
     assert len(noted) == 2
     assert all(int(count) >= 1 for count in noted)
 

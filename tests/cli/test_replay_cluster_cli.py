@@ -35,8 +35,9 @@ def test_the_same_seed_prints_the_same_output(capsys: pytest.CaptureFixture[str]
     assert capsys.readouterr().out == first
 
 
-def test_a_failing_run_names_seed_and_step_and_how_to_replay_it(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_failing_run_names_seed_and_step_and_how_to_replay_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "case.yaml"
     path.write_text("""
 workers: 2

@@ -20,14 +20,25 @@ from tests.rest.worker_process import READY_TIMEOUT_S, Worker, start_worker
 def files(tmp_path: Path) -> dict[str, Path]:
     port = free_port()
     worker = tmp_path / "worker.properties"
-    worker.write_text(f"listeners=http://127.0.0.1:{port}\n"
-                      f"config.storage.file.filename={tmp_path / 'configs.log'}\n"
-                      f"offset.storage.file.filename={tmp_path / 'offsets.log'}\n"
-                      "task.shutdown.graceful.timeout.ms=1000\n")
+    worker.write_text(
+        f"listeners=http://127.0.0.1:{port}\n"
+        f"config.storage.file.filename={tmp_path / 'configs.log'}\n"
+        f"offset.storage.file.filename={tmp_path / 'offsets.log'}\n"
+        "task.shutdown.graceful.timeout.ms=1000\n"
+    )
     connector = tmp_path / "orders.json"
-    connector.write_text(json.dumps({"name": "orders", "config": {
-        "connector.class": "engine.testing.RecordingSourceConnector", "tasks.max": "2",
-        "test.record.file": str(tmp_path / "calls.jsonl")}}))
+    connector.write_text(
+        json.dumps(
+            {
+                "name": "orders",
+                "config": {
+                    "connector.class": "engine.testing.RecordingSourceConnector",
+                    "tasks.max": "2",
+                    "test.record.file": str(tmp_path / "calls.jsonl"),
+                },
+            }
+        )
+    )
     sink = tmp_path / "billing.properties"
     sink.write_text("name=billing\nconnector.class=engine.testing.RecordingSinkConnector\ntopics=invoices\n")
     return {"worker": worker, "orders": connector, "billing": sink, "calls": tmp_path / "calls.jsonl"}
@@ -43,15 +54,23 @@ async def cleanup() -> AsyncIterator[list[Worker]]:
             await worker.process.wait()
 
 
-async def test_connector_files_start_and_sigterm_stops_plainly(files: dict[str, Path], cleanup: list[Worker]) -> None:
+async def test_connector_files_start_and_sigterm_stops_plainly(
+    files: dict[str, Path], cleanup: list[Worker]
+) -> None:
     worker = await start_worker(files["worker"], files["orders"], files["billing"])
     cleanup.append(worker)
 
     async def both_running() -> bool:
         status, body = await worker.get("/connectors?expand=status")
-        return status == 200 and isinstance(body, dict) and all(
-            v["status"]["connector"]["state"] == "RUNNING" and len(v["status"]["tasks"]) >= 1 for v in body.values()
-        ) and len(body) == 2
+        return (
+            status == 200
+            and isinstance(body, dict)
+            and all(
+                v["status"]["connector"]["state"] == "RUNNING" and len(v["status"]["tasks"]) >= 1
+                for v in body.values()
+            )
+            and len(body) == 2
+        )
 
     await eventually_async(both_running)
     assert await worker.stop() == 0
@@ -74,7 +93,10 @@ async def eventually_async(check: Callable[[], Awaitable[bool]], timeout: float 
 
 
 def test_files_are_told_apart(files: dict[str, Path]) -> None:
-    assert split_files([str(files["worker"]), str(files["orders"])]) == (str(files["worker"]), [str(files["orders"])])
+    assert split_files([str(files["worker"]), str(files["orders"])]) == (
+        str(files["worker"]),
+        [str(files["orders"])],
+    )
     assert split_files([str(files["billing"])]) == (None, [str(files["billing"])])
     assert split_files([]) == (None, [])
     assert read_connector_file(str(files["billing"]))[0] == "billing"
@@ -82,9 +104,17 @@ def test_files_are_told_apart(files: dict[str, Path]) -> None:
 
 
 def test_java_properties_syntax() -> None:
-    text = "# comment\n! also\nname=orders\na : b\nk v\nmulti=one \\\n   two\nesc=C:\\\\dir\\tx\\u0041\nempty=\n"
-    assert parse_properties(text) == {"name": "orders", "a": "b", "k": "v", "multi": "one two",
-                                      "esc": "C:\\dir\txA", "empty": ""}
+    text = (
+        "# comment\n! also\nname=orders\na : b\nk v\nmulti=one \\\n   two\nesc=C:\\\\dir\\tx\\u0041\nempty=\n"
+    )
+    assert parse_properties(text) == {
+        "name": "orders",
+        "a": "b",
+        "k": "v",
+        "multi": "one two",
+        "esc": "C:\\dir\txA",
+        "empty": "",
+    }
 
 
 def test_help_documents_the_command(capsys: pytest.CaptureFixture[str]) -> None:

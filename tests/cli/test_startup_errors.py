@@ -33,8 +33,9 @@ def only_line(text: str) -> str:
     return lines[0]
 
 
-def test_a_standalone_worker_on_a_busy_port_says_so_in_one_line(tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_standalone_worker_on_a_busy_port_says_so_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -56,18 +57,23 @@ def test_an_unreadable_connector_file_is_one_line(tmp_path: Path, capsys: pytest
     assert line.startswith(f"connect-engine standalone: Could not read connector file {missing}: "), line
 
 
-def test_replay_refuses_a_timeline_name_it_cannot_write_as_svg(tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_refuses_a_timeline_name_it_cannot_write_as_svg(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     png = tmp_path / "x.png"
     assert main(["replay", PASSING, "--timeline", str(png)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""  # refused before anything ran
-    assert only_line(captured.err) == (f"error: --timeline {png}: the timeline is drawn as SVG: "
-                                       "name a .svg file (e.g. timeline.svg)")
+    assert only_line(captured.err) == (
+        f"error: --timeline {png}: the timeline is drawn as SVG: name a .svg file (e.g. timeline.svg)"
+    )
     assert not png.exists()
     elsewhere = tmp_path / "missing" / "x.svg"
     assert main(["replay", PASSING, "--timeline", str(elsewhere)]) == 2
-    assert only_line(capsys.readouterr().err) == f"error: --timeline {elsewhere}: no such directory: {elsewhere.parent}"
+    assert (
+        only_line(capsys.readouterr().err)
+        == f"error: --timeline {elsewhere}: no such directory: {elsewhere.parent}"
+    )
     svg = tmp_path / "x.svg"
     assert main(["replay", PASSING, "--timeline", str(svg)]) == 0
     assert svg.read_text(encoding="utf-8").startswith("<svg")
@@ -75,7 +81,10 @@ def test_replay_refuses_a_timeline_name_it_cannot_write_as_svg(tmp_path: Path,
 
 def test_start_up_errors_read_as_one_line() -> None:
     missing_extra = ModuleNotFoundError("No module named 'aio_pika'", name="aio_pika")
-    assert one_line(missing_extra) == "it needs aio_pika, which is not installed: pip install 'connect-engine[rabbitmq]'"
+    assert (
+        one_line(missing_extra)
+        == "it needs aio_pika, which is not installed: pip install 'connect-engine[rabbitmq]'"
+    )
     assert one_line(ExceptionGroup("engine", [missing_extra])) == one_line(missing_extra)
     unreadable = FileNotFoundError(errno.ENOENT, "No such file or directory", "/no/such.yaml")
     assert one_line(unreadable) == "cannot read /no/such.yaml: No such file or directory"
@@ -85,6 +94,8 @@ def test_start_up_errors_read_as_one_line() -> None:
 def test_the_pipeline_status_line_shows_tasks_that_are_not_where_their_connector_is() -> None:
     running = {"connector": {"state": "RUNNING"}, "tasks": [{"id": 0, "state": "RUNNING"}]}
     assert status_text("orders", running) == "orders RUNNING"
-    failed = {"connector": {"state": "RUNNING"},
-              "tasks": [{"id": 0, "state": "FAILED"}, {"id": 1, "state": "RUNNING"}]}
+    failed = {
+        "connector": {"state": "RUNNING"},
+        "tasks": [{"id": 0, "state": "FAILED"}, {"id": 1, "state": "RUNNING"}],
+    }
     assert status_text("parquet", failed) == "parquet RUNNING (task 0 FAILED)"

@@ -17,10 +17,17 @@ def _closed_port() -> int:
 def test_a_distributed_worker_without_its_brokers_exits_with_one_line(tmp_path: Path) -> None:
     port = _closed_port()
     properties = tmp_path / "worker.properties"
-    properties.write_text(f"bootstrap.servers=127.0.0.1:{port}\ngroup.id=g\nconfig.storage.topic=cfg\n"
-                          "offset.storage.topic=off\nstatus.storage.topic=st\nlisteners=http://127.0.0.1:0\n")
-    done = subprocess.run([sys.executable, "-m", "engine", "distributed", str(properties)],
-                          capture_output=True, text=True, timeout=120, check=False)
+    properties.write_text(
+        f"bootstrap.servers=127.0.0.1:{port}\ngroup.id=g\nconfig.storage.topic=cfg\n"
+        "offset.storage.topic=off\nstatus.storage.topic=st\nlisteners=http://127.0.0.1:0\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "engine", "distributed", str(properties)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     last = done.stderr.strip().splitlines()[-1]

@@ -31,18 +31,25 @@ def props_file(tmp_path: Path) -> Path:
 
 def test_file_provider_reads_a_properties_key(props_file: Path) -> None:
     t = ConfigTransformer.from_worker({"config.providers": "file"})
-    resolved = t.resolve({"db.password": f"${{file:{props_file}:password}}",
-                          "url": f"jdbc://${{file:{props_file}:user}}@host", "plain": "x"})
+    resolved = t.resolve(
+        {
+            "db.password": f"${{file:{props_file}:password}}",
+            "url": f"jdbc://${{file:{props_file}:user}}@host",
+            "plain": "x",
+        }
+    )
     assert resolved == {"db.password": SECRET, "url": "jdbc://admin@host", "plain": "x"}
 
 
 def test_builtins_by_alias_java_name_and_dotted_path(props_file: Path) -> None:
-    t = ConfigTransformer.from_worker({
-        "config.providers": "a,b,c",
-        "config.providers.a.class": "FileConfigProvider",
-        "config.providers.b.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
-        "config.providers.c.class": "engine.config.providers.FileConfigProvider",
-    })
+    t = ConfigTransformer.from_worker(
+        {
+            "config.providers": "a,b,c",
+            "config.providers.a.class": "FileConfigProvider",
+            "config.providers.b.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
+            "config.providers.c.class": "engine.config.providers.FileConfigProvider",
+        }
+    )
     assert all(isinstance(p, FileConfigProvider) for p in t.providers.values())
     assert t.resolve({"k": f"${{c:{props_file}:user}}"}) == {"k": "admin"}
 
@@ -55,8 +62,9 @@ def test_env_provider(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_env_provider_allowlist(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CE_TEST_TOKEN", SECRET)
-    t = ConfigTransformer.from_worker({"config.providers": "env",
-                                       "config.providers.env.param.allowlist.pattern": "ALLOWED_.*"})
+    t = ConfigTransformer.from_worker(
+        {"config.providers": "env", "config.providers.env.param.allowlist.pattern": "ALLOWED_.*"}
+    )
     assert isinstance(t.providers["env"], EnvVarConfigProvider)
     with pytest.raises(ConfigError, match="'token'"):
         t.resolve({"token": "${env:CE_TEST_TOKEN}"})
@@ -76,8 +84,9 @@ def test_dir_provider_reads_file_content(tmp_path: Path) -> None:
 
 
 def test_allowed_paths(tmp_path: Path, props_file: Path) -> None:
-    t = ConfigTransformer.from_worker({"config.providers": "file",
-                                       "config.providers.file.param.allowed.paths": str(tmp_path / "elsewhere")})
+    t = ConfigTransformer.from_worker(
+        {"config.providers": "file", "config.providers.file.param.allowed.paths": str(tmp_path / "elsewhere")}
+    )
     with pytest.raises(ConfigError, match="not allowed"):
         t.resolve({"k": f"${{file:{props_file}:password}}"})
 
@@ -92,7 +101,9 @@ def test_unknown_provider_reference_is_left_as_is() -> None:
 def test_missing_key_names_the_config_key_not_the_secret(props_file: Path) -> None:
     t = ConfigTransformer.from_worker({"config.providers": "file"})
     with pytest.raises(ConfigError) as caught:
-        t.resolve({"db.password": f"${{file:{props_file}:password}}", "db.user": f"${{file:{props_file}:nope}}"})
+        t.resolve(
+            {"db.password": f"${{file:{props_file}:password}}", "db.user": f"${{file:{props_file}:nope}}"}
+        )
     message = str(caught.value)
     assert "'db.user'" in message
     assert "'nope'" in message
@@ -123,9 +134,13 @@ class UpperProvider:
 
 
 def test_user_provider_class_with_params() -> None:
-    t = ConfigTransformer.from_worker({"config.providers": "up",
-                                       "config.providers.up.class": f"{__name__}.UpperProvider",
-                                       "config.providers.up.param.suffix": "!"})
+    t = ConfigTransformer.from_worker(
+        {
+            "config.providers": "up",
+            "config.providers.up.class": f"{__name__}.UpperProvider",
+            "config.providers.up.param.suffix": "!",
+        }
+    )
     assert t.resolve({"k": "${up:a/:b}", "j": "${up:c}"}) == {"k": "A/B!", "j": "C!"}
 
 
@@ -140,11 +155,20 @@ def test_reverse_transform_restores_referenced_keys_only() -> None:
     raw = {"db.password": "${file:/p:password}", "topic": "t", "unknown": "${vault:x}"}
     tasks = [{"db.password": SECRET, "topic": "t", "task.class": "T"}, {"other": SECRET}]
     assert reverse_transform(raw, tasks) == [
-        {"db.password": "${file:/p:password}", "topic": "t", "task.class": "T"}, {"other": SECRET}]
+        {"db.password": "${file:/p:password}", "topic": "t", "task.class": "T"},
+        {"other": SECRET},
+    ]
 
 
 def test_mask_config_hides_password_typed_and_secret_named_keys() -> None:
     config_def = ConfigDef().define("conn.pw", ConfigType.PASSWORD, importance=Importance.HIGH)
-    masked = mask_config({"conn.pw": SECRET, "api.token": SECRET, "ssl.key.SECRET": SECRET, "user": "u"},
-                         password_keys(config_def))
-    assert masked == {"conn.pw": "[hidden]", "api.token": "[hidden]", "ssl.key.SECRET": "[hidden]", "user": "u"}
+    masked = mask_config(
+        {"conn.pw": SECRET, "api.token": SECRET, "ssl.key.SECRET": SECRET, "user": "u"},
+        password_keys(config_def),
+    )
+    assert masked == {
+        "conn.pw": "[hidden]",
+        "api.token": "[hidden]",
+        "ssl.key.SECRET": "[hidden]",
+        "user": "u",
+    }

@@ -49,8 +49,11 @@ def _constants() -> dict[str, dict[str, str]]:
     for path in ENGINE.rglob("*.py"):
         found = table.setdefault(_module(path), {})
         for node in ast.parse(path.read_text()).body:
-            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
-                    and isinstance(node.value.value, str)):
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+            ):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         found[target.id] = node.value.value
@@ -79,21 +82,35 @@ def _scan() -> Reads:
                         names[alias.asname or alias.name] = value
 
         def key_of(node: ast.AST, names: dict[str, str] = names) -> str | None:
-            value = node.value if isinstance(node, ast.Constant) else names.get(node.id) if isinstance(
-                node, ast.Name) else None
+            value = (
+                node.value
+                if isinstance(node, ast.Constant)
+                else names.get(node.id)
+                if isinstance(node, ast.Name)
+                else None
+            )
             return value if isinstance(value, str) and KEY.fullmatch(value) else None
 
         def literal(node: ast.AST | None) -> object:
             return node.value if isinstance(node, ast.Constant) else None
 
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _is_worker(node.value)
-                    and (key := key_of(node.slice))):
+            if (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.ctx, ast.Load)
+                and _is_worker(node.value)
+                and (key := key_of(node.slice))
+            ):
                 reads.add(key, module)
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
-            if isinstance(func, ast.Attribute) and func.attr == "get" and _is_worker(func.value) and node.args:
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr == "get"
+                and _is_worker(func.value)
+                and node.args
+            ):
                 if key := key_of(node.args[0]):
                     reads.add(key, module, literal(node.args[1]) if len(node.args) > 1 else None)
             elif any(_is_worker(arg) for arg in node.args):
@@ -103,15 +120,26 @@ def _scan() -> Reads:
                     reads.add(key, module, literal(following) if not _is_worker(following or node) else None)
         if module in {m for ms in reads.keys.values() for m in ms}:
             for node in tree.body:
-                if (isinstance(node, ast.AnnAssign | ast.Assign) and isinstance(node.value, ast.Dict)
-                        and any(isinstance(t, ast.Name) and t.id.endswith("DEFAULTS")
-                                for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))):
+                if (
+                    isinstance(node, ast.AnnAssign | ast.Assign)
+                    and isinstance(node.value, ast.Dict)
+                    and any(
+                        isinstance(t, ast.Name) and t.id.endswith("DEFAULTS")
+                        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                    )
+                ):
                     for k, v in zip(node.value.keys, node.value.values, strict=True):
                         if k is not None and (key := key_of(k)):
                             reads.add(key, module, literal(v))
-        for node in tree.body:  # a module's WORKER_KEYS mapping names worker keys it reads (values: not defaults)
-            if (isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Dict)
-                    and isinstance(node.target, ast.Name) and node.target.id == "WORKER_KEYS"):
+        for (
+            node
+        ) in tree.body:  # a module's WORKER_KEYS mapping names worker keys it reads (values: not defaults)
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.value, ast.Dict)
+                and isinstance(node.target, ast.Name)
+                and node.target.id == "WORKER_KEYS"
+            ):
                 for k in node.value.keys:
                     if k is not None and (key := key_of(k)):
                         reads.add(key, module)
@@ -149,8 +177,11 @@ def test_every_key_in_the_table_is_read_somewhere(reads: Reads) -> None:
 
 def test_the_table_states_the_defaults_the_code_uses(reads: Reads) -> None:
     table = by_name()
-    wrong = {key: (table[key].default, sorted(found)) for key, found in reads.defaults.items()
-             if key in table and found != {table[key].default}}
+    wrong = {
+        key: (table[key].default, sorted(found))
+        for key, found in reads.defaults.items()
+        if key in table and found != {table[key].default}
+    }
     assert wrong == {}
 
 

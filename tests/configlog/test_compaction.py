@@ -80,7 +80,8 @@ def random_record(rng: random.Random, n: int) -> tuple[str, bytes | None]:
         case 9:
             unknown: list[ConfigRecord] = [
                 SessionKeyRecord(bytes([n % 256]), "HmacSHA256", n),
-                LoggerLevelRecord(rng.choice(["x", "y"]), rng.choice(["INFO", "DEBUG"]))]
+                LoggerLevelRecord(rng.choice(["x", "y"]), rng.choice(["INFO", "DEBUG"])),
+            ]
             record = rng.choice(unknown)
         case _:
             return rng.choice([(f"connector-{c}", b"not json"), (f"task-{c}-x", b"{}"), ("bogus", b"{}")])
@@ -124,9 +125,13 @@ def entries_of(*records: ConfigRecord) -> list[Entry]:
 
 def test_a_connector_keeps_the_incarnation_of_the_record_that_created_it() -> None:
     log = entries_of(
-        ConnectorConfigRecord("gone", {}), ConnectorTombstone("gone"),
-        ConnectorConfigRecord("c", {"v": "1"}), ConnectorConfigRecord("c", {"v": "2"}),
-        ConnectorConfigRecord("c", {"v": "3"}), RestartRecord("c"))
+        ConnectorConfigRecord("gone", {}),
+        ConnectorTombstone("gone"),
+        ConnectorConfigRecord("c", {"v": "1"}),
+        ConnectorConfigRecord("c", {"v": "2"}),
+        ConnectorConfigRecord("c", {"v": "3"}),
+        RestartRecord("c"),
+    )
     kept = retained(log)
     assert [offset for offset, _, _ in kept] == [2, 4, 5]  # creation, last config, the log's last record
     assert replay(kept).incarnations == {"c": "2"}
@@ -135,11 +140,16 @@ def test_a_connector_keeps_the_incarnation_of_the_record_that_created_it() -> No
 def test_a_commit_keeps_its_task_configs_and_the_config_it_was_applied_under() -> None:
     log = entries_of(
         ConnectorConfigRecord("c", {"v": "1"}),
-        TaskConfigRecord("c", 0, {"t": "old"}), TaskCommitRecord("c", 1),
-        TaskConfigRecord("c", 0, {"t": "0"}), TaskConfigRecord("c", 1, {"t": "1"}), TaskCommitRecord("c", 2),
+        TaskConfigRecord("c", 0, {"t": "old"}),
+        TaskCommitRecord("c", 1),
+        TaskConfigRecord("c", 0, {"t": "0"}),
+        TaskConfigRecord("c", 1, {"t": "1"}),
+        TaskCommitRecord("c", 2),
         ConnectorConfigRecord("c", {"v": "2"}),
         TaskConfigRecord("c", 0, {"t": "pending"}),
-        TargetStateRecord("c", TargetState.PAUSED), TargetStateRecord("c", TargetState.STOPPED))
+        TargetStateRecord("c", TargetState.PAUSED),
+        TargetStateRecord("c", TargetState.STOPPED),
+    )
     kept = retained(log)
     assert [offset for offset, _, _ in kept] == [0, 3, 4, 5, 6, 7, 9]
     snapshot = replay(kept)
@@ -150,26 +160,43 @@ def test_a_commit_keeps_its_task_configs_and_the_config_it_was_applied_under() -
 
 def test_a_deleted_connector_leaves_only_its_pending_cleanup() -> None:
     log = entries_of(
-        ConnectorConfigRecord("c", {}), TaskConfigRecord("c", 0, {}), TaskCommitRecord("c", 1),
-        TargetStateRecord("c", TargetState.PAUSED), TargetStateTombstone("c"),
-        PendingCleanupRecord("c", {}, 1, "0"), ConnectorTombstone("c"),
-        PendingCleanupRecord("d", {}, 0), PendingCleanupCleared("d"), SessionKeyRecord(b"k", "HmacSHA256", 1))
+        ConnectorConfigRecord("c", {}),
+        TaskConfigRecord("c", 0, {}),
+        TaskCommitRecord("c", 1),
+        TargetStateRecord("c", TargetState.PAUSED),
+        TargetStateTombstone("c"),
+        PendingCleanupRecord("c", {}, 1, "0"),
+        ConnectorTombstone("c"),
+        PendingCleanupRecord("d", {}, 0),
+        PendingCleanupCleared("d"),
+        SessionKeyRecord(b"k", "HmacSHA256", 1),
+    )
     assert [offset for offset, _, _ in retained(log)] == [5, 9]
 
 
 def test_a_commit_refused_for_a_stopped_connector_stays_refused() -> None:
     log = entries_of(
-        ConnectorConfigRecord("c", {}), TaskCommitRecord("c", 0), TargetStateRecord("c", TargetState.STOPPED),
-        TaskConfigRecord("c", 0, {}), TaskCommitRecord("c", 1), TargetStateRecord("c", TargetState.STARTED),
-        ConnectorConfigRecord("c", {"v": "2"}))
+        ConnectorConfigRecord("c", {}),
+        TaskCommitRecord("c", 0),
+        TargetStateRecord("c", TargetState.STOPPED),
+        TaskConfigRecord("c", 0, {}),
+        TaskCommitRecord("c", 1),
+        TargetStateRecord("c", TargetState.STARTED),
+        ConnectorConfigRecord("c", {"v": "2"}),
+    )
     kept = retained(log)
     assert replay(kept).tasks["c"] == ()
     assert [offset for offset, _, _ in kept] == [0, 1, 5, 6]
 
 
 def test_records_that_cannot_be_read_stay_while_they_are_the_last_of_their_key() -> None:
-    log = [(0, "connector-c", b'{"properties":{}}'), (1, "connector-c", b"not json"), (2, "x", b"{}"),
-           (3, "x", b"{}"), (4, "target-state-c", b'{"state":"PAUSED"}')]
+    log = [
+        (0, "connector-c", b'{"properties":{}}'),
+        (1, "connector-c", b"not json"),
+        (2, "x", b"{}"),
+        (3, "x", b"{}"),
+        (4, "target-state-c", b'{"state":"PAUSED"}'),
+    ]
     assert [offset for offset, _, _ in retained(log)] == [0, 1, 3, 4]
 
 
@@ -247,9 +274,14 @@ async def test_a_config_log_compaction_killed_at_any_step_loses_nothing(tmp_path
     log = FileConfigLog(path)
     await log.open()
     records: list[ConfigRecord] = [
-               ConnectorConfigRecord("c", {"v": "1"}), TaskConfigRecord("c", 0, {}), TaskCommitRecord("c", 1),
-               ConnectorConfigRecord("c", {"v": "2"}), ConnectorConfigRecord("d", {}), ConnectorTombstone("d"),
-               PendingCleanupRecord("d", {}, 0, "4")]
+        ConnectorConfigRecord("c", {"v": "1"}),
+        TaskConfigRecord("c", 0, {}),
+        TaskCommitRecord("c", 1),
+        ConnectorConfigRecord("c", {"v": "2"}),
+        ConnectorConfigRecord("d", {}),
+        ConnectorTombstone("d"),
+        PendingCleanupRecord("d", {}, 0, "4"),
+    ]
     await log.append([encode(record) for record in records])
     with pytest.raises(Crash):
         await log.compact(crash_at(step))
@@ -294,9 +326,13 @@ def record_at(offset: int) -> tuple[str, bytes | None]:
 def run_and_kill(path: Path, acks: int) -> tuple[int, int]:
     """Start the child, let it acknowledge ``acks`` more appends, SIGKILL it: the last acknowledged
     offset, and how many compactions it finished."""
-    child = subprocess.Popen([sys.executable, "-c", APPENDING_FOREVER, str(path), str(Path(__file__).parent)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    child = subprocess.Popen(
+        [sys.executable, "-c", APPENDING_FOREVER, str(path), str(Path(__file__).parent)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     assert child.stdout is not None
     try:
         last, seen, compactions = -1, 0, 0

@@ -54,19 +54,28 @@ def test_keys_and_values_match_kafka_connect() -> None:
     assert encode(ConnectorConfigRecord("c", {"a": "1"})) == ("connector-c", b'{"properties":{"a":"1"}}')
     assert encode(TaskConfigRecord("c", 0, {})) == ("task-c-0", b'{"properties":{}}')
     assert encode(TaskCommitRecord("c", 2)) == ("commit-c", b'{"tasks":2}')
-    assert encode(RestartRecord("c", True, True)) == ("restart-connector-c", b'{"include-tasks":true,"only-failed":true}')
+    assert encode(RestartRecord("c", True, True)) == (
+        "restart-connector-c",
+        b'{"include-tasks":true,"only-failed":true}',
+    )
     assert encode(LoggerLevelRecord("org.x", "WARN")) == ("logger-cluster-org.x", b'{"level":"WARN"}')
     assert encode(TaskCountRecord("c", 2)) == ("tasks-fencing-c", b'{"task-count":2}')
     assert encode(SessionKeyRecord(b"key", "HmacSHA256", 5)) == (
-        "session-key", b'{"key":"a2V5","algorithm":"HmacSHA256","creation-timestamp":5}')
+        "session-key",
+        b'{"key":"a2V5","algorithm":"HmacSHA256","creation-timestamp":5}',
+    )
 
 
 def test_connects_session_key_record_is_read_and_a_malformed_one_skipped() -> None:
     """KafkaConfigBackingStore.putSessionKey's JSON (schemas off); a bad one is logged and ignored."""
     value = b'{"key":"c2VjcmV0c2VjcmV0","algorithm":"HmacSHA256","creation-timestamp":1718000000000}'
     assert decode("session-key", value) == SessionKeyRecord(b"secretsecret", "HmacSHA256", 1718000000000)
-    for bad in (None, b'{"key":3,"algorithm":"HmacSHA256","creation-timestamp":1}',
-                b'{"key":"a2V5","algorithm":"HmacSHA256","creation-timestamp":"x"}', b'{"key":"!!"}'):
+    for bad in (
+        None,
+        b'{"key":3,"algorithm":"HmacSHA256","creation-timestamp":1}',
+        b'{"key":"a2V5","algorithm":"HmacSHA256","creation-timestamp":"x"}',
+        b'{"key":"!!"}',
+    ):
         with pytest.raises(CorruptRecord):
             decode("session-key", bad)
 
@@ -79,7 +88,9 @@ def test_task_count_records_end_a_pending_fencing_and_task_configs_start_one() -
     assert snapshot.pending_fencing == {"c"}
     snapshot.apply(decode("tasks-fencing-c", b'{"task-count":1}'), 3)
     assert (snapshot.pending_fencing, snapshot.task_count_records) == (set(), {"c": 1})
-    snapshot.apply(decode("session-key", b'{"key":"a2V5","algorithm":"HmacSHA256","creation-timestamp":7}'), 4)
+    snapshot.apply(
+        decode("session-key", b'{"key":"a2V5","algorithm":"HmacSHA256","creation-timestamp":7}'), 4
+    )
     assert snapshot.session_key == SessionKeyRecord(b"key", "HmacSHA256", 7)
 
 

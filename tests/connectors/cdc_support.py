@@ -19,10 +19,17 @@ from engine.testing import eventually
 
 CONNECTOR = "engine.connectors.postgres_cdc.PostgresCdcSourceConnector"
 KILLED_IN_DELETED = "tests.connectors.cdc_support.KilledAfterDroppingTheSlot"
-FAST = {"task.shutdown.graceful.timeout.ms": "3000", "connector.shutdown.graceful.timeout.ms": "3000",
-        "offset.flush.interval.ms": "200"}
-JSON_PLAIN = {"key.converter": "org.apache.kafka.connect.json.JsonConverter", "key.converter.schemas.enable": "false",
-              "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"}
+FAST = {
+    "task.shutdown.graceful.timeout.ms": "3000",
+    "connector.shutdown.graceful.timeout.ms": "3000",
+    "offset.flush.interval.ms": "200",
+}
+JSON_PLAIN = {
+    "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "key.converter.schemas.enable": "false",
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "value.converter.schemas.enable": "false",
+}
 
 
 class CdcTable:
@@ -42,13 +49,25 @@ class CdcTable:
             return db.execute(sql, params).fetchall()
 
     def config(self, **extra: str) -> dict[str, str]:
-        return {"connector.class": CONNECTOR, "postgres.url": self.url, "table.include.list": f"public.{self.name}",
-                "poll.interval.ms": "50", **JSON_PLAIN, **extra}
+        return {
+            "connector.class": CONNECTOR,
+            "postgres.url": self.url,
+            "table.include.list": f"public.{self.name}",
+            "poll.interval.ms": "50",
+            **JSON_PLAIN,
+            **extra,
+        }
 
     def slots(self, prefix: str) -> list[str]:
         """Every slot (temporary copies included) whose name starts with ``prefix``."""
-        return [r[0] for r in self.query("SELECT slot_name FROM pg_replication_slots WHERE starts_with(slot_name, %s) "
-                                         "ORDER BY slot_name", prefix)]
+        return [
+            r[0]
+            for r in self.query(
+                "SELECT slot_name FROM pg_replication_slots WHERE starts_with(slot_name, %s) "
+                "ORDER BY slot_name",
+                prefix,
+            )
+        ]
 
     def publication_exists(self, name: str) -> bool:
         return bool(self.query("SELECT 1 FROM pg_publication WHERE pubname = %s", name))
@@ -58,14 +77,18 @@ class CdcTable:
         return slot in self.slots(slot), self.publication_exists(slot)
 
     def confirmed(self, slot: str) -> int:
-        rows = self.query("SELECT confirmed_flush_lsn - '0/0'::pg_lsn FROM pg_replication_slots WHERE slot_name = %s",
-                          slot)
+        rows = self.query(
+            "SELECT confirmed_flush_lsn - '0/0'::pg_lsn FROM pg_replication_slots WHERE slot_name = %s", slot
+        )
         return int(rows[0][0])
 
     def retained(self, slot: str) -> int:
         """Bytes of WAL the slot holds back: the server's current position minus what the slot confirmed."""
-        rows = self.query("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn) FROM pg_replication_slots "
-                          "WHERE slot_name = %s", slot)
+        rows = self.query(
+            "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn) FROM pg_replication_slots "
+            "WHERE slot_name = %s",
+            slot,
+        )
         return int(rows[0][0])
 
     def wal_lsn(self) -> int:
@@ -75,16 +98,24 @@ class CdcTable:
         self.execute(f"DROP TABLE IF EXISTS {self.name}")
 
 
-async def topic_values(engine: Engine, topic: str, count: int, *, timeout: float = 20) -> list[dict[str, Any]]:
+async def topic_values(
+    engine: Engine, topic: str, count: int, *, timeout: float = 20
+) -> list[dict[str, Any]]:
     """The first ``count`` record values of ``topic`` (JSON), waiting for them; more than ``count`` fails."""
     consumer = await engine.topics.consumer(f"reader-{uuid.uuid4().hex[:6]}", [topic])
     values: list[dict[str, Any]] = []
     try:
+
         async def enough() -> bool:
-            values.extend(json.loads(r.value) for r in await consumer.getmany(timeout_ms=100) if r.value is not None)
+            values.extend(
+                json.loads(r.value) for r in await consumer.getmany(timeout_ms=100) if r.value is not None
+            )
             return len(values) >= count
+
         await eventually(enough, timeout=timeout, message=f"{count} records on {topic}")
-        values.extend(json.loads(r.value) for r in await consumer.getmany(timeout_ms=300) if r.value is not None)
+        values.extend(
+            json.loads(r.value) for r in await consumer.getmany(timeout_ms=300) if r.value is not None
+        )
     finally:
         await consumer.close()
     assert len(values) == count, [v["after"] for v in values]

@@ -20,7 +20,11 @@ def app_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Dat
     db = Database(f"sqlite:///{tmp_path / 'app.db'}" if kind == "sqlite" else postgres_url(), kind)
     db.execute(f"CREATE TABLE {db.table} (id INTEGER PRIMARY KEY, item TEXT NOT NULL)")
     yield db
-    db.execute(f"DROP TABLE IF EXISTS {db.table} CASCADE" if kind == "postgres" else f"DROP TABLE IF EXISTS {db.table}")
+    db.execute(
+        f"DROP TABLE IF EXISTS {db.table} CASCADE"
+        if kind == "postgres"
+        else f"DROP TABLE IF EXISTS {db.table}"
+    )
 
 
 @pytest.fixture(scope="session")

@@ -20,8 +20,11 @@ from tests.session_services import rabbitmq_url
 CONNECTOR = "engine.connectors.rabbitmq.RabbitMQSinkConnector"
 KILLED_IN_DELETED = "tests.connectors.rabbitmq_support.KilledAfterDeletingTheQueues"
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
-FAST = {"task.shutdown.graceful.timeout.ms": "3000", "connector.shutdown.graceful.timeout.ms": "3000",
-        "offset.flush.interval.ms": "200"}
+FAST = {
+    "task.shutdown.graceful.timeout.ms": "3000",
+    "connector.shutdown.graceful.timeout.ms": "3000",
+    "offset.flush.interval.ms": "200",
+}
 
 
 def unique(prefix: str = "rmq") -> str:
@@ -29,8 +32,13 @@ def unique(prefix: str = "rmq") -> str:
 
 
 def sink_config(**extra: str) -> dict[str, str]:
-    return {"connector.class": CONNECTOR, "rabbitmq.url": rabbitmq_url(), "key.converter": BYTES, "value.converter": BYTES,
-            **extra}
+    return {
+        "connector.class": CONNECTOR,
+        "rabbitmq.url": rabbitmq_url(),
+        "key.converter": BYTES,
+        "value.converter": BYTES,
+        **extra,
+    }
 
 
 async def exists(kind: str, name: str) -> bool:
@@ -41,11 +49,14 @@ async def exists(kind: str, name: str) -> bool:
         await connection.close()
 
 
-async def resources(name: str, topics: list[str], exchange: str | None = None,
-                    incarnation: str = "0") -> dict[str, bool]:
+async def resources(
+    name: str, topics: list[str], exchange: str | None = None, incarnation: str = "0"
+) -> dict[str, bool]:
     """Which of the connector's objects exist: exchange, one queue per topic, the ledger."""
-    found = {"exchange": await exists("exchange", exchange or f"connect.{name}"),
-             "ledger": await exists("queue", ledger_name(name, incarnation))}
+    found = {
+        "exchange": await exists("exchange", exchange or f"connect.{name}"),
+        "ledger": await exists("queue", ledger_name(name, incarnation)),
+    }
     for topic in topics:
         found[topic] = await exists("queue", f"{name}.{topic}")
     return found

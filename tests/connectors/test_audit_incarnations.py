@@ -33,8 +33,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def audit_config(db: Database, **extra: str) -> dict[str, str]:
-    return {"connector.class": CONNECTOR, "audit.db.url": db.url, "audit.tables": db.table,
-            "poll.interval.ms": "50", **extra}
+    return {
+        "connector.class": CONNECTOR,
+        "audit.db.url": db.url,
+        "audit.tables": db.table,
+        "poll.interval.ms": "50",
+        **extra,
+    }
 
 
 def rows_in(db: Database, audit: str) -> int:
@@ -73,11 +78,14 @@ COLLIDING = [("coll-a", "coll_a"), ("Upper", "upper"), ("n" * 49 + "-first", "n"
 
 @pytest.mark.parametrize(("one", "two"), COLLIDING, ids=["dash-underscore", "case", "long-names"])
 async def test_names_that_fold_alike_get_their_own_objects_and_deleting_one_leaves_the_other(
-        app_database: Database, one: str, two: str) -> None:
+    app_database: Database, one: str, two: str
+) -> None:
     async with Engine(FAST) as engine:
         # created at the same moment: neither trips over the other's objects
-        await asyncio.gather(engine.create_connector(one, audit_config(app_database)),
-                             engine.create_connector(two, audit_config(app_database)))
+        await asyncio.gather(
+            engine.create_connector(one, audit_config(app_database)),
+            engine.create_connector(two, audit_config(app_database)),
+        )
         await engine.wait_for_state(one, "RUNNING", tasks=1)
         await engine.wait_for_state(two, "RUNNING", tasks=1)
         first, second = audit_of(engine, one), audit_of(engine, two)
@@ -89,7 +97,9 @@ async def test_names_that_fold_alike_get_their_own_objects_and_deleting_one_leav
 
             assert (await engine.delete_connector(one)).succeeded
             assert not exists(app_database, first)
-            app_database.execute(f"INSERT INTO {app_database.table} (id, item) VALUES (2, 'b')")  # still writable
+            app_database.execute(
+                f"INSERT INTO {app_database.table} (id, item) VALUES (2, 'b')"
+            )  # still writable
             assert rows_in(app_database, second) == 2  # and the other connector still captures
             status = await engine.connector_status(two)
             assert [t["state"] for t in status["tasks"]] == ["RUNNING"]
@@ -97,7 +107,9 @@ async def test_names_that_fold_alike_get_their_own_objects_and_deleting_one_leav
             drop_audit(app_database, first, second)
 
 
-async def test_an_audit_table_owned_by_another_connector_is_never_adopted_nor_dropped(app_database: Database) -> None:
+async def test_an_audit_table_owned_by_another_connector_is_never_adopted_nor_dropped(
+    app_database: Database,
+) -> None:
     shared = f"shared_{app_database.table}"
     async with Engine(FAST) as engine:
         await engine.create_connector("owner", audit_config(app_database, **{"audit.table": shared}))
@@ -144,7 +156,9 @@ def postgres(tmp_path: Path) -> Iterator[Database]:
     db.execute(f"DROP TABLE IF EXISTS {db.table} CASCADE")
 
 
-async def test_a_cleanup_stuck_on_a_lock_never_drops_the_recreated_connectors_table(postgres: Database) -> None:
+async def test_a_cleanup_stuck_on_a_lock_never_drops_the_recreated_connectors_table(
+    postgres: Database,
+) -> None:
     """Thread variant: deleted() outlives its timeout in its thread while an application holds a lock."""
     db = postgres
     config = audit_config(db, **{"audit.ddl.timeout.ms": "8000"})  # longer than the engine waits, on purpose
@@ -193,18 +207,27 @@ KILLED_IN_CLEANUP = textwrap.dedent("""
 
 
 async def test_a_worker_killed_mid_cleanup_leaves_nothing_that_hurts_the_next_incarnation(
-        postgres: Database, tmp_path: Path) -> None:
+    postgres: Database, tmp_path: Path
+) -> None:
     """kill -9 variant: the killed worker's DROP gives up in the server (statement/lock timeout)."""
     db = postgres
-    worker = {**FAST, "connector.deleted.timeout.ms": "20000",
-              "config.storage.file.filename": str(tmp_path / "configs.log"),
-              "status.storage.file.filename": str(tmp_path / "status.log"),
-              "offset.storage.file.filename": str(tmp_path / "offsets.log")}
+    worker = {
+        **FAST,
+        "connector.deleted.timeout.ms": "20000",
+        "config.storage.file.filename": str(tmp_path / "configs.log"),
+        "status.storage.file.filename": str(tmp_path / "status.log"),
+        "offset.storage.file.filename": str(tmp_path / "offsets.log"),
+    }
     config = audit_config(db, **{"audit.ddl.timeout.ms": "6000"})
     blocker = LockHolder(db)
     released = False
-    child = subprocess.Popen([sys.executable, "-c", KILLED_IN_CLEANUP, json.dumps(worker), json.dumps(config)],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_IN_CLEANUP, json.dumps(worker), json.dumps(config)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT,
+    )
     try:
         assert child.stdout is not None
         line = ""
@@ -217,8 +240,11 @@ async def test_a_worker_killed_mid_cleanup_leaves_nothing_that_hurts_the_next_in
         os.kill(child.pid, signal.SIGKILL)
         await asyncio.to_thread(child.wait)
         # the dead worker's backend gives up by itself (audit.ddl.timeout.ms), lock still held
-        await eventually(lambda: not _backends_waiting_on(db.table), timeout=20,
-                         message="the killed worker's DROP gave up in the server")
+        await eventually(
+            lambda: not _backends_waiting_on(db.table),
+            timeout=20,
+            message="the killed worker's DROP gave up in the server",
+        )
         async with Engine({**worker, "connector.deleted.retry.backoff.ms": "200"}) as engine:
             # the pending cleanup of the old incarnation runs again here; the name waits for it
             recreate = asyncio.ensure_future(engine.create_connector("z", config))
@@ -248,5 +274,7 @@ async def test_a_worker_killed_mid_cleanup_leaves_nothing_that_hurts_the_next_in
 
 def _backends_waiting_on(table: str) -> list[Any]:
     with psycopg.connect(postgres_url(), autocommit=True) as conn:
-        return conn.execute("SELECT pid, query FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                            "AND query LIKE %s", (f"%{table}%",)).fetchall()
+        return conn.execute(
+            "SELECT pid, query FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE %s",
+            (f"%{table}%",),
+        ).fetchall()

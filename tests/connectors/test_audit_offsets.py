@@ -32,7 +32,8 @@ async def test_deleting_the_audit_source_removes_its_offsets_with_its_table(app_
 
 
 async def test_an_offset_beyond_a_recreated_table_fails_the_task_with_a_clear_reason(
-        app_database: Database, tmp_path: Path) -> None:
+    app_database: Database, tmp_path: Path
+) -> None:
     shared = f"kept_{app_database.table}"
     # offsets kept on purpose, and a fixed table name: the pair that used to skip rows in silence
     config = audit_config(app_database, **{"audit.table": shared, "offsets.reset.on.delete": "false"})

@@ -66,8 +66,13 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databas
 
 
 def config(db: Database) -> dict[str, str]:
-    return {"connector.class": CONNECTOR, "audit.db.url": db.url, "audit.tables": db.table,
-            "audit.table": db.audit, "poll.interval.ms": "50"}
+    return {
+        "connector.class": CONNECTOR,
+        "audit.db.url": db.url,
+        "audit.tables": db.table,
+        "audit.table": db.audit,
+        "poll.interval.ms": "50",
+    }
 
 
 async def test_triggers_outlive_pause_stop_restart_and_deletion_removes_them(database: Database) -> None:
@@ -77,8 +82,12 @@ async def test_triggers_outlive_pause_stop_restart_and_deletion_removes_them(dat
         provisioned = database.state()
         assert len(provisioned[0]) >= 1
         assert provisioned[1] is True
-        for operation, state in (("pause_connector", "PAUSED"), ("resume_connector", "RUNNING"),
-                                 ("stop_connector", "STOPPED"), ("resume_connector", "RUNNING")):
+        for operation, state in (
+            ("pause_connector", "PAUSED"),
+            ("resume_connector", "RUNNING"),
+            ("stop_connector", "STOPPED"),
+            ("resume_connector", "RUNNING"),
+        ):
             await getattr(engine, operation)("audit")
             await engine.wait_for_state("audit", state)
             assert database.state() == provisioned
@@ -97,10 +106,14 @@ async def test_triggers_outlive_pause_stop_restart_and_deletion_removes_them(dat
         assert database.state() == ([], False)
 
 
-async def test_a_connector_whose_start_failed_halfway_is_still_cleaned_up_on_delete(database: Database) -> None:
+async def test_a_connector_whose_start_failed_halfway_is_still_cleaned_up_on_delete(
+    database: Database,
+) -> None:
     async with Engine(FAST) as engine:
         # the first table is provisioned, then start() fails on the missing one: FAILED, half provisioned
-        await engine.create_connector("audit", {**config(database), "audit.tables": f"{database.table},missing_t"})
+        await engine.create_connector(
+            "audit", {**config(database), "audit.tables": f"{database.table},missing_t"}
+        )
         status = await engine.wait_for_state("audit", "FAILED")
         assert status is not None
         assert "missing_t does not exist" in status["connector"]["trace"]
@@ -131,15 +144,19 @@ def test_rows_stream_in_order_with_offsets_and_resume(database: Database) -> Non
     task = start_task(database, offsets)
     records = task.poll() or []
     assert [(r.value["op"], r.value["row"]) for r in records] == [
-        ("INSERT", {"id": 1, "item": "apple"}), ("UPDATE", {"id": 1, "item": "pear"}),
-        ("DELETE", {"id": 1, "item": "pear"})]
+        ("INSERT", {"id": 1, "item": "apple"}),
+        ("UPDATE", {"id": 1, "item": "pear"}),
+        ("DELETE", {"id": 1, "item": "pear"}),
+    ]
     assert all(r.value["table"] == database.table for r in records)
     ids = [r.source_offset["id"] for r in records]
     assert ids == sorted(ids)
     assert task.poll() is None  # nothing new within poll.interval.ms
     task.stop()
 
-    offsets.write("audit", [(records[0].source_partition, records[1].source_offset)])  # committed up to UPDATE
+    offsets.write(
+        "audit", [(records[0].source_partition, records[1].source_offset)]
+    )  # committed up to UPDATE
     resumed = start_task(database, offsets)
     again = resumed.poll() or []
     assert [r.value["op"] for r in again] == ["DELETE"]

@@ -40,12 +40,19 @@ def worker_stores(stores: str, tmp_path: Path, request: pytest.FixtureRequest) -
     if stores == "kafka":
         kafka: Broker = request.getfixturevalue("kafka")
         tag = uuid.uuid4().hex[:8]
-        return {**FAST, "bootstrap.servers": kafka.bootstrap, "config.storage.topic": f"configs-{tag}",
-                "offset.storage.topic": f"offsets-{tag}"}
-    return {**FAST, "config.storage.file.filename": str(tmp_path / "configs.log"),
-            "status.storage.file.filename": str(tmp_path / "status.log"),
-            "offset.storage.file.filename": str(tmp_path / "offsets.log"),
-            "topics.storage.file.filename": str(tmp_path / "topics.log")}
+        return {
+            **FAST,
+            "bootstrap.servers": kafka.bootstrap,
+            "config.storage.topic": f"configs-{tag}",
+            "offset.storage.topic": f"offsets-{tag}",
+        }
+    return {
+        **FAST,
+        "config.storage.file.filename": str(tmp_path / "configs.log"),
+        "status.storage.file.filename": str(tmp_path / "status.log"),
+        "offset.storage.file.filename": str(tmp_path / "offsets.log"),
+        "topics.storage.file.filename": str(tmp_path / "topics.log"),
+    }
 
 
 @pytest.fixture
@@ -71,13 +78,20 @@ async def test_provisions_streams_and_keeps_the_slot_until_delete_drops_it(table
         table.execute(f"DELETE FROM {table.name} WHERE id = 2")
         values = await topic_values(engine, topic, 4)
         assert [(v["op"], v["before"], v["after"]) for v in values] == [
-            ("c", None, {"id": 1, "item": "apple"}), ("c", None, {"id": 2, "item": "pear"}),
-            ("u", None, {"id": 1, "item": "plum"}), ("d", {"id": 2}, None)]  # default replica identity: the key
+            ("c", None, {"id": 1, "item": "apple"}),
+            ("c", None, {"id": 2, "item": "pear"}),
+            ("u", None, {"id": 1, "item": "plum"}),
+            ("d", {"id": 2}, None),
+        ]  # default replica identity: the key
         assert values[0]["source"]["txId"] == values[1]["source"]["txId"] != values[2]["source"]["txId"]
         assert all(v["source"]["table"] == table.name and "/" in v["source"]["lsn"] for v in values)
 
-        for operation, state in (("pause_connector", "PAUSED"), ("resume_connector", "RUNNING"),
-                                 ("stop_connector", "STOPPED"), ("resume_connector", "RUNNING")):
+        for operation, state in (
+            ("pause_connector", "PAUSED"),
+            ("resume_connector", "RUNNING"),
+            ("stop_connector", "STOPPED"),
+            ("resume_connector", "RUNNING"),
+        ):
             await getattr(engine, operation)(name)
             await engine.wait_for_state(name, state)
             assert table.provisioned(slot) == (True, True), operation
@@ -88,7 +102,9 @@ async def test_provisions_streams_and_keeps_the_slot_until_delete_drops_it(table
         assert table.provisioned(slot) == (True, True)
         values = await topic_values(engine, topic, 6)  # what changed while paused and stopped, once each
         assert [v["after"]["item"] for v in values[4:]] == ["while PAUSED", "while STOPPED"]
-        await eventually(lambda: engine.herder.offsets.partitions(name), timeout=10, message="offsets committed")
+        await eventually(
+            lambda: engine.herder.offsets.partitions(name), timeout=10, message="offsets committed"
+        )
 
         assert (await engine.delete_connector(name)).succeeded
         assert table.slots(slot) == []  # the slot and its reading copies
@@ -108,8 +124,8 @@ async def test_provisions_streams_and_keeps_the_slot_until_delete_drops_it(table
 
 @STORES
 async def test_a_worker_restart_keeps_the_slot_and_resumes_after_the_committed_lsn(
-        table: CdcTable, tmp_path: Path, stores: str,
-        request: pytest.FixtureRequest) -> None:
+    table: CdcTable, tmp_path: Path, stores: str, request: pytest.FixtureRequest
+) -> None:
     name = f"cdc-{table.name}"
     slot, topic = _slot(name), f"{name}.public.{table.name}"
     worker = worker_stores(stores, tmp_path, request)
@@ -144,26 +160,44 @@ KILLED = textwrap.dedent("""
 
 
 async def test_a_worker_killed_inside_deleted_leaves_a_cleanup_the_restarted_worker_finishes(
-        table: CdcTable, tmp_path: Path) -> None:
+    table: CdcTable, tmp_path: Path
+) -> None:
     slot = _slot("doomed")
-    worker = {**FAST, "config.storage.file.filename": str(tmp_path / "configs.log"),
-              "status.storage.file.filename": str(tmp_path / "status.log"),
-              "offset.storage.file.filename": str(tmp_path / "offsets.log"),
-              "connector.deleted.retry.backoff.ms": "200"}
-    config = table.config(**{"connector.class": KILLED_IN_DELETED, "test.exit.once.file": str(tmp_path / "exited")})
-    child = await asyncio.to_thread(subprocess.run, [sys.executable, "-c", KILLED, json.dumps(worker), json.dumps(config)],
-                                    capture_output=True, text=True, timeout=90, check=False, cwd=ROOT)
+    worker = {
+        **FAST,
+        "config.storage.file.filename": str(tmp_path / "configs.log"),
+        "status.storage.file.filename": str(tmp_path / "status.log"),
+        "offset.storage.file.filename": str(tmp_path / "offsets.log"),
+        "connector.deleted.retry.backoff.ms": "200",
+    }
+    config = table.config(
+        **{"connector.class": KILLED_IN_DELETED, "test.exit.once.file": str(tmp_path / "exited")}
+    )
+    child = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-c", KILLED, json.dumps(worker), json.dumps(config)],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+        cwd=ROOT,
+    )
     assert child.returncode == 9, child.stderr
     assert table.slots(slot) == []  # dropped before the kill
     assert table.publication_exists(slot)  # not reached
     async with Engine(worker) as engine:  # the pending cleanup runs again, for real this time
-        await eventually(lambda: not engine.connector_cleanups() and not table.publication_exists(slot),
-                         timeout=30, message="the restarted worker finished the cleanup")
+        await eventually(
+            lambda: not engine.connector_cleanups() and not table.publication_exists(slot),
+            timeout=30,
+            message="the restarted worker finished the cleanup",
+        )
         assert table.slots(slot) == []
         assert "doomed" not in await engine.connectors()
 
 
-async def test_the_slot_is_confirmed_only_up_to_committed_offsets(table: CdcTable, logical_pg: LogicalPostgres) -> None:
+async def test_the_slot_is_confirmed_only_up_to_committed_offsets(
+    table: CdcTable, logical_pg: LogicalPostgres
+) -> None:
     """Task level: poll hands changes out without moving the slot; commit() after offsets are written moves
     it to exactly what they cover; a restarted task resumes after the committed offset."""
     from engine.connectors.postgres_cdc import provisioning
@@ -195,7 +229,9 @@ async def test_the_slot_is_confirmed_only_up_to_committed_offsets(table: CdcTabl
         retained = table.retained(config.slot)
         await task.commit()  # nothing committed yet: the slot stays
         assert table.confirmed(config.slot) == start
-        offsets.write(config.name, [(records[1].source_partition, records[1].source_offset)])  # half a transaction
+        offsets.write(
+            config.name, [(records[1].source_partition, records[1].source_offset)]
+        )  # half a transaction
         await task.commit()
         assert table.confirmed(config.slot) == records[1].source_offset["lsn"]  # keeps the transaction
         assert start < table.confirmed(config.slot)
@@ -220,7 +256,9 @@ async def test_the_slot_is_confirmed_only_up_to_committed_offsets(table: CdcTabl
     assert table.slots(config.slot) == []
 
 
-async def test_retained_wal_stops_growing_once_offsets_commit_and_is_gone_after_delete(table: CdcTable) -> None:
+async def test_retained_wal_stops_growing_once_offsets_commit_and_is_gone_after_delete(
+    table: CdcTable,
+) -> None:
     name = f"cdc-{table.name}"
     slot, topic = _slot(name), f"{name}.public.{table.name}"
     async with Engine(FAST) as engine:
@@ -228,12 +266,17 @@ async def test_retained_wal_stops_growing_once_offsets_commit_and_is_gone_after_
         await engine.wait_for_state(name, "RUNNING", tasks=1)
         before = table.confirmed(slot)
         for n in range(20):
-            table.execute(f"INSERT INTO {table.name} SELECT g, repeat('x', 200) FROM generate_series(%s::int, %s::int) g",
-                          n * 100, n * 100 + 99)
+            table.execute(
+                f"INSERT INTO {table.name} SELECT g, repeat('x', 200) FROM generate_series(%s::int, %s::int) g",
+                n * 100,
+                n * 100 + 99,
+            )
         written = table.wal_lsn() - before
         await topic_values(engine, topic, 2000)
         # offsets commit every 200 ms: the slot catches up with everything written
-        await eventually(lambda: table.confirmed(slot) >= before + written, timeout=20, message="slot confirmed")
+        await eventually(
+            lambda: table.confirmed(slot) >= before + written, timeout=20, message="slot confirmed"
+        )
         samples = []
         for _ in range(5):
             samples.append(table.retained(slot))
@@ -245,6 +288,7 @@ async def test_retained_wal_stops_growing_once_offsets_commit_and_is_gone_after_
 
 async def test_validation_names_the_bad_url_the_missing_table_and_the_wal_level(table: CdcTable) -> None:
     async with Engine(FAST) as engine:
+
         async def errors(**config: str) -> dict[str, list[str]]:
             with pytest.raises(ConfigError) as caught:
                 await engine.create_connector("v", table.config(**config))
@@ -254,7 +298,9 @@ async def test_validation_names_the_bad_url_the_missing_table_and_the_wal_level(
         unreachable = await errors(**{"postgres.url": "postgresql://postgres@127.0.0.1:1/postgres"})
         assert "Cannot connect to PostgreSQL at 127.0.0.1:1/postgres" in unreachable["postgres.url"][0]
         missing = await errors(**{"table.include.list": "public.nope"})
-        assert missing["table.include.list"] == [f"Table public.nope does not exist in {table.url.split('@')[1]}"]
+        assert missing["table.include.list"] == [
+            f"Table public.nope does not exist in {table.url.split('@')[1]}"
+        ]
         replica = await errors(**{"postgres.url": postgres_url(), "table.include.list": "public.pg_class_x"})
         assert "wal_level is replica" in replica["postgres.url"][0]
         assert "logical decoding needs wal_level=logical" in replica["postgres.url"][0]
@@ -270,8 +316,10 @@ async def test_a_slot_someone_else_created_is_refused_and_left_alone(table: CdcT
             await engine.create_connector(name, table.config())
             status = await engine.wait_for_state(name, "FAILED")
             assert status is not None
-            assert f"Replication slot {slot} already exists and was not created by connector" in \
-                status["connector"]["trace"]
+            assert (
+                f"Replication slot {slot} already exists and was not created by connector"
+                in status["connector"]["trace"]
+            )
             assert (await engine.delete_connector(name)).succeeded
             assert table.slots(slot) == [slot]  # not ours: left alone
             assert not table.publication_exists(slot)
@@ -286,7 +334,9 @@ async def test_a_slot_dropped_by_hand_fails_the_task_saying_so(table: CdcTable) 
         await engine.create_connector(name, table.config())
         await engine.wait_for_state(name, "RUNNING", tasks=1)
         table.execute("SELECT pg_drop_replication_slot(%s)", slot)
-        table.execute(f"INSERT INTO {table.name} VALUES (1, 'a')")  # read from the task's copy, then committed
+        table.execute(
+            f"INSERT INTO {table.name} VALUES (1, 'a')"
+        )  # read from the task's copy, then committed
         await topic_values(engine, topic, 1)
         status = await engine.wait_for_state(name, "RUNNING", tasks=["FAILED"])
         assert status is not None
@@ -300,8 +350,10 @@ async def test_nulls_types_and_truncate_become_records(logical_pg: LogicalPostgr
     from engine.connectors.postgres_cdc.config import CdcConfig
 
     table = CdcTable(logical_pg.url)
-    table.execute(f"CREATE TABLE {table.name}_t (id BIGINT PRIMARY KEY, ok BOOLEAN, ratio FLOAT8, note TEXT, "
-                  "amount NUMERIC, at DATE)")
+    table.execute(
+        f"CREATE TABLE {table.name}_t (id BIGINT PRIMARY KEY, ok BOOLEAN, ratio FLOAT8, note TEXT, "
+        "amount NUMERIC, at DATE)"
+    )
     props = {**table.config(), "table.include.list": f"{table.name}_t", "name": f"types-{table.name}"}
     config = CdcConfig.parse(props)
     owner: dict[str, str | None] = {"connector": config.name, "incarnation": "0"}
@@ -317,11 +369,21 @@ async def test_nulls_types_and_truncate_become_records(logical_pg: LogicalPostgr
         while len(records) < 2:
             records += await task.poll() or []
         await task.stop()
-        assert records[0].value["after"] == {"id": 9000000000, "ok": True, "ratio": 0.5, "note": None,
-                                             "amount": "12.30", "at": "2026-01-02"}
+        assert records[0].value["after"] == {
+            "id": 9000000000,
+            "ok": True,
+            "ratio": 0.5,
+            "note": None,
+            "amount": "12.30",
+            "at": "2026-01-02",
+        }
         assert records[0].key == {"id": 9000000000}
         assert records[0].topic == f"{config.topic_prefix}.public.{table.name}_t"
-        assert (records[1].value["op"], records[1].value["before"], records[1].value["after"]) == ("t", None, None)
+        assert (records[1].value["op"], records[1].value["before"], records[1].value["after"]) == (
+            "t",
+            None,
+            None,
+        )
     finally:
         provisioning.drop(conn, config, owner)
         conn.close()

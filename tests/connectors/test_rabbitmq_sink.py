@@ -49,18 +49,26 @@ def worker_stores(stores: str, tmp_path: Path, request: pytest.FixtureRequest) -
     if stores == "kafka":
         kafka: Broker = request.getfixturevalue("kafka")
         tag = uuid.uuid4().hex[:8]
-        return {**FAST, "bootstrap.servers": kafka.bootstrap, "config.storage.topic": f"configs-{tag}",
-                "offset.storage.topic": f"offsets-{tag}"}
-    return {**FAST, "config.storage.file.filename": str(tmp_path / "configs.log"),
-            "status.storage.file.filename": str(tmp_path / "status.log"),
-            "offset.storage.file.filename": str(tmp_path / "offsets.log"),
-            "topics.storage.file.filename": str(tmp_path / "topics.log")}
+        return {
+            **FAST,
+            "bootstrap.servers": kafka.bootstrap,
+            "config.storage.topic": f"configs-{tag}",
+            "offset.storage.topic": f"offsets-{tag}",
+        }
+    return {
+        **FAST,
+        "config.storage.file.filename": str(tmp_path / "configs.log"),
+        "status.storage.file.filename": str(tmp_path / "status.log"),
+        "offset.storage.file.filename": str(tmp_path / "offsets.log"),
+        "topics.storage.file.filename": str(tmp_path / "topics.log"),
+    }
 
 
 async def _arrived(queue: str, count: int, seen: list[bytes]) -> list[bytes]:
     async def enough() -> bool:
         seen.extend(await messages(queue))
         return len(seen) >= count
+
     await eventually(enough, timeout=20, message=f"{count} messages in {queue}")
     assert len(seen) == count, seen
     return seen
@@ -82,8 +90,12 @@ async def test_declares_on_start_keeps_through_lifecycle_and_delete_removes_what
             assert await _arrived(f"{name}.orders", 2, []) == [b"o1", b"o2"]
             assert await _arrived(f"{name}.refunds", 1, []) == [b"r1"]
 
-            for operation, state in (("pause_connector", "PAUSED"), ("resume_connector", "RUNNING"),
-                                     ("stop_connector", "STOPPED"), ("resume_connector", "RUNNING")):
+            for operation, state in (
+                ("pause_connector", "PAUSED"),
+                ("resume_connector", "RUNNING"),
+                ("stop_connector", "STOPPED"),
+                ("resume_connector", "RUNNING"),
+            ):
                 await getattr(engine, operation)(name)
                 await engine.wait_for_state(name, state)
                 assert await resources(name, topics) == everything, operation
@@ -97,20 +109,32 @@ async def test_declares_on_start_keeps_through_lifecycle_and_delete_removes_what
             assert (await engine.delete_connector(name)).succeeded
             assert await resources(name, topics) == dict.fromkeys(everything, False)
 
-            await engine.create_connector(name, sink_config(topics="orders"))  # re-created: declared anew, empty
+            await engine.create_connector(
+                name, sink_config(topics="orders")
+            )  # re-created: declared anew, empty
             await engine.wait_for_state(name, "RUNNING", tasks=1)
             incarnation = engine.herder.snapshot.incarnations[name]
             assert await resources(name, ["orders"], incarnation=incarnation) == {
-                "exchange": True, "ledger": True, "orders": True}
+                "exchange": True,
+                "ledger": True,
+                "orders": True,
+            }
             await produce(engine, "orders", ["new"])
             # a new, empty queue; the sink's group offsets stay, as in Connect: only new records arrive
             assert await _arrived(f"{name}.orders", 1, []) == [b"new"]
             assert (await engine.delete_connector(name)).succeeded
             assert await resources(name, ["orders"], incarnation=incarnation) == {
-                "exchange": False, "ledger": False, "orders": False}
+                "exchange": False,
+                "ledger": False,
+                "orders": False,
+            }
     finally:
-        await delete_all(("queue", f"{name}.orders"), ("queue", f"{name}.refunds"), ("exchange", f"connect.{name}"),
-                         ("queue", ledger_name(name, "0")))
+        await delete_all(
+            ("queue", f"{name}.orders"),
+            ("queue", f"{name}.refunds"),
+            ("exchange", f"connect.{name}"),
+            ("queue", ledger_name(name, "0")),
+        )
 
 
 async def test_a_pre_existing_exchange_and_queue_are_used_and_left_alone() -> None:
@@ -121,7 +145,9 @@ async def test_a_pre_existing_exchange_and_queue_are_used_and_left_alone() -> No
     await channel.declare_queue(f"{name}.refunds", durable=True)
     try:
         async with Engine(FAST) as engine:
-            await engine.create_connector(name, sink_config(topics="orders,refunds", **{"rabbitmq.exchange": exchange}))
+            await engine.create_connector(
+                name, sink_config(topics="orders,refunds", **{"rabbitmq.exchange": exchange})
+            )
             await engine.wait_for_state(name, "RUNNING", tasks=1)
             await produce(engine, "refunds", ["r1"])
             assert await _arrived(f"{name}.refunds", 1, []) == [b"r1"]
@@ -137,7 +163,9 @@ async def test_a_pre_existing_exchange_and_queue_are_used_and_left_alone() -> No
         await connection.close()
 
 
-async def test_topics_regex_queues_are_declared_as_topics_are_assigned_and_deleted_with_the_connector() -> None:
+async def test_topics_regex_queues_are_declared_as_topics_are_assigned_and_deleted_with_the_connector() -> (
+    None
+):
     name = unique()
     try:
         async with Engine(FAST) as engine:
@@ -147,15 +175,21 @@ async def test_topics_regex_queues_are_declared_as_topics_are_assigned_and_delet
             await produce(engine, f"{name}-a", ["x"])
             assert await _arrived(f"{name}.{name}-a", 1, []) == [b"x"]
             assert (await engine.delete_connector(name)).succeeded
-        assert await resources(name, [f"{name}-a"]) == {"exchange": False, "ledger": False, f"{name}-a": False}
+        assert await resources(name, [f"{name}-a"]) == {
+            "exchange": False,
+            "ledger": False,
+            f"{name}-a": False,
+        }
     finally:
-        await delete_all(("queue", f"{name}.{name}-a"), ("exchange", f"connect.{name}"),
-                         ("queue", ledger_name(name, "0")))
+        await delete_all(
+            ("queue", f"{name}.{name}-a"), ("exchange", f"connect.{name}"), ("queue", ledger_name(name, "0"))
+        )
 
 
 @STORES
-async def test_a_worker_restart_keeps_the_queues_and_loses_nothing(tmp_path: Path, stores: str,
-        request: pytest.FixtureRequest) -> None:
+async def test_a_worker_restart_keeps_the_queues_and_loses_nothing(
+    tmp_path: Path, stores: str, request: pytest.FixtureRequest
+) -> None:
     name, topic = unique(), unique("orders")  # a topic of its own: on Kafka the broker is the session's
     worker = worker_stores(stores, tmp_path, request)
     seen: list[bytes] = []
@@ -169,11 +203,17 @@ async def test_a_worker_restart_keeps_the_queues_and_loses_nothing(tmp_path: Pat
         async with Engine(worker) as engine:
             await engine.wait_for_state(name, "RUNNING", tasks=1)
             await produce(engine, topic, ["3"])
-            assert await _arrived(f"{name}.{topic}", 3, seen) == [b"1", b"2", b"3"]  # committed: not sent twice
+            assert await _arrived(f"{name}.{topic}", 3, seen) == [
+                b"1",
+                b"2",
+                b"3",
+            ]  # committed: not sent twice
             assert (await engine.delete_connector(name)).succeeded
         assert await resources(name, [topic]) == {"exchange": False, "ledger": False, topic: False}
     finally:
-        await delete_all(("queue", f"{name}.{topic}"), ("exchange", f"connect.{name}"), ("queue", ledger_name(name, "0")))
+        await delete_all(
+            ("queue", f"{name}.{topic}"), ("exchange", f"connect.{name}"), ("queue", ledger_name(name, "0"))
+        )
 
 
 KILLED = textwrap.dedent("""
@@ -191,21 +231,38 @@ KILLED = textwrap.dedent("""
 """)
 
 
-async def test_a_worker_killed_inside_deleted_leaves_a_cleanup_the_restarted_worker_finishes(tmp_path: Path) -> None:
+async def test_a_worker_killed_inside_deleted_leaves_a_cleanup_the_restarted_worker_finishes(
+    tmp_path: Path,
+) -> None:
     exchange = unique("doomed-exchange")  # "doomed" is the connector's name: its queue prefix is fixed
     prefix = unique("doomed") + "."
-    worker = {**FAST, "config.storage.file.filename": str(tmp_path / "configs.log"),
-              "status.storage.file.filename": str(tmp_path / "status.log"),
-              "offset.storage.file.filename": str(tmp_path / "offsets.log"),
-              "connector.deleted.retry.backoff.ms": "200"}
-    config = sink_config(topics="orders", **{"connector.class": KILLED_IN_DELETED, "rabbitmq.exchange": exchange,
-                                             "rabbitmq.queue.prefix": prefix,
-                                             "test.exit.once.file": str(tmp_path / "exited")})
+    worker = {
+        **FAST,
+        "config.storage.file.filename": str(tmp_path / "configs.log"),
+        "status.storage.file.filename": str(tmp_path / "status.log"),
+        "offset.storage.file.filename": str(tmp_path / "offsets.log"),
+        "connector.deleted.retry.backoff.ms": "200",
+    }
+    config = sink_config(
+        topics="orders",
+        **{
+            "connector.class": KILLED_IN_DELETED,
+            "rabbitmq.exchange": exchange,
+            "rabbitmq.queue.prefix": prefix,
+            "test.exit.once.file": str(tmp_path / "exited"),
+        },
+    )
     ledger = ledger_name("doomed", "0")
     try:
-        child = await asyncio.to_thread(subprocess.run, [sys.executable, "-c", KILLED, json.dumps(worker),
-                                                         json.dumps(config)],
-                                        capture_output=True, text=True, timeout=90, check=False, cwd=ROOT)
+        child = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-c", KILLED, json.dumps(worker), json.dumps(config)],
+            capture_output=True,
+            text=True,
+            timeout=90,
+            check=False,
+            cwd=ROOT,
+        )
         assert child.returncode == 9, child.stderr
         assert not await exists("queue", prefix + "orders")  # deleted before the kill
         assert await exists("exchange", exchange)  # not reached
@@ -234,7 +291,9 @@ async def test_pre_commit_returns_only_confirmed_offsets() -> None:
         await task.open([tp])
 
         def record(offset: int) -> SinkRecord:
-            return SinkRecord(topic="orders", kafka_partition=0, kafka_offset=offset, value=f"m{offset}".encode())
+            return SinkRecord(
+                topic="orders", kafka_partition=0, kafka_offset=offset, value=f"m{offset}".encode()
+            )
 
         await task.put([record(0), record(1)])
         assert await task.pre_commit({tp: 2}) == {tp: 2}

@@ -58,17 +58,24 @@ class TestByteArrayConverter:
 
 
 class TestSimpleHeaderConverter:
-    @pytest.mark.parametrize(("schema", "value", "text"), [
-        (Schema.STRING_SCHEMA, "hello", b"hello"),
-        (Schema.BOOLEAN_SCHEMA, True, b"true"),
-        (Schema.INT8_SCHEMA, 12, b"12"),
-        (Schema.INT32_SCHEMA, 70000, b"70000"),
-        (Schema.FLOAT64_SCHEMA, 2.5, b"2.5"),
-        (Date.schema(), dt.date(2024, 2, 29), b"2024-02-29"),
-        (Timestamp.schema(), dt.datetime(2024, 1, 2, 3, 4, 5, 6000, tzinfo=dt.UTC), b"2024-01-02T03:04:05.006Z"),
-        (SchemaBuilder.array(Schema.INT16_SCHEMA).build(), [1, 300], b"[1,300]"),
-        (SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.STRING_SCHEMA).build(), {"a": "b"}, b'{"a":"b"}'),
-    ])
+    @pytest.mark.parametrize(
+        ("schema", "value", "text"),
+        [
+            (Schema.STRING_SCHEMA, "hello", b"hello"),
+            (Schema.BOOLEAN_SCHEMA, True, b"true"),
+            (Schema.INT8_SCHEMA, 12, b"12"),
+            (Schema.INT32_SCHEMA, 70000, b"70000"),
+            (Schema.FLOAT64_SCHEMA, 2.5, b"2.5"),
+            (Date.schema(), dt.date(2024, 2, 29), b"2024-02-29"),
+            (
+                Timestamp.schema(),
+                dt.datetime(2024, 1, 2, 3, 4, 5, 6000, tzinfo=dt.UTC),
+                b"2024-01-02T03:04:05.006Z",
+            ),
+            (SchemaBuilder.array(Schema.INT16_SCHEMA).build(), [1, 300], b"[1,300]"),
+            (SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.STRING_SCHEMA).build(), {"a": "b"}, b'{"a":"b"}'),
+        ],
+    )
     def test_round_trip(self, schema: Schema, value: object, text: bytes) -> None:
         """Values are written as text and the schema is inferred back from it."""
         c = header_converter_for("org.apache.kafka.connect.storage.SimpleHeaderConverter", {})
@@ -83,28 +90,33 @@ class TestSimpleHeaderConverter:
         assert c.from_connect_header("t", "h", None, None) is None
         assert c.to_connect_header("t", "h", None) == SchemaAndValue.NULL
         assert c.to_connect_header("t", "h", b"[1,") == SchemaAndValue(Schema.STRING_SCHEMA, "[1,")
-        assert c.to_connect_header("t", "h", b"[1,\"a\"]") == SchemaAndValue(None, [1, "a"])
+        assert c.to_connect_header("t", "h", b'[1,"a"]') == SchemaAndValue(None, [1, "a"])
 
 
 class TestFactory:
-    @pytest.mark.parametrize(("name", "cls"), [
-        ("org.apache.kafka.connect.json.JsonConverter", JsonConverter),
-        ("JsonConverter", JsonConverter),
-        ("Json", JsonConverter),
-        ("engine.converters.json_converter.JsonConverter", JsonConverter),
-        ("engine.converters.json_converter:JsonConverter", JsonConverter),
-        ("org.apache.kafka.connect.storage.StringConverter", StringConverter),
-        ("String", StringConverter),
-        ("org.apache.kafka.connect.converters.ByteArrayConverter", ByteArrayConverter),
-        ("ByteArray", ByteArrayConverter),
-    ])
+    @pytest.mark.parametrize(
+        ("name", "cls"),
+        [
+            ("org.apache.kafka.connect.json.JsonConverter", JsonConverter),
+            ("JsonConverter", JsonConverter),
+            ("Json", JsonConverter),
+            ("engine.converters.json_converter.JsonConverter", JsonConverter),
+            ("engine.converters.json_converter:JsonConverter", JsonConverter),
+            ("org.apache.kafka.connect.storage.StringConverter", StringConverter),
+            ("String", StringConverter),
+            ("org.apache.kafka.connect.converters.ByteArrayConverter", ByteArrayConverter),
+            ("ByteArray", ByteArrayConverter),
+        ],
+    )
     def test_aliases(self, name: str, cls: type) -> None:
         """Kafka class names, our dotted paths and simple/pruned names all resolve."""
         assert type(converter_for(name, {}, is_key=False)) is cls
 
     def test_configs_reach_the_converter(self) -> None:
         """Per-connector sub-configs (prefix stripped) configure the instance."""
-        c = converter_for("org.apache.kafka.connect.json.JsonConverter", {"schemas.enable": "false"}, is_key=True)
+        c = converter_for(
+            "org.apache.kafka.connect.json.JsonConverter", {"schemas.enable": "false"}, is_key=True
+        )
         assert isinstance(c, JsonConverter)
         assert not c.schemas_enabled
         assert c.converter_type == "key"

@@ -15,11 +15,28 @@ def converter() -> JsonConverter:
     return converter
 
 
-PLAIN = [b'{"id":1,"name":"a","amount":1.25,"active":true,"tags":["x",null]}', b"0.1", b"1E2", b"-0.0",
-         b'{"a":1,"a":2}', b" [1, 2.5, null, true] ", b"1.7976931348623157e308", b"5e-324",
-         b"123456789012345678", b'"caf\\u00e9 \\ud83d\\ude00"']
-SLOW = [b"1e400", b"18446744073709551616", b"-9223372036854775809", b"1234567890123456789", b'"\\ud800"',
-        b'\xef\xbb\xbf{"a":1}', b"NaN", b'"\xff"']
+PLAIN = [
+    b'{"id":1,"name":"a","amount":1.25,"active":true,"tags":["x",null]}',
+    b"0.1",
+    b"1E2",
+    b"-0.0",
+    b'{"a":1,"a":2}',
+    b" [1, 2.5, null, true] ",
+    b"1.7976931348623157e308",
+    b"5e-324",
+    b"123456789012345678",
+    b'"caf\\u00e9 \\ud83d\\ude00"',
+]
+SLOW = [
+    b"1e400",
+    b"18446744073709551616",
+    b"-9223372036854775809",
+    b"1234567890123456789",
+    b'"\\ud800"',
+    b'\xef\xbb\xbf{"a":1}',
+    b"NaN",
+    b'"\xff"',
+]
 
 
 @pytest.mark.parametrize("raw", PLAIN)
@@ -44,12 +61,31 @@ def test_what_orjson_reads_differently_takes_the_exact_path(converter: JsonConve
 
 
 # the write side: orjson's bytes are used only where they are Jackson's bytes
-WRITTEN = [{"id": 1, "name": "customer-1", "amount": 1.25, "active": True, "none": None},
-           {"nested": {"list": [1, 2.5, "x", None, False, {"deep": 0.001}]}}, [1, "a", 0.0, -0.0], "plain", 7,
-           {"big": 2**63 - 1, "small": -2**63}, {"unicode": "café 😀"}, {"f": 9999999.5}]
-NOT_WRITTEN = [{"ctl": "a\x01b"}, {"a\n": 1}, {"nan": float("nan")}, {"inf": float("inf")}, {"e7": 1e7},
-               {"tiny": 1e-4}, {"big": 2**63}, {"small": -2**63 - 1}, {1: "int key"}, {"tuple": (1, 2)},
-               {"deep": [{"x": [1e20]}]}, [{"ctl": "\x1f"}], {"bytes": b"x"}]
+WRITTEN = [
+    {"id": 1, "name": "customer-1", "amount": 1.25, "active": True, "none": None},
+    {"nested": {"list": [1, 2.5, "x", None, False, {"deep": 0.001}]}},
+    [1, "a", 0.0, -0.0],
+    "plain",
+    7,
+    {"big": 2**63 - 1, "small": -(2**63)},
+    {"unicode": "café 😀"},
+    {"f": 9999999.5},
+]
+NOT_WRITTEN = [
+    {"ctl": "a\x01b"},
+    {"a\n": 1},
+    {"nan": float("nan")},
+    {"inf": float("inf")},
+    {"e7": 1e7},
+    {"tiny": 1e-4},
+    {"big": 2**63},
+    {"small": -(2**63) - 1},
+    {1: "int key"},
+    {"tuple": (1, 2)},
+    {"deep": [{"x": [1e20]}]},
+    [{"ctl": "\x1f"}],
+    {"bytes": b"x"},
+]
 
 
 @pytest.mark.parametrize("value", WRITTEN)

@@ -16,12 +16,22 @@ from engine.testing import eventually
 from engine.topics.memory import MemoryTopics
 from tests.worker.probes import SINK, SINKS
 
-SCHEMA_JSON = {"type": "struct", "name": "order", "optional": False, "fields": [
-    {"field": "id", "type": "int32", "optional": False},
-    {"field": "note", "type": "string", "optional": True, "default": "none"},
-]}
-EXPECTED = (SchemaBuilder.struct().name("order").field("id", Schema.INT32_SCHEMA)
-            .field("note", SchemaBuilder.string().optional().default_value("none").build()).build())
+SCHEMA_JSON = {
+    "type": "struct",
+    "name": "order",
+    "optional": False,
+    "fields": [
+        {"field": "id", "type": "int32", "optional": False},
+        {"field": "note", "type": "string", "optional": True, "default": "none"},
+    ],
+}
+EXPECTED = (
+    SchemaBuilder.struct()
+    .name("order")
+    .field("id", Schema.INT32_SCHEMA)
+    .field("note", SchemaBuilder.string().optional().default_value("none").build())
+    .build()
+)
 
 
 def converter(**configs: Any) -> JsonConverter:
@@ -42,7 +52,9 @@ def test_an_envelope_gives_its_payload_and_its_own_schema_is_ignored() -> None:
     result = converter().to_connect_data("t", json.dumps(envelope).encode())
     assert result.schema == EXPECTED
     assert result.value.get("id") == 3
-    assert result.value.get_without_default("note") == "none"  # replace.null.with.default, as Connect reads it
+    assert (
+        result.value.get_without_default("note") == "none"
+    )  # replace.null.with.default, as Connect reads it
 
 
 def test_a_message_that_does_not_fit_the_schema_is_a_data_error() -> None:
@@ -89,11 +101,16 @@ async def test_a_sink_connector_receives_structs_from_plain_json() -> None:
     await producer.send("in", None, b'{"id": 1}', partition=0)
     await producer.send("in", None, b'{"id": 2, "note": "x"}', partition=0)
     async with Engine({"task.shutdown.graceful.timeout.ms": "1000"}, topics=topics) as engine:
-        await engine.create_connector("snk", {
-            "connector.class": SINK, "topics": "in",
-            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-            "value.converter.schema.content": json.dumps(SCHEMA_JSON)})
+        await engine.create_connector(
+            "snk",
+            {
+                "connector.class": SINK,
+                "topics": "in",
+                "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+                "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                "value.converter.schema.content": json.dumps(SCHEMA_JSON),
+            },
+        )
         await eventually(lambda: len(SINKS["snk"].received) == 2 if "snk" in SINKS else False)
         got = SINKS["snk"].received
         assert [r.value_schema for r in got] == [EXPECTED, EXPECTED]

@@ -32,38 +32,64 @@ from engine.data.values import Struct
 # the first test to ask for the registry may fetch (~115 MB, once) and start it: more than the default 60 s
 pytestmark = pytest.mark.timeout(240)
 
-ENUM = {"io.confluent.connect.protobuf.Enum": "Color", "io.confluent.connect.protobuf.Enum.RED": "0",
-        "io.confluent.connect.protobuf.Enum.GREEN": "1"}
+ENUM = {
+    "io.confluent.connect.protobuf.Enum": "Color",
+    "io.confluent.connect.protobuf.Enum.RED": "0",
+    "io.confluent.connect.protobuf.Enum.GREEN": "1",
+}
 
 
 def _row() -> tuple[Schema, Struct]:
     inner = SchemaBuilder.struct().name("shop.Inner").field("n", Schema.INT32_SCHEMA).build()
     item = SchemaBuilder.struct().name("shop.Item").field("k", Schema.STRING_SCHEMA).build()
     schema = (
-        SchemaBuilder.struct().name("shop.Row")
-        .field("b", Schema.BOOLEAN_SCHEMA).field("i32", Schema.INT32_SCHEMA).field("i64", Schema.INT64_SCHEMA)
-        .field("f32", Schema.FLOAT32_SCHEMA).field("f64", Schema.FLOAT64_SCHEMA)
-        .field("s", Schema.STRING_SCHEMA).field("raw", Schema.BYTES_SCHEMA)
-        .field("opt", Schema.OPTIONAL_STRING_SCHEMA).field("opt_set", Schema.OPTIONAL_INT64_SCHEMA)
-        .field("price", Decimal.schema(2)).field("day", Date.schema()).field("at", Time.schema())
+        SchemaBuilder.struct()
+        .name("shop.Row")
+        .field("b", Schema.BOOLEAN_SCHEMA)
+        .field("i32", Schema.INT32_SCHEMA)
+        .field("i64", Schema.INT64_SCHEMA)
+        .field("f32", Schema.FLOAT32_SCHEMA)
+        .field("f64", Schema.FLOAT64_SCHEMA)
+        .field("s", Schema.STRING_SCHEMA)
+        .field("raw", Schema.BYTES_SCHEMA)
+        .field("opt", Schema.OPTIONAL_STRING_SCHEMA)
+        .field("opt_set", Schema.OPTIONAL_INT64_SCHEMA)
+        .field("price", Decimal.schema(2))
+        .field("day", Date.schema())
+        .field("at", Time.schema())
         .field("ts", Timestamp.schema())
         .field("tags", SchemaBuilder.array(Schema.STRING_SCHEMA).build())
         .field("items", SchemaBuilder.array(item).build())
         .field("by_name", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT64_SCHEMA).build())
         .field("by_id", SchemaBuilder.map(Schema.INT32_SCHEMA, inner).build())
         .field("color", SchemaBuilder.string().parameters(ENUM).build())
-        .field("inner", SchemaBuilder.struct().name("shop.Inner")
-               .field("n", Schema.INT32_SCHEMA).optional().build())
+        .field(
+            "inner",
+            SchemaBuilder.struct().name("shop.Inner").field("n", Schema.INT32_SCHEMA).optional().build(),
+        )
         .build()
     )
     inner_opt = schema.field("inner").schema  # type: ignore[union-attr]
     value = (
-        Struct(schema).put("b", True).put("i32", -5).put("i64", 2**40).put("f32", 1.5).put("f64", 2.25)
-        .put("s", "héllo").put("raw", b"\x00\xff").put("opt", None).put("opt_set", 0)
-        .put("price", decimal.Decimal("-1234.56")).put("day", dt.date(2024, 2, 29))
-        .put("at", dt.time(13, 14, 15, 123000)).put("ts", dt.datetime(2024, 2, 29, 1, 2, 3, 456000, tzinfo=dt.UTC))
-        .put("tags", ["a", "b"]).put("items", [Struct(item).put("k", "x")]).put("by_name", {"x": 1})
-        .put("by_id", {7: Struct(inner).put("n", 9)}).put("color", "GREEN")
+        Struct(schema)
+        .put("b", True)
+        .put("i32", -5)
+        .put("i64", 2**40)
+        .put("f32", 1.5)
+        .put("f64", 2.25)
+        .put("s", "héllo")
+        .put("raw", b"\x00\xff")
+        .put("opt", None)
+        .put("opt_set", 0)
+        .put("price", decimal.Decimal("-1234.56"))
+        .put("day", dt.date(2024, 2, 29))
+        .put("at", dt.time(13, 14, 15, 123000))
+        .put("ts", dt.datetime(2024, 2, 29, 1, 2, 3, 456000, tzinfo=dt.UTC))
+        .put("tags", ["a", "b"])
+        .put("items", [Struct(item).put("k", "x")])
+        .put("by_name", {"x": 1})
+        .put("by_id", {7: Struct(inner).put("n", 9)})
+        .put("color", "GREEN")
         .put("inner", Struct(inner_opt).put("n", 3))
     )
     return schema, value
@@ -105,13 +131,24 @@ def _their_class(client: SchemaRegistryClient, schema_id: int, name: str) -> Any
 def _as_dict(schema: Schema, value: Struct) -> dict[str, Any]:
     """The proto3 JSON mapping of the row, written by hand for Confluent's side."""
     return {
-        "b": True, "i32": -5, "i64": str(2**40), "f32": 1.5, "f64": 2.25, "s": "héllo",
-        "raw": base64.b64encode(b"\x00\xff").decode(), "opt_set": "0",
+        "b": True,
+        "i32": -5,
+        "i64": str(2**40),
+        "f32": 1.5,
+        "f64": 2.25,
+        "s": "héllo",
+        "raw": base64.b64encode(b"\x00\xff").decode(),
+        "opt_set": "0",
         "price": {"value": base64.b64encode((-123456).to_bytes(3, "big", signed=True)).decode(), "scale": 2},
         "day": {"year": 2024, "month": 2, "day": 29},
         "at": {"hours": 13, "minutes": 14, "seconds": 15, "nanos": 123000000},
-        "ts": "2024-02-29T01:02:03.456Z", "tags": ["a", "b"], "items": [{"k": "x"}], "by_name": {"x": "1"},
-        "by_id": {"7": {"n": 9}}, "color": "GREEN", "inner": {"n": 3},
+        "ts": "2024-02-29T01:02:03.456Z",
+        "tags": ["a", "b"],
+        "items": [{"k": "x"}],
+        "by_name": {"x": "1"},
+        "by_id": {"7": {"n": 9}},
+        "color": "GREEN",
+        "inner": {"n": 3},
     }
 
 
@@ -129,8 +166,9 @@ def test_round_trip_through_the_registry(schema_registry_url: str) -> None:
     assert not back.schema.field("i32").schema.optional  # type: ignore[union-attr]
 
 
-def test_ours_read_by_confluent_and_theirs_read_by_ours(schema_registry_url: str,
-                                                        client: SchemaRegistryClient) -> None:
+def test_ours_read_by_confluent_and_theirs_read_by_ours(
+    schema_registry_url: str, client: SchemaRegistryClient
+) -> None:
     schema, value = _row()
     topic = f"p-{uuid.uuid4().hex[:10]}"
     ours = _converter(schema_registry_url)
@@ -146,14 +184,16 @@ def test_ours_read_by_confluent_and_theirs_read_by_ours(schema_registry_url: str
     other = f"p-{uuid.uuid4().hex[:10]}"
     theirs = json_format.ParseDict(_as_dict(schema, value), cls())
     serialized = ProtobufSerializer(cls, client, {"auto.register.schemas": True})(
-        theirs, SerializationContext(other, MessageField.VALUE))
+        theirs, SerializationContext(other, MessageField.VALUE)
+    )
     back = _converter(schema_registry_url).to_connect_data(other, serialized)
     assert _plain(back.value) == _plain(value)
 
 
 def test_the_java_name_resolves(schema_registry_url: str) -> None:
-    converter = converter_for("io.confluent.connect.protobuf.ProtobufConverter",
-                              {"schema.registry.url": schema_registry_url}, False)
+    converter = converter_for(
+        "io.confluent.connect.protobuf.ProtobufConverter", {"schema.registry.url": schema_registry_url}, False
+    )
     assert type(converter) is ProtobufConverter
 
 

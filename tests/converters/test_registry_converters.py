@@ -37,46 +37,86 @@ from tests.schema_registry import free_port
 # the first test to ask for the registry may fetch (~115 MB, once) and start it: more than the default 60 s
 pytestmark = pytest.mark.timeout(240)
 
-ENUM = {"io.confluent.connect.avro.Enum": "com.example.Color", "io.confluent.connect.avro.Enum.RED": "RED",
-        "io.confluent.connect.avro.Enum.GREEN": "GREEN"}
+ENUM = {
+    "io.confluent.connect.avro.Enum": "com.example.Color",
+    "io.confluent.connect.avro.Enum.RED": "RED",
+    "io.confluent.connect.avro.Enum.GREEN": "GREEN",
+}
 
 
 def _row() -> tuple[Schema, Struct]:
     inner = SchemaBuilder.struct().name("com.example.Inner").field("n", Schema.INT32_SCHEMA).build()
     schema = (
-        SchemaBuilder.struct().name("com.example.Row").version(3).doc("every type")
-        .field("b", Schema.BOOLEAN_SCHEMA).field("i8", Schema.INT8_SCHEMA).field("i16", Schema.INT16_SCHEMA)
-        .field("i32", Schema.INT32_SCHEMA).field("i64", Schema.INT64_SCHEMA)
-        .field("f32", Schema.FLOAT32_SCHEMA).field("f64", Schema.FLOAT64_SCHEMA)
-        .field("s", Schema.STRING_SCHEMA).field("raw", Schema.BYTES_SCHEMA)
-        .field("opt", Schema.OPTIONAL_STRING_SCHEMA).field("opt_set", Schema.OPTIONAL_INT64_SCHEMA)
+        SchemaBuilder.struct()
+        .name("com.example.Row")
+        .version(3)
+        .doc("every type")
+        .field("b", Schema.BOOLEAN_SCHEMA)
+        .field("i8", Schema.INT8_SCHEMA)
+        .field("i16", Schema.INT16_SCHEMA)
+        .field("i32", Schema.INT32_SCHEMA)
+        .field("i64", Schema.INT64_SCHEMA)
+        .field("f32", Schema.FLOAT32_SCHEMA)
+        .field("f64", Schema.FLOAT64_SCHEMA)
+        .field("s", Schema.STRING_SCHEMA)
+        .field("raw", Schema.BYTES_SCHEMA)
+        .field("opt", Schema.OPTIONAL_STRING_SCHEMA)
+        .field("opt_set", Schema.OPTIONAL_INT64_SCHEMA)
         .field("with_default", SchemaBuilder.int32().default_value(42).build())
         .field("price", Decimal.builder(2).parameter("connect.decimal.precision", "10").build())
-        .field("day", Date.schema()).field("at", Time.schema()).field("ts", Timestamp.schema())
+        .field("day", Date.schema())
+        .field("at", Time.schema())
+        .field("ts", Timestamp.schema())
         .field("tags", SchemaBuilder.array(Schema.STRING_SCHEMA).build())
         .field("by_name", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT64_SCHEMA).build())
         .field("by_id", SchemaBuilder.map(Schema.INT32_SCHEMA, Schema.STRING_SCHEMA).build())
         .field("inner", inner)
-        .field("maybe_inner", SchemaBuilder.struct().name("com.example.Maybe").field("m", Schema.STRING_SCHEMA)
-               .optional().build())
+        .field(
+            "maybe_inner",
+            SchemaBuilder.struct()
+            .name("com.example.Maybe")
+            .field("m", Schema.STRING_SCHEMA)
+            .optional()
+            .build(),
+        )
         .field("params", SchemaBuilder.string().parameter("origin", "test").build())
         .build()
     )
     value = (
-        Struct(schema).put("b", True).put("i8", -8).put("i16", 1600).put("i32", -(2**31)).put("i64", 2**40)
-        .put("f32", 1.5).put("f64", 2.25).put("s", "héllo").put("raw", b"\x00\xff")
-        .put("opt", None).put("opt_set", 7).put("with_default", 5)
-        .put("price", decimal.Decimal("1234.56")).put("day", dt.date(2024, 2, 29))
-        .put("at", dt.time(13, 14, 15, 123000)).put("ts", dt.datetime(2024, 2, 29, 1, 2, 3, 456000, tzinfo=dt.UTC))
-        .put("tags", ["a", "b"]).put("by_name", {"x": 1}).put("by_id", {1: "one", 2: "two"})
-        .put("inner", Struct(inner).put("n", 9)).put("maybe_inner", None).put("params", "p")
+        Struct(schema)
+        .put("b", True)
+        .put("i8", -8)
+        .put("i16", 1600)
+        .put("i32", -(2**31))
+        .put("i64", 2**40)
+        .put("f32", 1.5)
+        .put("f64", 2.25)
+        .put("s", "héllo")
+        .put("raw", b"\x00\xff")
+        .put("opt", None)
+        .put("opt_set", 7)
+        .put("with_default", 5)
+        .put("price", decimal.Decimal("1234.56"))
+        .put("day", dt.date(2024, 2, 29))
+        .put("at", dt.time(13, 14, 15, 123000))
+        .put("ts", dt.datetime(2024, 2, 29, 1, 2, 3, 456000, tzinfo=dt.UTC))
+        .put("tags", ["a", "b"])
+        .put("by_name", {"x": 1})
+        .put("by_id", {1: "one", 2: "two"})
+        .put("inner", Struct(inner).put("n", 9))
+        .put("maybe_inner", None)
+        .put("params", "p")
     )
     return schema, value
 
 
 def _with_enum() -> tuple[Schema, Struct]:
-    schema = (SchemaBuilder.struct().name("com.example.Paint")
-              .field("color", SchemaBuilder.string().parameters(ENUM).build()).build())
+    schema = (
+        SchemaBuilder.struct()
+        .name("com.example.Paint")
+        .field("color", SchemaBuilder.string().parameters(ENUM).build())
+        .build()
+    )
     return schema, Struct(schema).put("color", "GREEN")
 
 
@@ -144,7 +184,9 @@ def _close(a: Any, b: Any) -> bool:
 
 @pytest.mark.parametrize("make", [_avro, _json], ids=["avro", "json_schema"])
 @pytest.mark.parametrize("case", CASES)
-def test_round_trip_through_the_registry(schema_registry_url: str, make: Callable[..., Any], case: str) -> None:
+def test_round_trip_through_the_registry(
+    schema_registry_url: str, make: Callable[..., Any], case: str
+) -> None:
     schema, value = CASES[case]()
     topic = _topic()
     writer, reader = make(schema_registry_url), make(schema_registry_url)
@@ -179,8 +221,11 @@ def test_tombstones(schema_registry_url: str) -> None:
 
 
 def test_names_from_java_and_ours_resolve_to_the_converters(schema_registry_url: str) -> None:
-    for name in ("io.confluent.connect.avro.AvroConverter", "engine.converters.registry.avro.AvroConverter",
-                 "AvroConverter"):
+    for name in (
+        "io.confluent.connect.avro.AvroConverter",
+        "engine.converters.registry.avro.AvroConverter",
+        "AvroConverter",
+    ):
         assert type(converter_for(name, {"schema.registry.url": schema_registry_url}, False)) is AvroConverter
     for name in ("io.confluent.connect.json.JsonSchemaConverter", "JsonSchemaConverter"):
         converter = converter_for(name, {"schema.registry.url": schema_registry_url}, True)
@@ -190,10 +235,14 @@ def test_names_from_java_and_ours_resolve_to_the_converters(schema_registry_url:
 def test_subject_name_strategies(schema_registry_url: str, client: SchemaRegistryClient) -> None:
     schema, value = _with_enum()
     topic = _topic()
-    for strategy, subject in [("TopicNameStrategy", f"{topic}-value"),
-                              ("io.confluent.kafka.serializers.subject.RecordNameStrategy", "com.example.Paint"),
-                              ("TopicRecordNameStrategy", f"{topic}-com.example.Paint")]:
-        _avro(schema_registry_url, **{"value.subject.name.strategy": strategy}).from_connect_data(topic, schema, value)
+    for strategy, subject in [
+        ("TopicNameStrategy", f"{topic}-value"),
+        ("io.confluent.kafka.serializers.subject.RecordNameStrategy", "com.example.Paint"),
+        ("TopicRecordNameStrategy", f"{topic}-com.example.Paint"),
+    ]:
+        _avro(schema_registry_url, **{"value.subject.name.strategy": strategy}).from_connect_data(
+            topic, schema, value
+        )
         assert subject in client.get_subjects()
 
 
@@ -201,7 +250,9 @@ def test_subject_name_strategies(schema_registry_url: str, client: SchemaRegistr
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_avro_ours_read_by_confluent_and_theirs_read_by_ours(schema_registry_url: str, client: SchemaRegistryClient, case: str) -> None:
+def test_avro_ours_read_by_confluent_and_theirs_read_by_ours(
+    schema_registry_url: str, client: SchemaRegistryClient, case: str
+) -> None:
     schema, value = CASES[case]()
     topic = _topic()
     ctx = SerializationContext(topic, MessageField.VALUE)
@@ -217,14 +268,18 @@ def test_avro_ours_read_by_confluent_and_theirs_read_by_ours(schema_registry_url
     # Confluent's serializer writes under the same Avro schema text; ours reads it back to Connect data.
     avro_text = json.dumps(ours.avro_data.from_connect_schema(schema))
     other_topic = _topic()
-    serialized = AvroSerializer(client, avro_text)(expected, SerializationContext(other_topic, MessageField.VALUE))
+    serialized = AvroSerializer(client, avro_text)(
+        expected, SerializationContext(other_topic, MessageField.VALUE)
+    )
     back = _avro(schema_registry_url).to_connect_data(other_topic, serialized)
     assert back.value == value
     assert back.schema == schema
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_json_schema_ours_read_by_confluent_and_theirs_read_by_ours(schema_registry_url: str, client: SchemaRegistryClient, case: str) -> None:
+def test_json_schema_ours_read_by_confluent_and_theirs_read_by_ours(
+    schema_registry_url: str, client: SchemaRegistryClient, case: str
+) -> None:
     schema, value = CASES[case]()
     topic = _topic()
     ctx = SerializationContext(topic, MessageField.VALUE)
@@ -235,24 +290,42 @@ def test_json_schema_ours_read_by_confluent_and_theirs_read_by_ours(schema_regis
     assert theirs == expected
     schema_text = json.dumps(data_mapping.from_connect_schema(schema))
     other_topic = _topic()
-    serialized = JSONSerializer(schema_text, client)(theirs, SerializationContext(other_topic, MessageField.VALUE))
+    serialized = JSONSerializer(schema_text, client)(
+        theirs, SerializationContext(other_topic, MessageField.VALUE)
+    )
     back = _json(schema_registry_url).to_connect_data(other_topic, serialized)
     assert back.value == value
 
 
-def test_avro_written_by_confluent_with_a_hand_written_schema(schema_registry_url: str, client: SchemaRegistryClient) -> None:
+def test_avro_written_by_confluent_with_a_hand_written_schema(
+    schema_registry_url: str, client: SchemaRegistryClient
+) -> None:
     """A schema no Connect converter made: plain unions, an enum, a fixed, a nullable record."""
-    avro = {"type": "record", "name": "Order", "namespace": "shop", "fields": [
-        {"name": "id", "type": "long"},
-        {"name": "note", "type": ["null", "string"], "default": None},
-        {"name": "either", "type": ["int", "string"]},
-        {"name": "state", "type": {"type": "enum", "name": "State", "symbols": ["NEW", "DONE"]}},
-        {"name": "hash", "type": {"type": "fixed", "name": "Hash", "size": 2}},
-        {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 6, "scale": 2}},
-    ]}
+    avro = {
+        "type": "record",
+        "name": "Order",
+        "namespace": "shop",
+        "fields": [
+            {"name": "id", "type": "long"},
+            {"name": "note", "type": ["null", "string"], "default": None},
+            {"name": "either", "type": ["int", "string"]},
+            {"name": "state", "type": {"type": "enum", "name": "State", "symbols": ["NEW", "DONE"]}},
+            {"name": "hash", "type": {"type": "fixed", "name": "Hash", "size": 2}},
+            {
+                "name": "amount",
+                "type": {"type": "bytes", "logicalType": "decimal", "precision": 6, "scale": 2},
+            },
+        ],
+    }
     topic = _topic()
-    record = {"id": 1, "note": "hi", "either": "text", "state": "DONE", "hash": b"ab",
-              "amount": decimal.Decimal("10.50")}
+    record = {
+        "id": 1,
+        "note": "hi",
+        "either": "text",
+        "state": "DONE",
+        "hash": b"ab",
+        "amount": decimal.Decimal("10.50"),
+    }
     data = AvroSerializer(client, json.dumps(avro))(record, SerializationContext(topic, MessageField.VALUE))
     back = _avro(schema_registry_url).to_connect_data(topic, data)
     assert back.schema.name == "shop.Order"  # type: ignore[union-attr]
@@ -277,15 +350,19 @@ def test_wrong_magic_byte_names_topic(schema_registry_url: str) -> None:
 
 
 def test_unknown_schema_id_names_it(schema_registry_url: str) -> None:
-    with pytest.raises(DataException, match=r"topic orders to Avro: Error retrieving Avro value schema for id "
-                                            r"987654 \(schema not found\)"):
+    with pytest.raises(
+        DataException,
+        match=r"topic orders to Avro: Error retrieving Avro value schema for id "
+        r"987654 \(schema not found\)",
+    ):
         _avro(schema_registry_url).to_connect_data("orders", b"\x00" + (987654).to_bytes(4, "big") + b"\x02")
 
 
 def test_registry_down_names_the_url_but_never_the_credentials() -> None:
     url = f"http://127.0.0.1:{free_port()}"
-    converter = _avro(f"http://bob:url-secret@127.0.0.1:{free_port()},{url}",
-                      **{"basic.auth.credentials.source": "URL"})
+    converter = _avro(
+        f"http://bob:url-secret@127.0.0.1:{free_port()},{url}", **{"basic.auth.credentials.source": "URL"}
+    )
     with pytest.raises(DataException) as raised:
         converter.to_connect_data("orders", b"\x00\x00\x00\x00\x07\x02")
     message = str(raised.value)
@@ -294,7 +371,9 @@ def test_registry_down_names_the_url_but_never_the_credentials() -> None:
     assert "id 7" in message
     assert "url-secret" not in message
     assert "bob" not in message
-    user_info = _avro(url, **{"basic.auth.credentials.source": "USER_INFO", "basic.auth.user.info": "alice:pw-secret"})
+    user_info = _avro(
+        url, **{"basic.auth.credentials.source": "USER_INFO", "basic.auth.user.info": "alice:pw-secret"}
+    )
     with pytest.raises(DataException) as raised:
         user_info.from_connect_data("orders", Schema.STRING_SCHEMA, "x")
     assert "pw-secret" not in str(raised.value)
@@ -309,8 +388,11 @@ def test_incompatible_schema_refused(schema_registry_url: str, client: SchemaReg
     _avro(schema_registry_url).from_connect_data(topic, first, Struct(first).put("x", 1))
     client.set_compatibility(subject, "BACKWARD")
     second = SchemaBuilder.struct().name("com.example.V").field("x", Schema.STRING_SCHEMA).build()
-    with pytest.raises(DataException, match=rf"topic {topic}: the registry refused the Avro schema for subject "
-                                            rf"{subject} .* as incompatible"):
+    with pytest.raises(
+        DataException,
+        match=rf"topic {topic}: the registry refused the Avro schema for subject "
+        rf"{subject} .* as incompatible",
+    ):
         _avro(schema_registry_url).from_connect_data(topic, second, Struct(second).put("x", "1"))
 
 
@@ -318,19 +400,31 @@ def test_missing_subject(schema_registry_url: str) -> None:
     topic = _topic()
     with pytest.raises(DataException, match=rf"error looking up the Avro schema for subject {topic}-value"):
         _avro(schema_registry_url, **{"auto.register.schemas": False}).from_connect_data(
-            topic, Schema.STRING_SCHEMA, "x")
-    with pytest.raises(DataException, match=rf"error fetching the latest version of the Avro schema for subject {topic}-value"):
-        _avro(schema_registry_url, **{"use.latest.version": True}).from_connect_data(topic, Schema.STRING_SCHEMA, "x")
+            topic, Schema.STRING_SCHEMA, "x"
+        )
+    with pytest.raises(
+        DataException,
+        match=rf"error fetching the latest version of the Avro schema for subject {topic}-value",
+    ):
+        _avro(schema_registry_url, **{"use.latest.version": True}).from_connect_data(
+            topic, Schema.STRING_SCHEMA, "x"
+        )
 
 
 def test_use_latest_version_writes_under_the_subjects_latest_schema(schema_registry_url: str) -> None:
     topic = _topic()
     older = SchemaBuilder.struct().name("com.example.V").field("x", Schema.INT32_SCHEMA).build()
-    newer = (SchemaBuilder.struct().name("com.example.V").field("x", Schema.INT32_SCHEMA)
-             .field("y", SchemaBuilder.string().optional().build()).build())
+    newer = (
+        SchemaBuilder.struct()
+        .name("com.example.V")
+        .field("x", Schema.INT32_SCHEMA)
+        .field("y", SchemaBuilder.string().optional().build())
+        .build()
+    )
     _avro(schema_registry_url).from_connect_data(topic, newer, Struct(newer).put("x", 1))
-    data = _avro(schema_registry_url, **{"use.latest.version": True, "auto.register.schemas": False}
-                 ).from_connect_data(topic, older, Struct(older).put("x", 5))
+    data = _avro(
+        schema_registry_url, **{"use.latest.version": True, "auto.register.schemas": False}
+    ).from_connect_data(topic, older, Struct(older).put("x", 5))
     back = _avro(schema_registry_url).to_connect_data(topic, data)
     assert back.value.get("x") == 5
     assert back.value.get("y") is None
@@ -353,11 +447,15 @@ def test_a_value_of_the_wrong_type_names_topic_and_id(schema_registry_url: str) 
 def test_registry_credentials_are_masked_in_logged_configs() -> None:
     from engine.config.masking import mask_config
 
-    masked = mask_config({"value.converter.basic.auth.user.info": "u:p-secret-1",
-                          "key.converter.bearer.auth.token": "tok-2",
-                          "value.converter.schema.registry.ssl.truststore.password": "pw-3",
-                          "value.converter.schema.registry.url": "https://bob:pw-4@a:8081,https://b:8081",
-                          "value.converter.auto.register.schemas": "false"})
+    masked = mask_config(
+        {
+            "value.converter.basic.auth.user.info": "u:p-secret-1",
+            "key.converter.bearer.auth.token": "tok-2",
+            "value.converter.schema.registry.ssl.truststore.password": "pw-3",
+            "value.converter.schema.registry.url": "https://bob:pw-4@a:8081,https://b:8081",
+            "value.converter.auto.register.schemas": "false",
+        }
+    )
     assert not any(s in repr(masked) for s in ("p-secret-1", "tok-2", "pw-3", "pw-4", "bob"))
     assert masked["value.converter.schema.registry.url"] == "https://[hidden]@a:8081,https://b:8081"
     assert masked["value.converter.auto.register.schemas"] == "false"
@@ -373,22 +471,28 @@ def test_tls_to_the_registry_with_schema_registry_ssl_keys(schema_registry_url: 
     schema, value = _with_enum()
     topic = _topic()
     with terminating(certs.server_chain, backend.port or 0, port) as proxy:
-        trusted = {"schema.registry.ssl.truststore.type": "PEM",
-                   "schema.registry.ssl.truststore.location": str(certs.ca_pem)}
+        trusted = {
+            "schema.registry.ssl.truststore.type": "PEM",
+            "schema.registry.ssl.truststore.location": str(certs.ca_pem),
+        }
         data = _avro(https, **trusted).from_connect_data(topic, schema, value)
         assert _avro(https, **trusted).to_connect_data(topic, data).value == value
         assert proxy.handshakes >= 2
-        untrusted = {"schema.registry.ssl.truststore.type": "PEM",
-                     "schema.registry.ssl.truststore.location": str(certs.other_ca_pem)}
+        untrusted = {
+            "schema.registry.ssl.truststore.type": "PEM",
+            "schema.registry.ssl.truststore.location": str(certs.other_ca_pem),
+        }
         with pytest.raises(DataException, match="CERTIFICATE_VERIFY_FAILED"):
             _avro(https, **untrusted).to_connect_data(topic, data)
 
 
 def test_the_engine_imports_without_the_registry_extra_and_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     blocked = ("fastavro", "jsonschema", "google", "google.protobuf")
-    code = (f"import sys\nfor m in {blocked!r}: sys.modules[m] = None\n"
-            "import engine, engine.engine, engine.converters.factory, engine.converters.registry.protobuf\n"
-            "assert not any(sys.modules.get(m) for m in " + repr(blocked) + ")\n")
+    code = (
+        f"import sys\nfor m in {blocked!r}: sys.modules[m] = None\n"
+        "import engine, engine.engine, engine.converters.factory, engine.converters.registry.protobuf\n"
+        "assert not any(sys.modules.get(m) for m in " + repr(blocked) + ")\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
     monkeypatch.setitem(sys.modules, "fastavro", None)  # import fastavro now raises ImportError
     with pytest.raises(ConfigException, match=r"pip install 'connect-engine\[registry\]'"):

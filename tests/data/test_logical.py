@@ -11,15 +11,22 @@ from engine.api.errors import DataException
 from engine.data import Date, Decimal, Schema, Time, Timestamp
 
 
-@pytest.mark.parametrize(("value", "scale", "wire"), [
-    ("0", 0, b"\x00"),
-    ("1.27", 2, b"\x7f"),
-    ("1.28", 2, b"\x00\x80"),
-    ("-1.28", 2, b"\x80"),
-    ("-1.29", 2, b"\xff\x7f"),
-    ("-0.001", 3, b"\xff"),
-    ("123456789012345678901234567890.12345", 5, (12345678901234567890123456789012345).to_bytes(15, "big")),
-])
+@pytest.mark.parametrize(
+    ("value", "scale", "wire"),
+    [
+        ("0", 0, b"\x00"),
+        ("1.27", 2, b"\x7f"),
+        ("1.28", 2, b"\x00\x80"),
+        ("-1.28", 2, b"\x80"),
+        ("-1.29", 2, b"\xff\x7f"),
+        ("-0.001", 3, b"\xff"),
+        (
+            "123456789012345678901234567890.12345",
+            5,
+            (12345678901234567890123456789012345).to_bytes(15, "big"),
+        ),
+    ],
+)
 def test_decimal_bytes_are_minimal_twos_complement(value: str, scale: int, wire: bytes) -> None:
     """Unscaled value as BigInteger.toByteArray would write it, and back."""
     schema = Decimal.schema(scale)
@@ -52,8 +59,15 @@ def test_date_time_timestamp_round_trips() -> None:
     millis = Timestamp.from_logical(Timestamp.schema(), stamp)
     assert millis == 1714979289123
     assert Timestamp.to_logical(Timestamp.schema(), millis) == stamp
-    assert Timestamp.to_logical(Timestamp.schema(), -1) == dt.datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=dt.UTC)
-    assert Timestamp.from_logical(Timestamp.schema(), dt.datetime(1969, 12, 31, 23, 59, 59, 999500, tzinfo=dt.UTC)) == -1
+    assert Timestamp.to_logical(Timestamp.schema(), -1) == dt.datetime(
+        1969, 12, 31, 23, 59, 59, 999000, tzinfo=dt.UTC
+    )
+    assert (
+        Timestamp.from_logical(
+            Timestamp.schema(), dt.datetime(1969, 12, 31, 23, 59, 59, 999500, tzinfo=dt.UTC)
+        )
+        == -1
+    )
 
 
 def test_temporal_errors() -> None:

@@ -10,11 +10,14 @@ from engine.data.builder import OPTIONAL_STRING_SCHEMA
 
 
 def person() -> Schema:
-    return (SchemaBuilder.struct().name("person")
-            .field("name", Schema.STRING_SCHEMA)
-            .field("age", SchemaBuilder.int32().optional())
-            .field("admin", SchemaBuilder.bool().default_value(False))
-            .build())
+    return (
+        SchemaBuilder.struct()
+        .name("person")
+        .field("name", Schema.STRING_SCHEMA)
+        .field("age", SchemaBuilder.int32().optional())
+        .field("admin", SchemaBuilder.bool().default_value(False))
+        .build()
+    )
 
 
 def test_builder_sets_attributes_and_fields_in_order() -> None:
@@ -37,18 +40,28 @@ def test_equal_schemas_are_equal_and_hash_alike() -> None:
     assert SchemaBuilder.int8().default_value(1).build() != SchemaBuilder.bool().default_value(True).build()
 
 
-@pytest.mark.parametrize(("build", "message"), [
-    (lambda: SchemaBuilder.int32().field("a", Schema.INT32_SCHEMA), "Cannot create fields on type INT32"),
-    (lambda: SchemaBuilder.struct().field("a", Schema.INT32_SCHEMA).field("a", Schema.INT32_SCHEMA),
-     "Cannot create field because of field name duplication a"),
-    (lambda: SchemaBuilder.struct().field("", Schema.INT32_SCHEMA), "fieldName cannot be null."),
-    (lambda: SchemaBuilder.int32().name("a").name("b"), "Invalid SchemaBuilder call: name has already been set."),
-    (lambda: SchemaBuilder.int32().optional().required(),
-     "Invalid SchemaBuilder call: optional has already been set."),
-    (lambda: SchemaBuilder.int32().default_value("x"), "Invalid default value"),
-    (lambda: SchemaBuilder.int8().default_value(300), "Invalid default value"),
-    (lambda: SchemaBuilder.array(None), "valueSchema cannot be null."),
-])
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: SchemaBuilder.int32().field("a", Schema.INT32_SCHEMA), "Cannot create fields on type INT32"),
+        (
+            lambda: SchemaBuilder.struct().field("a", Schema.INT32_SCHEMA).field("a", Schema.INT32_SCHEMA),
+            "Cannot create field because of field name duplication a",
+        ),
+        (lambda: SchemaBuilder.struct().field("", Schema.INT32_SCHEMA), "fieldName cannot be null."),
+        (
+            lambda: SchemaBuilder.int32().name("a").name("b"),
+            "Invalid SchemaBuilder call: name has already been set.",
+        ),
+        (
+            lambda: SchemaBuilder.int32().optional().required(),
+            "Invalid SchemaBuilder call: optional has already been set.",
+        ),
+        (lambda: SchemaBuilder.int32().default_value("x"), "Invalid default value"),
+        (lambda: SchemaBuilder.int8().default_value(300), "Invalid default value"),
+        (lambda: SchemaBuilder.array(None), "valueSchema cannot be null."),
+    ],
+)
 def test_builder_rejects_invalid_calls(build: object, message: str) -> None:
     """Each invalid builder call raises SchemaBuilderException with Kafka's message."""
     with pytest.raises(SchemaBuilderException, match=message):
@@ -65,15 +78,22 @@ def test_accessors_raise_on_types_without_children() -> None:
         _ = Schema.STRING_SCHEMA.value_schema
 
 
-@pytest.mark.parametrize(("schema", "value", "message"), [
-    (Schema.INT32_SCHEMA, None, "Invalid value: null used for required value, schema type: INT32"),
-    (Schema.INT32_SCHEMA, "1", "Invalid Java object for schema with type INT32: class str for value"),
-    (Schema.INT32_SCHEMA, True, "with type INT32: class bool"),
-    (Schema.INT16_SCHEMA, 40000, "out of range for schema type INT16"),
-    (Schema.FLOAT64_SCHEMA, 1, "with type FLOAT64: class int"),
-    (SchemaBuilder.array(Schema.STRING_SCHEMA).build(), ["a", 1], "for element of array value"),
-    (SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT64_SCHEMA).build(), {"a": "b"}, "for value of map value"),
-])
+@pytest.mark.parametrize(
+    ("schema", "value", "message"),
+    [
+        (Schema.INT32_SCHEMA, None, "Invalid value: null used for required value, schema type: INT32"),
+        (Schema.INT32_SCHEMA, "1", "Invalid Java object for schema with type INT32: class str for value"),
+        (Schema.INT32_SCHEMA, True, "with type INT32: class bool"),
+        (Schema.INT16_SCHEMA, 40000, "out of range for schema type INT16"),
+        (Schema.FLOAT64_SCHEMA, 1, "with type FLOAT64: class int"),
+        (SchemaBuilder.array(Schema.STRING_SCHEMA).build(), ["a", 1], "for element of array value"),
+        (
+            SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT64_SCHEMA).build(),
+            {"a": "b"},
+            "for value of map value",
+        ),
+    ],
+)
 def test_validate_value_rejects_mismatches(schema: Schema, value: object, message: str) -> None:
     """Mismatched values raise DataException naming the schema type and the location."""
     with pytest.raises(DataException, match=message):
@@ -82,8 +102,10 @@ def test_validate_value_rejects_mismatches(schema: Schema, value: object, messag
 
 def test_validate_value_accepts_matching_values() -> None:
     """Nested containers of the right types and nulls in optional schemas pass."""
-    validate_value(SchemaBuilder.map(Schema.STRING_SCHEMA, SchemaBuilder.array(Schema.OPTIONAL_INT8_SCHEMA)).build(),
-                   {"a": [1, None, -128]})
+    validate_value(
+        SchemaBuilder.map(Schema.STRING_SCHEMA, SchemaBuilder.array(Schema.OPTIONAL_INT8_SCHEMA)).build(),
+        {"a": [1, None, -128]},
+    )
     validate_value(Schema.OPTIONAL_BYTES_SCHEMA, None)
     validate_value(Schema.BYTES_SCHEMA, bytearray(b"x"))
 

@@ -37,7 +37,9 @@ def table_edges(table: list[dict[str, object]]) -> set[tuple[str, str, str]]:
     return found
 
 
-@pytest.mark.parametrize(("kind", "table"), [("connector", CONNECTOR_TRANSITIONS), ("task", TASK_TRANSITIONS)])
+@pytest.mark.parametrize(
+    ("kind", "table"), [("connector", CONNECTOR_TRANSITIONS), ("task", TASK_TRANSITIONS)]
+)
 def test_every_table_edge_is_drawn_in_mermaid_and_dot(kind: str, table: list[dict[str, object]]) -> None:
     drawn = {(s, d, t) for s, d, triggers in edges(kind) for t in triggers}
     assert drawn == table_edges(table)
@@ -69,7 +71,9 @@ def test_render_with_graphviz_or_a_clear_error(tmp_path: Path, fmt: str, magic: 
             assert ET.parse(target).getroot().tag == f"{SVG}svg"
 
 
-def test_render_without_graphviz_says_how_to_install_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_render_without_graphviz_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("engine.diagram.shutil.which", lambda _name: None)
     with pytest.raises(GraphvizMissing, match="apt install graphviz") as caught:
         render("task", tmp_path / "task.svg", "svg")
@@ -78,7 +82,8 @@ def test_render_without_graphviz_says_how_to_install_it(tmp_path: Path, monkeypa
 
 
 def test_render_checks_its_arguments_before_looking_for_graphviz(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("engine.diagram.shutil.which", lambda _name: None)
     with pytest.raises(ValueError, match="valid formats: svg, png"):
         render("task", tmp_path / "task.pdf", "pdf")
@@ -119,7 +124,7 @@ def test_timeline_is_valid_escaped_svg_with_a_row_per_unit() -> None:
 
 def test_timeline_escapes_names_and_keeps_triggers_in_tooltips() -> None:
     svg = timeline_svg(TRACE)
-    assert 'a<b' not in svg
+    assert "a<b" not in svg
     assert "a&lt;b&amp;" in svg
     tips = [t.text or "" for c in ET.fromstring(svg).iter(f"{SVG}circle") for t in c.iter(f"{SVG}title")]
     assert len(tips) == len(TRACE)
@@ -129,7 +134,7 @@ def test_timeline_escapes_names_and_keeps_triggers_in_tooltips() -> None:
 def test_timeline_marks_destruction_in_black_above_the_segments() -> None:
     root = ET.fromstring(timeline_svg(TRACE))
     shapes = [el.tag.removeprefix(SVG) for el in root if el.tag in (f"{SVG}rect", f"{SVG}circle")]
-    assert "rect" not in shapes[shapes.index("circle"):]  # dots are painted over the bars
+    assert "rect" not in shapes[shapes.index("circle") :]  # dots are painted over the bars
     black = [c for c in root.iter(f"{SVG}circle") if c.get("fill") == "#111111"]
     assert len(black) == 2  # the task's and the connector's DESTROYED
     assert not [r for r in root.iter(f"{SVG}rect") if r.get("fill") == "#111111"]
@@ -147,7 +152,9 @@ def test_empty_timeline_is_still_an_svg() -> None:
 
 
 def test_replay_writes_a_timeline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    scenario = Path(__file__).resolve().parents[2] / "engine" / "scenario" / "builtin" / "01-pause-and-resume.yaml"
+    scenario = (
+        Path(__file__).resolve().parents[2] / "engine" / "scenario" / "builtin" / "01-pause-and-resume.yaml"
+    )
     target = tmp_path / "timeline.svg"
     assert main(["replay", "--timeline", str(target), str(scenario)]) == 0
     assert ET.parse(target).getroot().tag == f"{SVG}svg"

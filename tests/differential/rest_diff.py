@@ -40,8 +40,12 @@ class Side:
     mode: str = "distributed"
 
     def fill(self, text: str) -> str:
-        return (text.replace("{dir}", self.directory).replace("{topic}", self.topic)
-                .replace("{src}", "FileStreamSource").replace("{sink}", "FileStreamSink"))
+        return (
+            text.replace("{dir}", self.directory)
+            .replace("{topic}", self.topic)
+            .replace("{src}", "FileStreamSource")
+            .replace("{sink}", "FileStreamSink")
+        )
 
     def fill_value(self, value: Any) -> Any:
         if isinstance(value, str):
@@ -116,8 +120,14 @@ def send(side: Side, call: Call, *, retry_for: float = 60.0) -> Response:
     deadline = time.monotonic() + retry_for
     while True:
         raw = side.fill(call.raw) if call.raw is not None else None
-        response = rest_call(side.url, call.method, side.fill(call.path), side.fill_value(call.body), raw=raw,
-                             headers=call.headers)
+        response = rest_call(
+            side.url,
+            call.method,
+            side.fill(call.path),
+            side.fill_value(call.body),
+            raw=raw,
+            headers=call.headers,
+        )
         transient = response.status in (409, 500) and any(t in response.text for t in _TRANSIENT)
         if not transient or time.monotonic() > deadline:
             return response
@@ -133,7 +143,9 @@ def wait(side: Side, step: Await) -> None:
         if response.status == 200 and step.check(last):
             return
         time.sleep(0.2)
-    raise AssertionError(f"{side.name}: GET {side.fill(step.path)} never satisfied the check; last answer: {last}")
+    raise AssertionError(
+        f"{side.name}: GET {side.fill(step.path)} never satisfied the check; last answer: {last}"
+    )
 
 
 # ---- normalisation: only what must differ ---------------------------------------------------------
@@ -170,7 +182,9 @@ def _without_status_versions(value: Any) -> Any:
         return [_without_status_versions(v) for v in value]
     if isinstance(value, dict):
         is_status = "state" in value and "worker_id" in value
-        return {k: _without_status_versions(v) for k, v in value.items() if not (is_status and k == "version")}
+        return {
+            k: _without_status_versions(v) for k, v in value.items() if not (is_status and k == "version")
+        }
     return value
 
 
@@ -200,8 +214,11 @@ def normalise(side: Side, response: Response, path: str = "") -> Answer:
     body = _without_status_versions(body)
     if path.split("?")[0] in ("/", "") and isinstance(body, dict) and "kafka_cluster_id" in body:
         body = {k: (f"<{k}>" if k in _BUILD_KEYS else v) for k, v in body.items()}
-    headers = tuple((name, response.headers[name].replace(side.url, "<url>")) for name in COMPARED_HEADERS
-                    if name in response.headers)
+    headers = tuple(
+        (name, response.headers[name].replace(side.url, "<url>"))
+        for name in COMPARED_HEADERS
+        if name in response.headers
+    )
     return Answer(response.status, body, headers)
 
 
@@ -224,13 +241,20 @@ def differences(java: Any, ours: Any, path: str = "") -> list[str]:
             return [f"{path}: keys in another order: java {list(keyed_java)} | ours {list(keyed_ours)}"]
         return differences(keyed_java, keyed_ours, path)
     if isinstance(java, list) and isinstance(ours, list) and len(java) == len(ours):
-        return [line for i, (a, b) in enumerate(zip(java, ours, strict=True))
-                for line in differences(a, b, f"{path}[{i}]")]
+        return [
+            line
+            for i, (a, b) in enumerate(zip(java, ours, strict=True))
+            for line in differences(a, b, f"{path}[{i}]")
+        ]
     if isinstance(java, list) and isinstance(ours, list) and java != ours:
+
         def label(v: Any) -> Any:
             return (v.get("definition") or v.get("value") or v).get("name") if isinstance(v, dict) else v
-        return [f"{path}: java {len(java)} entries {[label(v) for v in java]}\n     | ours {len(ours)} entries "
-                f"{[label(v) for v in ours]}"]
+
+        return [
+            f"{path}: java {len(java)} entries {[label(v) for v in java]}\n     | ours {len(ours)} entries "
+            f"{[label(v) for v in ours]}"
+        ]
     if java != ours:
         return [f"{path or '.'}: java {json.dumps(java)[:400]} | ours {json.dumps(ours)[:400]}"]
     return []
@@ -248,25 +272,37 @@ def _by_name(value: Any) -> dict[str, Any] | None:
 
 # ---- helpers for cases ------------------------------------------------------------------------------
 
+
 def status_is(connector: str, task_states: tuple[str, ...] | None = None) -> Callable[[Any], bool]:
     """A status check: the connector in ``connector`` state and its tasks in ``task_states`` (any count if None)."""
+
     def check(body: Any) -> bool:
         if not isinstance(body, dict) or body.get("connector", {}).get("state") != connector:
             return False
         tasks = [t.get("state") for t in body.get("tasks", [])]
         return task_states is None or tuple(tasks) == task_states
+
     return check
 
 
-def patched(status: int | None = None, body: Any = None, edit: Callable[[Any], Any] | None = None,
-            headers: tuple[tuple[str, str], ...] | None = None) -> Patch:
+def patched(
+    status: int | None = None,
+    body: Any = None,
+    edit: Callable[[Any], Any] | None = None,
+    headers: tuple[tuple[str, str], ...] | None = None,
+) -> Patch:
     """A patch: Java's status, Java's whole body, or an edit of ours; Java's compared headers."""
+
     def apply(answer: Answer) -> Answer:
         new_body = answer.body
         if edit is not None:
             new_body = edit(json.loads(json.dumps(new_body)))
         elif body is not None:
             new_body = body
-        return Answer(status if status is not None else answer.status, new_body,
-                      answer.headers if headers is None else headers)
+        return Answer(
+            status if status is not None else answer.status,
+            new_body,
+            answer.headers if headers is None else headers,
+        )
+
     return apply

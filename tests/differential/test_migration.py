@@ -58,14 +58,17 @@ def _assert_delivered(out: Path, total: int, resumed_from: int) -> None:
     expected = [f"line {n}" for n in range(total)]
     assert sorted(set(got), key=lambda s: int(s.split()[1])) == expected, "a line was lost"
     duplicated = {line for line in got if got.count(line) > 1}
-    assert all(int(line.split()[1]) >= resumed_from for line in duplicated), \
+    assert all(int(line.split()[1]) >= resumed_from for line in duplicated), (
         f"lines from before the last committed offset were delivered twice: {sorted(duplicated)[:10]}"
+    )
 
 
 def _committed_lines(side: Side, source_file: Path) -> int:
     """How many whole lines the source's committed position covers (lines are ``line N\\n``)."""
     body = _call(side, "GET", "/connectors/mig-src/offsets")
-    offsets = [o["offset"]["position"] for o in body["offsets"] if o["partition"].get("filename") == str(source_file)]
+    offsets = [
+        o["offset"]["position"] for o in body["offsets"] if o["partition"].get("filename") == str(source_file)
+    ]
     if not offsets:
         return 0
     data = source_file.read_bytes()[: offsets[0]]
@@ -82,8 +85,10 @@ def _call(side: Side, method: str, path: str, body: Any = None) -> Any:
 
 def _states(side: Side) -> dict[str, tuple[str, list[str]]]:
     body = _call(side, "GET", "/connectors?expand=status")
-    return {name: (entry["status"]["connector"]["state"], [t["state"] for t in entry["status"]["tasks"]])
-            for name, entry in body.items()}
+    return {
+        name: (entry["status"]["connector"]["state"], [t["state"] for t in entry["status"]["tasks"]])
+        for name, entry in body.items()
+    }
 
 
 def _configs(side: Side) -> dict[str, Any]:
@@ -91,8 +96,12 @@ def _configs(side: Side) -> dict[str, Any]:
     return {name: entry["info"]["config"] for name, entry in body.items()}
 
 
-EXPECTED_STATES = {"mig-src": ("RUNNING", ["RUNNING"]), "mig-sink": ("RUNNING", ["RUNNING"]),
-                   "mig-paused": ("PAUSED", ["PAUSED"]), "mig-stopped": ("STOPPED", [])}
+EXPECTED_STATES = {
+    "mig-src": ("RUNNING", ["RUNNING"]),
+    "mig-sink": ("RUNNING", ["RUNNING"]),
+    "mig-paused": ("PAUSED", ["PAUSED"]),
+    "mig-stopped": ("STOPPED", []),
+}
 
 
 def _settled(side: Side) -> None:
@@ -109,32 +118,93 @@ def _await(name: str, state: str, tasks: tuple[str, ...]) -> Any:
 def test_java_connect_to_connect_engine_and_back(kafka41: ApacheKafka, tmp_path: Path) -> None:
     tag = uuid.uuid4().hex[:8]
     group = f"migrate-{tag}"
-    topics = {"config.storage.topic": f"migrate-{tag}-configs", "offset.storage.topic": f"migrate-{tag}-offsets",
-              "status.storage.topic": f"migrate-{tag}-status"}
+    topics = {
+        "config.storage.topic": f"migrate-{tag}-configs",
+        "offset.storage.topic": f"migrate-{tag}-offsets",
+        "status.storage.topic": f"migrate-{tag}-status",
+    }
     source_file, out, spare = tmp_path / "in.txt", tmp_path / "out.txt", tmp_path / "spare.txt"
     data_topic = f"migrate-{tag}-lines"
-    shared = {"offset.flush.interval.ms": "1000", "key.converter": JSON_CONVERTER, "value.converter": JSON_CONVERTER}
+    shared = {
+        "offset.flush.interval.ms": "1000",
+        "key.converter": JSON_CONVERTER,
+        "value.converter": JSON_CONVERTER,
+    }
     _append(source_file, 0, LINES_PER_ROUND)
 
     # 1. Java Connect runs the connectors: a source by its full class name, a sink by alias, one paused, one stopped
-    java = start_java_connect(kafka41.bootstrap_servers(), group_id=group, topics=topics, worker_config=shared,
-                              directory=tmp_path / "java")
+    java = start_java_connect(
+        kafka41.bootstrap_servers(),
+        group_id=group,
+        topics=topics,
+        worker_config=shared,
+        directory=tmp_path / "java",
+    )
     try:
         java_side = Side("java", java.url, str(tmp_path), data_topic)
-        _call(java_side, "POST", "/connectors", {"name": "mig-src", "config": {
-            "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "tasks.max": "1",
-            "file": str(source_file), "topic": data_topic}})
-        _call(java_side, "POST", "/connectors", {"name": "mig-sink", "config": {
-            "connector.class": "FileStreamSink", "tasks.max": "1", "file": str(out), "topics": data_topic}})
-        _call(java_side, "POST", "/connectors", {"name": "mig-paused", "initial_state": "PAUSED", "config": {
-            "connector.class": "FileStreamSource", "file": str(spare), "topic": f"{data_topic}-spare"}})
-        _call(java_side, "POST", "/connectors", {"name": "mig-stopped", "initial_state": "STOPPED", "config": {
-            "connector.class": "FileStreamSink", "file": str(spare) + ".out", "topics": f"{data_topic}-spare"}})
+        _call(
+            java_side,
+            "POST",
+            "/connectors",
+            {
+                "name": "mig-src",
+                "config": {
+                    "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+                    "tasks.max": "1",
+                    "file": str(source_file),
+                    "topic": data_topic,
+                },
+            },
+        )
+        _call(
+            java_side,
+            "POST",
+            "/connectors",
+            {
+                "name": "mig-sink",
+                "config": {
+                    "connector.class": "FileStreamSink",
+                    "tasks.max": "1",
+                    "file": str(out),
+                    "topics": data_topic,
+                },
+            },
+        )
+        _call(
+            java_side,
+            "POST",
+            "/connectors",
+            {
+                "name": "mig-paused",
+                "initial_state": "PAUSED",
+                "config": {
+                    "connector.class": "FileStreamSource",
+                    "file": str(spare),
+                    "topic": f"{data_topic}-spare",
+                },
+            },
+        )
+        _call(
+            java_side,
+            "POST",
+            "/connectors",
+            {
+                "name": "mig-stopped",
+                "initial_state": "STOPPED",
+                "config": {
+                    "connector.class": "FileStreamSink",
+                    "file": str(spare) + ".out",
+                    "topics": f"{data_topic}-spare",
+                },
+            },
+        )
         _call(java_side, "PUT", "/connectors/mig-paused/resume")
         _call(java_side, "PUT", "/connectors/mig-paused/pause")  # a target state written after the create
         _settled(java_side)
         _poll(lambda: len(_lines(out)) >= LINES_PER_ROUND, "Java's sink wrote the first lines")
-        _poll(lambda: _committed_lines(java_side, source_file) == LINES_PER_ROUND, "Java committed its offsets")
+        _poll(
+            lambda: _committed_lines(java_side, source_file) == LINES_PER_ROUND, "Java committed its offsets"
+        )
         java_configs = _configs(java_side)
         _append(source_file, LINES_PER_ROUND, LINES_PER_ROUND)  # written while Java runs: partly read, maybe
         time.sleep(0.5)
@@ -153,7 +223,9 @@ def test_java_connect_to_connect_engine_and_back(kafka41: ApacheKafka, tmp_path:
         _settled(ours)
         assert _configs(ours) == java_configs
         _append(source_file, 2 * LINES_PER_ROUND, LINES_PER_ROUND)
-        _poll(lambda: len(set(_lines(out))) >= 3 * LINES_PER_ROUND, "our sink delivered every line", timeout=120)
+        _poll(
+            lambda: len(set(_lines(out))) >= 3 * LINES_PER_ROUND, "our sink delivered every line", timeout=120
+        )
         _assert_delivered(out, 3 * LINES_PER_ROUND, committed_by_java)
         _poll(lambda: _committed_lines(ours, source_file) == 3 * LINES_PER_ROUND, "we committed our offsets")
         # our own change of target state, for Java to read back
@@ -166,18 +238,32 @@ def test_java_connect_to_connect_engine_and_back(kafka41: ApacheKafka, tmp_path:
 
     # 3. and back to Java Connect: it reads our records (configs, target states, offsets, statuses)
     _append(source_file, 3 * LINES_PER_ROUND, LINES_PER_ROUND)
-    java = start_java_connect(kafka41.bootstrap_servers(), group_id=group, topics=topics, worker_config=shared,
-                              directory=tmp_path / "java-again")
+    java = start_java_connect(
+        kafka41.bootstrap_servers(),
+        group_id=group,
+        topics=topics,
+        worker_config=shared,
+        directory=tmp_path / "java-again",
+    )
     try:
         java_side = Side("java", java.url, str(tmp_path), data_topic)
         _settled(java_side)
         assert _configs(java_side) == java_configs
-        _poll(lambda: len(set(_lines(out))) >= 4 * LINES_PER_ROUND, "Java's sink delivered every line", timeout=120)
+        _poll(
+            lambda: len(set(_lines(out))) >= 4 * LINES_PER_ROUND,
+            "Java's sink delivered every line",
+            timeout=120,
+        )
         _assert_delivered(out, 4 * LINES_PER_ROUND, committed_by_java)
         assert len(_lines(out)) - delivered_by_us == LINES_PER_ROUND, "a graceful hand-over repeats nothing"
-        _poll(lambda: _committed_lines(java_side, source_file) == 4 * LINES_PER_ROUND, "Java committed its offsets")
+        _poll(
+            lambda: _committed_lines(java_side, source_file) == 4 * LINES_PER_ROUND,
+            "Java committed its offsets",
+        )
         # nothing we wrote to the three topics made Java complain (it logs unreadable records at ERROR)
-        errors = [line for line in java.log_file.read_text(errors="replace").splitlines() if "] ERROR " in line]
+        errors = [
+            line for line in java.log_file.read_text(errors="replace").splitlines() if "] ERROR " in line
+        ]
         assert not errors, "\n".join(errors[:20])
     finally:
         java.stop()

@@ -36,15 +36,26 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 
 def source(name: str, **extra: str) -> dict[str, str]:
-    return {"connector.class": "{src}", "tasks.max": "1", "file": "{dir}/" + name + ".txt",
-            "topic": "{topic}-" + name, **extra}
+    return {
+        "connector.class": "{src}",
+        "tasks.max": "1",
+        "file": "{dir}/" + name + ".txt",
+        "topic": "{topic}-" + name,
+        **extra,
+    }
 
 
 def sink(name: str, **extra: str) -> dict[str, str]:
     """Both sides' sinks share the broker: each its own consumer group (Connect's default, connect-<name>,
     would be one group for two different consumers)."""
-    return {"connector.class": "{sink}", "tasks.max": "1", "file": "{dir}/" + name + "-out.txt",
-            "topics": "{topic}-" + name, "consumer.override.group.id": "{topic}-" + name, **extra}
+    return {
+        "connector.class": "{sink}",
+        "tasks.max": "1",
+        "file": "{dir}/" + name + "-out.txt",
+        "topics": "{topic}-" + name,
+        "consumer.override.group.id": "{topic}-" + name,
+        **extra,
+    }
 
 
 def create(name: str, config: dict[str, str], known: Known | None = None, **fields: Any) -> Call:
@@ -67,50 +78,117 @@ def only_filestream(answer: Answer) -> Answer:
     """Plugin lists differ by what is installed: keep the FileStream connectors, by simple name."""
     if not isinstance(answer.body, list):
         return answer
-    kept = [{**p, "class": p["class"].rsplit(".", 1)[-1], "version": "<version>"}
-            for p in answer.body if str(p.get("class", "")).rsplit(".", 1)[-1].startswith("FileStream")]
+    kept = [
+        {**p, "class": p["class"].rsplit(".", 1)[-1], "version": "<version>"}
+        for p in answer.body
+        if str(p.get("class", "")).rsplit(".", 1)[-1].startswith("FileStream")
+    ]
     return Answer(answer.status, kept, answer.headers)
 
 
 # ---- known differences (docs/compatibility.md, "Differences found by the differential suite") ----------------
 
-ENGINE_VERSION = Known("GET / adds engine_version (our addition)",
-                       patched(edit=lambda body: {k: v for k, v in body.items() if k != "engine_version"}))
-TASKS_CONFIG_REMOVED = Known("GET .../tasks-config: in 3.9, removed in 4.0 (KIP-970)",
-                             patched(404, {"error_code": 404, "message": "HTTP 404 Not Found"}))
-UNKNOWN_CLASS_400 = Known("an unknown connector.class: 500 in 3.9, 400 in 4.1 (KIP-891)",
-                          patched(400, {"error_code": 400, "message": "Failed to find any class that implements "
-                                        "Connector and which name matches NoSuchConnector, available connectors "
-                                        "are: <installed connectors>"}))
+ENGINE_VERSION = Known(
+    "GET / adds engine_version (our addition)",
+    patched(edit=lambda body: {k: v for k, v in body.items() if k != "engine_version"}),
+)
+TASKS_CONFIG_REMOVED = Known(
+    "GET .../tasks-config: in 3.9, removed in 4.0 (KIP-970)",
+    patched(404, {"error_code": 404, "message": "HTTP 404 Not Found"}),
+)
+UNKNOWN_CLASS_400 = Known(
+    "an unknown connector.class: 500 in 3.9, 400 in 4.1 (KIP-891)",
+    patched(
+        400,
+        {
+            "error_code": 400,
+            "message": "Failed to find any class that implements "
+            "Connector and which name matches NoSuchConnector, available connectors "
+            "are: <installed connectors>",
+        },
+    ),
+)
 VALIDATE_UNKNOWN_CLASS = Known(
     "validate with an unknown class: 3.9 wraps ConnectException, 4.1 BadRequestException (KIP-891)",
-    patched(edit=lambda body: {**body, "message": body["message"].replace(
-        "org.apache.kafka.connect.errors.ConnectException", "org.apache.kafka.connect.runtime.rest.errors.BadRequestException")}))
+    patched(
+        edit=lambda body: {
+            **body,
+            "message": body["message"].replace(
+                "org.apache.kafka.connect.errors.ConnectException",
+                "org.apache.kafka.connect.runtime.rest.errors.BadRequestException",
+            ),
+        }
+    ),
+)
 
 
 GROUP_ID_DEFINITION = {
-    "name": "consumer.override.group.id", "type": "STRING", "required": False, "default_value": None,
-    "importance": "HIGH", "documentation": "A unique string that identifies the consumer group this consumer belongs "
+    "name": "consumer.override.group.id",
+    "type": "STRING",
+    "required": False,
+    "default_value": None,
+    "importance": "HIGH",
+    "documentation": "A unique string that identifies the consumer group this consumer belongs "
     "to. This property is required if the consumer uses either the group management functionality by using "
-    "<code>subscribe(topic)</code> or the Kafka-based offset management strategy.", "group": None, "width": "NONE",
-    "display_name": "group.id", "dependents": [], "order": -1}
+    "<code>subscribe(topic)</code> or the Kafka-based offset management strategy.",
+    "group": None,
+    "width": "NONE",
+    "display_name": "group.id",
+    "dependents": [],
+    "order": -1,
+}
 OVERRIDE_DEFINITION = Known(
     "validate with a client override key: Connect lists it again with the Kafka client's own definition",
-    patched(edit=lambda body: {**body, "configs": [*body["configs"], {"definition": GROUP_ID_DEFINITION, "value": {
-        "name": "consumer.override.group.id", "value": "{topic}-v", "recommended_values": [], "errors": [],
-        "visible": True}}]}))
-ALLOW_ON_405 = Known("a 405 carries an Allow header (Connect's exception mapper drops it)", patched(headers=()))
-PATCH_NAME = Known("PATCH .../config with another name: Connect stores it, we refuse it as PUT does",
-                   patched(200, {"name": "uc", "type": "source", "tasks": [{"connector": "uc", "task": 0}],
-                                 "config": {"connector.class": "FileStreamSource", "tasks.max": "1",
-                                            "file": "{dir}/uc.txt", "topic": "{topic}-uc", "batch.size": "-1",
-                                            "name": "different"}}))
+    patched(
+        edit=lambda body: {
+            **body,
+            "configs": [
+                *body["configs"],
+                {
+                    "definition": GROUP_ID_DEFINITION,
+                    "value": {
+                        "name": "consumer.override.group.id",
+                        "value": "{topic}-v",
+                        "recommended_values": [],
+                        "errors": [],
+                        "visible": True,
+                    },
+                },
+            ],
+        }
+    ),
+)
+ALLOW_ON_405 = Known(
+    "a 405 carries an Allow header (Connect's exception mapper drops it)", patched(headers=())
+)
+PATCH_NAME = Known(
+    "PATCH .../config with another name: Connect stores it, we refuse it as PUT does",
+    patched(
+        200,
+        {
+            "name": "uc",
+            "type": "source",
+            "tasks": [{"connector": "uc", "task": 0}],
+            "config": {
+                "connector.class": "FileStreamSource",
+                "tasks.max": "1",
+                "file": "{dir}/uc.txt",
+                "topic": "{topic}-uc",
+                "batch.size": "-1",
+                "name": "different",
+            },
+        },
+    ),
+)
 # Config definitions (GET .../config, validate): what must differ, and what only 4.1 has.
 # our additions (docs/compatibility.md), and their groups
 OUR_KEYS = {"offsets.reset.on.delete", "record.rate.limit", "bytes.per.second.max"}
 OUR_GROUPS = {"Restart Policy", "Rate Limits"}
-SOURCE_DLQ_KEYS = {"errors.deadletterqueue.topic.name", "errors.deadletterqueue.topic.replication.factor",
-                   "errors.deadletterqueue.context.headers.enable"}  # Connect's sink keys, ours on sources too
+SOURCE_DLQ_KEYS = {
+    "errors.deadletterqueue.topic.name",
+    "errors.deadletterqueue.topic.replication.factor",
+    "errors.deadletterqueue.context.headers.enable",
+}  # Connect's sink keys, ours on sources too
 CONVERTER_KEYS = {"key.converter", "value.converter", "header.converter"}
 
 
@@ -188,218 +266,384 @@ def without_null_offsets(answer: Answer) -> Answer:
 CASES: list[Case] = [
     Case("root", (Call("GET", "/", known=ENGINE_VERSION),)),
     Case("health", (Call("GET", "/health"),)),
-    Case("plugins", (Call("GET", "/connector-plugins", normalise=only_filestream),
-                     Call("GET", "/connector-plugins?connectorsOnly=true", normalise=only_filestream))),
-    Case("plugin-config", (Call("GET", "/connector-plugins/FileStreamSource/config", normalise=source_config_defs),
-                           Call("GET", "/connector-plugins/FileStreamSinkConnector/config", normalise=config_defs),
-                           Call("GET", "/connector-plugins/NoSuchPlugin/config"))),
-    Case("validate", (
-        Call("PUT", "/connector-plugins/FileStreamSource/config/validate", source("v"), normalise=source_config_defs),
-        Call("PUT", "/connector-plugins/FileStreamSink/config/validate", sink("v"), normalise=config_defs,
-             known=OVERRIDE_DEFINITION),
-        Call("PUT", "/connector-plugins/FileStreamSource/config/validate",
-             {"connector.class": "{src}", "file": "{dir}/v.txt"}, normalise=source_config_defs),
-        Call("PUT", "/connector-plugins/FileStreamSource/config/validate", source("v", **{"batch.size": "0"}), normalise=source_config_defs),
-        Call("PUT", "/connector-plugins/FileStreamSource/config/validate", sink("v"), normalise=config_defs),
-        Call("PUT", "/connector-plugins/FileStreamSource/config/validate", {"file": "x"}),
-        Call("PUT", "/connector-plugins/NoSuchPlugin/config/validate", {"connector.class": "NoSuchPlugin"},
-             known=VALIDATE_UNKNOWN_CLASS),
-        Call("PUT", "/connector-plugins/FileStreamSource/config/validate", raw="{bad json",
-             headers={"Content-Type": "application/json"}),
-        Call("PUT", "/connector-plugins/FileStreamSource/config/validate", raw="nope",
-             headers={"Content-Type": "application/json"}),
-        Call("PUT", "/connector-plugins/FileStreamSource/config/validate", raw='{"a" 1}',
-             headers={"Content-Type": "application/json"}),
-        Call("PUT", "/connector-plugins/FileStreamSource/config/validate", raw='{"a": @}',
-             headers={"Content-Type": "application/json"}),
-        Call("PUT", "/connector-plugins/FileStreamSource/config/validate", raw="",
-             headers={"Content-Type": "application/json"}),
-    )),
-    Case("create-and-read", (
-        create("cr", source("cr")), running("cr"),
-        Call("GET", "/connectors"),
-        Call("GET", "/connectors/cr"),
-        Call("GET", "/connectors/cr/config"),
-        Call("GET", "/connectors/cr/status"),
-        Call("GET", "/connectors/cr/tasks"),
-        Call("GET", "/connectors/cr/tasks/0/status"),
-        Call("GET", "/connectors/cr/tasks/1/status"),
-        Call("GET", "/connectors/cr/tasks-config", known=TASKS_CONFIG_REMOVED),
-        Call("GET", "/connectors?expand=status"),
-        Call("GET", "/connectors?expand=info"),
-        Call("GET", "/connectors?expand=status&expand=info"),
-        Call("GET", "/connectors/cr/"),
-        delete("cr"),
-        Call("GET", "/connectors/cr"),
-    )),
-    Case("create-errors", (
-        create("ce", source("ce")), running("ce"),
-        create("ce", source("ce")),
-        create("ce2", {"connector.class": "NoSuchConnector", "tasks.max": "1"}, known=UNKNOWN_CLASS_400),
-        create("ce3", source("ce3", **{"batch.size": "zero"})),
-        create("ce4", {"connector.class": "{src}", "file": "{dir}/x"}),
-        Call("POST", "/connectors", {"config": source("ce5")}),
-        Call("POST", "/connectors", {"name": "ce6"}),
-        Call("POST", "/connectors", raw="{not json", headers={"Content-Type": "application/json"}),
-        Call("POST", "/connectors", raw="name=x", headers={"Content-Type": "text/plain"}),
-        create("ce7", source("ce7"), initial_state="BOGUS"),
-        create("", source("ce8")),
-        create("ce9", {**source("ce9"), "name": "other"}),
-        Call("GET", "/connectors/nope"),
-        Call("GET", "/connectors/nope/config"),
-        Call("GET", "/connectors/nope/status"),
-        Call("GET", "/connectors/nope/tasks"),
-        Call("GET", "/connectors/nope/tasks/0/status"),
-        Call("GET", "/connectors/nope/topics"),
-        Call("GET", "/connectors/nope/offsets"),
-        Call("PUT", "/connectors/nope/pause"),
-        Call("PUT", "/connectors/nope/resume"),
-        Call("PUT", "/connectors/nope/stop"),
-        Call("POST", "/connectors/nope/restart"),
-        Call("POST", "/connectors/nope/tasks/0/restart"),
-        Call("DELETE", "/connectors/nope"),
-        Call("PATCH", "/connectors/nope/config", {"tasks.max": "2"}),
-        Call("DELETE", "/connectors/nope/offsets"),
-        Call("PATCH", "/connectors/nope/offsets", {"offsets": []}),
-        delete("ce"),
-    )),
-    Case("initial-states", (
-        create("is-p", source("is-p"), initial_state="PAUSED"), in_state("is-p", "PAUSED"),
-        Call("GET", "/connectors/is-p/status"),
-        create("is-s", source("is-s"), initial_state="STOPPED"), in_state("is-s", "STOPPED"),
-        Call("GET", "/connectors/is-s/status"),
-        Call("GET", "/connectors/is-s/tasks"),
-        create("is-r", source("is-r"), initial_state="RUNNING"), running("is-r"),
-        delete("is-p"), delete("is-s"), delete("is-r"),
-    )),
-    Case("update-config", (
-        Call("PUT", "/connectors/uc/config", source("uc")), running("uc"),
-        Call("PUT", "/connectors/uc/config", source("uc", **{"batch.size": "10"})), running("uc"),
-        Call("GET", "/connectors/uc/config"),
-        Call("PATCH", "/connectors/uc/config", {"batch.size": "20", "tasks.max": None}), running("uc"),
-        Call("GET", "/connectors/uc/config"),
-        Call("PUT", "/connectors/uc/config", source("uc", **{"batch.size": "-1"})),
-        Call("PUT", "/connectors/uc/config", {**source("uc"), "name": "different"}),
-        Call("PUT", "/connectors/uc/config", raw="[1, 2]", headers={"Content-Type": "application/json"}),
-        Call("PATCH", "/connectors/uc/config", {"name": "different"}, known=PATCH_NAME),
-        delete("uc"),
-    )),
-    Case("pause-resume-stop", (
-        create("prs", source("prs")), running("prs"),
-        Call("PUT", "/connectors/prs/pause"), in_state("prs", "PAUSED", ("PAUSED",)),
-        Call("GET", "/connectors/prs/status"),
-        Call("PUT", "/connectors/prs/pause"),
-        Call("PUT", "/connectors/prs/resume"), running("prs"),
-        Call("PUT", "/connectors/prs/resume"),
-        Call("PUT", "/connectors/prs/stop"), in_state("prs", "STOPPED", ()),
-        Call("GET", "/connectors/prs/status"),
-        Call("GET", "/connectors/prs/tasks"),
-        Call("PUT", "/connectors/prs/stop"),
-        Call("PUT", "/connectors/prs/pause"), in_state("prs", "PAUSED"),
-        Call("PUT", "/connectors/prs/resume"), running("prs"),
-        delete("prs"),
-    )),
-    Case("restart", (
-        create("rs", source("rs")), running("rs"),
-        Call("POST", "/connectors/rs/restart"), running("rs"),
-        Call("POST", "/connectors/rs/restart?includeTasks=true"), running("rs"),
-        Call("POST", "/connectors/rs/restart?includeTasks=true&onlyFailed=true"), running("rs"),
-        Call("POST", "/connectors/rs/restart?includeTasks=false&onlyFailed=true"),
-        Call("POST", "/connectors/rs/tasks/0/restart"), running("rs"),
-        Call("POST", "/connectors/rs/tasks/7/restart"),
-        Call("POST", "/connectors/rs/tasks/x/restart"),
-        delete("rs"),
-    )),
-    Case("topics", (
-        create("tp", source("tp")), running("tp"),
-        Call("GET", "/connectors/tp/topics"),
-        Call("PUT", "/connectors/tp/topics/reset"),
-        Call("GET", "/connectors/tp/topics"),
-        delete("tp"),
-    )),
-    Case("source-offsets", (
-        create("so", source("so")), running("so"),
-        Call("GET", "/connectors/so/offsets"),
-        Call("PATCH", "/connectors/so/offsets",
-             {"offsets": [{"partition": {"filename": "{dir}/so.txt"}, "offset": {"position": 5}}]}),
-        Call("DELETE", "/connectors/so/offsets"),
-        Call("PUT", "/connectors/so/stop"), in_state("so", "STOPPED", ()),
-        Call("PATCH", "/connectors/so/offsets",
-             {"offsets": [{"partition": {"filename": "{dir}/so.txt"}, "offset": {"position": 5}}]}),
-        Call("GET", "/connectors/so/offsets"),
-        Call("PATCH", "/connectors/so/offsets",
-             {"offsets": [{"partition": {"filename": "{dir}/so.txt"}, "offset": {"position": "x"}}]}),
-        Call("PATCH", "/connectors/so/offsets", {"offsets": [{"partition": {"nope": 1}, "offset": {"position": 1}}]}),
-        Call("PATCH", "/connectors/so/offsets", {"offsets": []}),
-        Call("PATCH", "/connectors/so/offsets", {}),
-        Call("PATCH", "/connectors/so/offsets", raw="{oops", headers={"Content-Type": "application/json"}),
-        Call("DELETE", "/connectors/so/offsets"),
-        Call("GET", "/connectors/so/offsets", normalise=without_null_offsets),
-        delete("so"),
-    )),
-    Case("sink-offsets", (
-        create("sk", sink("sk")), running("sk"),
-        Call("GET", "/connectors/sk/offsets"),
-        Call("PUT", "/connectors/sk/stop"), in_state("sk", "STOPPED", ()),
-        Call("PATCH", "/connectors/sk/offsets",
-             {"offsets": [{"partition": {"kafka_topic": "{topic}-sk", "kafka_partition": 0},
-                           "offset": {"kafka_offset": 3}}]}),
-        Call("GET", "/connectors/sk/offsets"),
-        Call("PATCH", "/connectors/sk/offsets",
-             {"offsets": [{"partition": {"kafka_topic": "{topic}-sk"}, "offset": {"kafka_offset": 3}}]}),
-        Call("PATCH", "/connectors/sk/offsets",
-             {"offsets": [{"partition": {"kafka_topic": "{topic}-sk", "kafka_partition": 0},
-                           "offset": {"kafka_offset": -1}}]}),
-        Call("DELETE", "/connectors/sk/offsets"),
-        Call("GET", "/connectors/sk/offsets"),
-        delete("sk"),
-    )),
-    Case("loggers", (
-        Call("GET", "/admin/loggers/root"),
-        Call("GET", "/admin/loggers/no.such.logger.anywhere"),
-        Call("PUT", "/admin/loggers/org.example.diff", {"level": "DEBUG"}),
-        Call("GET", "/admin/loggers/org.example.diff"),
-        Call("PUT", "/admin/loggers/org.example.diff", {"level": "NOPE"}),
-        Call("PUT", "/admin/loggers/org.example.diff", {}),
-        Call("PUT", "/admin/loggers/org.example.diff?scope=cluster", {"level": "INFO"}),
-        Call("PUT", "/admin/loggers/org.example.diff", {"level": "WARN"}),
-        Call("PUT", "/admin/loggers/org.example.diff.child", {"level": "ERROR"}),
-        Call("GET", "/admin/loggers", normalise=example_loggers),
-        Call("PUT", "/admin/loggers/org.example.diff", {"level": "INFO"}),
-        Call("GET", "/admin/loggers", normalise=example_loggers),
-    )),
-    Case("http", (
-        Call("GET", "/connectors/"),
-        Call("HEAD", "/connectors"),
-        Call("OPTIONS", "/connectors"),
-        Call("OPTIONS", "/connectors/x/config", headers={"Accept": "text/plain"}),
-        Call("PUT", "/connector-plugins/FileStreamSource/config/validate", raw="x=y",
-             headers={"Content-Type": "text/plain"}),
-        Call("PUT", "/admin/loggers/root", raw="level=INFO", headers={"Content-Type": "text/plain"}),
-        Call("GET", "/no/such/path"),
-        Call("DELETE", "/connectors", known=ALLOW_ON_405),
-        Call("POST", "/connectors/x/pause", known=ALLOW_ON_405),
-    )),
+    Case(
+        "plugins",
+        (
+            Call("GET", "/connector-plugins", normalise=only_filestream),
+            Call("GET", "/connector-plugins?connectorsOnly=true", normalise=only_filestream),
+        ),
+    ),
+    Case(
+        "plugin-config",
+        (
+            Call("GET", "/connector-plugins/FileStreamSource/config", normalise=source_config_defs),
+            Call("GET", "/connector-plugins/FileStreamSinkConnector/config", normalise=config_defs),
+            Call("GET", "/connector-plugins/NoSuchPlugin/config"),
+        ),
+    ),
+    Case(
+        "validate",
+        (
+            Call(
+                "PUT",
+                "/connector-plugins/FileStreamSource/config/validate",
+                source("v"),
+                normalise=source_config_defs,
+            ),
+            Call(
+                "PUT",
+                "/connector-plugins/FileStreamSink/config/validate",
+                sink("v"),
+                normalise=config_defs,
+                known=OVERRIDE_DEFINITION,
+            ),
+            Call(
+                "PUT",
+                "/connector-plugins/FileStreamSource/config/validate",
+                {"connector.class": "{src}", "file": "{dir}/v.txt"},
+                normalise=source_config_defs,
+            ),
+            Call(
+                "PUT",
+                "/connector-plugins/FileStreamSource/config/validate",
+                source("v", **{"batch.size": "0"}),
+                normalise=source_config_defs,
+            ),
+            Call(
+                "PUT", "/connector-plugins/FileStreamSource/config/validate", sink("v"), normalise=config_defs
+            ),
+            Call("PUT", "/connector-plugins/FileStreamSource/config/validate", {"file": "x"}),
+            Call(
+                "PUT",
+                "/connector-plugins/NoSuchPlugin/config/validate",
+                {"connector.class": "NoSuchPlugin"},
+                known=VALIDATE_UNKNOWN_CLASS,
+            ),
+            Call(
+                "PUT",
+                "/connector-plugins/FileStreamSource/config/validate",
+                raw="{bad json",
+                headers={"Content-Type": "application/json"},
+            ),
+            Call(
+                "PUT",
+                "/connector-plugins/FileStreamSource/config/validate",
+                raw="nope",
+                headers={"Content-Type": "application/json"},
+            ),
+            Call(
+                "PUT",
+                "/connector-plugins/FileStreamSource/config/validate",
+                raw='{"a" 1}',
+                headers={"Content-Type": "application/json"},
+            ),
+            Call(
+                "PUT",
+                "/connector-plugins/FileStreamSource/config/validate",
+                raw='{"a": @}',
+                headers={"Content-Type": "application/json"},
+            ),
+            Call(
+                "PUT",
+                "/connector-plugins/FileStreamSource/config/validate",
+                raw="",
+                headers={"Content-Type": "application/json"},
+            ),
+        ),
+    ),
+    Case(
+        "create-and-read",
+        (
+            create("cr", source("cr")),
+            running("cr"),
+            Call("GET", "/connectors"),
+            Call("GET", "/connectors/cr"),
+            Call("GET", "/connectors/cr/config"),
+            Call("GET", "/connectors/cr/status"),
+            Call("GET", "/connectors/cr/tasks"),
+            Call("GET", "/connectors/cr/tasks/0/status"),
+            Call("GET", "/connectors/cr/tasks/1/status"),
+            Call("GET", "/connectors/cr/tasks-config", known=TASKS_CONFIG_REMOVED),
+            Call("GET", "/connectors?expand=status"),
+            Call("GET", "/connectors?expand=info"),
+            Call("GET", "/connectors?expand=status&expand=info"),
+            Call("GET", "/connectors/cr/"),
+            delete("cr"),
+            Call("GET", "/connectors/cr"),
+        ),
+    ),
+    Case(
+        "create-errors",
+        (
+            create("ce", source("ce")),
+            running("ce"),
+            create("ce", source("ce")),
+            create("ce2", {"connector.class": "NoSuchConnector", "tasks.max": "1"}, known=UNKNOWN_CLASS_400),
+            create("ce3", source("ce3", **{"batch.size": "zero"})),
+            create("ce4", {"connector.class": "{src}", "file": "{dir}/x"}),
+            Call("POST", "/connectors", {"config": source("ce5")}),
+            Call("POST", "/connectors", {"name": "ce6"}),
+            Call("POST", "/connectors", raw="{not json", headers={"Content-Type": "application/json"}),
+            Call("POST", "/connectors", raw="name=x", headers={"Content-Type": "text/plain"}),
+            create("ce7", source("ce7"), initial_state="BOGUS"),
+            create("", source("ce8")),
+            create("ce9", {**source("ce9"), "name": "other"}),
+            Call("GET", "/connectors/nope"),
+            Call("GET", "/connectors/nope/config"),
+            Call("GET", "/connectors/nope/status"),
+            Call("GET", "/connectors/nope/tasks"),
+            Call("GET", "/connectors/nope/tasks/0/status"),
+            Call("GET", "/connectors/nope/topics"),
+            Call("GET", "/connectors/nope/offsets"),
+            Call("PUT", "/connectors/nope/pause"),
+            Call("PUT", "/connectors/nope/resume"),
+            Call("PUT", "/connectors/nope/stop"),
+            Call("POST", "/connectors/nope/restart"),
+            Call("POST", "/connectors/nope/tasks/0/restart"),
+            Call("DELETE", "/connectors/nope"),
+            Call("PATCH", "/connectors/nope/config", {"tasks.max": "2"}),
+            Call("DELETE", "/connectors/nope/offsets"),
+            Call("PATCH", "/connectors/nope/offsets", {"offsets": []}),
+            delete("ce"),
+        ),
+    ),
+    Case(
+        "initial-states",
+        (
+            create("is-p", source("is-p"), initial_state="PAUSED"),
+            in_state("is-p", "PAUSED"),
+            Call("GET", "/connectors/is-p/status"),
+            create("is-s", source("is-s"), initial_state="STOPPED"),
+            in_state("is-s", "STOPPED"),
+            Call("GET", "/connectors/is-s/status"),
+            Call("GET", "/connectors/is-s/tasks"),
+            create("is-r", source("is-r"), initial_state="RUNNING"),
+            running("is-r"),
+            delete("is-p"),
+            delete("is-s"),
+            delete("is-r"),
+        ),
+    ),
+    Case(
+        "update-config",
+        (
+            Call("PUT", "/connectors/uc/config", source("uc")),
+            running("uc"),
+            Call("PUT", "/connectors/uc/config", source("uc", **{"batch.size": "10"})),
+            running("uc"),
+            Call("GET", "/connectors/uc/config"),
+            Call("PATCH", "/connectors/uc/config", {"batch.size": "20", "tasks.max": None}),
+            running("uc"),
+            Call("GET", "/connectors/uc/config"),
+            Call("PUT", "/connectors/uc/config", source("uc", **{"batch.size": "-1"})),
+            Call("PUT", "/connectors/uc/config", {**source("uc"), "name": "different"}),
+            Call("PUT", "/connectors/uc/config", raw="[1, 2]", headers={"Content-Type": "application/json"}),
+            Call("PATCH", "/connectors/uc/config", {"name": "different"}, known=PATCH_NAME),
+            delete("uc"),
+        ),
+    ),
+    Case(
+        "pause-resume-stop",
+        (
+            create("prs", source("prs")),
+            running("prs"),
+            Call("PUT", "/connectors/prs/pause"),
+            in_state("prs", "PAUSED", ("PAUSED",)),
+            Call("GET", "/connectors/prs/status"),
+            Call("PUT", "/connectors/prs/pause"),
+            Call("PUT", "/connectors/prs/resume"),
+            running("prs"),
+            Call("PUT", "/connectors/prs/resume"),
+            Call("PUT", "/connectors/prs/stop"),
+            in_state("prs", "STOPPED", ()),
+            Call("GET", "/connectors/prs/status"),
+            Call("GET", "/connectors/prs/tasks"),
+            Call("PUT", "/connectors/prs/stop"),
+            Call("PUT", "/connectors/prs/pause"),
+            in_state("prs", "PAUSED"),
+            Call("PUT", "/connectors/prs/resume"),
+            running("prs"),
+            delete("prs"),
+        ),
+    ),
+    Case(
+        "restart",
+        (
+            create("rs", source("rs")),
+            running("rs"),
+            Call("POST", "/connectors/rs/restart"),
+            running("rs"),
+            Call("POST", "/connectors/rs/restart?includeTasks=true"),
+            running("rs"),
+            Call("POST", "/connectors/rs/restart?includeTasks=true&onlyFailed=true"),
+            running("rs"),
+            Call("POST", "/connectors/rs/restart?includeTasks=false&onlyFailed=true"),
+            Call("POST", "/connectors/rs/tasks/0/restart"),
+            running("rs"),
+            Call("POST", "/connectors/rs/tasks/7/restart"),
+            Call("POST", "/connectors/rs/tasks/x/restart"),
+            delete("rs"),
+        ),
+    ),
+    Case(
+        "topics",
+        (
+            create("tp", source("tp")),
+            running("tp"),
+            Call("GET", "/connectors/tp/topics"),
+            Call("PUT", "/connectors/tp/topics/reset"),
+            Call("GET", "/connectors/tp/topics"),
+            delete("tp"),
+        ),
+    ),
+    Case(
+        "source-offsets",
+        (
+            create("so", source("so")),
+            running("so"),
+            Call("GET", "/connectors/so/offsets"),
+            Call(
+                "PATCH",
+                "/connectors/so/offsets",
+                {"offsets": [{"partition": {"filename": "{dir}/so.txt"}, "offset": {"position": 5}}]},
+            ),
+            Call("DELETE", "/connectors/so/offsets"),
+            Call("PUT", "/connectors/so/stop"),
+            in_state("so", "STOPPED", ()),
+            Call(
+                "PATCH",
+                "/connectors/so/offsets",
+                {"offsets": [{"partition": {"filename": "{dir}/so.txt"}, "offset": {"position": 5}}]},
+            ),
+            Call("GET", "/connectors/so/offsets"),
+            Call(
+                "PATCH",
+                "/connectors/so/offsets",
+                {"offsets": [{"partition": {"filename": "{dir}/so.txt"}, "offset": {"position": "x"}}]},
+            ),
+            Call(
+                "PATCH",
+                "/connectors/so/offsets",
+                {"offsets": [{"partition": {"nope": 1}, "offset": {"position": 1}}]},
+            ),
+            Call("PATCH", "/connectors/so/offsets", {"offsets": []}),
+            Call("PATCH", "/connectors/so/offsets", {}),
+            Call(
+                "PATCH", "/connectors/so/offsets", raw="{oops", headers={"Content-Type": "application/json"}
+            ),
+            Call("DELETE", "/connectors/so/offsets"),
+            Call("GET", "/connectors/so/offsets", normalise=without_null_offsets),
+            delete("so"),
+        ),
+    ),
+    Case(
+        "sink-offsets",
+        (
+            create("sk", sink("sk")),
+            running("sk"),
+            Call("GET", "/connectors/sk/offsets"),
+            Call("PUT", "/connectors/sk/stop"),
+            in_state("sk", "STOPPED", ()),
+            Call(
+                "PATCH",
+                "/connectors/sk/offsets",
+                {
+                    "offsets": [
+                        {
+                            "partition": {"kafka_topic": "{topic}-sk", "kafka_partition": 0},
+                            "offset": {"kafka_offset": 3},
+                        }
+                    ]
+                },
+            ),
+            Call("GET", "/connectors/sk/offsets"),
+            Call(
+                "PATCH",
+                "/connectors/sk/offsets",
+                {"offsets": [{"partition": {"kafka_topic": "{topic}-sk"}, "offset": {"kafka_offset": 3}}]},
+            ),
+            Call(
+                "PATCH",
+                "/connectors/sk/offsets",
+                {
+                    "offsets": [
+                        {
+                            "partition": {"kafka_topic": "{topic}-sk", "kafka_partition": 0},
+                            "offset": {"kafka_offset": -1},
+                        }
+                    ]
+                },
+            ),
+            Call("DELETE", "/connectors/sk/offsets"),
+            Call("GET", "/connectors/sk/offsets"),
+            delete("sk"),
+        ),
+    ),
+    Case(
+        "loggers",
+        (
+            Call("GET", "/admin/loggers/root"),
+            Call("GET", "/admin/loggers/no.such.logger.anywhere"),
+            Call("PUT", "/admin/loggers/org.example.diff", {"level": "DEBUG"}),
+            Call("GET", "/admin/loggers/org.example.diff"),
+            Call("PUT", "/admin/loggers/org.example.diff", {"level": "NOPE"}),
+            Call("PUT", "/admin/loggers/org.example.diff", {}),
+            Call("PUT", "/admin/loggers/org.example.diff?scope=cluster", {"level": "INFO"}),
+            Call("PUT", "/admin/loggers/org.example.diff", {"level": "WARN"}),
+            Call("PUT", "/admin/loggers/org.example.diff.child", {"level": "ERROR"}),
+            Call("GET", "/admin/loggers", normalise=example_loggers),
+            Call("PUT", "/admin/loggers/org.example.diff", {"level": "INFO"}),
+            Call("GET", "/admin/loggers", normalise=example_loggers),
+        ),
+    ),
+    Case(
+        "http",
+        (
+            Call("GET", "/connectors/"),
+            Call("HEAD", "/connectors"),
+            Call("OPTIONS", "/connectors"),
+            Call("OPTIONS", "/connectors/x/config", headers={"Accept": "text/plain"}),
+            Call(
+                "PUT",
+                "/connector-plugins/FileStreamSource/config/validate",
+                raw="x=y",
+                headers={"Content-Type": "text/plain"},
+            ),
+            Call("PUT", "/admin/loggers/root", raw="level=INFO", headers={"Content-Type": "text/plain"}),
+            Call("GET", "/no/such/path"),
+            Call("DELETE", "/connectors", known=ALLOW_ON_405),
+            Call("POST", "/connectors/x/pause", known=ALLOW_ON_405),
+        ),
+    ),
 ]
 
 STANDALONE_CASES: list[Case] = [
-    Case("standalone-basics", (
-        Call("GET", "/", known=ENGINE_VERSION),
-        Call("GET", "/health"),
-        create("sb", source("sb")), running("sb"),
-        Call("GET", "/connectors/sb/status"),
-        Call("GET", "/connectors/sb/tasks-config", known=TASKS_CONFIG_REMOVED),
-        Call("PUT", "/connectors/sb/stop"), in_state("sb", "STOPPED", ()),
-        Call("GET", "/connectors/sb/tasks-config", known=TASKS_CONFIG_REMOVED),
-        Call("PATCH", "/connectors/sb/offsets",
-             {"offsets": [{"partition": {"filename": "{dir}/sb.txt"}, "offset": {"position": 2}}]}),
-        Call("GET", "/connectors/sb/offsets"),
-        Call("DELETE", "/connectors/sb/offsets"),
-        Call("POST", "/connectors/sb/tasks", [{"a": "b"}]),
-        Call("PUT", "/connectors/sb/fence"),
-        Call("PUT", "/admin/loggers/org.example.sa?scope=cluster", {"level": "INFO"}),
-        delete("sb"),
-    ), modes=("standalone",)),
+    Case(
+        "standalone-basics",
+        (
+            Call("GET", "/", known=ENGINE_VERSION),
+            Call("GET", "/health"),
+            create("sb", source("sb")),
+            running("sb"),
+            Call("GET", "/connectors/sb/status"),
+            Call("GET", "/connectors/sb/tasks-config", known=TASKS_CONFIG_REMOVED),
+            Call("PUT", "/connectors/sb/stop"),
+            in_state("sb", "STOPPED", ()),
+            Call("GET", "/connectors/sb/tasks-config", known=TASKS_CONFIG_REMOVED),
+            Call(
+                "PATCH",
+                "/connectors/sb/offsets",
+                {"offsets": [{"partition": {"filename": "{dir}/sb.txt"}, "offset": {"position": 2}}]},
+            ),
+            Call("GET", "/connectors/sb/offsets"),
+            Call("DELETE", "/connectors/sb/offsets"),
+            Call("POST", "/connectors/sb/tasks", [{"a": "b"}]),
+            Call("PUT", "/connectors/sb/fence"),
+            Call("PUT", "/admin/loggers/org.example.sa?scope=cluster", {"level": "INFO"}),
+            delete("sb"),
+        ),
+        modes=("standalone",),
+    ),
 ]
 
 
@@ -414,7 +658,10 @@ def _run(java: Side, ours: Side, case: Case) -> list[str]:
             continue
         if isinstance(step, Sleep):
             continue
-        theirs, mine = normalise(java, send(java, step), step.path), normalise(ours, send(ours, step), step.path)
+        theirs, mine = (
+            normalise(java, send(java, step), step.path),
+            normalise(ours, send(ours, step), step.path),
+        )
         if step.normalise is not None:
             theirs, mine = step.normalise(theirs), step.normalise(mine)
         where = f"step {n}: {step.method} {step.path}"
@@ -424,17 +671,21 @@ def _run(java: Side, ours: Side, case: Case) -> list[str]:
             continue
         if step.known is None:
             if theirs != mine:
-                detail = "\n    ".join([f"status: java {theirs.status} | ours {mine.status}"] * (theirs.status != mine.status)
-                                      + [f"headers: java {dict(theirs.headers)} | ours {dict(mine.headers)}"]
-                                      * (theirs.headers != mine.headers)
-                                      + differences(theirs.body, mine.body))
+                detail = "\n    ".join(
+                    [f"status: java {theirs.status} | ours {mine.status}"] * (theirs.status != mine.status)
+                    + [f"headers: java {dict(theirs.headers)} | ours {dict(mine.headers)}"]
+                    * (theirs.headers != mine.headers)
+                    + differences(theirs.body, mine.body)
+                )
                 failures.append(f"{where}\n    {detail}")
         elif mine == theirs:
             failures.append(f"{where}: the known difference ({step.known.reason}) is gone: drop its Known")
         elif step.known.patch(mine) != theirs:
-            failures.append(f"{where}: differs beyond the known difference ({step.known.reason})\n"
-                            f"  java:          {theirs}\n  ours:          {mine}\n"
-                            f"  ours, patched: {step.known.patch(mine)}")
+            failures.append(
+                f"{where}: differs beyond the known difference ({step.known.reason})\n"
+                f"  java:          {theirs}\n  ours:          {mine}\n"
+                f"  ours, patched: {step.known.patch(mine)}"
+            )
     return failures
 
 
@@ -444,8 +695,9 @@ def test_distributed(case: Case, distributed_sides: tuple[Side, Side]) -> None:
     assert not failures, "\n\n".join(failures)
 
 
-@pytest.mark.parametrize("case", [c for c in [*CASES, *STANDALONE_CASES] if "standalone" in c.modes],
-                         ids=lambda c: c.id)
+@pytest.mark.parametrize(
+    "case", [c for c in [*CASES, *STANDALONE_CASES] if "standalone" in c.modes], ids=lambda c: c.id
+)
 def test_standalone(case: Case, standalone_sides: tuple[Side, Side]) -> None:
     failures = _run(*standalone_sides, case)
     assert not failures, "\n\n".join(failures)

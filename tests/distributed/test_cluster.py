@@ -19,8 +19,13 @@ pytestmark = pytest.mark.timeout(240)  # separate worker processes and real reba
 
 
 def source_config(cluster: WorkerCluster, tasks: int, **extra: str) -> dict[str, str]:
-    return {"connector.class": SOURCE, "tasks.max": str(tasks), "topic": "dist-out",
-            "test.record.file": str(cluster.record_file), **extra}
+    return {
+        "connector.class": SOURCE,
+        "tasks.max": str(tasks),
+        "topic": "dist-out",
+        "test.record.file": str(cluster.record_file),
+        **extra,
+    }
 
 
 async def status(worker: WorkerProcess, name: str) -> dict[str, Any] | None:
@@ -65,7 +70,9 @@ def no_overlap(calls: list[dict[str, Any]], killed: dict[int, float] | None = No
             if event["method"] == "start":
                 if running_in in killed and killed[running_in] <= event["at"]:
                     running_in = None
-                assert running_in in (None, event["pid"]), f"{unit} started in {event['pid']} while running in {running_in}"
+                assert running_in in (None, event["pid"]), (
+                    f"{unit} started in {event['pid']} while running in {running_in}"
+                )
                 running_in = event["pid"]
             elif event["pid"] == running_in:
                 running_in = None
@@ -74,8 +81,9 @@ def no_overlap(calls: list[dict[str, Any]], killed: dict[int, float] | None = No
 async def test_three_workers_share_tasks_evenly_and_answer_alike(cluster: WorkerCluster) -> None:
     workers = [cluster.start_worker() for _ in range(3)]
     await cluster.started(*workers)
-    code, info = await request(workers[1], "POST", "/connectors",
-                               {"name": "spread", "config": source_config(cluster, 6)})
+    code, info = await request(
+        workers[1], "POST", "/connectors", {"name": "spread", "config": source_config(cluster, 6)}
+    )
     assert code == 201, info
     body = await poll_until(lambda: running(workers[0], "spread", 6), what="spread RUNNING with 6 tasks")
     assert sorted(task_owners(body).values()) == [2, 2, 2]
@@ -89,7 +97,9 @@ async def test_adding_and_removing_workers_moves_only_what_must_move(cluster: Wo
     first, second = cluster.start_worker(), cluster.start_worker()
     await cluster.started(first, second)
     for name in ("a", "b"):
-        code, _ = await request(first, "POST", "/connectors", {"name": name, "config": source_config(cluster, 3)})
+        code, _ = await request(
+            first, "POST", "/connectors", {"name": name, "config": source_config(cluster, 3)}
+        )
         assert code == 201
     await poll_until(lambda: running(first, "a", 3))
     await poll_until(lambda: running(first, "b", 3))
@@ -104,7 +114,9 @@ async def test_adding_and_removing_workers_moves_only_what_must_move(cluster: Wo
 
     await poll_until(balanced, what="6 tasks spread 2/2/2 over three workers")
     starts_after = Counter((c["connector"], c["unit"]) for c in cluster.calls() if c["method"] == "start")
-    restarted = [unit for unit, n in starts_after.items() if unit[1].startswith("task") and n > starts_before[unit]]
+    restarted = [
+        unit for unit, n in starts_after.items() if unit[1].startswith("task") and n > starts_before[unit]
+    ]
     assert len(restarted) == 2, f"only the two tasks handed to the new worker restart, not {restarted}"
 
     assert second.stop() == 0  # leaves the group: its work goes to the two others
@@ -125,7 +137,9 @@ async def test_a_killed_workers_tasks_wait_for_the_delay_then_move(killable_clus
     cluster.delay_ms = 10_000  # beyond the broker noticing the death (session.timeout.ms, 6 s)
     workers = [cluster.start_worker() for _ in range(3)]
     await cluster.started(*workers)
-    code, _ = await request(workers[0], "POST", "/connectors", {"name": "k", "config": source_config(cluster, 3)})
+    code, _ = await request(
+        workers[0], "POST", "/connectors", {"name": "k", "config": source_config(cluster, 3)}
+    )
     assert code == 201
     body = await poll_until(lambda: running(workers[0], "k", 3))
     victim = next(w for w in workers[1:] if w.worker_id in task_owners(body))
@@ -142,12 +156,16 @@ async def test_a_killed_workers_tasks_wait_for_the_delay_then_move(killable_clus
     no_overlap(cluster.calls(), killed)
 
 
-async def test_a_worker_that_returns_within_the_delay_gets_its_work_back(killable_cluster: WorkerCluster) -> None:
+async def test_a_worker_that_returns_within_the_delay_gets_its_work_back(
+    killable_cluster: WorkerCluster,
+) -> None:
     cluster = killable_cluster
     cluster.delay_ms = 60_000  # far longer than the test: only a return can give the work back
     first, second = cluster.start_worker(), cluster.start_worker()
     await cluster.started(first, second)
-    code, _ = await request(first, "POST", "/connectors", {"name": "back", "config": source_config(cluster, 2)})
+    code, _ = await request(
+        first, "POST", "/connectors", {"name": "back", "config": source_config(cluster, 2)}
+    )
     assert code == 201
     body = await poll_until(lambda: running(first, "back", 2))
     assert set(task_owners(body)) == {first.worker_id, second.worker_id}
@@ -161,8 +179,10 @@ async def test_a_worker_that_returns_within_the_delay_gets_its_work_back(killabl
     await cluster.started(again)
 
     async def restarted_there() -> bool:
-        return any(c["pid"] == again.process.pid and c["unit"] == f"task-{theirs}" and c["method"] == "start"
-                   for c in cluster.calls())
+        return any(
+            c["pid"] == again.process.pid and c["unit"] == f"task-{theirs}" and c["method"] == "start"
+            for c in cluster.calls()
+        )
 
     await poll_until(restarted_there, timeout=60, what="the returning worker starting its old task")
     await poll_until(lambda: running(survivor, "back", 2), timeout=30)
@@ -171,7 +191,9 @@ async def test_a_worker_that_returns_within_the_delay_gets_its_work_back(killabl
 
 
 def leader_of(worker: WorkerProcess) -> str:
-    applied = [json.loads(line) for line in worker.output().splitlines() if '"cluster.assignment_applied"' in line]
+    applied = [
+        json.loads(line) for line in worker.output().splitlines() if '"cluster.assignment_applied"' in line
+    ]
     return str(applied[-1]["leader"])
 
 
@@ -179,19 +201,26 @@ async def test_rest_works_on_any_worker_and_forwards_to_the_leader(cluster: Work
     workers = [cluster.start_worker() for _ in range(2)]
     await cluster.started(*workers)
     for worker in workers:
-        code, _ = await request(worker, "PUT", f"/connectors/via-{worker.name}/config",
-                                source_config(cluster, 1, name=f"via-{worker.name}"))
+        code, _ = await request(
+            worker,
+            "PUT",
+            f"/connectors/via-{worker.name}/config",
+            source_config(cluster, 1, name=f"via-{worker.name}"),
+        )
         assert code == 201
     for worker in workers:
         code, names = await request(worker, "GET", "/connectors")
         assert code == 200
         assert {"via-w1", "via-w2"} <= set(names) or await poll_until(
-            partial(_lists, worker, {"via-w1", "via-w2"}))
-    code, body = await request(workers[0], "PUT", "/connectors/via-w1/config",
-                               source_config(cluster, 2, name="via-w1"))
+            partial(_lists, worker, {"via-w1", "via-w2"})
+        )
+    code, body = await request(
+        workers[0], "PUT", "/connectors/via-w1/config", source_config(cluster, 2, name="via-w1")
+    )
     assert code == 200, body
-    code, body = await request(workers[1], "POST", "/connectors",
-                               {"name": "via-w1", "config": source_config(cluster, 1)})
+    code, body = await request(
+        workers[1], "POST", "/connectors", {"name": "via-w1", "config": source_config(cluster, 1)}
+    )
     assert code == 409
     assert body["message"] == "Connector via-w1 already exists"
     # the tasks.max change rebalanced first: until then a follower answers Connect's other 409 (stale
@@ -201,18 +230,32 @@ async def test_rest_works_on_any_worker_and_forwards_to_the_leader(cluster: Work
     leader = leader_of(workers[0])
     for worker in workers:  # one is the leader (200); the follower may not forward a third hop
         # the follower's 409 is final: retrying it would only wait out request()'s 60 s
-        code, body = await request(worker, "PUT", "/connectors/via-w2/config?forward=false",
-                                   source_config(cluster, 1, name="via-w2"),
-                                   retry_conflicts=worker.worker_id == leader)
+        code, body = await request(
+            worker,
+            "PUT",
+            "/connectors/via-w2/config?forward=false",
+            source_config(cluster, 1, name="via-w2"),
+            retry_conflicts=worker.worker_id == leader,
+        )
         answers.append((code, body.get("message") if code == 409 else None))
     assert sorted(answers, key=str) == sorted(
-        [(200, None), (409, "Cannot complete request because of a conflicting operation (e.g. worker rebalance)")],
-        key=str)
-    sink = {"connector.class": "engine.testing.recording.RecordingSinkConnector", "topics": "t",
-            "consumer.override.group.id": cluster.group}
+        [
+            (200, None),
+            (409, "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"),
+        ],
+        key=str,
+    )
+    sink = {
+        "connector.class": "engine.testing.recording.RecordingSinkConnector",
+        "topics": "t",
+        "consumer.override.group.id": cluster.group,
+    }
     code, body = await request(workers[1], "POST", "/connectors", {"name": "greedy", "config": sink})
     assert code == 400
-    assert body["message"] == f"Consumer group for sink connector named greedy conflicts with Connect worker group {cluster.group}"
+    assert (
+        body["message"]
+        == f"Consumer group for sink connector named greedy conflicts with Connect worker group {cluster.group}"
+    )
     code, _ = await request(workers[1], "DELETE", "/connectors/via-w1")
     assert code == 204
     await poll_until(lambda: _gone(workers[0], "via-w1"))

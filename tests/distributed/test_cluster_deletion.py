@@ -21,14 +21,18 @@ def deletion_calls(cluster: WorkerCluster, name: str) -> tuple[list[int], Counte
     """Pids that ran ``deleted()``, and per task unit how often it got ``stop(connector_deleted=True)``."""
     calls = [c for c in cluster.calls() if c["connector"] == name]
     deleted = [c["pid"] for c in calls if c["method"] == "deleted"]
-    flagged = Counter(c["unit"] for c in calls if c["method"] == "stop" and c["args"].get("connector_deleted"))
+    flagged = Counter(
+        c["unit"] for c in calls if c["method"] == "stop" and c["args"].get("connector_deleted")
+    )
     return deleted, flagged
 
 
 async def test_deleted_runs_once_on_the_owner_and_every_task_learns_it(cluster: WorkerCluster) -> None:
     workers = [cluster.start_worker() for _ in range(3)]
     await cluster.started(*workers)
-    code, _ = await request(workers[2], "POST", "/connectors", {"name": "d", "config": source_config(cluster, 3)})
+    code, _ = await request(
+        workers[2], "POST", "/connectors", {"name": "d", "config": source_config(cluster, 3)}
+    )
     assert code == 201
     body = await poll_until(lambda: running(workers[0], "d", 3))
     assert len(task_owners(body)) == 3  # one task per worker: the flag must reach three processes
@@ -52,7 +56,9 @@ async def test_deleted_runs_once_on_the_owner_and_every_task_learns_it(cluster: 
 async def test_delete_during_a_rebalance_still_runs_deleted_once(cluster: WorkerCluster) -> None:
     first, second = cluster.start_worker(), cluster.start_worker()
     await cluster.started(first, second)
-    code, _ = await request(first, "POST", "/connectors", {"name": "mid", "config": source_config(cluster, 4)})
+    code, _ = await request(
+        first, "POST", "/connectors", {"name": "mid", "config": source_config(cluster, 4)}
+    )
     assert code == 201
     await poll_until(lambda: running(first, "mid", 4))
     third = cluster.start_worker()  # the group rebalances as it joins...
@@ -104,14 +110,18 @@ async def _exited(worker: object) -> bool:
 @pytest.fixture
 def retrying_cluster(kafka: Broker, tmp_path: Path) -> Iterator[WorkerCluster]:
     """Cleanups that fail are retried every 1.5 s, five times; creation waits 1 s for them."""
-    extra = {"connector.deleted.timeout.ms": "1000", "connector.deleted.retry.backoff.ms": "1500",
-             "connector.deleted.max.retries": "5"}
+    extra = {
+        "connector.deleted.timeout.ms": "1000",
+        "connector.deleted.retry.backoff.ms": "1500",
+        "connector.deleted.max.retries": "5",
+    }
     with worker_cluster(kafka.bootstrap, tmp_path, extra=extra) as made:
         yield made
 
 
 async def test_the_leader_refuses_a_name_whose_cleanup_is_pending_on_another_worker(
-        retrying_cluster: WorkerCluster) -> None:
+    retrying_cluster: WorkerCluster,
+) -> None:
     cluster = retrying_cluster
     first, second = cluster.start_worker(), cluster.start_worker()
     await cluster.started(first, second)
@@ -129,8 +139,13 @@ async def test_the_leader_refuses_a_name_whose_cleanup_is_pending_on_another_wor
     await poll_until(listed_everywhere, what="the pending cleanup listed on both workers")
 
     async def refused() -> str | None:
-        code, body = await request(second, "POST", "/connectors", {"name": "leaky", "config": source_config(cluster, 1)},
-                                   retry_conflicts=False)
+        code, body = await request(
+            second,
+            "POST",
+            "/connectors",
+            {"name": "leaky", "config": source_config(cluster, 1)},
+            retry_conflicts=False,
+        )
         assert code in (409, 500), body  # 409: refused, or a rebalance still settling
         return body["message"] if code == 409 and "still being cleaned up" in body["message"] else None
 
@@ -139,7 +154,9 @@ async def test_the_leader_refuses_a_name_whose_cleanup_is_pending_on_another_wor
 
     # after the last retry the cleanup is given up, the name is free again
     async def created() -> bool:
-        code, _ = await request(second, "POST", "/connectors", {"name": "leaky", "config": source_config(cluster, 1)})
+        code, _ = await request(
+            second, "POST", "/connectors", {"name": "leaky", "config": source_config(cluster, 1)}
+        )
         return code == 201
 
     await poll_until(created, timeout=60, what="the name usable once the cleanup gave up")

@@ -25,20 +25,31 @@ def https_cluster(kafka: Broker, tmp_path: Path) -> Iterator[tuple[WorkerCluster
     pki = make_pki(tmp_path / "pki")
     client = ssl.create_default_context(cafile=str(pki.ca_pem))
     client.load_cert_chain(str(pki.client_cert), str(pki.client_key))
-    tls = {"ssl.keystore.type": "PEM", "ssl.keystore.location": str(pki.server_pem), "ssl.truststore.type": "PEM",
-           "ssl.truststore.location": str(pki.ca_pem), "ssl.client.authentication": "required"}
+    tls = {
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.location": str(pki.server_pem),
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": str(pki.ca_pem),
+        "ssl.client.authentication": "required",
+    }
     with worker_cluster(kafka.bootstrap, tmp_path, scheme="https", tls=client, extra=tls) as made:
         yield made, pki
 
 
 def leader_of(worker: WorkerProcess) -> str:
-    applied = [json.loads(line) for line in worker.output().splitlines() if '"cluster.assignment_applied"' in line]
+    applied = [
+        json.loads(line) for line in worker.output().splitlines() if '"cluster.assignment_applied"' in line
+    ]
     return str(applied[-1]["leader"])
 
 
 def source(cluster: WorkerCluster, tasks: int) -> dict[str, str]:
-    return {"connector.class": "engine.testing.recording.RecordingSourceConnector", "tasks.max": str(tasks),
-            "topic": "https-out", "test.record.file": str(cluster.record_file)}
+    return {
+        "connector.class": "engine.testing.recording.RecordingSourceConnector",
+        "tasks.max": str(tasks),
+        "topic": "https-out",
+        "test.record.file": str(cluster.record_file),
+    }
 
 
 async def running(worker: WorkerProcess, name: str, tasks: int) -> dict[str, Any] | None:
@@ -57,11 +68,18 @@ async def test_forwarding_between_https_workers(https_cluster: tuple[WorkerClust
     follower = next(w for w in workers if w.worker_id != leader_id)
 
     # the follower cannot create a connector itself: it must forward, and the hop is HTTPS
-    code, body = await request(follower, "POST", "/connectors?forward=false",
-                               {"name": "never", "config": source(cluster, 1)}, retry_conflicts=False)
+    code, body = await request(
+        follower,
+        "POST",
+        "/connectors?forward=false",
+        {"name": "never", "config": source(cluster, 1)},
+        retry_conflicts=False,
+    )
     assert code == 409, body
     for name in ("one", "two"):
-        code, body = await request(follower, "POST", "/connectors", {"name": name, "config": source(cluster, 2)})
+        code, body = await request(
+            follower, "POST", "/connectors", {"name": name, "config": source(cluster, 2)}
+        )
         assert code == 201, body
         assert body["name"] == name
     leader = next(w for w in workers if w.worker_id == leader_id)

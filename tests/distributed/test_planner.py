@@ -11,8 +11,9 @@ NOTHING = Work()
 NO_VIEW = ClusterView()
 
 
-def meta(worker: str, owned: Work = NOTHING, *, view: ClusterView = NO_VIEW,
-         deleting: frozenset[str] = frozenset()) -> JoinMetadata:
+def meta(
+    worker: str, owned: Work = NOTHING, *, view: ClusterView = NO_VIEW, deleting: frozenset[str] = frozenset()
+) -> JoinMetadata:
     return JoinMetadata(worker, f"http://{worker}", 10, owned, deleting, view)
 
 
@@ -21,9 +22,17 @@ def work(connectors: int, tasks_each: int) -> ClusterWork:
     return ClusterWork(frozenset(names), frozenset((c, n) for c in names for n in range(tasks_each)))
 
 
-def run(members: dict[str, JoinMetadata], cluster: ClusterWork, *, now_ms: int = 1_000_000,
-        delay_ms: int = 0, leader: str = "m1") -> dict[str, Assignment]:
-    return plan(members, cluster, leader=leader, generation=7, config_offset=10, now_ms=now_ms, delay_ms=delay_ms)
+def run(
+    members: dict[str, JoinMetadata],
+    cluster: ClusterWork,
+    *,
+    now_ms: int = 1_000_000,
+    delay_ms: int = 0,
+    leader: str = "m1",
+) -> dict[str, Assignment]:
+    return plan(
+        members, cluster, leader=leader, generation=7, config_offset=10, now_ms=now_ms, delay_ms=delay_ms
+    )
 
 
 def owned_by(plans: dict[str, Assignment], members: dict[str, JoinMetadata]) -> dict[str, Work]:
@@ -44,7 +53,9 @@ def test_balanced_work_stays_where_it_runs() -> None:
     first = {f"m{i}": meta(f"w{i}") for i in (1, 2, 3)}
     plans = run(first, work(6, 2))
     again = {m: meta(first[m].worker_id, plans[m].assigned, view=plans[m].view) for m in first}
-    assert {m: a.assigned for m, a in run(again, work(6, 2)).items()} == {m: a.assigned for m, a in plans.items()}
+    assert {m: a.assigned for m, a in run(again, work(6, 2)).items()} == {
+        m: a.assigned for m, a in plans.items()
+    }
 
 
 def test_a_joining_worker_gets_work_in_two_phases() -> None:
@@ -80,12 +91,20 @@ def test_departed_workers_work_is_held_until_the_delay_passes() -> None:
 
 
 def test_a_returning_worker_gets_its_work_back() -> None:
-    view = ClusterView(3, {"w1": Work.of(["c0"]), "w2": Work.of(["c1"])},
-                       {"w3": Held(Work.of(["c2"], [("c2", 0)]), 9_000)})
-    members = {"m1": meta("w1", Work.of(["c0"]), view=view), "m2": meta("w2", Work.of(["c1"]), view=view),
-               "m9": meta("w3")}
-    plans = run(members, ClusterWork(frozenset({"c0", "c1", "c2"}), frozenset({("c2", 0)})), now_ms=2_000,
-                delay_ms=5_000)
+    view = ClusterView(
+        3, {"w1": Work.of(["c0"]), "w2": Work.of(["c1"])}, {"w3": Held(Work.of(["c2"], [("c2", 0)]), 9_000)}
+    )
+    members = {
+        "m1": meta("w1", Work.of(["c0"]), view=view),
+        "m2": meta("w2", Work.of(["c1"]), view=view),
+        "m9": meta("w3"),
+    }
+    plans = run(
+        members,
+        ClusterWork(frozenset({"c0", "c1", "c2"}), frozenset({("c2", 0)})),
+        now_ms=2_000,
+        delay_ms=5_000,
+    )
     assert plans["m9"].assigned == Work.of(["c2"], [("c2", 0)])
     assert not plans["m9"].view.held
 
@@ -115,7 +134,9 @@ def test_no_unit_of_work_is_ever_assigned_twice_or_while_revoked() -> None:
         present = rng.sample(workers, rng.randint(1, 5))
         cluster = work(rng.randint(0, 12), rng.randint(0, 3))
         members = {f"m-{w}": meta(w, owned.get(w, Work()), view=view) for w in present}
-        plans = run(members, cluster, now_ms=round_ * 1000, delay_ms=rng.choice([0, 2500]), leader=f"m-{present[0]}")
+        plans = run(
+            members, cluster, now_ms=round_ * 1000, delay_ms=rng.choice([0, 2500]), leader=f"m-{present[0]}"
+        )
         seen = Work()
         for m, a in plans.items():
             assert not (a.assigned & seen), f"round {round_}: {m} got work someone else has"

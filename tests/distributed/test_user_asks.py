@@ -18,8 +18,10 @@ pytestmark = pytest.mark.timeout(240)  # separate worker processes and real reba
 
 FILE_SOURCE = "engine.connectors.file.FileStreamSourceConnector"
 FILE_SINK = "engine.connectors.file.FileStreamSinkConnector"
-STRINGS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
-           "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+STRINGS = {
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
 
 
 async def running(worker: WorkerProcess, name: str) -> dict[str, Any] | None:
@@ -37,7 +39,7 @@ async def metric(worker: WorkerProcess, name: str, connector: str) -> float | No
     async with aiohttp.ClientSession() as session, session.get(worker.url + "/metrics") as response:
         text = await response.text()
     prefix = f'{name}{{connector="{connector}",task="0"}} '
-    values = [float(line[len(prefix):]) for line in text.splitlines() if line.startswith(prefix)]
+    values = [float(line[len(prefix) :]) for line in text.splitlines() if line.startswith(prefix)]
     return values[0] if values else None
 
 
@@ -51,17 +53,33 @@ async def test_dlq_rate_limits_and_initial_offsets_on_real_data(kafka: Broker, t
 
         # KIP-995 through either worker (a follower forwards the create): the task starts after "skipped"
         offsets = [{"partition": {"filename": str(source_file)}, "offset": {"position": len("skipped\n")}}]
-        config = {"connector.class": FILE_SOURCE, "file": str(source_file), "topic": topic, "batch.size": "3",
-                  "record.rate.limit": "20", **STRINGS}
-        code, info = await request(second, "POST", "/connectors",
-                                   {"name": "paced", "config": config, "initial_offsets": offsets})
+        config = {
+            "connector.class": FILE_SOURCE,
+            "file": str(source_file),
+            "topic": topic,
+            "batch.size": "3",
+            "record.rate.limit": "20",
+            **STRINGS,
+        }
+        code, info = await request(
+            second, "POST", "/connectors", {"name": "paced", "config": config, "initial_offsets": offsets}
+        )
         assert code == 201, info
         # the FileStream source checks offsets itself (alter_offsets, as Kafka's does): Connect's short message
         assert info["offsets_status"] == "The offsets for this connector have been altered successfully"
-        code, _ = await request(first, "POST", "/connectors", {"name": "collect", "config": {
-            "connector.class": FILE_SINK, "file": str(out_file), "topics": topic, **STRINGS}})
+        code, _ = await request(
+            first,
+            "POST",
+            "/connectors",
+            {
+                "name": "collect",
+                "config": {"connector.class": FILE_SINK, "file": str(out_file), "topics": topic, **STRINGS},
+            },
+        )
         assert code == 201
-        await poll_until(lambda: _equal(lines(out_file), [f"line{i}" for i in range(12)]), what="12 lines out")
+        await poll_until(
+            lambda: _equal(lines(out_file), [f"line{i}" for i in range(12)]), what="12 lines out"
+        )
         # 12 records at 20/s in batches of 3: the task waited between polls, and says so
         _, status = await request(first, "GET", "/connectors/paced/status")
         owner = next(w for w in (first, second) if w.worker_id == status["tasks"][0]["worker_id"])
@@ -70,15 +88,29 @@ async def test_dlq_rate_limits_and_initial_offsets_on_real_data(kafka: Broker, t
         assert throttles >= 3
 
         # a source DLQ: every line fails ExtractField (a string is not a map) and goes to the DLQ topic
-        dlq_config = {"connector.class": FILE_SOURCE, "file": str(source_file), "topic": f"{topic}-x",
-                      "transforms": "id", "transforms.id.field": "id",
-                      "transforms.id.type": "org.apache.kafka.connect.transforms.ExtractField$Value",
-                      "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
-                      "errors.deadletterqueue.topic.replication.factor": "1", **STRINGS}
+        dlq_config = {
+            "connector.class": FILE_SOURCE,
+            "file": str(source_file),
+            "topic": f"{topic}-x",
+            "transforms": "id",
+            "transforms.id.field": "id",
+            "transforms.id.type": "org.apache.kafka.connect.transforms.ExtractField$Value",
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.topic.name": dlq,
+            "errors.deadletterqueue.topic.replication.factor": "1",
+            **STRINGS,
+        }
         code, _ = await request(first, "POST", "/connectors", {"name": "failing", "config": dlq_config})
         assert code == 201
-        code, _ = await request(first, "POST", "/connectors", {"name": "dead", "config": {
-            "connector.class": FILE_SINK, "file": str(dead_file), "topics": dlq, **STRINGS}})
+        code, _ = await request(
+            first,
+            "POST",
+            "/connectors",
+            {
+                "name": "dead",
+                "config": {"connector.class": FILE_SINK, "file": str(dead_file), "topics": dlq, **STRINGS},
+            },
+        )
         assert code == 201
         expected = ["skipped", *(f"line{i}" for i in range(12))]
         await poll_until(lambda: _equal(lines(dead_file), expected), what="every line in the DLQ")
@@ -97,7 +129,7 @@ async def _equal(actual: list[str], expected: list[str]) -> bool | None:
     return True if actual == expected else None
 
 
-PLUGIN = '''
+PLUGIN = """
 from engine.api import SourceConnector, SourceTask
 
 
@@ -128,10 +160,12 @@ class LateConnector(SourceConnector):
 
     def version(self):
         return "1.0"
-'''
+"""
 
 
-async def test_quiet_errors_and_a_plugin_installed_while_the_cluster_runs(kafka: Broker, tmp_path: Path) -> None:
+async def test_quiet_errors_and_a_plugin_installed_while_the_cluster_runs(
+    kafka: Broker, tmp_path: Path
+) -> None:
     plugins = tmp_path / "plugins"
     plugins.mkdir()
     extra = {"error.rest.response.message.detail.enabled": "false", "plugin.path": str(plugins)}
@@ -140,14 +174,20 @@ async def test_quiet_errors_and_a_plugin_installed_while_the_cluster_runs(kafka:
         await cluster.started(first, second)
 
         # quiet errors: a failed task's trace is on no worker's REST answers
-        config = {"connector.class": "engine.testing.recording.RecordingSourceConnector", "tasks.max": "2",
-                  "test.fail.task.start": "true", "test.record.file": str(cluster.record_file)}
+        config = {
+            "connector.class": "engine.testing.recording.RecordingSourceConnector",
+            "tasks.max": "2",
+            "test.fail.task.start": "true",
+            "test.record.file": str(cluster.record_file),
+        }
         code, _ = await request(first, "POST", "/connectors", {"name": "broken", "config": config})
         assert code == 201
 
         async def failed(worker: WorkerProcess) -> dict[str, Any] | None:
             code, body = await request(worker, "GET", "/connectors/broken/status")
-            ok = code == 200 and len(body["tasks"]) == 2 and all(t["state"] == "FAILED" for t in body["tasks"])
+            ok = (
+                code == 200 and len(body["tasks"]) == 2 and all(t["state"] == "FAILED" for t in body["tasks"])
+            )
             return body if ok else None
 
         for worker in (first, second):
@@ -155,7 +195,9 @@ async def test_quiet_errors_and_a_plugin_installed_while_the_cluster_runs(kafka:
             for task in body["tasks"]:
                 assert "injected failure" not in task["trace"]
                 assert task["trace"].endswith(f"it is in the log of worker {task['worker_id']}.")
-        assert any("injected failure in task-0.start" in w.output() for w in (first, second))  # the log keeps it
+        assert any(
+            "injected failure in task-0.start" in w.output() for w in (first, second)
+        )  # the log keeps it
 
         # a plugin installed while both run: reloaded on each, then a connector uses it
         (plugins / "late_plugin").mkdir()
@@ -164,14 +206,21 @@ async def test_quiet_errors_and_a_plugin_installed_while_the_cluster_runs(kafka:
         info.mkdir()
         (info / "METADATA").write_text("Metadata-Version: 2.1\nName: late-plugin\nVersion: 1.0\n")
         (info / "top_level.txt").write_text("late_plugin\n")
-        (info / "entry_points.txt").write_text("[connect_engine.connectors]\nLate = late_plugin:LateConnector\n")
-        code, _ = await request(first, "POST", "/connectors", {"name": "late", "config": {"connector.class": "Late"}})
+        (info / "entry_points.txt").write_text(
+            "[connect_engine.connectors]\nLate = late_plugin:LateConnector\n"
+        )
+        code, _ = await request(
+            first, "POST", "/connectors", {"name": "late", "config": {"connector.class": "Late"}}
+        )
         assert code != 201  # not seen yet
         for worker in (first, second):
             code, body = await request(worker, "POST", "/connector-plugins/reload")
             assert code == 200
-            assert body["added"] == [{"class": "late_plugin.LateConnector", "type": "source", "version": "1.0"}]
-        code, created = await request(second, "POST", "/connectors",
-                                      {"name": "late", "config": {"connector.class": "Late"}})
+            assert body["added"] == [
+                {"class": "late_plugin.LateConnector", "type": "source", "version": "1.0"}
+            ]
+        code, created = await request(
+            second, "POST", "/connectors", {"name": "late", "config": {"connector.class": "Late"}}
+        )
         assert code == 201, created
         await poll_until(lambda: running(first, "late"), what="the late plugin's connector RUNNING")

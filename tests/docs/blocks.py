@@ -42,14 +42,22 @@ def blocks(page: Path) -> list[Block]:
         if opening is None:
             index += 1
             continue
-        fence, lang = opening.group(1), lines[index].strip()[len(opening.group(1)):].strip()
+        fence, lang = opening.group(1), lines[index].strip()[len(opening.group(1)) :].strip()
         end = index + 1
         while end < len(lines) and not lines[end].strip().startswith(fence):
             end += 1
         previous = lines[index - 1].strip() if index else ""
         marked = MARKER.match(previous)
-        found.append(Block(page, index + 1, lang, marked.group(1).split(":")[0] if marked else None,
-                           marked.group(2) if marked else None, "\n".join(lines[index + 1:end]) + "\n"))
+        found.append(
+            Block(
+                page,
+                index + 1,
+                lang,
+                marked.group(1).split(":")[0] if marked else None,
+                marked.group(2) if marked else None,
+                "\n".join(lines[index + 1 : end]) + "\n",
+            )
+        )
         index = end + 1
     return found
 
@@ -61,7 +69,9 @@ def all_blocks() -> list[Block]:
 def doc_block(name: str) -> str:
     """The text of the block marked ``<!-- test: NAME -->``, wherever it lives."""
     matches = [block for block in all_blocks() if block.name == name]
-    assert len(matches) == 1, f"expected one block named {name!r} in README.md and docs/, found {len(matches)}"
+    assert len(matches) == 1, (
+        f"expected one block named {name!r} in README.md and docs/, found {len(matches)}"
+    )
     return matches[0].text
 
 

@@ -18,9 +18,13 @@ def _names_read_by_tests() -> set[str]:
 
 
 def test_every_block_is_marked() -> None:
-    unmarked = [f"{block.page.relative_to(ROOT)}:{block.line}" for block in all_blocks() if block.marker is None]
-    assert not unmarked, ("code blocks without <!-- fragment --> or <!-- test: NAME --> on the line before: "
-                          + ", ".join(unmarked))
+    unmarked = [
+        f"{block.page.relative_to(ROOT)}:{block.line}" for block in all_blocks() if block.marker is None
+    ]
+    assert not unmarked, (
+        "code blocks without <!-- fragment --> or <!-- test: NAME --> on the line before: "
+        + ", ".join(unmarked)
+    )
 
 
 def test_every_named_block_is_read_by_a_test() -> None:

@@ -15,8 +15,9 @@ def _run(program: str, tmp_path: Path) -> list[str]:
     """Run the program as a script (its classes are ``__main__.X``) and return its stdout lines."""
     script = tmp_path / "example.py"
     script.write_text(program)
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,
-                          cwd=tmp_path, check=False)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout.splitlines()
 

@@ -63,9 +63,14 @@ def test_every_command_is_on_the_cli_page(gen: ModuleType) -> None:
 
 def test_the_metrics_page_has_both_kinds_of_family(gen: ModuleType) -> None:
     page = gen.metrics_page()
-    for name in ("connect_engine_transitions_total", "connect_engine_task_offset_commits_total",
-                 "kafka_connect_source_task_source_record_poll_total", "kafka_connect_sink_task_sink_record_read_total",
-                 "kafka_connect_worker_connector_count", "connect_engine_spark_jobs_total"):
+    for name in (
+        "connect_engine_transitions_total",
+        "connect_engine_task_offset_commits_total",
+        "kafka_connect_source_task_source_record_poll_total",
+        "kafka_connect_sink_task_sink_record_read_total",
+        "kafka_connect_worker_connector_count",
+        "connect_engine_spark_jobs_total",
+    ):
         assert f"| `{name}` |" in page, name
 
 

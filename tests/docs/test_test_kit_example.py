@@ -19,11 +19,15 @@ def test_the_test_kit_example_is_about_ten_lines() -> None:
 
 def test_the_test_kit_example_passes(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_example=kit_example())
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-o", "asyncio_default_fixture_loop_scope=function")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-o", "asyncio_default_fixture_loop_scope=function"
+    )
     result.assert_outcomes(passed=1)
 
 
 def test_a_wrong_expectation_in_the_example_fails(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_example=kit_example().replace("-> PAUSED\"]", "-> STOPPED\"]"))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-o", "asyncio_default_fixture_loop_scope=function")
+    pytester.makepyfile(test_example=kit_example().replace('-> PAUSED"]', '-> STOPPED"]'))
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-o", "asyncio_default_fixture_loop_scope=function"
+    )
     result.assert_outcomes(failed=1)

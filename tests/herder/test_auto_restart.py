@@ -15,8 +15,13 @@ from engine.storage.status import Status
 from engine.testing import FAULTS, VirtualTimers
 from tests.herder.conftest import FAST, source
 
-POLICY = {"restart.policy": "on-failure", "restart.backoff.initial.ms": "1000", "restart.backoff.max.ms": "8000",
-          "restart.max.attempts": "3", "restart.reset.after.ms": "60000"}
+POLICY = {
+    "restart.policy": "on-failure",
+    "restart.backoff.initial.ms": "1000",
+    "restart.backoff.max.ms": "8000",
+    "restart.max.attempts": "3",
+    "restart.reset.after.ms": "60000",
+}
 
 
 @pytest.fixture
@@ -91,7 +96,9 @@ async def test_the_restart_goes_failed_restarting_running(engine: Engine, timers
     assert _restarts(engine) == {("connector",): 1.0}
 
 
-async def test_backoff_grows_then_gives_up_keeping_the_last_trace(engine: Engine, timers: VirtualTimers) -> None:
+async def test_backoff_grows_then_gives_up_keeping_the_last_trace(
+    engine: Engine, timers: VirtualTimers
+) -> None:
     FAULTS.inject("c", "task.start", "raise")
     await engine.create_connector("c", source(1, **POLICY))
     for attempt, backoff in enumerate([1.0, 2.0, 4.0], start=1):
@@ -123,7 +130,9 @@ async def test_attempts_reset_after_a_healthy_period(engine: Engine, timers: Vir
     assert task["restart_attempts"] == 0
 
 
-async def test_no_restart_while_paused_and_resume_schedules_again(engine: Engine, timers: VirtualTimers) -> None:
+async def test_no_restart_while_paused_and_resume_schedules_again(
+    engine: Engine, timers: VirtualTimers
+) -> None:
     FAULTS.inject("c", "task.start", "raise")
     await engine.create_connector("c", source(1, **POLICY))
     await engine.pause_connector("c")
@@ -210,7 +219,9 @@ class _Owner(StandaloneOwnership):
         return task in self.tasks
 
 
-async def test_only_the_owner_restarts_and_lost_work_keeps_no_timer(engine: Engine, timers: VirtualTimers) -> None:
+async def test_only_the_owner_restarts_and_lost_work_keeps_no_timer(
+    engine: Engine, timers: VirtualTimers
+) -> None:
     owner = _Owner()
     engine.herder.ownership = owner
     FAULTS.inject("c", "task.start", "raise")

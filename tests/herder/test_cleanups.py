@@ -46,7 +46,9 @@ async def test_each_creation_is_a_new_incarnation_that_restarts_keep(tmp_path: P
     async with Engine(worker) as engine:
         await engine.create_connector("orders", probe())
         await engine.wait_for_state("orders", "RUNNING", tasks=1)
-        await engine.put_connector_config("orders", probe(**{"some.setting": "2"}))  # an update: same incarnation
+        await engine.put_connector_config(
+            "orders", probe(**{"some.setting": "2"})
+        )  # an update: same incarnation
         await engine.wait_for_state("orders", "RUNNING", tasks=1)
         first = engine.herder.snapshot.incarnations["orders"]
     async with Engine(worker) as engine:  # a restart reads the same id back from the log
@@ -93,16 +95,22 @@ async def test_a_cleanup_that_keeps_failing_gives_up_and_frees_the_name() -> Non
         await engine.create_connector("leaky", probe())
         await engine.wait_for_state("leaky", "RUNNING", tasks=1)
         await engine.delete_connector("leaky")
-        await eventually(lambda: (_cleanup_of(engine, "leaky") or {}).get("state") == "GAVE_UP", timeout=10,
-                         message="given up")
+        await eventually(
+            lambda: (_cleanup_of(engine, "leaky") or {}).get("state") == "GAVE_UP",
+            timeout=10,
+            message="given up",
+        )
         assert _cleanup_of(engine, "leaky") is not None
         assert _cleanup_of(engine, "leaky")["attempts"] == 2  # type: ignore[index]
-        await eventually(lambda: "leaky" not in engine.herder.snapshot.pending_cleanups, timeout=5,
-                         message="record cleared")
+        await eventually(
+            lambda: "leaky" not in engine.herder.snapshot.pending_cleanups,
+            timeout=5,
+            message="record cleared",
+        )
         STEERING.failures_left = 0
         await engine.create_connector("leaky", probe())  # the name is free again
         await engine.wait_for_state("leaky", "RUNNING", tasks=1)
-        assert 'connect_engine_connector_cleanups_given_up_total 1.0' in engine.metrics.render()
+        assert "connect_engine_connector_cleanups_given_up_total 1.0" in engine.metrics.render()
 
 
 async def test_a_deleted_past_its_timeout_keeps_the_name_until_its_thread_returns() -> None:
@@ -124,8 +132,12 @@ async def test_a_deleted_past_its_timeout_keeps_the_name_until_its_thread_return
         await engine.wait_for_state("z", "RUNNING", tasks=1)
         assert _cleanup_of(engine, "z") is None
         assert 'outcome="succeeded_late"} 1' in engine.metrics.render()
-    ended = next(t for what, _, inc, t in STEERING.events if what == "deleted.end" and inc == outcome.incarnation)
-    new_start = next(t for what, _, inc, t in STEERING.events if what == "start" and inc != outcome.incarnation)
+    ended = next(
+        t for what, _, inc, t in STEERING.events if what == "deleted.end" and inc == outcome.incarnation
+    )
+    new_start = next(
+        t for what, _, inc, t in STEERING.events if what == "start" and inc != outcome.incarnation
+    )
     assert ended < new_start
 
 
@@ -143,8 +155,14 @@ async def test_recreating_while_the_first_attempt_runs_waits_then_proceeds() -> 
         assert (await deleting).succeeded
         await recreate
         await engine.wait_for_state("z", "RUNNING", tasks=1)
-    assert [what for what, *_ in STEERING.events] == ["start", "task.start", "deleted.begin", "deleted.end",
-                                                     "start", "task.start"]
+    assert [what for what, *_ in STEERING.events] == [
+        "start",
+        "task.start",
+        "deleted.begin",
+        "deleted.end",
+        "start",
+        "task.start",
+    ]
 
 
 KILLED_BETWEEN_RETRIES = textwrap.dedent("""
@@ -166,14 +184,21 @@ KILLED_BETWEEN_RETRIES = textwrap.dedent("""
 
 
 async def test_a_worker_killed_between_retries_retries_after_it_restarts(tmp_path: Path) -> None:
-    worker = {**RETRYING, "connector.deleted.retry.backoff.ms": "600000",  # no retry before the kill
-              "config.storage.file.filename": str(tmp_path / "configs.log"),
-              "status.storage.file.filename": str(tmp_path / "status.log")}
+    worker = {
+        **RETRYING,
+        "connector.deleted.retry.backoff.ms": "600000",  # no retry before the kill
+        "config.storage.file.filename": str(tmp_path / "configs.log"),
+        "status.storage.file.filename": str(tmp_path / "status.log"),
+    }
     marker = tmp_path / "database-is-locked"
     marker.touch()
-    child = subprocess.Popen([sys.executable, "-c", KILLED_BETWEEN_RETRIES, json.dumps(worker), str(marker)],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                             cwd=Path(__file__).resolve().parents[2])
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_BETWEEN_RETRIES, json.dumps(worker), str(marker)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     try:
         assert child.stdout is not None
         line = ""
@@ -190,8 +215,11 @@ async def test_a_worker_killed_between_retries_retries_after_it_restarts(tmp_pat
     marker.unlink()  # the database would let the cleanup through now
     async with Engine({**worker, "connector.deleted.retry.backoff.ms": "100"}) as engine:
         # the restarted worker runs the pending cleanup of that incarnation at boot
-        await eventually(lambda: "leaky" not in engine.herder.snapshot.pending_cleanups, timeout=10,
-                         message="the pending cleanup ran and was cleared")
+        await eventually(
+            lambda: "leaky" not in engine.herder.snapshot.pending_cleanups,
+            timeout=10,
+            message="the pending cleanup ran and was cleared",
+        )
         assert engine.connector_cleanups() == []
         await engine.create_connector("leaky", probe())
         await engine.wait_for_state("leaky", "RUNNING", tasks=1)
@@ -215,8 +243,11 @@ async def test_a_cleanup_that_succeeds_late_removes_the_offsets_as_one_on_time_d
             assert store.partitions("z") == [{"table": "orders"}]  # not yet: deleted() still runs
             STEERING.release.set()  # it returns: late, but it did clean up
             await eventually(lambda: _cleanup_of(engine, "z") is None, timeout=10, message="cleanup done")
-            await eventually(lambda: "z" not in engine.herder.snapshot.pending_cleanups, timeout=5,
-                             message="pending record cleared")
+            await eventually(
+                lambda: "z" not in engine.herder.snapshot.pending_cleanups,
+                timeout=5,
+                message="pending record cleared",
+            )
         assert store.partitions("z") == []
         await engine.create_connector("z", probe())  # a re-created connector starts with no offsets
         await engine.wait_for_state("z", "RUNNING", tasks=1)

@@ -31,7 +31,11 @@ def secrets(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def engine(tmp_path: Path) -> AsyncIterator[Engine]:
-    worker = {**FAST, "config.providers": "file", "config.storage.file.filename": str(tmp_path / "configs.log")}
+    worker = {
+        **FAST,
+        "config.providers": "file",
+        "config.storage.file.filename": str(tmp_path / "configs.log"),
+    }
     async with Engine(worker) as running:
         yield running
 
@@ -42,7 +46,8 @@ def config(secrets: Path, key: str = "password") -> dict[str, str]:
 
 
 async def test_start_gets_the_secret_and_everything_stored_keeps_the_reference(
-        engine: Engine, secrets: Path, tmp_path: Path) -> None:
+    engine: Engine, secrets: Path, tmp_path: Path
+) -> None:
     ref = f"${{file:{secrets}:password}}"
     with capture_logs() as logs:
         await engine.create_connector("c", config(secrets))
@@ -67,7 +72,9 @@ async def test_a_restart_re_reads_a_changed_file(engine: Engine, secrets: Path) 
     await engine.wait_for_state("c", "RUNNING", tasks=1)
     secrets.write_text("password=rotated\n", encoding="utf-8")
     await engine.restart_connector("c")
-    await eventually(lambda: STARTS["connector"][-1]["test.db.password"] == "rotated", message="connector re-read")
+    await eventually(
+        lambda: STARTS["connector"][-1]["test.db.password"] == "rotated", message="connector re-read"
+    )
     await engine.restart_task("c", 0)
     await eventually(lambda: STARTS["task-0"][-1]["test.db.password"] == "rotated", message="task re-read")
     await engine.settled()
@@ -75,7 +82,9 @@ async def test_a_restart_re_reads_a_changed_file(engine: Engine, secrets: Path) 
     assert "rotated" not in str(await engine.task_configs("c"))
 
 
-async def test_an_unresolvable_reference_fails_the_connector_naming_the_key(engine: Engine, secrets: Path) -> None:
+async def test_an_unresolvable_reference_fails_the_connector_naming_the_key(
+    engine: Engine, secrets: Path
+) -> None:
     await engine.create_connector("c", config(secrets, key="absent"))
     status = await engine.wait_for_state("c", "FAILED")
     assert status is not None

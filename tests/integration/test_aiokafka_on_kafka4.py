@@ -37,8 +37,13 @@ async def test_every_call_the_engine_makes_works(name: str, request: pytest.Fixt
             await producer.send_and_wait(topic, f"v{n}".encode(), partition=0, headers=[("h", b"x")])
         await producer.stop()
 
-        consumer = AIOKafkaConsumer(topic, bootstrap_servers=broker.bootstrap, group_id=group,
-                                    enable_auto_commit=False, auto_offset_reset="earliest")
+        consumer = AIOKafkaConsumer(
+            topic,
+            bootstrap_servers=broker.bootstrap,
+            group_id=group,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+        )
         await consumer.start()
         try:
             read = await consumer.getmany(timeout_ms=10_000)
@@ -51,7 +56,9 @@ async def test_every_call_the_engine_makes_works(name: str, request: pytest.Fixt
             await consumer.stop()
         listed = await admin.list_consumer_group_offsets(group)
         assert {t: m.offset for t, m in listed.items()} == {tp: 2}
-        response = await admin._send_request(DeleteGroupsRequest([group]), await admin.find_coordinator(group))
+        response = await admin._send_request(
+            DeleteGroupsRequest([group]), await admin.find_coordinator(group)
+        )
         assert [code for _, code in response.results] == [0]
         assert await admin.delete_records({tp: RecordsToDelete(1)}) == {tp: 1}
 
@@ -65,15 +72,21 @@ async def test_every_call_the_engine_makes_works(name: str, request: pytest.Fixt
         await transactional.abort_transaction()
         await transactional.stop()  # a fenced zombie: test_exactly_once.py, through the engine
 
-        reader = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, isolation_level="read_committed",
-                                  group_id=None, auto_offset_reset="earliest")
+        reader = AIOKafkaConsumer(
+            bootstrap_servers=broker.bootstrap,
+            isolation_level="read_committed",
+            group_id=None,
+            auto_offset_reset="earliest",
+        )
         await reader.start()
         try:
             reader.assign([tp])
             end = (await reader.end_offsets([tp]))[tp]
             values: list[bytes] = []
             while await reader.position(tp) < end:
-                values += [r.value for batch in (await reader.getmany(timeout_ms=500)).values() for r in batch]
+                values += [
+                    r.value for batch in (await reader.getmany(timeout_ms=500)).values() for r in batch
+                ]
         finally:
             await reader.stop()
         assert values == [b"v1", b"v2", b"committed"]

@@ -17,7 +17,9 @@ pytestmark = pytest.mark.integration
 SOURCE = {"connector.class": "engine.testing.RecordingSourceConnector", "tasks.max": "2"}
 
 
-async def test_a_paused_connector_comes_back_paused_after_a_restart_and_deletes(broker: Broker, topic: str) -> None:
+async def test_a_paused_connector_comes_back_paused_after_a_restart_and_deletes(
+    broker: Broker, topic: str
+) -> None:
     CALLS.clear()
     worker = {"bootstrap.servers": broker.bootstrap, "config.storage.topic": topic}
     name = f"c-{uuid.uuid4().hex[:8]}"
@@ -36,11 +38,16 @@ async def test_a_paused_connector_comes_back_paused_after_a_restart_and_deletes(
 
 
 async def test_a_worker_killed_inside_deleted_runs_it_again_after_restart(
-        broker: Broker, topic: str, tmp_path: Path) -> None:
+    broker: Broker, topic: str, tmp_path: Path
+) -> None:
     worker = {"bootstrap.servers": broker.bootstrap, "config.storage.topic": topic}
     record = tmp_path / "calls.jsonl"
-    config = {**SOURCE, "test.exit.deleted": "true", "test.exit.once.file": str(tmp_path / "exited"),
-              "test.record.file": str(record)}
+    config = {
+        **SOURCE,
+        "test.exit.deleted": "true",
+        "test.exit.once.file": str(tmp_path / "exited"),
+        "test.record.file": str(record),
+    }
     await delete_in_a_worker_killed_inside_deleted(worker, config)
     killed = calls_in(record)
     assert killed[-1] == ("connector", "deleted")
@@ -48,7 +55,7 @@ async def test_a_worker_killed_inside_deleted_runs_it_again_after_restart(
     async with Engine(worker) as engine:
         await engine.wait_for_state("doomed", "DESTROYED", timeout=20)
         assert await engine.connectors() == []
-    assert calls_in(record)[len(killed):] == [("connector", "initialize"), ("connector", "deleted")]
+    assert calls_in(record)[len(killed) :] == [("connector", "initialize"), ("connector", "deleted")]
 
     async with Engine(worker) as engine:
         assert await engine.connectors() == []

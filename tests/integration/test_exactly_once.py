@@ -24,8 +24,10 @@ from tests.worker.probes import SOURCE, SOURCES, ProbeSourceConnector, ProbeSour
 
 pytestmark = pytest.mark.integration
 
-STRINGS = {"value.converter": "org.apache.kafka.connect.storage.StringConverter",
-           "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
+STRINGS = {
+    "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
 BOUNDED = f"{__name__}.BoundedSourceConnector"
 
 
@@ -51,7 +53,9 @@ class BoundedSourceConnector(ProbeSourceConnector):
     def exactly_once_support(self, connector_config: Mapping[str, str]) -> ExactlyOnceSupport | None:
         return ExactlyOnceSupport.SUPPORTED
 
-    def can_define_transaction_boundaries(self, connector_config: Mapping[str, str]) -> ConnectorTransactionBoundaries:
+    def can_define_transaction_boundaries(
+        self, connector_config: Mapping[str, str]
+    ) -> ConnectorTransactionBoundaries:
         return ConnectorTransactionBoundaries.SUPPORTED
 
 
@@ -61,9 +65,14 @@ def _fresh_probes() -> None:
 
 
 def worker(broker: Broker, tag: str, **extra: str) -> dict[str, str]:
-    return {"bootstrap.servers": broker.bootstrap, "config.storage.topic": f"configs-{tag}",
-            "offset.storage.topic": f"offsets-{tag}", "exactly.once.source.support": "enabled",
-            "task.shutdown.graceful.timeout.ms": "5000", **extra}
+    return {
+        "bootstrap.servers": broker.bootstrap,
+        "config.storage.topic": f"configs-{tag}",
+        "offset.storage.topic": f"offsets-{tag}",
+        "exactly.once.source.support": "enabled",
+        "task.shutdown.graceful.timeout.ms": "5000",
+        **extra,
+    }
 
 
 async def committed_offset(engine: Engine, name: str, n: int) -> None:
@@ -71,9 +80,11 @@ async def committed_offset(engine: Engine, name: str, n: int) -> None:
 
     Readers start only then, so what they see is settled.
     """
+
     async def reached() -> bool:
         offsets = (await engine.connector_offsets(name))["offsets"]
         return bool(offsets) and offsets[0]["offset"]["n"] >= n
+
     await poll_until(reached, timeout=30, what=f"offset {n} of {name} committed")
 
 
@@ -82,8 +93,13 @@ async def committed_values(broker: Broker, topic: str, *, expect: int, settle: f
     values or has read everything decided (its position at the last stable offset, and no transaction
     open: LSO = high watermark), then ``settle`` s more."""
     partition = TopicPartition(topic, 0)
-    consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, isolation_level="read_committed",
-                                auto_offset_reset="earliest", enable_auto_commit=False, group_id=None)
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=broker.bootstrap,
+        isolation_level="read_committed",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        group_id=None,
+    )
     await consumer.start()
     consumer.assign([partition])
     seen: list[str] = []
@@ -111,7 +127,9 @@ async def committed_values(broker: Broker, topic: str, *, expect: int, settle: f
 
 
 @pytest.mark.parametrize("name", ["kafka", "kafka-3.9"])
-async def test_each_poll_is_one_transaction_with_its_offsets(name: str, request: pytest.FixtureRequest) -> None:
+async def test_each_poll_is_one_transaction_with_its_offsets(
+    name: str, request: pytest.FixtureRequest
+) -> None:
     kafka: Broker = request.getfixturevalue("kafka" if name == "kafka" else "kafka_3_9")
     tag = uuid.uuid4().hex[:10]
     topic = f"eos-{tag}"
@@ -134,8 +152,15 @@ async def test_connector_defined_boundaries_commit_and_abort(kafka: Broker) -> N
     topic = f"eos-{tag}"
     async with Engine(worker(kafka, tag)) as engine:
         await engine.topics.create_topic(topic, 1)
-        await engine.create_connector("tx", {"connector.class": BOUNDED, "transaction.boundary": "connector",
-                                             "exactly.once.support": "required", **STRINGS})
+        await engine.create_connector(
+            "tx",
+            {
+                "connector.class": BOUNDED,
+                "transaction.boundary": "connector",
+                "exactly.once.support": "required",
+                **STRINGS,
+            },
+        )
         await engine.wait_for_state("tx", "RUNNING", tasks=1)
         feed = SOURCES["tx"].feed
         feed.put_nowait(records(topic, ["a", "b"]))  # stays open...
@@ -152,8 +177,15 @@ async def test_an_interval_boundary_commits_on_time(kafka: Broker) -> None:
     topic = f"eos-{tag}"
     async with Engine(worker(kafka, tag)) as engine:
         await engine.topics.create_topic(topic, 1)
-        await engine.create_connector("iv", {"connector.class": SOURCE, "transaction.boundary": "interval",
-                                             "transaction.boundary.interval.ms": "300", **STRINGS})
+        await engine.create_connector(
+            "iv",
+            {
+                "connector.class": SOURCE,
+                "transaction.boundary": "interval",
+                "transaction.boundary.interval.ms": "300",
+                **STRINGS,
+            },
+        )
         await engine.wait_for_state("iv", "RUNNING", tasks=1)
         SOURCES["iv"].feed.put_nowait(records(topic, ["x", "y"]))
         assert await committed_values(kafka, topic, expect=2) == ["x", "y"]
@@ -183,12 +215,15 @@ async def test_a_fenced_task_fails_instead_of_writing_twice(kafka: Broker) -> No
     topic = f"eos-{tag}"
     async with Engine(worker(kafka, tag)) as engine:
         await engine.topics.create_topic(topic, 1)
-        await engine.create_connector("z", {"connector.class": BOUNDED, "transaction.boundary": "connector",
-                                            **STRINGS})
+        await engine.create_connector(
+            "z", {"connector.class": BOUNDED, "transaction.boundary": "connector", **STRINGS}
+        )
         await engine.wait_for_state("z", "RUNNING", tasks=1)
         SOURCES["z"].feed.put_nowait(records(topic, ["open"]))
         await asyncio.sleep(0.5)
-        zombie_killer = AIOKafkaProducer(bootstrap_servers=kafka.bootstrap, transactional_id="connect-engine-z-0")
+        zombie_killer = AIOKafkaProducer(
+            bootstrap_servers=kafka.bootstrap, transactional_id="connect-engine-z-0"
+        )
         await zombie_killer.start()  # a newer generation of task z-0: the running one is fenced
         await zombie_killer.stop()
         SOURCES["z"].feed.put_nowait(records(topic, ["COMMIT"], start=1))
@@ -202,13 +237,19 @@ async def test_validation_refuses_what_the_connector_cannot_promise(kafka: Broke
     tag = uuid.uuid4().hex[:10]
     async with Engine(worker(kafka, tag)) as engine:
         with pytest.raises(ConfigError) as required:
-            await engine.create_connector("r", {"connector.class": SOURCE, "exactly.once.support": "required"})
+            await engine.create_connector(
+                "r", {"connector.class": SOURCE, "exactly.once.support": "required"}
+            )
         assert required.value.errors == {"exactly.once.support": [NO_PREFLIGHT]}
         with pytest.raises(ConfigError) as boundary:
-            await engine.create_connector("b", {"connector.class": SOURCE, "transaction.boundary": "connector"})
+            await engine.create_connector(
+                "b", {"connector.class": SOURCE, "transaction.boundary": "connector"}
+            )
         assert boundary.value.errors == {"transaction.boundary": [NO_BOUNDARIES]}
         with pytest.raises(ConfigError, match=r"may only be set when transaction\.boundary is interval"):
-            await engine.create_connector("i", {"connector.class": SOURCE, "transaction.boundary.interval.ms": "5"})
+            await engine.create_connector(
+                "i", {"connector.class": SOURCE, "transaction.boundary.interval.ms": "5"}
+            )
 
 
 def test_the_worker_switch_needs_offsets_on_kafka() -> None:

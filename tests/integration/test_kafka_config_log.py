@@ -57,7 +57,9 @@ async def config_log(broker: Broker, topic: str) -> AsyncIterator[KafkaConfigLog
         await log.close()
 
 
-async def test_open_creates_a_single_partition_compacted_topic(broker: Broker, config_log: KafkaConfigLog) -> None:
+async def test_open_creates_a_single_partition_compacted_topic(
+    broker: Broker, config_log: KafkaConfigLog
+) -> None:
     partitions, policy = await describe(broker, config_log.topic)
     assert partitions == 1
     assert policy == "compact"
@@ -83,7 +85,9 @@ async def test_append_and_entries_round_trip_in_order(config_log: KafkaConfigLog
     assert [e async for e in entries] == []
 
 
-async def test_end_offset_is_last_appended_offset_plus_one(broker: Broker, config_log: KafkaConfigLog) -> None:
+async def test_end_offset_is_last_appended_offset_plus_one(
+    broker: Broker, config_log: KafkaConfigLog
+) -> None:
     assert await config_log.end_offset() == 0
     for size in (5, 1, 7, 3):
         last = await config_log.append([(f"k{i}", b"v%d" % i) for i in range(size)])
@@ -109,7 +113,10 @@ async def test_a_second_log_on_the_same_topic_reads_every_earlier_record(broker:
         await second.open()
         assert await second.end_offset() == 3
         assert await take(second.entries(), 3) == [
-            LogEntry(0, "connector-a", b"1"), LogEntry(1, "connector-b", b"2"), LogEntry(2, "connector-a", None)]
+            LogEntry(0, "connector-a", b"1"),
+            LogEntry(1, "connector-b", b"2"),
+            LogEntry(2, "connector-a", None),
+        ]
         # a caught-up reader also sees what another writer appends
         assert await second.append([("connector-c", b"3")]) == 3
         assert await take(tail, 1) == [LogEntry(3, "connector-c", b"3")]
@@ -125,7 +132,8 @@ async def test_a_topic_with_several_partitions_is_refused(broker: Broker, topic:
         await log.open()
     assert str(refused.value) == (
         f"Topic '{topic}' supplied via the 'config.storage.topic' property is required to have a single "
-        "partition in order to guarantee consistency of connector configurations, but found 3 partitions.")
+        "partition in order to guarantee consistency of connector configurations, but found 3 partitions."
+    )
     await log.close()
 
 
@@ -133,7 +141,9 @@ async def test_a_topic_that_is_not_compacted_is_refused(broker: Broker, topic: s
     assert await create_topic(broker, topic, 1, **{"cleanup.policy": "delete"}) is None
     assert (await describe(broker, topic))[1] == "delete"
     log = KafkaConfigLog(broker.bootstrap, topic)
-    with pytest.raises(ConfigError, match=r"required to have 'cleanup.policy=compact'.*'cleanup.policy=delete'"):
+    with pytest.raises(
+        ConfigError, match=r"required to have 'cleanup.policy=compact'.*'cleanup.policy=delete'"
+    ):
         await log.open()
     await log.close()
 

@@ -36,8 +36,10 @@ from engine.testing.kafka import ApacheKafka, apache_kafka
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
-STRINGS = {"value.converter": "org.apache.kafka.connect.storage.StringConverter",
-           "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
+STRINGS = {
+    "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
 REPLICATED = {f"{store}.storage.replication.factor": "3" for store in ("config", "offset", "status")}
 WRITE_EVERY_S = 0.02  # the writer's pace: ~50 lines a second
 PROGRESS_TIMEOUT_S = 120.0  # fencing the dead broker, electing leaders, the client's retries
@@ -45,8 +47,9 @@ PROGRESS_TIMEOUT_S = 120.0  # fencing the dead broker, electing leaders, the cli
 
 @pytest.fixture(scope="module")
 def three_nodes() -> Iterator[ApacheKafka]:
-    with apache_kafka("4.1", nodes=3, broker_config={"min.insync.replicas": "2",
-                                                     "unclean.leader.election.enable": "false"}) as kafka:
+    with apache_kafka(
+        "4.1", nodes=3, broker_config={"min.insync.replicas": "2", "unclean.leader.election.enable": "false"}
+    ) as kafka:
         yield kafka
 
 
@@ -134,8 +137,12 @@ async def replication_factor(kafka: ApacheKafka, topic: str) -> int:
 async def topic_values(kafka: ApacheKafka, topic: str) -> list[str]:
     """Everything on partition 0 of ``topic``, from its earliest offset to its end."""
     partition = TopicPartition(topic, 0)
-    consumer = AIOKafkaConsumer(bootstrap_servers=kafka.bootstrap_servers(), enable_auto_commit=False,
-                                group_id=None, auto_offset_reset="earliest")
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=kafka.bootstrap_servers(),
+        enable_auto_commit=False,
+        group_id=None,
+        auto_offset_reset="earliest",
+    )
     await consumer.start()
     try:
         consumer.assign([partition])
@@ -160,17 +167,38 @@ async def pipeline(kafka: ApacheKafka, directory: Path) -> AsyncIterator[Pipelin
         worker = cluster.start_worker()
         await cluster.started(worker)
         flow = Pipeline(kafka, cluster, worker, writer, topic, out)
-        code, body = await request(worker, "POST", "/connectors", {"name": "src", "config": {
-            "connector.class": "FileStreamSource", "file": str(source_file), "topic": topic, **STRINGS,
-            "topic.creation.default.replication.factor": "3", "topic.creation.default.partitions": "1"}})
+        code, body = await request(
+            worker,
+            "POST",
+            "/connectors",
+            {
+                "name": "src",
+                "config": {
+                    "connector.class": "FileStreamSource",
+                    "file": str(source_file),
+                    "topic": topic,
+                    **STRINGS,
+                    "topic.creation.default.replication.factor": "3",
+                    "topic.creation.default.partitions": "1",
+                },
+            },
+        )
         assert code == 201, body
-        code, body = await request(worker, "POST", "/connectors", {"name": "snk", "config": {
-            "connector.class": "FileStreamSink", "file": str(out), "topics": topic, **STRINGS}})
+        code, body = await request(
+            worker,
+            "POST",
+            "/connectors",
+            {
+                "name": "snk",
+                "config": {"connector.class": "FileStreamSink", "file": str(out), "topics": topic, **STRINGS},
+            },
+        )
         assert code == 201, body
         writer.task = asyncio.create_task(writer.run())
         try:
-            await eventually(lambda: len(flow.delivered()) >= 50, timeout=60,
-                             what="the first lines through the pipeline")
+            await eventually(
+                lambda: len(flow.delivered()) >= 50, timeout=60, what="the first lines through the pipeline"
+            )
             yield flow
         finally:
             writer.task.cancel()
@@ -190,8 +218,12 @@ async def nothing_lost(flow: Pipeline) -> None:
     async def all_committed() -> bool:
         return await flow.committed_position() == size
 
-    await poll_until(all_committed, timeout=PROGRESS_TIMEOUT_S, interval=0.5,
-                     what="the source's offset committed at the end of the file")
+    await poll_until(
+        all_committed,
+        timeout=PROGRESS_TIMEOUT_S,
+        interval=0.5,
+        what="the source's offset committed at the end of the file",
+    )
     written = flow.writer.lines()  # the committed position is the file's end: every line is covered
     on_topic = await topic_values(flow.kafka, flow.topic)
     assert [line for line in written if line not in set(on_topic)] == [], "lines lost on the topic"
@@ -199,7 +231,9 @@ async def nothing_lost(flow: Pipeline) -> None:
     async def all_delivered() -> bool:
         return set(written) <= set(flow.delivered())
 
-    await poll_until(all_delivered, timeout=PROGRESS_TIMEOUT_S, interval=0.5, what="the sink wrote every line")
+    await poll_until(
+        all_delivered, timeout=PROGRESS_TIMEOUT_S, interval=0.5, what="the sink wrote every line"
+    )
     assert await flow.states() == {"src": ["RUNNING", "RUNNING"], "snk": ["RUNNING", "RUNNING"]}
     assert flow.worker.alive, "the worker process itself carried on"
 
@@ -216,8 +250,9 @@ async def survive_the_loss_of(flow: Pipeline, topic: str) -> dict[str, Any]:
     return {"killed": victim, "new_leader": new_leader}
 
 
-async def test_killing_the_leader_of_the_data_partition_loses_nothing(three_nodes: ApacheKafka,
-                                                                      tmp_path: Path) -> None:
+async def test_killing_the_leader_of_the_data_partition_loses_nothing(
+    three_nodes: ApacheKafka, tmp_path: Path
+) -> None:
     async with pipeline(three_nodes, tmp_path) as flow:
         assert await replication_factor(three_nodes, flow.topic) == 3  # KIP-158 topic creation
         for store in ("config", "offset", "status"):
@@ -227,8 +262,9 @@ async def test_killing_the_leader_of_the_data_partition_loses_nothing(three_node
         await nothing_lost(flow)
 
 
-async def test_killing_the_leader_of_the_config_topic_loses_nothing(three_nodes: ApacheKafka,
-                                                                    tmp_path: Path) -> None:
+async def test_killing_the_leader_of_the_config_topic_loses_nothing(
+    three_nodes: ApacheKafka, tmp_path: Path
+) -> None:
     async with pipeline(three_nodes, tmp_path) as flow:
         config_topic = flow.cluster.topics["config.storage.topic"]
         victim = await leader_of(three_nodes, config_topic)
@@ -240,7 +276,9 @@ async def test_killing_the_leader_of_the_config_topic_loses_nothing(three_nodes:
         async def paused() -> bool:
             return (await flow.states())["snk"] == ["PAUSED", "PAUSED"]
 
-        await poll_until(paused, timeout=PROGRESS_TIMEOUT_S, what="the sink paused with its config leader dead")
+        await poll_until(
+            paused, timeout=PROGRESS_TIMEOUT_S, what="the sink paused with its config leader dead"
+        )
         code, body = await request(flow.worker, "PUT", "/connectors/snk/resume", timeout=PROGRESS_TIMEOUT_S)
         assert code == 202, body
         await flow.progress(f"progress with node {victim} (leader of the config topic) dead")

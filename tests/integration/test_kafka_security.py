@@ -40,12 +40,18 @@ from tests.worker.probes import SINK, SINKS, SOURCE, SOURCES, records
 # the first test of the module starts the secured broker and makes its ACLs (a JVM per kafka-acls call)
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
-STRINGS = {"value.converter": "org.apache.kafka.connect.storage.StringConverter",
-           "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
-USERS = {name: f"{name}-secret" for name in ("admin", "connect", "producer", "consumer", "creator", "alice", "bob")}
-MODULES = {"PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
-           "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
-           "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule"}
+STRINGS = {
+    "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
+USERS = {
+    name: f"{name}-secret" for name in ("admin", "connect", "producer", "consumer", "creator", "alice", "bob")
+}
+MODULES = {
+    "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
+    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -64,14 +70,22 @@ def secured() -> Iterator[ApacheKafka]:
     with apache_kafka("4.1", users=USERS, authorizer=True) as kafka:
         for who in ("connect", "bob"):
             add_acl(kafka, f"User:{who}", ["All"], topics=["*"], groups=["*"], cluster=True)
-        add_acl(kafka, "User:connect", ["Read", "Write", "Create"], topics=["orders-"], prefixed=True, deny=True)
+        add_acl(
+            kafka, "User:connect", ["Read", "Write", "Create"], topics=["orders-"], prefixed=True, deny=True
+        )
         add_acl(kafka, "User:creator", ["Create"], topics=["orders-", "denied-"], prefixed=True)
         add_acl(kafka, "User:producer", ["Write"], topics=["orders-a-"], prefixed=True)
         add_acl(kafka, "User:alice", ["Write"], topics=["orders-b-"], prefixed=True)
         add_acl(kafka, "User:consumer", ["Read"], topics=["orders-"], groups=["connect-"], prefixed=True)
         add_acl(kafka, "User:bob", ["Write"], topics=["denied-"], prefixed=True, deny=True)
         add_acl(kafka, "User:bob", ["Read"], topics=["locked-"], prefixed=True, deny=True)
-        add_acl(kafka, "User:alice", ["Read", "Write", "Describe", "DescribeConfigs"], topics=["alice-"], prefixed=True)
+        add_acl(
+            kafka,
+            "User:alice",
+            ["Read", "Write", "Describe", "DescribeConfigs"],
+            topics=["alice-"],
+            prefixed=True,
+        )
         yield kafka
 
 
@@ -79,16 +93,27 @@ def jaas(user: str, mechanism: str, password: str | None = None) -> str:
     return f'{MODULES[mechanism]} required username="{user}" password="{USERS[user] if password is None else password}";'
 
 
-def login(kafka: ApacheKafka, user: str, mechanism: str, *, prefix: str = "", password: str | None = None,
-          listener: str = "SASL_SSL") -> dict[str, str]:
-    settings = kafka.client_settings(listener, user=user, mechanism=mechanism,
-                                     password=USERS[user] if password is None else password)
+def login(
+    kafka: ApacheKafka,
+    user: str,
+    mechanism: str,
+    *,
+    prefix: str = "",
+    password: str | None = None,
+    listener: str = "SASL_SSL",
+) -> dict[str, str]:
+    settings = kafka.client_settings(
+        listener, user=user, mechanism=mechanism, password=USERS[user] if password is None else password
+    )
     return {prefix + k: v for k, v in settings.items() if k != "bootstrap.servers"}
 
 
 def principal_override(user: str, mechanism: str, role: str = "producer") -> dict[str, str]:
     """The keys the ``Principal`` policy lets a connector override: who it logs in as, and how."""
-    return {f"{role}.override.sasl.mechanism": mechanism, f"{role}.override.sasl.jaas.config": jaas(user, mechanism)}
+    return {
+        f"{role}.override.sasl.mechanism": mechanism,
+        f"{role}.override.sasl.jaas.config": jaas(user, mechanism),
+    }
 
 
 def each_its_own(kafka: ApacheKafka, **extra: str) -> dict[str, str]:
@@ -96,20 +121,28 @@ def each_its_own(kafka: ApacheKafka, **extra: str) -> dict[str, str]:
     consumers as ``consumer`` (PLAIN), connectors' admin clients (topic creation: the top level, then
     ``admin.*``) as ``creator`` (SCRAM-SHA-256), all over SASL_SSL: the credentials a secured cluster
     hands out."""
-    return {"bootstrap.servers": kafka.bootstrap_servers("SASL_SSL"), **login(kafka, "connect", "SCRAM-SHA-512"),
-            **login(kafka, "producer", "SCRAM-SHA-256", prefix="producer."),
-            **login(kafka, "creator", "SCRAM-SHA-256", prefix="admin."),
-            **login(kafka, "consumer", "PLAIN", prefix="consumer."), **extra}
+    return {
+        "bootstrap.servers": kafka.bootstrap_servers("SASL_SSL"),
+        **login(kafka, "connect", "SCRAM-SHA-512"),
+        **login(kafka, "producer", "SCRAM-SHA-256", prefix="producer."),
+        **login(kafka, "creator", "SCRAM-SHA-256", prefix="admin."),
+        **login(kafka, "consumer", "PLAIN", prefix="consumer."),
+        **extra,
+    }
 
 
 def standalone(tmp_path: Path, **props: str) -> dict[str, str]:
-    return {"config.storage.topic": f"configs-{uuid.uuid4().hex[:10]}",
-            "offset.storage.file.filename": str(tmp_path / "offsets"), "task.shutdown.graceful.timeout.ms": "5000",
-            **props}
+    return {
+        "config.storage.topic": f"configs-{uuid.uuid4().hex[:10]}",
+        "offset.storage.file.filename": str(tmp_path / "offsets"),
+        "task.shutdown.graceful.timeout.ms": "5000",
+        **props,
+    }
 
 
 async def failed_task(engine: Engine, connector: str, timeout: float = 45) -> str:
     """The trace of the connector's task 0 once it is FAILED (the connector itself keeps RUNNING)."""
+
     async def failed() -> dict[str, Any] | None:
         body = await engine.connector_status(connector)
         tasks = body["tasks"]
@@ -122,32 +155,43 @@ async def failed_task(engine: Engine, connector: str, timeout: float = 45) -> st
 
 # ---- logins --------------------------------------------------------------------------------------
 
+
 async def test_a_standalone_worker_moves_records_each_client_logged_in_as_itself(
-        secured: ApacheKafka, tmp_path: Path) -> None:
+    secured: ApacheKafka, tmp_path: Path
+) -> None:
     """``creator`` (admin.*) may create orders-*, ``producer`` write only orders-a-*, ``alice`` (a
     connector's override, policy Principal) only orders-b-*, ``consumer`` read them, and the worker's
     ``connect`` none of it: both topics arrive."""
     mine, theirs = f"orders-a-{uuid.uuid4().hex[:8]}", f"orders-b-{uuid.uuid4().hex[:8]}"
-    props = standalone(tmp_path, **each_its_own(secured, **{"connector.client.config.override.policy": "Principal"}))
+    props = standalone(
+        tmp_path, **each_its_own(secured, **{"connector.client.config.override.policy": "Principal"})
+    )
     async with Engine(props) as engine:
         for topic in (mine, theirs):
             await engine.topics.create_topic(topic, 1)  # connectors' admin client: as creator (admin.*)
         await engine.create_connector("src", {"connector.class": SOURCE, **STRINGS})
-        await engine.create_connector("src-alice", {"connector.class": SOURCE, **STRINGS,
-                                                    **principal_override("alice", "SCRAM-SHA-512")})
-        await engine.create_connector("snk", {"connector.class": SINK, "topics": f"{mine},{theirs}", **STRINGS})
+        await engine.create_connector(
+            "src-alice",
+            {"connector.class": SOURCE, **STRINGS, **principal_override("alice", "SCRAM-SHA-512")},
+        )
+        await engine.create_connector(
+            "snk", {"connector.class": SINK, "topics": f"{mine},{theirs}", **STRINGS}
+        )
         await engine.wait_for_state("src", "RUNNING", tasks=1)
         await engine.wait_for_state("src-alice", "RUNNING", tasks=1)
         SOURCES["src"].feed.put_nowait(records(mine, ["a", "b"]))
         SOURCES["src-alice"].feed.put_nowait(records(theirs, ["c"]))
-        await eventually(lambda: sorted(r.value for r in SINKS["snk"].received) == ["a", "b", "c"], timeout=60)
+        await eventually(
+            lambda: sorted(r.value for r in SINKS["snk"].received) == ["a", "b", "c"], timeout=60
+        )
         status = await engine.connector_status("snk")
         assert status["tasks"][0]["state"] == "RUNNING"
 
 
 @pytest.mark.timeout(240)  # two worker processes start, join and rebalance over SASL_SSL
 async def test_a_two_worker_cluster_moves_records_each_client_logged_in_as_itself(
-        secured: ApacheKafka, tmp_path: Path) -> None:
+    secured: ApacheKafka, tmp_path: Path
+) -> None:
     """Group membership, the config, status and offset topics (``connect``) and the tasks' clients
     (``producer``, ``consumer``) all log in, from .properties files."""
     source, sink = tmp_path / "in.txt", tmp_path / "out.txt"
@@ -166,11 +210,35 @@ async def test_a_two_worker_cluster_moves_records_each_client_logged_in_as_itsel
     with worker_cluster(secured.bootstrap_servers("SASL_SSL"), tmp_path, extra=extra) as cluster:
         first, second = cluster.start_worker(), cluster.start_worker()
         await cluster.started(first, second)
-        status, body = await request(first, "POST", "/connectors", {"name": "file-in", "config": {
-            "connector.class": "FileStreamSource", "file": str(source), "topic": topic, **STRINGS}})
+        status, body = await request(
+            first,
+            "POST",
+            "/connectors",
+            {
+                "name": "file-in",
+                "config": {
+                    "connector.class": "FileStreamSource",
+                    "file": str(source),
+                    "topic": topic,
+                    **STRINGS,
+                },
+            },
+        )
         assert status == 201, body
-        status, body = await request(second, "POST", "/connectors", {"name": "file-out", "config": {
-            "connector.class": "FileStreamSink", "file": str(sink), "topics": topic, **STRINGS}})
+        status, body = await request(
+            second,
+            "POST",
+            "/connectors",
+            {
+                "name": "file-out",
+                "config": {
+                    "connector.class": "FileStreamSink",
+                    "file": str(sink),
+                    "topics": topic,
+                    **STRINGS,
+                },
+            },
+        )
         assert status == 201, body
 
         async def copied() -> list[str] | None:
@@ -183,17 +251,24 @@ async def test_a_two_worker_cluster_moves_records_each_client_logged_in_as_itsel
 
 # ---- refusals: one clear error naming the principal, the resource and the setting ---------------
 
+
 def _cli(props: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
     worker = tmp_path / "worker.properties"
     worker.write_text("".join(f"{k}={v}\n" for k, v in {**props, "listeners": "http://127.0.0.1:0"}.items()))
-    return subprocess.run([sys.executable, "-m", "engine", "--log-level", "CRITICAL", "standalone", str(worker)],
-                          capture_output=True, text=True, timeout=180, env={**os.environ, "PYTHONWARNINGS": "ignore"},
-                          check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "engine", "--log-level", "CRITICAL", "standalone", str(worker)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        check=False,
+    )
 
 
 async def test_a_wrong_worker_password_is_one_line_from_the_cli(secured: ApacheKafka, tmp_path: Path) -> None:
-    props = standalone(tmp_path, **{**each_its_own(secured), **login(secured, "connect", "SCRAM-SHA-256",
-                                                                     password="guess")})
+    props = standalone(
+        tmp_path, **{**each_its_own(secured), **login(secured, "connect", "SCRAM-SHA-256", password="guess")}
+    )
     done = await asyncio.to_thread(_cli, props, tmp_path)
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
@@ -204,10 +279,17 @@ async def test_a_wrong_worker_password_is_one_line_from_the_cli(secured: ApacheK
 
 
 async def test_a_worker_denied_read_on_its_config_topic_stops_naming_principal_topic_and_setting(
-        secured: ApacheKafka, tmp_path: Path) -> None:
+    secured: ApacheKafka, tmp_path: Path
+) -> None:
     topic = f"locked-configs-{uuid.uuid4().hex[:8]}"
-    props = standalone(tmp_path, **{"bootstrap.servers": secured.bootstrap_servers("SASL_SSL"),
-                                    **login(secured, "bob", "SCRAM-SHA-512"), "config.storage.topic": topic})
+    props = standalone(
+        tmp_path,
+        **{
+            "bootstrap.servers": secured.bootstrap_servers("SASL_SSL"),
+            **login(secured, "bob", "SCRAM-SHA-512"),
+            "config.storage.topic": topic,
+        },
+    )
     with pytest.raises(EngineError) as caught:
         async with asyncio.timeout(120), Engine(props):  # never a hang
             pass
@@ -223,7 +305,8 @@ async def test_a_worker_denied_read_on_its_config_topic_stops_naming_principal_t
 
 
 async def test_a_worker_that_may_not_create_topics_uses_the_ones_an_administrator_made(
-        secured: ApacheKafka, tmp_path: Path) -> None:
+    secured: ApacheKafka, tmp_path: Path
+) -> None:
     """Connect's TopicAdmin: a create refused by the ACLs falls back to assuming the topic exists."""
     made, missing = f"alice-configs-{uuid.uuid4().hex[:8]}", f"alice-missing-{uuid.uuid4().hex[:8]}"
     admin = AIOKafkaAdminClient(bootstrap_servers=secured.bootstrap_servers())  # User:ANONYMOUS, a super user
@@ -232,7 +315,10 @@ async def test_a_worker_that_may_not_create_topics_uses_the_ones_an_administrato
         await admin.create_topics([NewTopic(made, 1, 1, topic_configs={"cleanup.policy": "compact"})])
     finally:
         await admin.close()
-    worker = {"bootstrap.servers": secured.bootstrap_servers("SASL_SSL"), **login(secured, "alice", "SCRAM-SHA-256")}
+    worker = {
+        "bootstrap.servers": secured.bootstrap_servers("SASL_SSL"),
+        **login(secured, "alice", "SCRAM-SHA-256"),
+    }
     async with Engine(standalone(tmp_path, **worker, **{"config.storage.topic": made})) as engine:
         await engine.create_connector("src", {"connector.class": SOURCE, **STRINGS})
         await engine.wait_for_state("src", "RUNNING", tasks=1)
@@ -245,14 +331,28 @@ async def test_a_worker_that_may_not_create_topics_uses_the_ones_an_administrato
     assert "check sasl.jaas.config" in message
 
 
-@pytest.mark.parametrize(("who", "override", "setting"), [
-    ("producer", False, "check producer.sasl.jaas.config"),  # the worker's producer.*: may write orders-a-* only
-    ("bob", True, "check producer.override.sasl.jaas.config"),  # a connector's own login, denied WRITE on denied-*
-])
+@pytest.mark.parametrize(
+    ("who", "override", "setting"),
+    [
+        (
+            "producer",
+            False,
+            "check producer.sasl.jaas.config",
+        ),  # the worker's producer.*: may write orders-a-* only
+        (
+            "bob",
+            True,
+            "check producer.override.sasl.jaas.config",
+        ),  # a connector's own login, denied WRITE on denied-*
+    ],
+)
 async def test_a_task_denied_write_on_its_topic_fails_naming_principal_topic_and_setting(
-        secured: ApacheKafka, tmp_path: Path, who: str, override: bool, setting: str) -> None:
+    secured: ApacheKafka, tmp_path: Path, who: str, override: bool, setting: str
+) -> None:
     topic = f"orders-b-{uuid.uuid4().hex[:8]}" if not override else f"denied-{uuid.uuid4().hex[:8]}"
-    props = standalone(tmp_path, **each_its_own(secured, **{"connector.client.config.override.policy": "Principal"}))
+    props = standalone(
+        tmp_path, **each_its_own(secured, **{"connector.client.config.override.policy": "Principal"})
+    )
     config = {"connector.class": SOURCE, **STRINGS}
     if override:
         config |= principal_override("bob", "PLAIN")
@@ -269,13 +369,15 @@ async def test_a_task_denied_write_on_its_topic_fails_naming_principal_topic_and
 
 
 async def test_a_sink_task_denied_read_on_its_group_fails_naming_principal_group_and_setting(
-        secured: ApacheKafka, tmp_path: Path) -> None:
+    secured: ApacheKafka, tmp_path: Path
+) -> None:
     """``consumer`` may read in ``connect-*`` groups only; this sink's group is its own choice."""
     topic, group = f"orders-a-{uuid.uuid4().hex[:8]}", f"elsewhere-{uuid.uuid4().hex[:8]}"
     async with Engine(standalone(tmp_path, **each_its_own(secured))) as engine:
         await engine.topics.create_topic(topic, 1)
-        await engine.create_connector("snk", {"connector.class": SINK, "topics": topic, **STRINGS,
-                                              "consumer.override.group.id": group})
+        await engine.create_connector(
+            "snk", {"connector.class": SINK, "topics": topic, **STRINGS, "consumer.override.group.id": group}
+        )
         trace = await failed_task(engine, "snk")
     assert f"principal User:consumer is not authorized to READ group '{group}'" in trace
     assert f"kafka-acls --add --allow-principal User:consumer --operation Read --group {group}" in trace
@@ -285,8 +387,13 @@ async def test_a_sink_task_denied_read_on_its_group_fails_naming_principal_group
 async def test_an_exactly_once_task_denied_its_transactional_id_fails_naming_it(secured: ApacheKafka) -> None:
     """``producer`` has no ACL on transactional ids: InitProducerId is refused, which is not "no transactions"."""
     tag = uuid.uuid4().hex[:8]
-    props = {**each_its_own(secured), "config.storage.topic": f"configs-{tag}", "offset.storage.topic": f"offsets-{tag}",
-             "exactly.once.source.support": "enabled", "task.shutdown.graceful.timeout.ms": "5000"}
+    props = {
+        **each_its_own(secured),
+        "config.storage.topic": f"configs-{tag}",
+        "offset.storage.topic": f"offsets-{tag}",
+        "exactly.once.source.support": "enabled",
+        "task.shutdown.graceful.timeout.ms": "5000",
+    }
     async with Engine(props) as engine:
         await engine.create_connector("src", {"connector.class": SOURCE, **STRINGS})
         trace = await failed_task(engine, "src")
@@ -296,15 +403,22 @@ async def test_an_exactly_once_task_denied_its_transactional_id_fails_naming_it(
     assert "does not support transactions" not in trace
 
 
-async def test_a_connector_with_a_wrong_override_password_fails_its_task(secured: ApacheKafka,
-                                                                        tmp_path: Path) -> None:
+async def test_a_connector_with_a_wrong_override_password_fails_its_task(
+    secured: ApacheKafka, tmp_path: Path
+) -> None:
     topic = f"orders-a-{uuid.uuid4().hex[:8]}"
     props = standalone(tmp_path, **each_its_own(secured))
     async with Engine(props) as engine:
         await engine.topics.create_topic(topic, 1)
-        await engine.create_connector("snk", {"connector.class": SINK, "topics": topic, **STRINGS,
-                                              **login(secured, "consumer", "SCRAM-SHA-512", password="nope",
-                                                      prefix="consumer.override.")})
+        await engine.create_connector(
+            "snk",
+            {
+                "connector.class": SINK,
+                "topics": topic,
+                **STRINGS,
+                **login(secured, "consumer", "SCRAM-SHA-512", password="nope", prefix="consumer.override."),
+            },
+        )
         trace = await failed_task(engine, "snk")
     assert "SASL SCRAM-SHA-512 authentication as 'consumer' was refused" in trace
     assert "nope" not in trace
@@ -312,9 +426,11 @@ async def test_a_connector_with_a_wrong_override_password_fails_its_task(secured
 
 # ---- a connector's clients without the worker's security settings (issue 24 "while here") -------
 
+
 @pytest.mark.parametrize(("connector", "role"), [("src", "producer"), ("snk", "consumer")])
 async def test_only_top_level_security_fails_the_task_naming_the_missing_settings(
-        kafka41: ApacheKafka, tmp_path: Path, connector: str, role: str) -> None:
+    kafka41: ApacheKafka, tmp_path: Path, connector: str, role: str
+) -> None:
     """Connect passes the top-level keys to the worker's own clients and connectors' admins, never to
     their producers and consumers: the worker starts, the task fails saying what to set."""
     topic = f"orders-{uuid.uuid4().hex[:8]}"
@@ -322,11 +438,19 @@ async def test_only_top_level_security_fails_the_task_naming_the_missing_setting
     async with Engine(standalone(tmp_path, **top_level)) as engine:
         await engine.topics.create_topic(topic, 1)  # the worker's own admin client logs in
         config = {"connector.class": SOURCE if role == "producer" else SINK, **STRINGS}
-        await engine.create_connector(connector, config if role == "producer" else {**config, "topics": topic})
+        await engine.create_connector(
+            connector, config if role == "producer" else {**config, "topics": topic}
+        )
         trace = await failed_task(engine, connector)
         # a connector that brings its own settings (policy All) runs on the same worker
-        await engine.create_connector("fixed", {**config, "topics": topic, **login(
-            kafka41, "alice", "SCRAM-SHA-512", prefix=f"{role}.override.")})
+        await engine.create_connector(
+            "fixed",
+            {
+                **config,
+                "topics": topic,
+                **login(kafka41, "alice", "SCRAM-SHA-512", prefix=f"{role}.override."),
+            },
+        )
         await engine.wait_for_state("fixed", "RUNNING", tasks=1)
     assert "the broker closed the connection" in trace
     assert "security.protocol=PLAINTEXT" in trace
@@ -338,6 +462,7 @@ async def test_only_top_level_security_fails_the_task_naming_the_missing_setting
 
 # ---- TLS on the broker's SSL listener -------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def stores(kafka41: ApacheKafka, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Certificates]:
     """The broker's CA as a PKCS12 trust store (password PASSWORD), and client key stores of every flavour
@@ -345,8 +470,11 @@ def stores(kafka41: ApacheKafka, tmp_path_factory: pytest.TempPathFactory) -> tu
     directory = tmp_path_factory.mktemp("stores")
     ca = x509.load_pem_x509_certificate(kafka41.certificates.ca.read_bytes())
     p12 = directory / "kafka-ca.p12"
-    p12.write_bytes(pkcs12.serialize_key_and_certificates(b"ca", None, None, [ca],
-                                                          BestAvailableEncryption(PASSWORD.encode())))
+    p12.write_bytes(
+        pkcs12.serialize_key_and_certificates(
+            b"ca", None, None, [ca], BestAvailableEncryption(PASSWORD.encode())
+        )
+    )
     return p12, make_certificates(directory / "client")
 
 
@@ -358,30 +486,48 @@ def tls_settings(kafka: ApacheKafka, stores: tuple[Path, Certificates], tmp_path
     secrets.write_text(f"truststore.password={PASSWORD}\n")
     return {
         "bootstrap.servers": kafka.bootstrap_servers("SSL"),
-        "config.providers": "file", "config.providers.file.class": "FileConfigProvider",
-        "security.protocol": "SSL", "ssl.truststore.type": "PKCS12", "ssl.truststore.location": str(ca_p12),
+        "config.providers": "file",
+        "config.providers.file.class": "FileConfigProvider",
+        "security.protocol": "SSL",
+        "ssl.truststore.type": "PKCS12",
+        "ssl.truststore.location": str(ca_p12),
         "ssl.truststore.password": f"${{file:{secrets}:truststore.password}}",
-        "producer.security.protocol": "SSL", "producer.ssl.truststore.type": "PEM",
-        "producer.ssl.truststore.location": str(kafka.certificates.ca), "producer.ssl.keystore.type": "PKCS12",
-        "producer.ssl.keystore.location": str(client.client_p12), "producer.ssl.keystore.password": PASSWORD,
-        "consumer.security.protocol": "SSL", "consumer.ssl.truststore.type": "PEM",
+        "producer.security.protocol": "SSL",
+        "producer.ssl.truststore.type": "PEM",
+        "producer.ssl.truststore.location": str(kafka.certificates.ca),
+        "producer.ssl.keystore.type": "PKCS12",
+        "producer.ssl.keystore.location": str(client.client_p12),
+        "producer.ssl.keystore.password": PASSWORD,
+        "consumer.security.protocol": "SSL",
+        "consumer.ssl.truststore.type": "PEM",
         "consumer.ssl.truststore.certificates": kafka.certificates.ca.read_text(),
-        "consumer.ssl.keystore.type": "PEM", "consumer.ssl.keystore.key": client.client_key_pem,
-        "consumer.ssl.keystore.certificate.chain": client.client_chain_pem, "consumer.ssl.key.password": PASSWORD,
+        "consumer.ssl.keystore.type": "PEM",
+        "consumer.ssl.keystore.key": client.client_key_pem,
+        "consumer.ssl.keystore.certificate.chain": client.client_chain_pem,
+        "consumer.ssl.key.password": PASSWORD,
     }
 
 
-async def test_a_standalone_worker_moves_records_over_tls(kafka41: ApacheKafka, stores: tuple[Path, Certificates],
-                                                          tmp_path: Path) -> None:
+async def test_a_standalone_worker_moves_records_over_tls(
+    kafka41: ApacheKafka, stores: tuple[Path, Certificates], tmp_path: Path
+) -> None:
     topic = f"orders-{uuid.uuid4().hex[:10]}"
     async with Engine(standalone(tmp_path, **tls_settings(kafka41, stores, tmp_path))) as engine:
         await engine.topics.create_topic(topic, 1)
         # producer.override.*: this source gets a producer of its own, gzip and batched
-        await engine.create_connector("src", {"connector.class": SOURCE, **STRINGS,
-                                              "producer.override.compression.type": "gzip",
-                                              "producer.override.linger.ms": "5"})
-        await engine.create_connector("snk", {"connector.class": SINK, "topics": topic, **STRINGS,
-                                              "consumer.override.max.poll.records": "2"})
+        await engine.create_connector(
+            "src",
+            {
+                "connector.class": SOURCE,
+                **STRINGS,
+                "producer.override.compression.type": "gzip",
+                "producer.override.linger.ms": "5",
+            },
+        )
+        await engine.create_connector(
+            "snk",
+            {"connector.class": SINK, "topics": topic, **STRINGS, "consumer.override.max.poll.records": "2"},
+        )
         await engine.wait_for_state("src", "RUNNING", tasks=1)
         SOURCES["src"].feed.put_nowait(records(topic, ["a", "b", "c"]))
         await eventually(lambda: [r.value for r in SINKS["snk"].received] == ["a", "b", "c"], timeout=30)
@@ -391,9 +537,16 @@ async def test_a_standalone_worker_moves_records_over_tls(kafka41: ApacheKafka, 
 
 
 async def test_an_untrusted_broker_certificate_stops_the_worker_naming_the_truststore(
-        kafka41: ApacheKafka, stores: tuple[Path, Certificates], tmp_path: Path) -> None:
-    props = standalone(tmp_path, **{**tls_settings(kafka41, stores, tmp_path), "ssl.truststore.type": "PEM",
-                                    "ssl.truststore.location": str(stores[1].other_ca_pem)})
+    kafka41: ApacheKafka, stores: tuple[Path, Certificates], tmp_path: Path
+) -> None:
+    props = standalone(
+        tmp_path,
+        **{
+            **tls_settings(kafka41, stores, tmp_path),
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": str(stores[1].other_ca_pem),
+        },
+    )
     del props["ssl.truststore.password"]
     with pytest.raises(EngineError) as caught:
         async with Engine(props):
@@ -405,26 +558,47 @@ async def test_an_untrusted_broker_certificate_stops_the_worker_naming_the_trust
 
 
 async def test_a_connector_whose_override_distrusts_the_broker_fails_its_task_with_the_reason(
-        kafka41: ApacheKafka, stores: tuple[Path, Certificates], tmp_path: Path) -> None:
+    kafka41: ApacheKafka, stores: tuple[Path, Certificates], tmp_path: Path
+) -> None:
     topic = f"orders-{uuid.uuid4().hex[:10]}"
     async with Engine(standalone(tmp_path, **tls_settings(kafka41, stores, tmp_path))) as engine:
         await engine.topics.create_topic(topic, 1)
-        await engine.create_connector("snk", {"connector.class": SINK, "topics": topic, **STRINGS,
-                                              "consumer.override.ssl.truststore.certificates":
-                                                  stores[1].other_ca_pem.read_text()})
+        await engine.create_connector(
+            "snk",
+            {
+                "connector.class": SINK,
+                "topics": topic,
+                **STRINGS,
+                "consumer.override.ssl.truststore.certificates": stores[1].other_ca_pem.read_text(),
+            },
+        )
         trace = await failed_task(engine, "snk")
     assert "CERTIFICATE_VERIFY_FAILED" in trace
     assert "check ssl.truststore.*" in trace
 
 
 async def test_a_validate_refuses_overrides_the_worker_policy_forbids(
-        kafka41: ApacheKafka, stores: tuple[Path, Certificates], tmp_path: Path) -> None:
+    kafka41: ApacheKafka, stores: tuple[Path, Certificates], tmp_path: Path
+) -> None:
     """Policy Principal: a connector may change its credentials, not its batching."""
-    async with Engine(standalone(tmp_path, **tls_settings(kafka41, stores, tmp_path), **{
-            "connector.client.config.override.policy": "Principal"})) as engine:
+    async with Engine(
+        standalone(
+            tmp_path,
+            **tls_settings(kafka41, stores, tmp_path),
+            **{"connector.client.config.override.policy": "Principal"},
+        )
+    ) as engine:
         with pytest.raises(EngineError) as caught:
-            await engine.create_connector("src", {"connector.class": SOURCE, "producer.override.linger.ms": "5",
-                                                  "producer.override.security.protocol": "SSL"})
-        assert ("The 'Principal' policy does not allow 'linger.ms' to be overridden in the connector "
-                "configuration.") in str(caught.value)
+            await engine.create_connector(
+                "src",
+                {
+                    "connector.class": SOURCE,
+                    "producer.override.linger.ms": "5",
+                    "producer.override.security.protocol": "SSL",
+                },
+            )
+        assert (
+            "The 'Principal' policy does not allow 'linger.ms' to be overridden in the connector "
+            "configuration."
+        ) in str(caught.value)
         assert "security.protocol" not in json.dumps(getattr(caught.value, "errors", {}))

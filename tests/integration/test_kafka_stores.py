@@ -21,7 +21,9 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-async def two_status_stores(broker: Broker, topic: str) -> AsyncIterator[tuple[KafkaStatusStore, KafkaStatusStore]]:
+async def two_status_stores(
+    broker: Broker, topic: str
+) -> AsyncIterator[tuple[KafkaStatusStore, KafkaStatusStore]]:
     first, second = KafkaStatusStore(broker.bootstrap, topic), KafkaStatusStore(broker.bootstrap, topic)
     await first.open()
     await second.open()
@@ -33,7 +35,8 @@ async def two_status_stores(broker: Broker, topic: str) -> AsyncIterator[tuple[K
 
 
 async def test_statuses_written_by_one_worker_are_read_by_another(
-        broker: Broker, topic: str, two_status_stores: tuple[KafkaStatusStore, KafkaStatusStore]) -> None:
+    broker: Broker, topic: str, two_status_stores: tuple[KafkaStatusStore, KafkaStatusStore]
+) -> None:
     first, second = two_status_stores
     first.put_connector("c", Status("RUNNING", "w1:8083", 3))
     first.put_task("c", 0, Status("FAILED", "w1:8083", 3, "trace"))
@@ -48,7 +51,8 @@ async def test_statuses_written_by_one_worker_are_read_by_another(
 
 
 async def test_a_connector_tombstone_removes_its_tasks_everywhere(
-        two_status_stores: tuple[KafkaStatusStore, KafkaStatusStore]) -> None:
+    two_status_stores: tuple[KafkaStatusStore, KafkaStatusStore],
+) -> None:
     first, second = two_status_stores
     first.put_connector("gone", Status("RUNNING", "w1", 1))
     second.put_task("gone", 1, Status("RUNNING", "w2", 1))  # a task on another worker
@@ -63,7 +67,8 @@ async def test_a_connector_tombstone_removes_its_tasks_everywhere(
 
 
 async def test_a_late_write_of_ones_own_never_overwrites_a_newer_value(
-        two_status_stores: tuple[KafkaStatusStore, KafkaStatusStore]) -> None:
+    two_status_stores: tuple[KafkaStatusStore, KafkaStatusStore],
+) -> None:
     first, second = two_status_stores
     for state in ("RUNNING", "PAUSED", "RUNNING", "UNASSIGNED"):
         first.put_connector("flappy", Status(state, "w1", 1))
@@ -102,8 +107,11 @@ async def test_offsets_are_shared_and_survive_a_reopen(broker: Broker, topic: st
 async def test_a_non_compacted_status_topic_is_refused(broker: Broker, topic: str) -> None:
     assert await create_topic(broker, topic, 5, **{"cleanup.policy": "delete"}) is None
     store = KafkaStatusStore(broker.bootstrap, topic)
-    with pytest.raises(ConfigError, match=r"'status.storage.topic' property is required to have "
-                                          r"'cleanup.policy=compact'.*'cleanup.policy=delete'"):
+    with pytest.raises(
+        ConfigError,
+        match=r"'status.storage.topic' property is required to have "
+        r"'cleanup.policy=compact'.*'cleanup.policy=delete'",
+    ):
         await store.open()
     await store.close()
 
@@ -115,8 +123,9 @@ async def test_malformed_records_are_skipped_not_raised(broker: Broker, topic: s
         producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, enable_idempotence=False)
         await producer.start()
         await producer.send_and_wait(topic, b"not json", key=b"status-connector-bad")
-        await producer.send_and_wait(topic, json.dumps({"state": "RUNNING", "worker_id": "w"}).encode(),
-                                     key=b"status-connector-good")
+        await producer.send_and_wait(
+            topic, json.dumps({"state": "RUNNING", "worker_id": "w"}).encode(), key=b"status-connector-good"
+        )
         await producer.stop()
         await store.log.read_to_end()
         assert store.log.skipped == 1

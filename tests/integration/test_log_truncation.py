@@ -30,8 +30,10 @@ from tests.worker.probes import SINK, SINKS
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
-STRINGS = {"value.converter": "org.apache.kafka.connect.storage.StringConverter",
-           "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
+STRINGS = {
+    "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
 
 
 @pytest.fixture
@@ -41,8 +43,9 @@ def three_nodes() -> Iterator[ApacheKafka]:
 
 
 async def produce(bootstrap: str, topic: str, values: list[str], *, acks: Any) -> None:
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks=acks, enable_idempotence=False,
-                                request_timeout_ms=10_000)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap, acks=acks, enable_idempotence=False, request_timeout_ms=10_000
+    )
     await producer.start()
     try:
         for value in values:
@@ -90,17 +93,32 @@ async def make_topic(bootstrap: str) -> str:
     topic = f"cut-{uuid.uuid4().hex[:8]}"
     admin = await admin_of(bootstrap)
     try:
-        await admin.create_topics([NewTopic(topic, -1, -1, replica_assignments={0: [1, 2]}, topic_configs={
-            "unclean.leader.election.enable": "true", "min.insync.replicas": "1"})])
+        await admin.create_topics(
+            [
+                NewTopic(
+                    topic,
+                    -1,
+                    -1,
+                    replica_assignments={0: [1, 2]},
+                    topic_configs={"unclean.leader.election.enable": "true", "min.insync.replicas": "1"},
+                )
+            ]
+        )
     finally:
         await admin.close()
     return topic
 
 
 def worker(bootstrap: str, tmp_path: Path, **extra: str) -> dict[str, str]:
-    return {"bootstrap.servers": bootstrap, "config.storage.topic": f"configs-{uuid.uuid4().hex[:8]}",
-            "offset.storage.file.filename": str(tmp_path / "offsets"), "offset.flush.interval.ms": "300",
-            "task.shutdown.graceful.timeout.ms": "5000", "config.storage.replication.factor": "3", **extra}
+    return {
+        "bootstrap.servers": bootstrap,
+        "config.storage.topic": f"configs-{uuid.uuid4().hex[:8]}",
+        "offset.storage.file.filename": str(tmp_path / "offsets"),
+        "offset.flush.interval.ms": "300",
+        "task.shutdown.graceful.timeout.ms": "5000",
+        "config.storage.replication.factor": "3",
+        **extra,
+    }
 
 
 async def read_and_commit_what_only_node_1_has(kafka: ApacheKafka, engine: Engine, topic: str) -> None:
@@ -139,26 +157,38 @@ async def elect_node_2_uncleanly_and_refill(kafka: ApacheKafka, topic: str) -> N
 
 def counted(engine: Engine) -> tuple[float, float]:
     """The task's truncations and the records it read again because of them, from ``/metrics``."""
+
     def value(name: str) -> float:
         prefix = f'{name}{{connector="snk",task="0"}} '
-        return next(float(line[len(prefix):]) for line in engine.metrics.render().splitlines()
-                    if line.startswith(prefix))
+        return next(
+            float(line[len(prefix) :])
+            for line in engine.metrics.render().splitlines()
+            if line.startswith(prefix)
+        )
 
-    return (value("connect_engine_sink_task_log_truncations_total"),
-            value("connect_engine_sink_task_truncation_redelivered_records_total"))
+    return (
+        value("connect_engine_sink_task_log_truncations_total"),
+        value("connect_engine_sink_task_truncation_redelivered_records_total"),
+    )
 
 
 def the_one_warning(logged: Sequence[Mapping[str, Any]], topic: str) -> None:
     warnings = [e for e in logged if e["event"] == "task.log_truncated"]
     assert len(warnings) == 1, warnings
     (warning,) = warnings
-    assert (warning["log_level"], warning["partition"], warning["position"], warning["diverged_at"],
-            warning["redelivered"]) == ("warning", f"{topic}-0", 20, 10, 10)
+    assert (
+        warning["log_level"],
+        warning["partition"],
+        warning["position"],
+        warning["diverged_at"],
+        warning["redelivered"],
+    ) == ("warning", f"{topic}-0", 20, 10, 10)
     assert not [e for e in logged if e["event"] == "task.offset_beyond_log_end"]
 
 
 async def test_a_restarted_sink_reads_again_what_an_unclean_leader_election_cut_from_under_it(
-        three_nodes: ApacheKafka, tmp_path: Path) -> None:
+    three_nodes: ApacheKafka, tmp_path: Path
+) -> None:
     """Checked at assignment, from the epoch committed with the offset: the worker is down meanwhile."""
     kafka = three_nodes
     SINKS.pop("snk", None)
@@ -170,15 +200,19 @@ async def test_a_restarted_sink_reads_again_what_an_unclean_leader_election_cut_
     with structlog.testing.capture_logs() as logged:
         async with Engine(props) as engine:
             await engine.wait_for_state("snk", "RUNNING", tasks=1)
-            await eventually(lambda: len(received()) >= len(BOTH + LOST + REFILL), timeout=120,
-                             message="the refilled records delivered")
+            await eventually(
+                lambda: len(received()) >= len(BOTH + LOST + REFILL),
+                timeout=120,
+                message="the refilled records delivered",
+            )
             assert counted(engine) == (1, 10)
     assert received() == BOTH + LOST + REFILL  # without the check: refill-10..14 only, refill-0..9 skipped
     the_one_warning(logged, topic)
 
 
 async def test_a_running_sink_reads_again_what_an_unclean_leader_election_cut_from_under_it(
-        three_nodes: ApacheKafka, tmp_path: Path) -> None:
+    three_nodes: ApacheKafka, tmp_path: Path
+) -> None:
     """Checked when a fetch returns records of a new leader epoch: the task keeps its assignment (it
     is paused while the log is cut and refilled, then resumed) and is opened once."""
     kafka = three_nodes
@@ -192,8 +226,11 @@ async def test_a_running_sink_reads_again_what_an_unclean_leader_election_cut_fr
         await elect_node_2_uncleanly_and_refill(kafka, topic)
         with structlog.testing.capture_logs() as logged:
             await engine.resume_connector("snk")
-            await eventually(lambda: len(received()) >= len(BOTH + LOST + REFILL), timeout=120,
-                             message="the refilled records delivered")
+            await eventually(
+                lambda: len(received()) >= len(BOTH + LOST + REFILL),
+                timeout=120,
+                message="the refilled records delivered",
+            )
         assert received() == BOTH + LOST + REFILL
         assert len(SINKS["snk"].opened) == 1  # no reassignment: the fetch found it
         assert counted(engine) == (1, 10)

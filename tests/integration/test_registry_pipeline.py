@@ -32,10 +32,16 @@ from tests.worker.probes import SINK, SINKS, SOURCE, SOURCES
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]  # first use may fetch the registry
 
 SECRET = "registry-pw-4b1d"
-VALUE = (SchemaBuilder.struct().name("shop.Order").field("id", Schema.INT64_SCHEMA)
-         .field("note", Schema.OPTIONAL_STRING_SCHEMA).field("amount", Decimal.schema(2))
-         .field("at", Timestamp.schema())
-         .field("lines", SchemaBuilder.map(Schema.INT32_SCHEMA, Schema.STRING_SCHEMA).build()).build())
+VALUE = (
+    SchemaBuilder.struct()
+    .name("shop.Order")
+    .field("id", Schema.INT64_SCHEMA)
+    .field("note", Schema.OPTIONAL_STRING_SCHEMA)
+    .field("amount", Decimal.schema(2))
+    .field("at", Timestamp.schema())
+    .field("lines", SchemaBuilder.map(Schema.INT32_SCHEMA, Schema.STRING_SCHEMA).build())
+    .build()
+)
 KEY = SchemaBuilder.struct().name("shop.OrderKey").field("id", Schema.INT64_SCHEMA).build()
 
 
@@ -66,9 +72,14 @@ def _converters(url: str, name: str) -> dict[str, str]:
 
 
 def _order(n: int) -> tuple[Struct, Struct]:
-    value = (Struct(VALUE).put("id", n).put("note", None if n % 2 else f"n{n}")
-             .put("amount", decimal.Decimal(f"{n}.25")).put("at", dt.datetime(2024, 5, n + 1, tzinfo=dt.UTC))
-             .put("lines", {n: "x"}))
+    value = (
+        Struct(VALUE)
+        .put("id", n)
+        .put("note", None if n % 2 else f"n{n}")
+        .put("amount", decimal.Decimal(f"{n}.25"))
+        .put("at", dt.datetime(2024, 5, n + 1, tzinfo=dt.UTC))
+        .put("lines", {n: "x"})
+    )
     return Struct(KEY).put("id", n), value
 
 
@@ -79,16 +90,26 @@ def _plain(value: Any) -> Any:
 
 
 def _worker(bootstrap: str, tmp_path: Path, suffix: str) -> dict[str, str]:
-    return {"bootstrap.servers": bootstrap, "config.storage.topic": f"configs-{suffix}",
-            "offset.storage.file.filename": str(tmp_path / "offsets"),
-            "consumer.session.timeout.ms": "6000", "task.shutdown.graceful.timeout.ms": "5000"}
+    return {
+        "bootstrap.servers": bootstrap,
+        "config.storage.topic": f"configs-{suffix}",
+        "offset.storage.file.filename": str(tmp_path / "offsets"),
+        "consumer.session.timeout.ms": "6000",
+        "task.shutdown.graceful.timeout.ms": "5000",
+    }
 
 
-@pytest.mark.parametrize("converter", ["io.confluent.connect.avro.AvroConverter",
-                                       "io.confluent.connect.json.JsonSchemaConverter",
-                                       "io.confluent.connect.protobuf.ProtobufConverter"])
-async def test_records_flow_source_kafka_sink_through_the_registry(bootstrap: str, tmp_path: Path,
-                                                                   schema_registry_url: str, converter: str) -> None:
+@pytest.mark.parametrize(
+    "converter",
+    [
+        "io.confluent.connect.avro.AvroConverter",
+        "io.confluent.connect.json.JsonSchemaConverter",
+        "io.confluent.connect.protobuf.ProtobufConverter",
+    ],
+)
+async def test_records_flow_source_kafka_sink_through_the_registry(
+    bootstrap: str, tmp_path: Path, schema_registry_url: str, converter: str
+) -> None:
     suffix = uuid.uuid4().hex[:10]
     topic = f"orders-{suffix}"
     converters = _converters(schema_registry_url, converter)
@@ -99,9 +120,20 @@ async def test_records_flow_source_kafka_sink_through_the_registry(bootstrap: st
             await engine.create_connector("src", {"connector.class": SOURCE, **converters})
             await engine.create_connector("snk", {"connector.class": SINK, "topics": topic, **converters})
             await engine.wait_for_state("src", "RUNNING", tasks=1)
-            SOURCES["src"].feed.put_nowait([
-                SourceRecord(topic=topic, key_schema=KEY, key=k, value_schema=VALUE, value=v,
-                             source_partition={"p": 0}, source_offset={"n": i}) for i, (k, v) in enumerate(orders)])
+            SOURCES["src"].feed.put_nowait(
+                [
+                    SourceRecord(
+                        topic=topic,
+                        key_schema=KEY,
+                        key=k,
+                        value_schema=VALUE,
+                        value=v,
+                        source_partition={"p": 0},
+                        source_offset={"n": i},
+                    )
+                    for i, (k, v) in enumerate(orders)
+                ]
+            )
             await eventually(lambda: len(SINKS["snk"].received) == len(orders), timeout=30)
             received = SINKS["snk"].received
             assert [_plain(r.value) for r in received] == [_plain(v) for _, v in orders]
@@ -115,9 +147,12 @@ async def test_records_flow_source_kafka_sink_through_the_registry(bootstrap: st
         await _confluent_reads_the_topic(bootstrap, topic, schema_registry_url, orders)
 
 
-async def _confluent_reads_the_topic(bootstrap: str, topic: str, url: str, orders: list[tuple[Struct, Struct]]) -> None:
-    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest",
-                                enable_auto_commit=False)
+async def _confluent_reads_the_topic(
+    bootstrap: str, topic: str, url: str, orders: list[tuple[Struct, Struct]]
+) -> None:
+    consumer = AIOKafkaConsumer(
+        topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", enable_auto_commit=False
+    )
     await consumer.start()
     try:
         got: list[Any] = []
@@ -136,7 +171,8 @@ async def _confluent_reads_the_topic(bootstrap: str, topic: str, url: str, order
 
 
 async def test_bad_records_go_to_the_dead_letter_queue_with_topic_partition_offset_and_schema_id(
-        bootstrap: str, tmp_path: Path, schema_registry_url: str) -> None:
+    bootstrap: str, tmp_path: Path, schema_registry_url: str
+) -> None:
     suffix = uuid.uuid4().hex[:10]
     topic, dlq = f"orders-{suffix}", f"dlq-{suffix}"
     converters = _converters(schema_registry_url, "io.confluent.connect.avro.AvroConverter")
@@ -156,11 +192,20 @@ async def test_bad_records_go_to_the_dead_letter_queue_with_topic_partition_offs
         await producer.stop()
     with capture_logs() as logs:
         async with Engine(_worker(bootstrap, tmp_path, suffix)) as engine:
-            await engine.create_connector("snk", {
-                "connector.class": SINK, "topics": topic, **converters, "errors.tolerance": "all",
-                "errors.log.enable": "true", "errors.deadletterqueue.topic.name": dlq,
-                "errors.deadletterqueue.topic.replication.factor": "1",
-                "errors.deadletterqueue.context.headers.enable": "true", "consumer.auto.offset.reset": "earliest"})
+            await engine.create_connector(
+                "snk",
+                {
+                    "connector.class": SINK,
+                    "topics": topic,
+                    **converters,
+                    "errors.tolerance": "all",
+                    "errors.log.enable": "true",
+                    "errors.deadletterqueue.topic.name": dlq,
+                    "errors.deadletterqueue.topic.replication.factor": "1",
+                    "errors.deadletterqueue.context.headers.enable": "true",
+                    "consumer.auto.offset.reset": "earliest",
+                },
+            )
             await eventually(lambda: len(SINKS["snk"].received) == 1, timeout=30)
             assert SINKS["snk"].received[0].value == _order(1)[1]
             consumer = AIOKafkaConsumer(dlq, bootstrap_servers=bootstrap, auto_offset_reset="earliest")
@@ -186,8 +231,9 @@ async def test_bad_records_go_to_the_dead_letter_queue_with_topic_partition_offs
     assert SECRET not in repr(logs)
 
 
-async def test_an_unknown_schema_id_fails_the_task_without_tolerance(bootstrap: str, tmp_path: Path,
-                                                                     schema_registry_url: str) -> None:
+async def test_an_unknown_schema_id_fails_the_task_without_tolerance(
+    bootstrap: str, tmp_path: Path, schema_registry_url: str
+) -> None:
     suffix = uuid.uuid4().hex[:10]
     topic = f"orders-{suffix}"
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
@@ -199,12 +245,21 @@ async def test_an_unknown_schema_id_fails_the_task_without_tolerance(bootstrap: 
     converters = _converters(schema_registry_url, "io.confluent.connect.avro.AvroConverter")
     with capture_logs() as logs:
         async with Engine(_worker(bootstrap, tmp_path, suffix)) as engine:
-            await engine.create_connector("snk", {"connector.class": SINK, "topics": topic, **converters,
-                                                  "consumer.auto.offset.reset": "earliest"})
+            await engine.create_connector(
+                "snk",
+                {
+                    "connector.class": SINK,
+                    "topics": topic,
+                    **converters,
+                    "consumer.auto.offset.reset": "earliest",
+                },
+            )
             status = await engine.wait_for_state("snk", "RUNNING", tasks=["FAILED"], timeout=30)
     assert status is not None
     trace = status["tasks"][0]["trace"]
     assert "Tolerance exceeded in error handler" in trace
-    assert f"topic {topic} to Avro: Error retrieving Avro value schema for id 515151 (schema not found)" in trace
+    assert (
+        f"topic {topic} to Avro: Error retrieving Avro value schema for id 515151 (schema not found)" in trace
+    )
     assert SINKS["snk"].received == []
     assert SECRET not in repr(logs)

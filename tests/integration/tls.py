@@ -34,21 +34,38 @@ def _pem(cert: x509.Certificate) -> bytes:
 
 
 def _key_pem(key: ec.EllipticCurvePrivateKey, password: str | None = None) -> bytes:
-    encryption = (serialization.BestAvailableEncryption(password.encode()) if password
-                  else serialization.NoEncryption())
+    encryption = (
+        serialization.BestAvailableEncryption(password.encode()) if password else serialization.NoEncryption()
+    )
     return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, encryption)
 
 
-def _cert(subject: str, key: ec.EllipticCurvePrivateKey, issuer: str, issuer_key: ec.EllipticCurvePrivateKey, *,
-          ca: bool) -> x509.Certificate:
+def _cert(
+    subject: str,
+    key: ec.EllipticCurvePrivateKey,
+    issuer: str,
+    issuer_key: ec.EllipticCurvePrivateKey,
+    *,
+    ca: bool,
+) -> x509.Certificate:
     now = datetime.datetime.now(datetime.UTC)
-    builder = (x509.CertificateBuilder().subject_name(_name(subject)).issuer_name(_name(issuer))
-               .public_key(key.public_key()).serial_number(x509.random_serial_number())
-               .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=2))
-               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(_name(subject))
+        .issuer_name(_name(issuer))
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=2))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+    )
     if not ca:
-        builder = builder.add_extension(x509.SubjectAlternativeName(
-            [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]), critical=False)
+        builder = builder.add_extension(
+            x509.SubjectAlternativeName(
+                [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
+            ),
+            critical=False,
+        )
     return builder.sign(issuer_key, hashes.SHA256())
 
 
@@ -73,17 +90,27 @@ def make_certificates(directory: Path) -> Certificates:
     other = _cert("some other CA", other_key, "some other CA", other_key, ca=True)
     server = _cert("broker", server_key, "connect-engine test CA", ca_key, ca=False)
     client = _cert("client", client_key, "connect-engine test CA", ca_key, ca=False)
-    paths = {name: directory / name for name in ("ca.pem", "ca.p12", "other-ca.pem", "server.pem", "client.p12")}
+    paths = {
+        name: directory / name for name in ("ca.pem", "ca.p12", "other-ca.pem", "server.pem", "client.p12")
+    }
     paths["ca.pem"].write_bytes(_pem(ca))
     paths["other-ca.pem"].write_bytes(_pem(other))
     paths["server.pem"].write_bytes(_key_pem(server_key) + _pem(server))
     encryption = serialization.BestAvailableEncryption(PASSWORD.encode())
     paths["ca.p12"].write_bytes(pkcs12.serialize_key_and_certificates(b"ca", None, None, [ca], encryption))
     paths["client.p12"].write_bytes(
-        pkcs12.serialize_key_and_certificates(b"client", client_key, client, [ca], encryption))
-    return Certificates(directory, paths["ca.pem"], paths["ca.p12"], paths["other-ca.pem"], paths["server.pem"],
-                        paths["client.p12"], _key_pem(client_key, PASSWORD).decode(),
-                        (_pem(client) + _pem(ca)).decode())
+        pkcs12.serialize_key_and_certificates(b"client", client_key, client, [ca], encryption)
+    )
+    return Certificates(
+        directory,
+        paths["ca.pem"],
+        paths["ca.p12"],
+        paths["other-ca.pem"],
+        paths["server.pem"],
+        paths["client.p12"],
+        _key_pem(client_key, PASSWORD).decode(),
+        (_pem(client) + _pem(ca)).decode(),
+    )
 
 
 class TlsTerminator(LoopbackProxy):

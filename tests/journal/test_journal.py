@@ -119,8 +119,9 @@ def test_a_leftover_compaction_file_is_removed_on_open(tmp_path: Path) -> None:
 
 def test_a_line_whose_offset_goes_backwards_is_skipped(tmp_path: Path) -> None:
     path = tmp_path / "j.log"
-    path.write_bytes(b'{"offset":5,"key":"a","value":"1"}\n{"offset":3,"key":"b","value":"1"}\n'
-                     b'{"key":"c","value":"1"}\n')
+    path.write_bytes(
+        b'{"offset":5,"key":"a","value":"1"}\n{"offset":3,"key":"b","value":"1"}\n{"key":"c","value":"1"}\n'
+    )
     journal = Journal(path)
     assert journal.replay() == [(5, "a", b"1"), (6, "c", b"1")]
     assert journal.skipped == 1

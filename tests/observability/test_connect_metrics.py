@@ -20,8 +20,10 @@ from tests.worker.probes import SOURCE as PROBE_SOURCE
 
 Client = TestClient[web.Request, web.Application]
 
-STRINGS = {"value.converter": "org.apache.kafka.connect.storage.StringConverter",
-           "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
+STRINGS = {
+    "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
 PIPE_SOURCE = {"connector.class": PROBE_SOURCE, **STRINGS}
 PIPE_SINK = {"connector.class": SINK, "topics": "events", **STRINGS}
 
@@ -87,8 +89,12 @@ async def test_record_counters_and_statuses_follow_a_pipeline(client: Client, en
     assert kc(paused, "connector_task_offset_commit_success_percentage", **src) == 100
     assert kc(paused, "connector_task_offset_commit_failure_percentage", **src) == 0
     assert (kc(paused, "connector_task_offset_commit_max_time_ms", **src) or 0) >= 0
-    assert paused[("connect_engine_task_offset_commits_total",
-                   frozenset({**src, "outcome": "succeeded"}.items()))] >= 1
+    assert (
+        paused[
+            ("connect_engine_task_offset_commits_total", frozenset({**src, "outcome": "succeeded"}.items()))
+        ]
+        >= 1
+    )
     assert kc(paused, "worker_connector_paused_task_count", connector="src") == 1
 
     # the counters are the task instance's: a deleted connector's series go with it
@@ -112,8 +118,11 @@ async def test_a_failed_connector_and_a_failed_task_read_failed(client: Client, 
     # what an alert rule on Strimzi's names matches: kafka_connect_connector_status{status="failed"} == 1
     assert 'kafka_connect_connector_status{connector="broken",status="failed"} 1.0' in text
     samples = parse(text)
-    assert [labels for (name, labels) in samples if name == "kafka_connect_connector_status"
-            and dict(labels)["connector"] == "broken"] == [frozenset({"connector": "broken", "status": "failed"}.items())]
+    assert [
+        labels
+        for (name, labels) in samples
+        if name == "kafka_connect_connector_status" and dict(labels)["connector"] == "broken"
+    ] == [frozenset({"connector": "broken", "status": "failed"}.items())]
     assert kc(samples, "connector_task_status", connector="src", task="0", status="failed") == 1
     assert kc(samples, "worker_connector_failed_task_count", connector="src") == 1
     # a failed task keeps its metrics until it is stopped, as in Connect
@@ -121,8 +130,12 @@ async def test_a_failed_connector_and_a_failed_task_read_failed(client: Client, 
 
 
 async def test_a_tolerated_conversion_error_is_counted(client: Client, engine: Engine) -> None:
-    sink = {**PIPE_SINK, "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-            "value.converter.schemas.enable": "false", "errors.tolerance": "all"}
+    sink = {
+        **PIPE_SINK,
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false",
+        "errors.tolerance": "all",
+    }
     await engine.create_connector("snk", sink)
     await engine.wait_for_state("snk", "RUNNING", tasks=1)
     producer = engine.topics.producer()
@@ -144,8 +157,13 @@ async def test_openmetrics_when_the_scraper_asks_for_it(client: Client, engine: 
     await pipeline(engine)
     SOURCES["src"].feed.put_nowait(records("events", ["a"]))
     await eventually(lambda: len(SINKS["snk"].received) == 1)
-    om = await client.get("/metrics", headers={"Accept": "application/openmetrics-text; version=1.0.0; "
-                                                         "charset=utf-8,text/plain;version=0.0.4;q=0.5"})
+    om = await client.get(
+        "/metrics",
+        headers={
+            "Accept": "application/openmetrics-text; version=1.0.0; "
+            "charset=utf-8,text/plain;version=0.0.4;q=0.5"
+        },
+    )
     assert om.headers["Content-Type"].startswith("application/openmetrics-text; version=1.0.0")
     body = await om.text()
     assert body.endswith("# EOF\n")
@@ -169,7 +187,9 @@ async def test_two_engines_count_apart(engine: Engine) -> None:
         theirs, mine = parse(other.metrics.render()), parse(engine.metrics.render())
         assert kc(theirs, "source_task_source_record_poll_total", connector="src", task="0") == 2
         assert kc(theirs, "worker_connector_count") == 2
-        assert not [name for name, _ in mine if name.startswith(("kafka_connect_source_task", "kafka_connect_sink"))]
+        assert not [
+            name for name, _ in mine if name.startswith(("kafka_connect_source_task", "kafka_connect_sink"))
+        ]
         assert kc(mine, "worker_connector_count") == 0
 
 
@@ -182,10 +202,17 @@ def test_a_cluster_member_reports_only_its_own_work_and_its_rebalances() -> None
     metrics = ConnectMetrics(status, worker_id="w1:8083")
     metrics.rebalances = lambda: (4, 7)
     samples = {(s.name, frozenset(s.labels.items())): s.value for f in metrics.collect() for s in f.samples}
-    assert samples[("kafka_connect_connector_status", frozenset({"connector": "mine", "status": "running"}.items()))] == 1
+    assert (
+        samples[
+            ("kafka_connect_connector_status", frozenset({"connector": "mine", "status": "running"}.items()))
+        ]
+        == 1
+    )
     assert not [k for k in samples if dict(k[1]).get("connector") == "theirs"]
-    assert ("kafka_connect_connector_task_status",
-            frozenset({"connector": "mine", "task": "1", "status": "failed"}.items())) not in samples
+    assert (
+        "kafka_connect_connector_task_status",
+        frozenset({"connector": "mine", "task": "1", "status": "failed"}.items()),
+    ) not in samples
     assert samples[("kafka_connect_worker_connector_count", frozenset())] == 1
     assert samples[("kafka_connect_worker_task_count", frozenset())] == 1
     assert samples[("kafka_connect_worker_rebalance_completed_rebalances_total", frozenset())] == 4

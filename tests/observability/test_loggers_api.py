@@ -34,8 +34,9 @@ async def test_put_get_and_list(client: Client) -> None:
     assert listed["root"] == {"level": "INFO", "last_modified": listed["root"]["last_modified"]}
     assert listed["engine.herder"]["level"] == "DEBUG"
     again = await client.put("/admin/loggers/engine.herder", json={"level": "DEBUG"})
-    assert (await (await client.get("/admin/loggers/engine.herder")).json())["last_modified"] == \
-        level["last_modified"]  # unchanged level: last_modified stays
+    assert (await (await client.get("/admin/loggers/engine.herder")).json())["last_modified"] == level[
+        "last_modified"
+    ]  # unchanged level: last_modified stays
     assert again.status == 200
 
 

@@ -14,7 +14,7 @@ from tests.rest.conftest import FAST, SOURCE
 Client = TestClient[web.Request, web.Application]
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
-_SAMPLE = re.compile(r'^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>.*)\})? (?P<value>\S+)$')
+_SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>.*)\})? (?P<value>\S+)$")
 _LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 
@@ -31,8 +31,17 @@ def parse(text: str) -> Samples:
         match = _SAMPLE.match(line)
         assert match, line
         name = match["name"]
-        assert name.startswith(("connect_engine_", "kafka_connect_", "kafka_producer_", "kafka_consumer_",
-                                "kafka_admin_client_", "process_", "python_")), name
+        assert name.startswith(
+            (
+                "connect_engine_",
+                "kafka_connect_",
+                "kafka_producer_",
+                "kafka_consumer_",
+                "kafka_admin_client_",
+                "process_",
+                "python_",
+            )
+        ), name
         assert re.sub(r"_(bucket|sum|count)$", "", name) in typed or name in typed, name
         labels = frozenset(_LABEL.findall(match["labels"] or ""))
         samples[(name, labels)] = float(match["value"])
@@ -50,7 +59,9 @@ async def scrape(client: Client) -> Samples:
     return parse(await response.text())
 
 
-async def test_state_gauges_and_transitions_follow_create_pause_delete(client: Client, engine: Engine) -> None:
+async def test_state_gauges_and_transitions_follow_create_pause_delete(
+    client: Client, engine: Engine
+) -> None:
     empty = await scrape(client)
     assert value(empty, "connectors", state="RUNNING") == 0
     assert value(empty, "deletion_callbacks_run_total") == 0
@@ -60,10 +71,28 @@ async def test_state_gauges_and_transitions_follow_create_pause_delete(client: C
     running = await scrape(client)
     assert value(running, "connectors", state="RUNNING") == 1
     assert value(running, "tasks", state="RUNNING") == 2
-    assert value(running, "transitions_total", kind="connector", trigger="start", from_state="UNASSIGNED",
-                 to_state="RUNNING") == 1
-    assert value(running, "transitions_total", kind="task", trigger="start", from_state="UNASSIGNED",
-                 to_state="RUNNING") == 2
+    assert (
+        value(
+            running,
+            "transitions_total",
+            kind="connector",
+            trigger="start",
+            from_state="UNASSIGNED",
+            to_state="RUNNING",
+        )
+        == 1
+    )
+    assert (
+        value(
+            running,
+            "transitions_total",
+            kind="task",
+            trigger="start",
+            from_state="UNASSIGNED",
+            to_state="RUNNING",
+        )
+        == 2
+    )
     assert value(running, "callback_duration_seconds_count", callback="start") == 3  # connector + 2 tasks
 
     assert (await client.put("/connectors/orders/pause")).status == 202
@@ -72,15 +101,28 @@ async def test_state_gauges_and_transitions_follow_create_pause_delete(client: C
     assert value(paused, "connectors", state="RUNNING") == 0
     assert value(paused, "connectors", state="PAUSED") == 1
     assert value(paused, "tasks", state="PAUSED") == 2
-    assert value(paused, "transitions_total", kind="task", trigger="pause", from_state="RUNNING",
-                 to_state="PAUSED") == 2
+    assert (
+        value(
+            paused, "transitions_total", kind="task", trigger="pause", from_state="RUNNING", to_state="PAUSED"
+        )
+        == 2
+    )
 
     assert (await client.delete("/connectors/orders")).status == 204
     deleted = await scrape(client)
     assert value(deleted, "connectors", state="PAUSED") == 0
     assert value(deleted, "tasks", state="PAUSED") == 0
-    assert value(deleted, "transitions_total", kind="connector", trigger="destroy", from_state="PAUSED",
-                 to_state="DESTROYED") == 1
+    assert (
+        value(
+            deleted,
+            "transitions_total",
+            kind="connector",
+            trigger="destroy",
+            from_state="PAUSED",
+            to_state="DESTROYED",
+        )
+        == 1
+    )
     assert value(deleted, "deletion_callbacks_run_total") == 1
     assert value(deleted, "deletion_callbacks_failed_total") == 0
     assert value(deleted, "callback_duration_seconds_count", callback="deleted") == 1
@@ -137,9 +179,14 @@ async def test_histogram_buckets_are_cumulative(client: Client, engine: Engine) 
     await client.post("/connectors", json={"name": "orders", "config": SOURCE})
     await engine.wait_for_state("orders", "RUNNING", tasks=2)
     samples = await scrape(client)
-    buckets = sorted(((float(dict(labels)["le"]), v) for (name, labels), v in samples.items()
-                      if name == "connect_engine_callback_duration_seconds_bucket"
-                      and dict(labels)["callback"] == "start"))
+    buckets = sorted(
+        (
+            (float(dict(labels)["le"]), v)
+            for (name, labels), v in samples.items()
+            if name == "connect_engine_callback_duration_seconds_bucket"
+            and dict(labels)["callback"] == "start"
+        )
+    )
     counts = [v for _, v in buckets]
     assert counts == sorted(counts)
     assert buckets[-1] == (float("inf"), 3)
@@ -153,5 +200,14 @@ async def test_each_engine_has_its_own_registry(engine: Engine) -> None:
         mine, theirs = parse(engine.metrics.render()), parse(other.metrics.render())
         assert value(theirs, "connectors", state="RUNNING") == 1
         assert value(mine, "connectors", state="RUNNING") == 0
-        assert value(mine, "transitions_total", kind="connector", trigger="start", from_state="UNASSIGNED",
-                     to_state="RUNNING") == 0
+        assert (
+            value(
+                mine,
+                "transitions_total",
+                kind="connector",
+                trigger="start",
+                from_state="UNASSIGNED",
+                to_state="RUNNING",
+            )
+            == 0
+        )

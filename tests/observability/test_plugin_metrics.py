@@ -61,7 +61,9 @@ class MeteredSource(SourceConnector, Monitorable):
 class MeteredSourceTask(SourceTask, Monitorable):
     def with_plugin_metrics(self, metrics: PluginMetrics) -> None:
         self.polls = metrics.sensor("polls")
-        self.polls.add(metrics.metric_name("poll-count", "poll() calls.", {"kind": "poll"}), CumulativeCount())
+        self.polls.add(
+            metrics.metric_name("poll-count", "poll() calls.", {"kind": "poll"}), CumulativeCount()
+        )
 
     def start(self, props: dict[str, str]) -> None:
         self.sent = 0
@@ -72,8 +74,14 @@ class MeteredSourceTask(SourceTask, Monitorable):
             time.sleep(0.01)
             return None
         self.sent += 1
-        return [SourceRecord(topic="metered", value=f"record-{self.sent}", source_partition={"p": 0},
-                             source_offset={"o": self.sent})]
+        return [
+            SourceRecord(
+                topic="metered",
+                value=f"record-{self.sent}",
+                source_partition={"p": 0},
+                source_offset={"o": self.sent},
+            )
+        ]
 
     def stop(self, connector_deleted: bool = False) -> None:
         return None
@@ -88,7 +96,9 @@ class CountingSmt(Transformation[Any], Monitorable):
         self.seen.add(metrics.metric_name("records-seen", "Records through this SMT."), CumulativeCount())
         self.seen.add(metrics.metric_name("value-chars", "Characters of the values seen."), CumulativeSum())
         self.last = 0.0
-        metrics.add_metric(metrics.metric_name("last-value-chars", "The last value's length."), lambda: self.last)
+        metrics.add_metric(
+            metrics.metric_name("last-value-chars", "The last value's length."), lambda: self.last
+        )
 
     def configure(self, configs: Mapping[str, Any]) -> None:
         return None
@@ -127,18 +137,25 @@ class AlwaysTrue(Predicate[Any], Monitorable):
         return None
 
 
-CONFIG = {"connector.class": f"{HERE}.MeteredSource", "transforms": "count",
-          "transforms.count.type": f"{HERE}.CountingSmt", "transforms.count.predicate": "yes",
-          "predicates": "yes", "predicates.yes.type": f"{HERE}.AlwaysTrue",
-          "value.converter": "org.apache.kafka.connect.storage.StringConverter",
-          "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
+CONFIG = {
+    "connector.class": f"{HERE}.MeteredSource",
+    "transforms": "count",
+    "transforms.count.type": f"{HERE}.CountingSmt",
+    "transforms.count.predicate": "yes",
+    "predicates": "yes",
+    "predicates.yes.type": f"{HERE}.AlwaysTrue",
+    "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
 
 
 def plugin(samples: Samples, name: str, **labels: str) -> float | None:
     return samples.get((f"kafka_connect_plugins_{name}", frozenset(labels.items())))
 
 
-async def test_plugins_metrics_carry_connects_tags_and_go_with_the_connector(client: Client, engine: Engine) -> None:
+async def test_plugins_metrics_carry_connects_tags_and_go_with_the_connector(
+    client: Client, engine: Engine
+) -> None:
     assert (await client.post("/connectors", json={"name": "m", "config": CONFIG})).status == 201
     await engine.wait_for_state("m", "RUNNING", tasks=1)
 
@@ -149,12 +166,17 @@ async def test_plugins_metrics_carry_connects_tags_and_go_with_the_connector(cli
 
     async def three_records() -> Samples | None:
         samples = await scraped()
-        return samples if plugin(samples, "records_seen_total", connector="m", task="0",
-                                 transformation="count") == 3 else None
+        return (
+            samples
+            if plugin(samples, "records_seen_total", connector="m", task="0", transformation="count") == 3
+            else None
+        )
 
     samples = await eventually(three_records, timeout=10)
     assert plugin(samples, "started", connector="m") == 1  # the connector's gauge: connector tag only
-    assert (plugin(samples, "poll_count_total", connector="m", task="0", kind="poll") or 0) >= 3  # its own tag too
+    assert (
+        plugin(samples, "poll_count_total", connector="m", task="0", kind="poll") or 0
+    ) >= 3  # its own tag too
     task_smt = {"connector": "m", "task": "0", "transformation": "count"}
     assert plugin(samples, "value_chars_total", **task_smt) == 3 * len("record-1")
     assert plugin(samples, "last_value_chars", **task_smt) == len("record-3")

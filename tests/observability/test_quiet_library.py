@@ -32,8 +32,14 @@ asyncio.run(main())
 
 
 def run(setup: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", LIFECYCLE.format(setup=setup)], capture_output=True, text=True,
-                          check=True, cwd=ROOT, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-c", LIFECYCLE.format(setup=setup)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        timeout=60,
+    )
 
 
 def test_an_unconfigured_host_sees_only_its_own_output() -> None:
@@ -43,8 +49,10 @@ def test_an_unconfigured_host_sees_only_its_own_output() -> None:
 
 
 def test_stdlib_logging_configured_by_the_host_shows_the_engine_events() -> None:
-    done = run("import logging, sys\nlogging.basicConfig(level=logging.INFO, stream=sys.stderr, "
-               "format='%(name)s %(levelname)s %(message)s')")
+    done = run(
+        "import logging, sys\nlogging.basicConfig(level=logging.INFO, stream=sys.stderr, "
+        "format='%(name)s %(levelname)s %(message)s')"
+    )
     assert done.stdout == "host output\n"
     lines = [line for line in done.stderr.splitlines() if line.startswith("engine.")]
     deleted = [line for line in lines if "event=connector.deleted_ran" in line]
@@ -54,8 +62,10 @@ def test_stdlib_logging_configured_by_the_host_shows_the_engine_events() -> None
 
 
 def test_the_hosts_own_structlog_configuration_wins() -> None:
-    done = run("import structlog\nstructlog.configure(processors=[structlog.processors.JSONRenderer()], "
-               "logger_factory=structlog.PrintLoggerFactory())")
+    done = run(
+        "import structlog\nstructlog.configure(processors=[structlog.processors.JSONRenderer()], "
+        "logger_factory=structlog.PrintLoggerFactory())"
+    )
     lines = done.stdout.splitlines()
     assert lines[-1] == "host output"
     assert any('"event": "connector.deleted_ran"' in line for line in lines[:-1]), lines

@@ -25,7 +25,9 @@ def test_repeats_within_the_window_are_dropped_and_counted_on_the_next_one_shown
     assert shown.getMessage() == "Unable connect to node with id 1 (repeated 89 more times in 10 s)"
 
 
-def test_configured_logging_shows_a_flood_of_one_library_error_once(capsys: pytest.CaptureFixture[str]) -> None:
+def test_configured_logging_shows_a_flood_of_one_library_error_once(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     configure_logging("INFO", json=True)
     try:
         for _ in range(100):

@@ -31,8 +31,18 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 # labels Prometheus adds to every series of a target (Strimzi's PodMonitor relabelling, cAdvisor):
 # never on a worker's /metrics; docs/operating/metrics.md says how to set them outside Kubernetes
-TARGET_LABELS = frozenset({"namespace", "kubernetes_pod_name", "strimzi_io_kind", "strimzi_io_cluster", "pod",
-                           "container", "node_name", "node_ip"})
+TARGET_LABELS = frozenset(
+    {
+        "namespace",
+        "kubernetes_pod_name",
+        "strimzi_io_kind",
+        "strimzi_io_cluster",
+        "pod",
+        "container",
+        "node_name",
+        "node_ip",
+    }
+)
 # read by the dashboard or the rules, but no worker exports them (a JVM's or the kubelet's); the
 # value is what stands in for it on our /metrics
 NOT_A_WORKERS: dict[str, str | None] = {
@@ -43,12 +53,20 @@ NOT_A_WORKERS: dict[str, str | None] = {
     "jvm_threads_current": "connect_engine_threads",
 }
 # Connect registers these only in a distributed worker (its group coordinator); standalone has none
-CLUSTER_ONLY = frozenset({"kafka_connect_coordinator_assigned_connectors", "kafka_connect_coordinator_assigned_tasks",
-                          "kafka_connect_worker_rebalance_rebalancing"})
-KEYWORDS = frozenset({"by", "on", "without", "ignoring", "group_left", "group_right", "and", "or", "unless",
-                      "offset", "bool"})
-STRINGS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
-           "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+CLUSTER_ONLY = frozenset(
+    {
+        "kafka_connect_coordinator_assigned_connectors",
+        "kafka_connect_coordinator_assigned_tasks",
+        "kafka_connect_worker_rebalance_rebalancing",
+    }
+)
+KEYWORDS = frozenset(
+    {"by", "on", "without", "ignoring", "group_left", "group_right", "and", "or", "unless", "offset", "bool"}
+)
+STRINGS = {
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
 
 
 @dataclass
@@ -86,16 +104,23 @@ def parse_query(where: str, expr: str) -> Query:
 
 def dashboard_queries() -> list[Query]:
     board = json.loads((FIXTURES / "strimzi-kafka-connect-dashboard.json").read_text())
-    queries = [parse_query(f"{p['row']} / {p['panel']}", expr) for p in board["panels"] for expr in p["exprs"]]
-    queries += [parse_query(f"variable {v['variable']}", v["query"].removeprefix("query_result(").removesuffix(")"))
-                for v in board["variables"]]
+    queries = [
+        parse_query(f"{p['row']} / {p['panel']}", expr) for p in board["panels"] for expr in p["exprs"]
+    ]
+    queries += [
+        parse_query(f"variable {v['variable']}", v["query"].removeprefix("query_result(").removesuffix(")"))
+        for v in board["variables"]
+    ]
     return queries
 
 
 def rule_queries() -> list[Query]:
     rules = yaml.safe_load((FIXTURES / "prometheus-kafka-connect-rules.yaml").read_text())
-    return [parse_query(f"alert {rule['alert']}", rule["expr"])
-            for group in rules["spec"]["groups"] for rule in group["rules"]]
+    return [
+        parse_query(f"alert {rule['alert']}", rule["expr"])
+        for group in rules["spec"]["groups"]
+        for rule in group["rules"]
+    ]
 
 
 @dataclass
@@ -110,15 +135,19 @@ class Scrape:
             for sample in family.samples:
                 self.types.setdefault(sample.name, family.type)
                 # the target label Prometheus would add: the two workers' series stay apart
-                self.series.setdefault(sample.name, []).append(({**sample.labels, "kubernetes_pod_name": instance},
-                                                                 sample.value))
+                self.series.setdefault(sample.name, []).append(
+                    ({**sample.labels, "kubernetes_pod_name": instance}, sample.value)
+                )
 
     def labels(self, name: str) -> set[str]:
         return {label for labels, _ in self.series.get(name, ()) for label in labels}
 
     def total(self, name: str, **match: str) -> float:
-        return sum(value for labels, value in self.series.get(name, ())
-                   if all(labels.get(k) == v for k, v in match.items()))
+        return sum(
+            value
+            for labels, value in self.series.get(name, ())
+            if all(labels.get(k) == v for k, v in match.items())
+        )
 
 
 def check(scrape: Scrape, queries: list[Query], *, cluster: bool) -> list[str]:
@@ -138,7 +167,9 @@ def check(scrape: Scrape, queries: list[Query], *, cluster: bool) -> list[str]:
                 problems.append(f"{query.where}: {name} lacks {sorted(missing)}")
             expected = "counter" if name.endswith("_total") else "gauge"  # Strimzi's rules since 2024
             if scrape.types[name] != expected:
-                problems.append(f"{query.where}: {name} is a {scrape.types[name]}, Strimzi's rules say {expected}")
+                problems.append(
+                    f"{query.where}: {name} is a {scrape.types[name]}, Strimzi's rules say {expected}"
+                )
         for name, labels in present.items():
             if missing := query.joined_on - labels:
                 problems.append(f"{query.where}: {name} lacks the join labels {sorted(missing)}")
@@ -170,11 +201,19 @@ def file_pipeline(tmp_path: Path, tag: str) -> tuple[Path, Path, dict[str, dict[
     source_file, sink_file = tmp_path / f"in-{tag}.txt", tmp_path / f"out-{tag}.txt"
     source_file.write_text("")
     topic = f"dash-{tag}"
-    return source_file, sink_file, {
-        "src": {"connector.class": "FileStreamSource",
-                "file": str(source_file), "topic": topic, **STRINGS},
-        "snk": {"connector.class": "FileStreamSink",
-                "file": str(sink_file), "topics": topic, **STRINGS}}
+    return (
+        source_file,
+        sink_file,
+        {
+            "src": {
+                "connector.class": "FileStreamSource",
+                "file": str(source_file),
+                "topic": topic,
+                **STRINGS,
+            },
+            "snk": {"connector.class": "FileStreamSink", "file": str(sink_file), "topics": topic, **STRINGS},
+        },
+    )
 
 
 def lines(path: Path) -> list[str]:
@@ -189,15 +228,20 @@ def noida() -> Iterator[Broker]:
 
 @pytest.fixture
 async def worker(noida: Broker, tmp_path: Path) -> AsyncIterator[tuple[Engine, TestClient[Any, Any]]]:
-    props = {"bootstrap.servers": noida.bootstrap, "config.storage.topic": f"cfg-dash-{tmp_path.name}",
-             "offset.storage.file.filename": str(tmp_path / "offsets"), "offset.flush.interval.ms": "500",
-             "task.shutdown.graceful.timeout.ms": "3000"}
+    props = {
+        "bootstrap.servers": noida.bootstrap,
+        "config.storage.topic": f"cfg-dash-{tmp_path.name}",
+        "offset.storage.file.filename": str(tmp_path / "offsets"),
+        "offset.flush.interval.ms": "500",
+        "task.shutdown.graceful.timeout.ms": "3000",
+    }
     async with Engine(props) as engine, TestClient(TestServer(make_app(engine), host="127.0.0.1")) as client:
         yield engine, client
 
 
 async def test_standalone_worker_fills_the_dashboard_and_the_rules(
-        worker: tuple[Engine, TestClient[Any, Any]], tmp_path: Path) -> None:
+    worker: tuple[Engine, TestClient[Any, Any]], tmp_path: Path
+) -> None:
     engine, client = worker
     source_file, sink_file, configs = file_pipeline(tmp_path, "sa")
     for name, config in configs.items():
@@ -219,8 +263,14 @@ async def test_standalone_worker_fills_the_dashboard_and_the_rules(
     standins(scrape)
     for name in CLUSTER_ONLY:  # as in Connect: no group coordinator in standalone
         assert name not in scrape.series
-    assert scrape.total("kafka_connect_connector_connector_class", connector="src",
-                        connector_class="engine.connectors.file.source.FileStreamSourceConnector") == 1
+    assert (
+        scrape.total(
+            "kafka_connect_connector_connector_class",
+            connector="src",
+            connector_class="engine.connectors.file.source.FileStreamSourceConnector",
+        )
+        == 1
+    )
     assert scrape.total("kafka_connect_connector_connector_type", connector="snk", connector_type="sink") == 1
     assert scrape.series["kafka_connect_connector_connector_version"]
     for role in ("producer", "consumer"):
@@ -258,8 +308,11 @@ async def test_a_two_worker_cluster_fills_the_dashboard_and_the_rules(noida: Bro
         async def all_running() -> bool:
             for name in configs:
                 code, body = await request(first, "GET", f"/connectors/{name}/status")
-                if code != 200 or body["connector"]["state"] != "RUNNING" or [
-                        t["state"] for t in body["tasks"]] != ["RUNNING"]:
+                if (
+                    code != 200
+                    or body["connector"]["state"] != "RUNNING"
+                    or [t["state"] for t in body["tasks"]] != ["RUNNING"]
+                ):
                     return False
             return True
 
@@ -271,9 +324,11 @@ async def test_a_two_worker_cluster_fills_the_dashboard_and_the_rules(noida: Bro
             scrape = Scrape()
             for w in (first, second):
                 scrape.add(await scrape_of(w), w.name)
-            if (scrape.total("kafka_connect_coordinator_assigned_connectors") != 2
-                    or scrape.total("kafka_connect_coordinator_assigned_tasks") != 2
-                    or scrape.total("kafka_connect_worker_rebalance_rebalancing") != 0):
+            if (
+                scrape.total("kafka_connect_coordinator_assigned_connectors") != 2
+                or scrape.total("kafka_connect_coordinator_assigned_tasks") != 2
+                or scrape.total("kafka_connect_worker_rebalance_rebalancing") != 0
+            ):
                 return None
             return scrape
 
@@ -283,15 +338,27 @@ async def test_a_two_worker_cluster_fills_the_dashboard_and_the_rules(noida: Bro
         # each worker reports its own: the dashboard's "by (kubernetes_pod_name)" shows who runs what
         for w in (first, second):
             assert scrape.total("kafka_connect_worker_rebalance_rebalancing", kubernetes_pod_name=w.name) == 0
-            assert len([1 for labels, _ in scrape.series["kafka_connect_coordinator_assigned_tasks"]
-                        if labels["kubernetes_pod_name"] == w.name]) == 1
+            assert (
+                len(
+                    [
+                        1
+                        for labels, _ in scrape.series["kafka_connect_coordinator_assigned_tasks"]
+                        if labels["kubernetes_pod_name"] == w.name
+                    ]
+                )
+                == 1
+            )
         assert scrape.total("kafka_connect_worker_connector_count") == 2
         # the Connector Status table's join: one info series per connector, where its status is
         for name, kind in (("src", "source"), ("snk", "sink")):
-            [(status_labels, _)] = [s for s in scrape.series["kafka_connect_connector_status"]
-                                    if s[0]["connector"] == name]
-            [(info_labels, _)] = [s for s in scrape.series["kafka_connect_connector_connector_type"]
-                                  if s[0]["connector"] == name]
+            [(status_labels, _)] = [
+                s for s in scrape.series["kafka_connect_connector_status"] if s[0]["connector"] == name
+            ]
+            [(info_labels, _)] = [
+                s
+                for s in scrape.series["kafka_connect_connector_connector_type"]
+                if s[0]["connector"] == name
+            ]
             assert info_labels["connector_type"] == kind
             assert info_labels["kubernetes_pod_name"] == status_labels["kubernetes_pod_name"]
         payload = sum(len(f"line-{i}") for i in range(20))

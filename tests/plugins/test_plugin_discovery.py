@@ -32,6 +32,7 @@ class _Base(SourceConnector):
     def stop(self) -> None: ...
     def task_class(self) -> type[RecordingSinkTask]:
         return RecordingSinkTask
+
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         return []
 
@@ -106,13 +107,15 @@ CONNECTOR_MODULE = """
 
 # ---- entry points -----------------------------------------------------------------------------
 
+
 def test_the_installed_entry_points_give_the_recording_connectors() -> None:
     registry = PluginRegistry.discover()
     infos = registry.infos()
     assert {"class": RECORDING_SINK, "type": "sink", "version": "1.0-test"} in infos
     assert {"class": RECORDING_SOURCE, "type": "source", "version": "1.0-test"} in infos
-    assert infos.index({"class": RECORDING_SINK, "type": "sink", "version": "1.0-test"}) < \
-        infos.index({"class": RECORDING_SOURCE, "type": "source", "version": "1.0-test"})
+    assert infos.index({"class": RECORDING_SINK, "type": "sink", "version": "1.0-test"}) < infos.index(
+        {"class": RECORDING_SOURCE, "type": "source", "version": "1.0-test"}
+    )
     assert registry.aliases()["RecordingSource"] == RECORDING_SOURCE
     assert registry.resolve("RecordingSinkConnector") == PluginDesc(RecordingSinkConnector, PluginType.SINK)
 
@@ -138,12 +141,18 @@ def test_entry_points_of_every_group_are_typed_and_broken_ones_skipped() -> None
         RECORDING_SOURCE: PluginType.SOURCE,
     }
     registry = PluginRegistry(plugins_from_entry_points(eps))
-    assert [i["type"] for i in registry.infos(connectors_only=False)] == \
-        ["source", "transformation", "predicate", "converter", "header_converter"]
+    assert [i["type"] for i in registry.infos(connectors_only=False)] == [
+        "source",
+        "transformation",
+        "predicate",
+        "converter",
+        "header_converter",
+    ]
     assert [i["type"] for i in registry.infos()] == ["source"]
 
 
 # ---- plugin.path ------------------------------------------------------------------------------
+
 
 @pytest.mark.usefixtures("isolated_path")
 def test_plugin_path_imports_plugin_packages(tmp_path: Path) -> None:
@@ -157,9 +166,12 @@ def test_plugin_path_imports_plugin_packages(tmp_path: Path) -> None:
 
     found = scan_plugin_path(f" {first} ,, {second}, {tmp_path / 'missing'}")
     assert sorted(d.name for d in found) == [
-        "acme_flat.FlatSink", "acme_flat.FlatSourceConnector",
-        "acme_other.OtherSink", "acme_other.OtherSourceConnector",
-        "acme_pkg.impl.PkgSink", "acme_pkg.impl.PkgSourceConnector",
+        "acme_flat.FlatSink",
+        "acme_flat.FlatSourceConnector",
+        "acme_other.OtherSink",
+        "acme_other.OtherSourceConnector",
+        "acme_pkg.impl.PkgSink",
+        "acme_pkg.impl.PkgSourceConnector",
     ]  # the imported RecordingSinkConnector and the private mixin are not plugins of these modules
 
     registry = PluginRegistry.discover(f"{first},{second}")
@@ -175,14 +187,24 @@ def test_plugin_path_imports_plugin_packages(tmp_path: Path) -> None:
     assert load_connector_class("acme_pkg.impl.PkgSink").__name__ == "PkgSink"
     flat = registry.resolve("FlatSource")
     assert flat is not None
-    assert flat.java_repr() == (  # Connect's PluginDesc.toString(), as "available connectors are: ..." lists it
-        f"PluginDesc{{klass=class acme_flat.FlatSourceConnector, name='acme_flat.FlatSourceConnector', "
-        f"version='1.2', encodedVersion=1.2, type=source, typeName='source', "
-        f"location='file:{(first / 'acme_flat').resolve()}/'}}")
+    assert (
+        flat.java_repr()
+        == (  # Connect's PluginDesc.toString(), as "available connectors are: ..." lists it
+            f"PluginDesc{{klass=class acme_flat.FlatSourceConnector, name='acme_flat.FlatSourceConnector', "
+            f"version='1.2', encodedVersion=1.2, type=source, typeName='source', "
+            f"location='file:{(first / 'acme_flat').resolve()}/'}}"
+        )
+    )
 
 
-def dist_info(directory: Path, name: str, *, top_level: str | None = None, record: Sequence[str] = (),
-              entry_points: str = "") -> None:
+def dist_info(
+    directory: Path,
+    name: str,
+    *,
+    top_level: str | None = None,
+    record: Sequence[str] = (),
+    entry_points: str = "",
+) -> None:
     """What ``pip install --target DIR`` leaves for a distribution: its ``*.dist-info``."""
     info = directory / f"{name}-1.0.dist-info"
     write(info / "METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
@@ -194,23 +216,33 @@ def dist_info(directory: Path, name: str, *, top_level: str | None = None, recor
 
 
 @pytest.mark.usefixtures("isolated_path")
-def test_a_script_in_plugin_path_never_runs_and_only_a_distributions_entry_points_are_loaded(tmp_path: Path) -> None:
+def test_a_script_in_plugin_path_never_runs_and_only_a_distributions_entry_points_are_loaded(
+    tmp_path: Path,
+) -> None:
     plugins, ran = tmp_path / "plugins", tmp_path / "ran"
     # a user's own script beside the plugins, with side effects (and connectors) at top level
-    write(plugins / "acme_script.py", f"open({str(ran / 'script')!r}, 'w').close()\n"
-          + textwrap.dedent(CONNECTOR_MODULE.format(name="Script", version="1")))
+    write(
+        plugins / "acme_script.py",
+        f"open({str(ran / 'script')!r}, 'w').close()\n"
+        + textwrap.dedent(CONNECTOR_MODULE.format(name="Script", version="1")),
+    )
     # a distribution installed with pip install --target: its package, its dist-info with entry points,
     # and a dependency installed beside it (a distribution of its own, listed by its RECORD only)
     write(plugins / "acme_dist" / "__init__.py", CONNECTOR_MODULE.format(name="Dist", version="5.0"))
-    dist_info(plugins, "acme_dist", top_level="acme_dist",
-              entry_points="[connect_engine.connectors]\nDistSourceConnector = acme_dist:DistSourceConnector\n")
+    dist_info(
+        plugins,
+        "acme_dist",
+        top_level="acme_dist",
+        entry_points="[connect_engine.connectors]\nDistSourceConnector = acme_dist:DistSourceConnector\n",
+    )
     write(plugins / "acme_dependency" / "__init__.py", f"open({str(ran / 'dependency')!r}, 'w').close()\n")
     dist_info(plugins, "acme_dependency", record=["acme_dependency/__init__.py"])
     ran.mkdir()
 
     found = scan_plugin_path(str(plugins))
     assert [(d.name, d.location) for d in found] == [
-        ("acme_dist.DistSourceConnector", f"file:{plugins.resolve()}/")]  # the entry point; DistSink is not one
+        ("acme_dist.DistSourceConnector", f"file:{plugins.resolve()}/")
+    ]  # the entry point; DistSink is not one
     assert sorted(p.name for p in ran.iterdir()) == []  # neither the script nor the dependency was imported
     assert "acme_script" not in sys.modules
     assert load_connector_class("DistSource").__module__ == "acme_dist"
@@ -222,8 +254,10 @@ def test_unknown_names_get_connects_message_and_a_broken_module_is_the_cause(tmp
     def not_found(name: str) -> ConnectorClassNotFound:
         with pytest.raises(ConnectorClassNotFound) as raised:
             load_connector_class(name)
-        assert str(raised.value).startswith(f"Failed to find any class that implements Connector and which name "
-                                            f"matches {name}, available connectors are: PluginDesc{{klass=class ")
+        assert str(raised.value).startswith(
+            f"Failed to find any class that implements Connector and which name "
+            f"matches {name}, available connectors are: PluginDesc{{klass=class "
+        )
         assert raised.value.http_status == 500
         assert isinstance(raised.value, ConfigError)  # the herder fails such a connector as before
         return raised.value
@@ -242,9 +276,14 @@ def test_unknown_names_get_connects_message_and_a_broken_module_is_the_cause(tmp
 
 # ---- aliases ----------------------------------------------------------------------------------
 
+
 def test_aliases_are_full_simple_and_pruned_names() -> None:
-    registry = PluginRegistry([PluginDesc(RecordingSourceConnector, PluginType.SOURCE),
-                               PluginDesc(RecordingSinkConnector, PluginType.SINK)])
+    registry = PluginRegistry(
+        [
+            PluginDesc(RecordingSourceConnector, PluginType.SOURCE),
+            PluginDesc(RecordingSinkConnector, PluginType.SINK),
+        ]
+    )
     for name in (RECORDING_SOURCE, "RecordingSourceConnector", "RecordingSource"):
         assert registry.resolve(name) == PluginDesc(RecordingSourceConnector, PluginType.SOURCE)
     assert registry.resolve("Recording") is None
@@ -254,10 +293,14 @@ def test_aliases_are_full_simple_and_pruned_names() -> None:
 
 def test_ambiguous_aliases_are_dropped_but_full_names_still_work() -> None:
     twin = type("RecordingSourceConnector", (_Base,), {"__module__": "acme_twin"})
-    registry = PluginRegistry([PluginDesc(RecordingSourceConnector, PluginType.SOURCE),
-                               PluginDesc(twin, PluginType.SOURCE),
-                               PluginDesc(FooSourceConnector, PluginType.SOURCE),
-                               PluginDesc(FooSource, PluginType.TRANSFORMATION)])
+    registry = PluginRegistry(
+        [
+            PluginDesc(RecordingSourceConnector, PluginType.SOURCE),
+            PluginDesc(twin, PluginType.SOURCE),
+            PluginDesc(FooSourceConnector, PluginType.SOURCE),
+            PluginDesc(FooSource, PluginType.TRANSFORMATION),
+        ]
+    )
     assert registry.resolve("RecordingSourceConnector") is None
     assert registry.resolve("RecordingSource") is None
     assert registry.resolve(RECORDING_SOURCE) is not None
@@ -279,6 +322,7 @@ def test_pruned_names_follow_the_type_suffix() -> None:
 
 
 # ---- versions ---------------------------------------------------------------------------------
+
 
 def test_versions_come_from_a_fresh_instance_and_are_omitted_when_undefined() -> None:
     def info(cls: type) -> dict[str, str]:

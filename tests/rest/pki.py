@@ -37,35 +37,68 @@ def _name(common: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
 
 
-def _certificate(subject: str, key: ec.EllipticCurvePrivateKey, issuer: x509.Name,
-                 issuer_key: ec.EllipticCurvePrivateKey, *, ca: bool = False,
-                 server: bool = False, client: bool = False) -> x509.Certificate:
+def _certificate(
+    subject: str,
+    key: ec.EllipticCurvePrivateKey,
+    issuer: x509.Name,
+    issuer_key: ec.EllipticCurvePrivateKey,
+    *,
+    ca: bool = False,
+    server: bool = False,
+    client: bool = False,
+) -> x509.Certificate:
     now = datetime.datetime.now(datetime.UTC)
-    builder = (x509.CertificateBuilder().subject_name(_name(subject)).issuer_name(issuer)
-               .public_key(key.public_key()).serial_number(x509.random_serial_number())
-               .not_valid_before(now - datetime.timedelta(hours=1)).not_valid_after(now + datetime.timedelta(days=2))
-               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(_name(subject))
+        .issuer_name(issuer)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=2))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+    )
     if ca:
-        builder = builder.add_extension(x509.KeyUsage(
-            digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
-            key_encipherment=False, data_encipherment=False, key_agreement=False, encipher_only=False,
-            decipher_only=False), critical=True)
-        builder = builder.add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        builder = builder.add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        builder = builder.add_extension(
+            x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False
+        )
     else:
-        builder = builder.add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer_key.public_key()),
-                                        critical=False)
+        builder = builder.add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer_key.public_key()), critical=False
+        )
     if server:
-        builder = builder.add_extension(x509.SubjectAlternativeName(
-            [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-    usages = ([ExtendedKeyUsageOID.SERVER_AUTH] if server else []) + ([ExtendedKeyUsageOID.CLIENT_AUTH] if client else [])
+        builder = builder.add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+    usages = ([ExtendedKeyUsageOID.SERVER_AUTH] if server else []) + (
+        [ExtendedKeyUsageOID.CLIENT_AUTH] if client else []
+    )
     if usages:
         builder = builder.add_extension(x509.ExtendedKeyUsage(usages), critical=False)
     return builder.sign(issuer_key, hashes.SHA256())
 
 
 def _pem_key(key: ec.EllipticCurvePrivateKey, password: str | None = None) -> bytes:
-    encryption = (serialization.BestAvailableEncryption(password.encode()) if password
-                  else serialization.NoEncryption())
+    encryption = (
+        serialization.BestAvailableEncryption(password.encode()) if password else serialization.NoEncryption()
+    )
     return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, encryption)
 
 
@@ -82,19 +115,34 @@ def make_pki(directory: Path) -> Pki:
     # both workers of a test cluster use the server certificate, also as their client certificate
     server = _certificate("127.0.0.1", server_key, ca.subject, ca_key, server=True, client=True)
     client = _certificate("a REST client", client_key, ca.subject, ca_key, client=True)
-    pki = Pki(directory, directory / "ca.pem", directory / "server.pem", directory / "server.p12",
-              directory / "server-key.pem", directory / "server-chain.pem", directory / "client.pem",
-              directory / "client-cert.pem", directory / "client-key.pem", directory / "truststore.p12",
-              directory / "other-ca.pem")
+    pki = Pki(
+        directory,
+        directory / "ca.pem",
+        directory / "server.pem",
+        directory / "server.p12",
+        directory / "server-key.pem",
+        directory / "server-chain.pem",
+        directory / "client.pem",
+        directory / "client-cert.pem",
+        directory / "client-key.pem",
+        directory / "truststore.p12",
+        directory / "other-ca.pem",
+    )
     pki.ca_pem.write_bytes(_pem(ca))
     pki.other_ca_pem.write_bytes(_pem(other))
     pki.server_pem.write_bytes(_pem_key(server_key) + _pem(server) + _pem(ca))
     pki.server_key_encrypted.write_bytes(_pem_key(server_key, KEY_PASSWORD))
     pki.server_chain.write_bytes(_pem(server) + _pem(ca))
-    pki.server_p12.write_bytes(pkcs12.serialize_key_and_certificates(
-        b"server", server_key, server, [ca], serialization.BestAvailableEncryption(PASSWORD.encode())))
-    pki.truststore_p12.write_bytes(pkcs12.serialize_key_and_certificates(
-        b"ca", None, None, [ca], serialization.BestAvailableEncryption(PASSWORD.encode())))
+    pki.server_p12.write_bytes(
+        pkcs12.serialize_key_and_certificates(
+            b"server", server_key, server, [ca], serialization.BestAvailableEncryption(PASSWORD.encode())
+        )
+    )
+    pki.truststore_p12.write_bytes(
+        pkcs12.serialize_key_and_certificates(
+            b"ca", None, None, [ca], serialization.BestAvailableEncryption(PASSWORD.encode())
+        )
+    )
     pki.client_pem.write_bytes(_pem_key(client_key) + _pem(client) + _pem(ca))
     pki.client_cert.write_bytes(_pem(client))
     pki.client_key.write_bytes(_pem_key(client_key))

@@ -24,8 +24,10 @@ LINES = [f"line-{n}" for n in range(5)]
 
 
 async def call(worker: Worker, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    async with aiohttp.ClientSession() as session, \
-            session.request(method, worker.url + path, json=body) as response:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.request(method, worker.url + path, json=body) as response,
+    ):
         text = await response.text()
         return response.status, (await response.json()) if text else None
 
@@ -36,52 +38,84 @@ def delivered(out: Path) -> list[str]:
 
 async def start(tmp_path: Path, extra: str = "") -> Worker:
     properties = tmp_path / "worker.properties"
-    properties.write_text(f"listeners=http://127.0.0.1:{free_port()}\n"
-                          f"topics.storage.file.filename={tmp_path / 'topics.log'}\n"
-                          "offset.flush.interval.ms=200\ntask.shutdown.graceful.timeout.ms=2000\n" + extra)
+    properties.write_text(
+        f"listeners=http://127.0.0.1:{free_port()}\n"
+        f"topics.storage.file.filename={tmp_path / 'topics.log'}\n"
+        "offset.flush.interval.ms=200\ntask.shutdown.graceful.timeout.ms=2000\n" + extra
+    )
     return await start_worker(properties)
 
 
 GroupOffsets = Callable[[str], Awaitable[dict[tuple[str, int], int]]]
 
 
-async def walk_sink_offsets(tmp_path: Path, extra: str = "", group_offsets: GroupOffsets | None = None) -> None:
+async def walk_sink_offsets(
+    tmp_path: Path, extra: str = "", group_offsets: GroupOffsets | None = None
+) -> None:
     source_file, out = tmp_path / "in.txt", tmp_path / "out.txt"
     source_file.write_text("".join(line + "\n" for line in LINES))
     topic = f"lines-{uuid.uuid4().hex[:8]}"
     worker = await start(tmp_path, extra)
     try:
-        code, _ = await call(worker, "POST", "/connectors", {"name": "reader", "config": {
-            "connector.class": "FileStreamSource", "file": str(source_file), "topic": topic}})
+        code, _ = await call(
+            worker,
+            "POST",
+            "/connectors",
+            {
+                "name": "reader",
+                "config": {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic},
+            },
+        )
         assert code == 201
-        code, _ = await call(worker, "POST", "/connectors", {"name": "writer", "config": {
-            "connector.class": "FileStreamSink", "file": str(out), "topics": topic}})
+        code, _ = await call(
+            worker,
+            "POST",
+            "/connectors",
+            {
+                "name": "writer",
+                "config": {"connector.class": "FileStreamSink", "file": str(out), "topics": topic},
+            },
+        )
         assert code == 201
         await eventually(lambda: delivered(out) == LINES, timeout=30, message="all lines delivered")
         partition = {"kafka_topic": topic, "kafka_partition": 0}
 
         async def committed() -> list[Any] | None:
             _, body = await call(worker, "GET", "/connectors/writer/offsets")
-            return body["offsets"] if body["offsets"] and body["offsets"][0]["offset"]["kafka_offset"] == 5 else None
+            return (
+                body["offsets"]
+                if body["offsets"] and body["offsets"][0]["offset"]["kafka_offset"] == 5
+                else None
+            )
 
-        assert await eventually(committed, timeout=30, message="the sink's commit listed") == \
-            [{"partition": partition, "offset": {"kafka_offset": 5}}]
+        assert await eventually(committed, timeout=30, message="the sink's commit listed") == [
+            {"partition": partition, "offset": {"kafka_offset": 5}}
+        ]
         if group_offsets is not None:
             assert await group_offsets("connect-writer") == {(topic, 0): 5}
 
         code, _ = await call(worker, "PUT", "/connectors/writer/stop")
         assert code == 204
-        code, body = await call(worker, "PATCH", "/connectors/writer/offsets",
-                                {"offsets": [{"partition": partition, "offset": {"kafka_offset": 2}}]})
+        code, body = await call(
+            worker,
+            "PATCH",
+            "/connectors/writer/offsets",
+            {"offsets": [{"partition": partition, "offset": {"kafka_offset": 2}}]},
+        )
         # the FileStream sink's alter_offsets says yes, as Java's does: the short message
-        assert (code, body["message"]) == (200, "The offsets for this connector have been altered successfully")
+        assert (code, body["message"]) == (
+            200,
+            "The offsets for this connector have been altered successfully",
+        )
         _, body = await call(worker, "GET", "/connectors/writer/offsets")
         assert body["offsets"] == [{"partition": partition, "offset": {"kafka_offset": 2}}]
         if group_offsets is not None:  # the PATCH wrote the group's offset on the broker
             assert await group_offsets("connect-writer") == {(topic, 0): 2}
         code, _ = await call(worker, "PUT", "/connectors/writer/resume")
         assert code == 202
-        await eventually(lambda: delivered(out) == LINES + LINES[2:], timeout=30, message="a rewind re-delivers")
+        await eventually(
+            lambda: delivered(out) == LINES + LINES[2:], timeout=30, message="a rewind re-delivers"
+        )
 
         code, _ = await call(worker, "PUT", "/connectors/writer/stop")
         await asyncio.sleep(0.5)
@@ -93,8 +127,11 @@ async def walk_sink_offsets(tmp_path: Path, extra: str = "", group_offsets: Grou
         if group_offsets is not None:  # the DELETE deleted the group on the broker, as Connect does
             assert await group_offsets("connect-writer") == {}
         await call(worker, "PUT", "/connectors/writer/resume")
-        await eventually(lambda: delivered(out) == LINES + LINES[2:] + LINES, timeout=30,
-                         message="a reset re-delivers from the start (auto.offset.reset=earliest)")
+        await eventually(
+            lambda: delivered(out) == LINES + LINES[2:] + LINES,
+            timeout=30,
+            message="a reset re-delivers from the start (auto.offset.reset=earliest)",
+        )
     finally:
         if worker.process.returncode is None:
             worker.process.kill()

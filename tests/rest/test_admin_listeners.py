@@ -41,8 +41,13 @@ async def start(started: list[StandaloneWorker], properties: dict[str, str]) -> 
     return worker
 
 
-async def call(url: str, method: str = "GET", body: Any = None, tls: ssl.SSLContext | bool = True) -> tuple[int, Any]:
-    async with aiohttp.ClientSession() as session, session.request(method, url, json=body, ssl=tls) as response:
+async def call(
+    url: str, method: str = "GET", body: Any = None, tls: ssl.SSLContext | bool = True
+) -> tuple[int, Any]:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.request(method, url, json=body, ssl=tls) as response,
+    ):
         text = await response.text()
         return response.status, json.loads(text) if text else None
 
@@ -79,13 +84,19 @@ async def test_empty_turns_the_admin_endpoints_off(started: list[StandaloneWorke
     assert (await call(f"{worker.bound[0]}/connectors"))[0] == 200
 
 
-async def test_an_https_admin_listener_takes_the_admin_tls_keys(pki: Pki, started: list[StandaloneWorker]) -> None:
+async def test_an_https_admin_listener_takes_the_admin_tls_keys(
+    pki: Pki, started: list[StandaloneWorker]
+) -> None:
     admin_port = free_port()
-    worker = await start(started, {
-        "admin.listeners": f"https://127.0.0.1:{admin_port}",
-        "admin.listeners.https.ssl.keystore.type": "PKCS12",
-        "admin.listeners.https.ssl.keystore.location": str(pki.server_p12),
-        "admin.listeners.https.ssl.keystore.password": PASSWORD})
+    worker = await start(
+        started,
+        {
+            "admin.listeners": f"https://127.0.0.1:{admin_port}",
+            "admin.listeners.https.ssl.keystore.type": "PKCS12",
+            "admin.listeners.https.ssl.keystore.location": str(pki.server_p12),
+            "admin.listeners.https.ssl.keystore.password": PASSWORD,
+        },
+    )
     trust = ssl.create_default_context(cafile=str(pki.ca_pem))
     status, levels = await call(f"https://127.0.0.1:{admin_port}/admin/loggers", tls=trust)
     assert status == 200
@@ -93,20 +104,32 @@ async def test_an_https_admin_listener_takes_the_admin_tls_keys(pki: Pki, starte
     assert worker.admin_bound == [f"https://127.0.0.1:{admin_port}"]
 
 
-@pytest.mark.parametrize(("value", "message"), [
-    ("http://127.0.0.1:1,,http://127.0.0.1:2", "Empty URL found when parsing admin.listeners list."),
-    ("127.0.0.1:8084", "Listener doesn't have the right format (protocol://hostname:port): 127.0.0.1:8084"),
-    ("ftp://127.0.0.1:8084", 'Listener protocol must be either "http" or "https": ftp://127.0.0.1:8084'),
-])
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("http://127.0.0.1:1,,http://127.0.0.1:2", "Empty URL found when parsing admin.listeners list."),
+        (
+            "127.0.0.1:8084",
+            "Listener doesn't have the right format (protocol://hostname:port): 127.0.0.1:8084",
+        ),
+        ("ftp://127.0.0.1:8084", 'Listener protocol must be either "http" or "https": ftp://127.0.0.1:8084'),
+    ],
+)
 async def test_a_malformed_admin_listener_stops_the_start_naming_the_key(value: str, message: str) -> None:
-    worker = StandaloneWorker({**FAST, "listeners": f"http://127.0.0.1:{free_port()}", "admin.listeners": value})
+    worker = StandaloneWorker(
+        {**FAST, "listeners": f"http://127.0.0.1:{free_port()}", "admin.listeners": value}
+    )
     with pytest.raises(ConfigError) as caught:
         await worker.start()
     assert caught.value.errors == {"admin.listeners": [message]}
 
 
 def test_admin_listener_keys_are_not_taken_for_admin_client_keys() -> None:
-    clients = WorkerConfig.parse({"admin.listeners": "http://127.0.0.1:8084",
-                                  "admin.listeners.https.ssl.keystore.type": "PKCS12",
-                                  "admin.request.timeout.ms": "9000"}).kafka
+    clients = WorkerConfig.parse(
+        {
+            "admin.listeners": "http://127.0.0.1:8084",
+            "admin.listeners.https.ssl.keystore.type": "PKCS12",
+            "admin.request.timeout.ms": "9000",
+        }
+    ).kafka
     assert clients.worker_level("admin") == {"request_timeout_ms": 9000}

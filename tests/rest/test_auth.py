@@ -40,14 +40,18 @@ ALICE = basic("alice", "s3cret:with colon")
 @pytest.fixture
 def credentials(tmp_path: Path) -> Path:
     path = tmp_path / "credentials"
-    path.write_text(f"# REST users\n\nalice:{hash_password('s3cret:with colon', ITERATIONS)}\n"
-                    f"bob:{hash_password('hunter2', ITERATIONS)}\n")
+    path.write_text(
+        f"# REST users\n\nalice:{hash_password('s3cret:with colon', ITERATIONS)}\n"
+        f"bob:{hash_password('hunter2', ITERATIONS)}\n"
+    )
     return path
 
 
 @pytest.fixture
 async def guarded(engine: Engine, credentials: Path) -> AsyncIterator[Client]:
-    server = TestServer(make_app(engine, rest_timeout=2.0, credentials_file=str(credentials)), host="127.0.0.1")
+    server = TestServer(
+        make_app(engine, rest_timeout=2.0, credentials_file=str(credentials)), host="127.0.0.1"
+    )
     async with TestClient(server) as http:
         yield http
 
@@ -62,10 +66,17 @@ async def assert_unauthorized(response: aiohttp.ClientResponse) -> str:
 
 async def test_missing_or_wrong_credentials_answer_401(guarded: Client) -> None:
     assert await assert_unauthorized(await guarded.get("/connectors")) == "User cannot access the resource."
-    for headers in (basic("alice", "wrong"), basic("mallory", "s3cret:with colon"), basic("bob", "s3cret:with colon"),
-                    {"Authorization": "Basic !!!not-base64"}, {"Authorization": "Bearer abc"}):
-        assert await assert_unauthorized(await guarded.get("/connectors", headers=headers)) == \
-            "User cannot access the resource."
+    for headers in (
+        basic("alice", "wrong"),
+        basic("mallory", "s3cret:with colon"),
+        basic("bob", "s3cret:with colon"),
+        {"Authorization": "Basic !!!not-base64"},
+        {"Authorization": "Bearer abc"},
+    ):
+        assert (
+            await assert_unauthorized(await guarded.get("/connectors", headers=headers))
+            == "User cannot access the resource."
+        )
 
 
 async def test_right_credentials_pass_every_time(guarded: Client) -> None:
@@ -74,7 +85,9 @@ async def test_right_credentials_pass_every_time(guarded: Client) -> None:
         assert response.status == 200
         assert await response.json() == []
     assert (await guarded.get("/connectors", headers=basic("bob", "hunter2"))).status == 200
-    assert (await guarded.get("/connectors", headers=basic("alice", "nope"))).status == 401  # cache is per password
+    assert (
+        await guarded.get("/connectors", headers=basic("alice", "nope"))
+    ).status == 401  # cache is per password
 
 
 async def test_everything_is_protected_as_in_connect(guarded: Client) -> None:
@@ -90,8 +103,10 @@ async def test_rejections_are_counted(guarded: Client) -> None:
 
 
 async def test_the_worker_property_turns_auth_on(credentials: Path) -> None:
-    async with (Engine({**FAST, CREDENTIALS_FILE_KEY: str(credentials)}) as engine,
-                TestClient(TestServer(make_app(engine), host="127.0.0.1")) as http):
+    async with (
+        Engine({**FAST, CREDENTIALS_FILE_KEY: str(credentials)}) as engine,
+        TestClient(TestServer(make_app(engine), host="127.0.0.1")) as http,
+    ):
         await assert_unauthorized(await http.get("/connectors"))
         assert (await http.get("/connectors", headers=ALICE)).status == 200
 
@@ -100,12 +115,15 @@ async def test_no_credentials_file_means_no_auth(client: Client) -> None:
     assert (await client.get("/connectors")).status == 200
 
 
-@pytest.mark.parametrize(("content", "reason"), [
-    ("", "no credentials"),
-    ("alice\n", "line 1: expected user:hash"),
-    ("alice:md5$abc\n", "line 1: expected pbkdf2_sha256$"),
-    ("alice:pbkdf2_sha256$x$c2FsdA==$aGFzaA==\n", "line 1: iterations must be a number"),
-])
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ("", "no credentials"),
+        ("alice\n", "line 1: expected user:hash"),
+        ("alice:md5$abc\n", "line 1: expected pbkdf2_sha256$"),
+        ("alice:pbkdf2_sha256$x$c2FsdA==$aGFzaA==\n", "line 1: iterations must be a number"),
+    ],
+)
 def test_a_malformed_credentials_file_is_a_config_error(tmp_path: Path, content: str, reason: str) -> None:
     path = tmp_path / "credentials"
     path.write_text(content)
@@ -117,8 +135,17 @@ def test_a_malformed_credentials_file_is_a_config_error(tmp_path: Path, content:
 
 async def test_the_hash_cli_prints_a_line_that_verifies(tmp_path: Path, engine: Engine) -> None:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "engine.rest.auth", "hash", "carol", "--iterations", str(ITERATIONS),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "engine.rest.auth",
+        "hash",
+        "carol",
+        "--iterations",
+        str(ITERATIONS),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await process.communicate(b"correct horse\n")
     assert process.returncode == 0, err.decode()
     line = out.decode()
@@ -148,8 +175,9 @@ def test_the_default_listener_is_loopback() -> None:
 
 async def test_the_standalone_worker_applies_the_credentials_file(credentials: Path) -> None:
     port = free_port()
-    worker = StandaloneWorker({**FAST, "listeners": f"http://127.0.0.1:{port}",
-                               CREDENTIALS_FILE_KEY: str(credentials)})
+    worker = StandaloneWorker(
+        {**FAST, "listeners": f"http://127.0.0.1:{port}", CREDENTIALS_FILE_KEY: str(credentials)}
+    )
     await worker.start()
     try:
         async with aiohttp.ClientSession() as session:
@@ -165,6 +193,8 @@ async def test_internal_endpoints_skip_basic_auth_as_connects_filter_does(guarde
     """Workers call these on each other and sign them instead (KIP-507): no credentials asked."""
     answer = await guarded.post("/connectors/orders/tasks", json=[{}])
     assert (answer.status, (await answer.json())["message"]) == (
-        500, "Kafka Connect in standalone mode does not support externally setting task configurations.")
+        500,
+        "Kafka Connect in standalone mode does not support externally setting task configurations.",
+    )
     assert (await guarded.put("/connectors/orders/fence")).status == 500
     assert (await guarded.get("/connectors/orders/tasks")).status == 401  # only those two methods and paths

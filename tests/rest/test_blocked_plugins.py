@@ -26,11 +26,14 @@ async def test_a_blocking_validate_times_out_with_the_stage_and_others_are_serve
     assert response.status == 500
     assert await response.json() == {
         "error_code": 500,
-        "message": "Request timed out. The worker is currently performing multi-property validation for the connector"}
+        "message": "Request timed out. The worker is currently performing multi-property validation for the connector",
+    }
     FAULTS.release_all()
 
 
-async def test_a_connector_blocking_in_start_or_stop_stalls_only_itself(client: Client, engine: Engine) -> None:
+async def test_a_connector_blocking_in_start_or_stop_stalls_only_itself(
+    client: Client, engine: Engine
+) -> None:
     FAULTS.inject("stuck", "start", "block")
     # Kafka's standalone herder answers a create once the connector started: this one waits
     creating = asyncio.ensure_future(client.post("/connectors", json={"name": "stuck", "config": SOURCE}))

@@ -40,7 +40,10 @@ async def test_health_is_503_while_the_worker_starts_then_200(tmp_path: Path) ->
                 await asyncio.sleep(0.01)
             async with session.get(url + "/health") as response:
                 assert response.status == 503
-                assert await response.json() == {"status": "starting", "message": "Worker is still starting up."}
+                assert await response.json() == {
+                    "status": "starting",
+                    "message": "Worker is still starting up.",
+                }
             listing = asyncio.create_task(session.get(url + "/connectors"))  # held until the worker is ready
             await asyncio.sleep(0.3)
             assert not listing.done()
@@ -50,7 +53,9 @@ async def test_health_is_503_while_the_worker_starts_then_200(tmp_path: Path) ->
             async with session.get(url + "/health") as response:
                 assert response.status == 200
                 assert await response.json() == {
-                    "status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}
+                    "status": "healthy",
+                    "message": "Worker has completed startup and is ready to handle requests.",
+                }
             async with await listing as response:
                 assert response.status == 200
                 assert await response.json() == ["slow"]
@@ -73,8 +78,14 @@ async def test_a_starting_cluster_worker_names_what_it_is_doing(tmp_path: Path) 
     silent = await asyncio.start_server(accept, "127.0.0.1", 0)
     broker_port = silent.sockets[0].getsockname()[1]
     port = free_port()
-    worker = StandaloneWorker({**FAST, "listeners": f"http://127.0.0.1:{port}", "group.id": "g",
-                               "bootstrap.servers": f"127.0.0.1:{broker_port}"})
+    worker = StandaloneWorker(
+        {
+            **FAST,
+            "listeners": f"http://127.0.0.1:{port}",
+            "group.id": "g",
+            "bootstrap.servers": f"127.0.0.1:{broker_port}",
+        }
+    )
     worker.health_timeout = 0.2
     starting = asyncio.create_task(worker.start())
     try:
@@ -85,9 +96,11 @@ async def test_a_starting_cluster_worker_names_what_it_is_doing(tmp_path: Path) 
                 assert response.status == 503
                 body = await response.json()
         assert body["status"] == "starting"
-        assert re.fullmatch(r"Worker is still starting up\. The worker is currently initializing and reading to the "
-                            r"end of internal topics, which began at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z\.",
-                            body["message"]), body["message"]
+        assert re.fullmatch(
+            r"Worker is still starting up\. The worker is currently initializing and reading to the "
+            r"end of internal topics, which began at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z\.",
+            body["message"],
+        ), body["message"]
     finally:
         starting.cancel()
         await asyncio.gather(starting, return_exceptions=True)

@@ -22,8 +22,9 @@ KC = str(Path(sys.executable).with_name("kc"))
 @pytest.fixture
 async def worker(tmp_path: Path) -> AsyncIterator[Worker]:
     properties = tmp_path / "worker.properties"
-    properties.write_text(f"listeners=http://127.0.0.1:{free_port()}\n"
-                          f"config.storage.file.filename={tmp_path / 'configs.log'}\n")
+    properties.write_text(
+        f"listeners=http://127.0.0.1:{free_port()}\nconfig.storage.file.filename={tmp_path / 'configs.log'}\n"
+    )
     running = await start_worker(properties)
     yield running
     await running.stop()
@@ -32,8 +33,14 @@ async def worker(tmp_path: Path) -> AsyncIterator[Worker]:
 async def kc(worker: Worker, *args: str, env: dict[str, str] | None = None) -> Any:
     """Run ``kc``; return its JSON output (None when it prints nothing)."""
     process = await asyncio.create_subprocess_exec(
-        KC, "--url", worker.url, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "NO_COLOR": "1", **(env or {})})
+        KC,
+        "--url",
+        worker.url,
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+    )
     out, err = await process.communicate()
     assert process.returncode == 0, f"kc {' '.join(args)} failed: {err.decode()} {out.decode()}"
     text = out.decode().strip()
@@ -44,7 +51,10 @@ async def state(worker: Worker, name: str, wanted: str, tasks: int) -> dict[str,
     async with asyncio.timeout(20):
         while True:
             status: dict[str, Any] = await kc(worker, "status", name)
-            if status["connector"]["state"] == wanted and [t["state"] for t in status["tasks"]] == [wanted] * tasks:
+            if (
+                status["connector"]["state"] == wanted
+                and [t["state"] for t in status["tasks"]] == [wanted] * tasks
+            ):
                 return status
             await asyncio.sleep(0.05)
 
@@ -79,9 +89,11 @@ async def test_kc_over_https(tmp_path: Path) -> None:
     """kc (requests) verifies the worker's certificate against the test CA (REQUESTS_CA_BUNDLE)."""
     pki = make_pki(tmp_path / "pki")
     properties = tmp_path / "worker.properties"
-    properties.write_text(f"listeners=https://127.0.0.1:{free_port()}\n"
-                          f"ssl.keystore.type=PKCS12\nssl.keystore.location={pki.server_p12}\n"
-                          f"ssl.keystore.password={PASSWORD}\n")
+    properties.write_text(
+        f"listeners=https://127.0.0.1:{free_port()}\n"
+        f"ssl.keystore.type=PKCS12\nssl.keystore.location={pki.server_p12}\n"
+        f"ssl.keystore.password={PASSWORD}\n"
+    )
     worker = await start_worker(properties)
     try:
         assert worker.url.startswith("https://")
@@ -93,8 +105,14 @@ async def test_kc_over_https(tmp_path: Path) -> None:
         await kc(worker, "delete", "tls", env=trust)
         assert await kc(worker, "list", env=trust) == []
         process = await asyncio.create_subprocess_exec(  # trusting another CA: refused (kc exits 0 anyway)
-            KC, "--url", worker.url, "list", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            env={**os.environ, "NO_COLOR": "1", "REQUESTS_CA_BUNDLE": str(pki.other_ca_pem)})
+            KC,
+            "--url",
+            worker.url,
+            "list",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            env={**os.environ, "NO_COLOR": "1", "REQUESTS_CA_BUNDLE": str(pki.other_ca_pem)},
+        )
         out, _ = await process.communicate()
         assert "CERTIFICATE_VERIFY_FAILED" in out.decode()
     finally:

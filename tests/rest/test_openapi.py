@@ -41,12 +41,27 @@ async def test_the_document_is_served(client: Client) -> None:
     assert document["paths"]["/connectors"]["post"]["responses"]["201"]
 
 
-async def test_a_bounded_schemathesis_run_finds_no_undocumented_status_or_shape(client: Client, tmp_path: Path) -> None:
+async def test_a_bounded_schemathesis_run_finds_no_undocumented_status_or_shape(
+    client: Client, tmp_path: Path
+) -> None:
     url = str(client.make_url("/openapi.json"))
     process = await asyncio.create_subprocess_exec(
-        SCHEMATHESIS, "run", url, "--checks", "status_code_conformance,response_schema_conformance",
-        "--max-examples", "12", "--seed", "20261122", "--request-timeout", "10", "--no-color",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, cwd=tmp_path)
+        SCHEMATHESIS,
+        "run",
+        url,
+        "--checks",
+        "status_code_conformance,response_schema_conformance",
+        "--max-examples",
+        "12",
+        "--seed",
+        "20261122",
+        "--request-timeout",
+        "10",
+        "--no-color",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        cwd=tmp_path,
+    )
     out, _ = await asyncio.wait_for(process.communicate(), 600)
     report = out.decode()
     assert process.returncode == 0, report[-6000:]

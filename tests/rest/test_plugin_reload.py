@@ -21,7 +21,7 @@ from tests.rest.conftest import FAST
 
 Client = TestClient[web.Request, web.Application]
 
-MODULE = '''
+MODULE = """
 from engine.api import SourceConnector, SourceTask
 
 
@@ -55,7 +55,7 @@ class {cls}Connector(SourceConnector):
 
     def version(self):
         return "{version}"
-'''
+"""
 
 
 def install(directory: Path, package: str, cls: str, version: str) -> None:
@@ -70,8 +70,7 @@ def install(directory: Path, package: str, cls: str, version: str) -> None:
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: {version}\n")
     (info / "top_level.txt").write_text(f"{package}\n")
-    (info / "entry_points.txt").write_text(
-        f"[connect_engine.connectors]\n{cls} = {package}:{cls}Connector\n")
+    (info / "entry_points.txt").write_text(f"[connect_engine.connectors]\n{cls} = {package}:{cls}Connector\n")
 
 
 @pytest.fixture
@@ -112,48 +111,65 @@ async def reload(client: Client) -> dict[str, Any]:
 
 
 async def test_a_plugin_installed_while_running_is_listed_and_runs_after_a_reload(
-        client: Client, engine: Engine, plugin_dir: Path) -> None:
+    client: Client, engine: Engine, plugin_dir: Path
+) -> None:
     assert "acme_reload_new.NewAcmeConnector" not in await plugins(client)
     install(plugin_dir, "acme_reload_new", "NewAcme", "1.0")
     assert "acme_reload_new.NewAcmeConnector" not in await plugins(client)  # not before the reload
     body = await reload(client)
-    assert body["added"] == [{"class": "acme_reload_new.NewAcmeConnector", "type": "source", "version": "1.0"}]
+    assert body["added"] == [
+        {"class": "acme_reload_new.NewAcmeConnector", "type": "source", "version": "1.0"}
+    ]
     assert body["upgraded"] == body["restart_required"] == body["removed"] == []
     assert (await plugins(client))["acme_reload_new.NewAcmeConnector"] == "1.0"
-    created = await client.post("/connectors", json={"name": "fresh", "config": {"connector.class": "NewAcme"}})
+    created = await client.post(
+        "/connectors", json={"name": "fresh", "config": {"connector.class": "NewAcme"}}
+    )
     assert created.status == 201, await created.text()
     await engine.wait_for_state("fresh", "RUNNING", tasks=1)
     assert (await reload(client))["added"] == []  # nothing new the second time
 
 
 async def test_a_new_version_no_connector_runs_replaces_the_old_one(
-        client: Client, engine: Engine, plugin_dir: Path) -> None:
+    client: Client, engine: Engine, plugin_dir: Path
+) -> None:
     assert (await plugins(client))["acme_reload_old.OldAcmeConnector"] == "1.0"
     install(plugin_dir, "acme_reload_old", "OldAcme", "2.0")
     body = await reload(client)
-    assert body["upgraded"] == [{"distribution": "acme_reload_old", "from_version": "1.0", "to_version": "2.0"}]
+    assert body["upgraded"] == [
+        {"distribution": "acme_reload_old", "from_version": "1.0", "to_version": "2.0"}
+    ]
     assert (await plugins(client))["acme_reload_old.OldAcmeConnector"] == "2.0"
     await engine.create_connector("upgraded", {"connector.class": "OldAcme"})
     assert sys.modules["acme_reload_old"].OldAcmeConnector().version() == "2.0"
 
 
 async def test_a_version_a_running_connector_uses_is_kept_until_it_stops(
-        client: Client, engine: Engine, plugin_dir: Path) -> None:
+    client: Client, engine: Engine, plugin_dir: Path
+) -> None:
     await engine.create_connector("busy", {"connector.class": "OldAcme"})
     await engine.wait_for_state("busy", "RUNNING", tasks=1)
     running_class = sys.modules["acme_reload_old"].OldAcmeConnector
     install(plugin_dir, "acme_reload_old", "OldAcme", "2.0")
     body = await reload(client)
     assert body["upgraded"] == []
-    assert body["restart_required"] == [{"distribution": "acme_reload_old", "loaded_version": "1.0",
-                                         "installed_version": "2.0", "used_by": ["busy"]}]
+    assert body["restart_required"] == [
+        {
+            "distribution": "acme_reload_old",
+            "loaded_version": "1.0",
+            "installed_version": "2.0",
+            "used_by": ["busy"],
+        }
+    ]
     assert sys.modules["acme_reload_old"].OldAcmeConnector is running_class  # nothing running changed
     assert (await engine.connector_status("busy"))["tasks"][0]["state"] == "RUNNING"
     # the connector moves: stop it, reload, resume it
     await engine.stop_connector("busy")
     await engine.wait_for_state("busy", "STOPPED")
     body = await reload(client)
-    assert body["upgraded"] == [{"distribution": "acme_reload_old", "from_version": "1.0", "to_version": "2.0"}]
+    assert body["upgraded"] == [
+        {"distribution": "acme_reload_old", "from_version": "1.0", "to_version": "2.0"}
+    ]
     await engine.resume_connector("busy")
     await engine.wait_for_state("busy", "RUNNING", tasks=1)
     assert sys.modules["acme_reload_old"].OldAcmeConnector().version() == "2.0"

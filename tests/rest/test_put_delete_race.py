@@ -22,11 +22,17 @@ async def test_racing_put_and_delete_answer_consistently_with_the_final_state(cl
         if (await client.get("/connectors/race")).status == 404:
             assert (await client.put("/connectors/race/config", json=SOURCE)).status == 201
         config = {**SOURCE, "round": str(round_)}
-        put, delete = await asyncio.gather(client.put("/connectors/race/config", json=config),
-                                           client.delete("/connectors/race"))
+        put, delete = await asyncio.gather(
+            client.put("/connectors/race/config", json=config), client.delete("/connectors/race")
+        )
         exists = (await client.get("/connectors/race")).status == 200
         key = (put.status, delete.status, exists)
-        assert key in ((200, 204, False), (201, 204, True)), (round_, key, await put.text(), await delete.text())
+        assert key in ((200, 204, False), (201, 204, True)), (
+            round_,
+            key,
+            await put.text(),
+            await delete.text(),
+        )
         if exists:  # the PUT created it after the deletion: it runs the PUT's config
             assert (await (await client.get("/connectors/race/config")).json())["round"] == str(round_)
             status = await (await client.get("/connectors/race/status")).json()

@@ -52,7 +52,8 @@ async def test_a_failed_start_answers_500_without_its_details_and_logs_them(quie
 
 
 async def test_status_traces_are_replaced_and_the_embedded_api_keeps_them(
-        quiet: Client, quiet_engine: Engine) -> None:
+    quiet: Client, quiet_engine: Engine
+) -> None:
     config = {**SOURCE, "test.fail.task.start": "true"}
     with capture_logs() as logs:
         assert (await quiet.post("/connectors", json={"name": "tasks", "config": config})).status == 201
@@ -64,8 +65,10 @@ async def test_status_traces_are_replaced_and_the_embedded_api_keeps_them(
     worker = quiet_engine.worker.worker_id
     for task in status["tasks"]:
         assert task["state"] == "FAILED"
-        assert task["trace"] == ("The trace is not shown (error.rest.response.message.detail.enabled=false); it is "
-                                 f"in the log of worker {worker}.")
+        assert task["trace"] == (
+            "The trace is not shown (error.rest.response.message.detail.enabled=false); it is "
+            f"in the log of worker {worker}."
+        )
     one = await (await quiet.get("/connectors/tasks/tasks/0/status")).json()
     assert "injected failure" not in one["trace"]
     expanded = await (await quiet.get("/connectors?expand=status")).json()
@@ -82,7 +85,9 @@ async def test_client_errors_keep_their_messages(quiet: Client) -> None:
     assert response.status == 404
     assert (await response.json())["message"] == "No status found for connector ghost"
     bad = await quiet.post("/connectors", json={"name": "x", "config": {"tasks.max": "1"}})
-    assert (await bad.json())["message"] == "Connector config {tasks.max=1, name=x} contains no connector type"
+    assert (await bad.json())[
+        "message"
+    ] == "Connector config {tasks.max=1, name=x} contains no connector type"
 
 
 async def test_a_bad_value_is_refused_when_the_app_is_made() -> None:

@@ -21,7 +21,9 @@ SOURCE = {"connector.class": "engine.testing.RecordingSourceConnector", "tasks.m
 @pytest.fixture
 async def worker(tmp_path: Path) -> AsyncIterator[Worker]:
     properties = tmp_path / "worker.properties"
-    properties.write_text(f"listeners=http://127.0.0.1:{free_port()}\ntask.shutdown.graceful.timeout.ms=1000\n")
+    properties.write_text(
+        f"listeners=http://127.0.0.1:{free_port()}\ntask.shutdown.graceful.timeout.ms=1000\n"
+    )
     started = await start_worker(properties)
     yield started
     if started.process.returncode is None:
@@ -30,8 +32,10 @@ async def worker(tmp_path: Path) -> AsyncIterator[Worker]:
 
 
 async def call(worker: Worker, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    async with aiohttp.ClientSession() as session, \
-            session.request(method, worker.url + path, json=body) as response:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.request(method, worker.url + path, json=body) as response,
+    ):
         text = await response.text()
         return response.status, (await response.json()) if text else None
 

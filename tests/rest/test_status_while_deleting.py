@@ -33,4 +33,7 @@ async def test_a_deleting_connector_reads_unassigned_then_404(client: Client) ->
     FAULTS.clear("d")
     assert (await deleting).status == 204
     answer = await client.get("/connectors/d/status")
-    assert (answer.status, await answer.json()) == (404, {"error_code": 404, "message": "No status found for connector d"})
+    assert (answer.status, await answer.json()) == (
+        404,
+        {"error_code": 404, "message": "No status found for connector d"},
+    )

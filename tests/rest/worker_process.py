@@ -28,8 +28,14 @@ class Worker:
 
 async def start_worker(*files: Path) -> Worker:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "engine.cli", "standalone", *map(str, files),
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "engine.cli",
+        "standalone",
+        *map(str, files),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
     assert process.stderr is not None
     line = await asyncio.wait_for(process.stderr.readline(), READY_TIMEOUT_S)
     assert b"listening on" in line, line

@@ -11,7 +11,9 @@ class Run:
 
     def __init__(self, *, retries: bool = False) -> None:
         self.calls: list[Call] = []
-        self.rules = ClusterInvariants(count=lambda: len(self.calls), retries_allowed=lambda connector: retries)
+        self.rules = ClusterInvariants(
+            count=lambda: len(self.calls), retries_allowed=lambda connector: retries
+        )
 
     def call(self, worker: str, unit: str, method: str) -> Run:
         self.calls.append(Call("c", unit, method, {}, worker))
@@ -40,8 +42,9 @@ def test_a_task_moved_after_its_stop_is_fine() -> None:
 
 def test_a_task_started_beside_a_running_instance_is_reported() -> None:
     run = Run().call("w1", "task-0", "initialize").call("w2", "task-0", "initialize")
-    assert run.check() == ["task c-0 started on w2 (call #2) while its instance on w1 (started at call #1) "
-                           "had not been stopped"]
+    assert run.check() == [
+        "task c-0 started on w2 (call #2) while its instance on w1 (started at call #1) had not been stopped"
+    ]
 
 
 def test_a_killed_workers_instances_end_with_it() -> None:
@@ -65,17 +68,23 @@ def test_deleted_once_per_deletion() -> None:
 
 def test_deleted_again_after_the_cleanup_cleared_is_reported() -> None:
     run = Run().pending().call("w1", "connector", "deleted").cleared().call("w2", "connector", "deleted")
-    assert run.check() == ["deleted() of c ran on w2 (call #2) with no deletion of it pending: it had run and "
-                           "been cleared already"]
+    assert run.check() == [
+        "deleted() of c ran on w2 (call #2) with no deletion of it pending: it had run and "
+        "been cleared already"
+    ]
 
 
 def test_deleted_twice_is_reported_unless_the_first_ones_worker_died_or_it_was_made_to_fail() -> None:
     run = Run().pending().call("w1", "connector", "deleted").call("w2", "connector", "deleted")
-    assert run.check() == ["deleted() of c ran twice: on w1 (call #1) and on w2 (call #2), though the first "
-                           "one's worker did not die"]
+    assert run.check() == [
+        "deleted() of c ran twice: on w1 (call #1) and on w2 (call #2), though the first "
+        "one's worker did not die"
+    ]
     died = Run().pending().call("w1", "connector", "deleted").killed("w1").call("w2", "connector", "deleted")
     assert died.check() == []
-    failing = Run(retries=True).pending().call("w1", "connector", "deleted").call("w1", "connector", "deleted")
+    failing = (
+        Run(retries=True).pending().call("w1", "connector", "deleted").call("w1", "connector", "deleted")
+    )
     assert failing.check() == []
 
 

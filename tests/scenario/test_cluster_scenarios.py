@@ -62,7 +62,9 @@ async def test_seeds_choose_among_the_interleavings_the_scenario_leaves_open() -
     assert len(orders) > 1  # leaders and the order members apply a round differ between seeds
 
 
-def _hand_over_at_once(members: Mapping[str, JoinMetadata], work: ClusterWork, **kwargs: int | str) -> dict[str, Assignment]:
+def _hand_over_at_once(
+    members: Mapping[str, JoinMetadata], work: ClusterWork, **kwargs: int | str
+) -> dict[str, Assignment]:
     """A broken leader: what the real plan revokes goes straight to its new owner, in the same round
     (eager reassignment without the stop-first phase of incremental cooperative rebalancing)."""
     plans = plan(members, work, **kwargs)  # type: ignore[arg-type]
@@ -72,17 +74,32 @@ def _hand_over_at_once(members: Mapping[str, JoinMetadata], work: ClusterWork, *
         others = [m for m in sorted(plans) if m != member]
         target = min(others, key=lambda m: plans[m].assigned.size)
         moved = plans[target]
-        plans[target] = Assignment(moved.leader, moved.leader_url, moved.config_offset,
-                                   moved.assigned | assignment.revoked, Work(), moved.urls, moved.rejoin_after_ms,
-                                   moved.view)
-        plans[member] = Assignment(assignment.leader, assignment.leader_url, assignment.config_offset,
-                                   assignment.assigned, Work(), assignment.urls, assignment.rejoin_after_ms,
-                                   assignment.view)
+        plans[target] = Assignment(
+            moved.leader,
+            moved.leader_url,
+            moved.config_offset,
+            moved.assigned | assignment.revoked,
+            Work(),
+            moved.urls,
+            moved.rejoin_after_ms,
+            moved.view,
+        )
+        plans[member] = Assignment(
+            assignment.leader,
+            assignment.leader_url,
+            assignment.config_offset,
+            assignment.assigned,
+            Work(),
+            assignment.urls,
+            assignment.rejoin_after_ms,
+            assignment.view,
+        )
     return plans
 
 
 async def test_explore_finds_the_seed_where_a_task_starts_before_its_old_owner_stopped_it(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     scenario = load_scenario(JOINING)
     monkeypatch.setattr(cluster_module, "plan", _hand_over_at_once)
     result, tried = await explore(scenario, 20)
@@ -101,7 +118,7 @@ async def test_explore_finds_the_seed_where_a_task_starts_before_its_old_owner_s
     text = rendered(result)
     assert f"(seed {result.seed}): {JOINING} step 4 (start_worker): invariant broken" in text
     assert f"replay it: connect-engine replay --seed {result.seed} {JOINING}" in text
-    assert json.loads(text[text.index("{"):])["results"][0]["seed"] == result.seed
+    assert json.loads(text[text.index("{") :])["results"][0]["seed"] == result.seed
 
 
 async def test_with_the_real_planner_no_seed_breaks_the_rule() -> None:
@@ -111,7 +128,9 @@ async def test_with_the_real_planner_no_seed_breaks_the_rule() -> None:
 
 
 def test_cluster_steps_need_workers() -> None:
-    with pytest.raises(ScenarioError, match=r"step 1 \(kill_worker\): unknown verb \(cluster steps need 'workers: N'\)"):
+    with pytest.raises(
+        ScenarioError, match=r"step 1 \(kill_worker\): unknown verb \(cluster steps need 'workers: N'\)"
+    ):
         parse_scenario("steps:\n  - kill_worker: w1\n", "case.yaml")
     with pytest.raises(ScenarioError, match="key 'seed': a seed orders a cluster's interleavings"):
         parse_scenario("seed: 3\nsteps:\n  - advance: 1s\n", "case.yaml")
@@ -124,7 +143,8 @@ def test_cluster_steps_need_workers() -> None:
 
 
 async def test_a_step_on_a_worker_that_is_not_running_is_an_error_the_file_can_expect() -> None:
-    scenario = parse_scenario("""
+    scenario = parse_scenario(
+        """
 workers: 2
 steps:
   - kill_worker: w1
@@ -132,16 +152,22 @@ steps:
   - expect: {error: EngineNotRunning, message: "Worker w1 is not running"}
   - start_worker: w2
   - expect: {error: ValueError, message: "already running"}
-""", "case.yaml")
+""",
+        "case.yaml",
+    )
     result = await ClusterScenarioRunner(scenario).run()
     assert result.passed, result.failure
 
 
-@pytest.mark.xfail(reason="KAFKA-9184 is not implemented: a worker cut off from the group keeps running its tasks "
-                          "after the delay hands them to others (Connect stops them once the coordinator is "
-                          "unreachable for a heartbeat interval)", strict=True)
+@pytest.mark.xfail(
+    reason="KAFKA-9184 is not implemented: a worker cut off from the group keeps running its tasks "
+    "after the delay hands them to others (Connect stops them once the coordinator is "
+    "unreachable for a heartbeat interval)",
+    strict=True,
+)
 async def test_a_worker_cut_off_past_the_delay_stops_its_work_before_it_runs_elsewhere() -> None:
-    scenario = parse_scenario("""
+    scenario = parse_scenario(
+        """
 workers: 2
 worker:
   scheduled.rebalance.max.delay.ms: "5000"
@@ -152,6 +178,8 @@ steps:
   - advance: 20s
   - heal: w2
   - expect: {assigned: {w1: [src, src-0, src-1]}}
-""", "zombie.yaml")
+""",
+        "zombie.yaml",
+    )
     result = await ClusterScenarioRunner(scenario).run()
     assert result.passed, result.failure

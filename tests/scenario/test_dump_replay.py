@@ -40,10 +40,14 @@ def test_tombstoned_connectors_are_gone_and_target_states_apply(replay: DumpRepl
 
 
 def test_a_task_config_given_as_json_text_is_parsed(replay: DumpReplay) -> None:
-    assert replay.snapshot.tasks["legacy"] == ({"task.class": "io.confluent.connect.jdbc.source.JdbcSourceTask"},)
+    assert replay.snapshot.tasks["legacy"] == (
+        {"task.class": "io.confluent.connect.jdbc.source.JdbcSourceTask"},
+    )
 
 
-def test_a_commit_missing_configs_is_inconsistent_and_later_configs_are_uncommitted(replay: DumpReplay) -> None:
+def test_a_commit_missing_configs_is_inconsistent_and_later_configs_are_uncommitted(
+    replay: DumpReplay,
+) -> None:
     assert replay.snapshot.inconsistent == {"halfway"}
     assert replay.snapshot.uncommitted() == {"halfway": 1}
 
@@ -67,7 +71,8 @@ async def test_starting_the_dump_runs_what_can_run_and_fails_what_cannot(replay:
 
 
 async def test_a_dump_gives_the_same_incarnations_on_every_replay_and_to_the_engine_it_starts(
-        replay: DumpReplay) -> None:
+    replay: DumpReplay,
+) -> None:
     again = read_dump(EXAMPLE)
     assert replay.snapshot.incarnations == again.snapshot.incarnations
     assert set(replay.snapshot.incarnations) == set(replay.snapshot.connectors)
@@ -92,11 +97,14 @@ def test_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert document["connectors"]["orders"]["status"]["connector"]["state"] == "PAUSED"
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ("not json at all\n", "bad.jsonl:1: not a JSON line"),
-    ('{"key": "connector-a"}\n', 'bad.jsonl:1: expected {"key": "...", "value": ...}'),
-    ('\n{"key": 5, "value": null}\n', 'bad.jsonl:2: expected {"key"'),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("not json at all\n", "bad.jsonl:1: not a JSON line"),
+        ('{"key": "connector-a"}\n', 'bad.jsonl:1: expected {"key": "...", "value": ...}'),
+        ('\n{"key": 5, "value": null}\n', 'bad.jsonl:2: expected {"key"'),
+    ],
+)
 def test_a_file_that_is_not_a_dump_is_a_dump_error(tmp_path: Path, content: str, message: str) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(content)
@@ -119,8 +127,16 @@ def test_cli_refuses_mixing_dump_and_scenarios(capsys: pytest.CaptureFixture[str
 def test_null_properties_are_kept_in_the_report_and_a_bad_state_v2_falls_back(tmp_path: Path) -> None:
     dump = tmp_path / "nulls.jsonl"
     lines = [
-        {"key": "connector-c", "value": {"properties": {"connector.class": "engine.testing.RecordingSourceConnector",
-                                                        "name": "c", "transforms": None}}},
+        {
+            "key": "connector-c",
+            "value": {
+                "properties": {
+                    "connector.class": "engine.testing.RecordingSourceConnector",
+                    "name": "c",
+                    "transforms": None,
+                }
+            },
+        },
         {"key": "target-state-c", "value": {"state": "PAUSED", "state.v2": 5}},
     ]
     dump.write_text("".join(json.dumps(line) + "\n" for line in lines))

@@ -51,7 +51,9 @@ async def test_the_scenarios_take_every_edge_of_both_transition_tables() -> None
     taken = set()
     for path in SCENARIO_FILES:
         result = await ScenarioRunner(load_scenario(path)).run()
-        taken |= {("connector" if line.task is None else "task", line.trigger, line.from_state, line.to_state)
-                  for line in result.trace}
+        taken |= {
+            ("connector" if line.task is None else "task", line.trigger, line.from_state, line.to_state)
+            for line in result.trace
+        }
     assert taken <= _table_edges()
     assert _table_edges() - taken == NOT_YET_REACHABLE

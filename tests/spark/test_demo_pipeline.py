@@ -35,7 +35,17 @@ def _free_port() -> int:
 
 
 def _command(workdir: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "engine.cli", *extra, "pipeline", "--dir", str(workdir), "--port", str(_free_port())]
+    return [
+        sys.executable,
+        "-m",
+        "engine.cli",
+        *extra,
+        "pipeline",
+        "--dir",
+        str(workdir),
+        "--port",
+        str(_free_port()),
+    ]
 
 
 # The audit source's start() (which creates the triggers) made as slow as a remote database's: a
@@ -75,7 +85,10 @@ def test_the_first_order_reaches_parquet(first_run: tuple[Path, str], supervisor
     """The generator starts once the source has provisioned its triggers: order 1 is captured too."""
     workdir, _ = first_run
     spark = asyncio.run(supervisor.session())
-    ids = {int(row["row"]["id"]) for row in read_committed(str(workdir / "parquet"), spark).select("row").collect()}
+    ids = {
+        int(row["row"]["id"])
+        for row in read_committed(str(workdir / "parquet"), spark).select("row").collect()
+    }
     assert ids
     assert min(ids) == 1
 
@@ -91,7 +104,9 @@ def test_the_pipeline_says_when_spark_is_starting_and_when_it_is_up(first_run: t
 
 
 @pytest.mark.timeout(600)
-def test_the_pipeline_moves_rows_into_parquet_and_resumes_without_duplicates(first_run: tuple[Path, str]) -> None:
+def test_the_pipeline_moves_rows_into_parquet_and_resumes_without_duplicates(
+    first_run: tuple[Path, str],
+) -> None:
     workdir, out = first_run
     assert "REST API" in out
     assert "rows in Parquet" in out
@@ -112,8 +127,9 @@ def test_the_pipeline_moves_rows_into_parquet_and_resumes_without_duplicates(fir
     assert len(ids) == len(set(ids))  # no offset committed twice across the two runs
 
 
-def _wait_for(condition: object, what: str, process: subprocess.Popen[str], timeout: float,
-              every: float = 0.005) -> None:
+def _wait_for(
+    condition: object, what: str, process: subprocess.Popen[str], timeout: float, every: float = 0.005
+) -> None:
     deadline = time.monotonic() + timeout
     while not condition():  # type: ignore[operator]
         assert process.poll() is None, f"the pipeline exited before {what}"
@@ -126,10 +142,17 @@ def test_ctrl_c_during_a_spark_write_stops_quietly(tmp_path: Path) -> None:
     """SIGINT while the sink's Spark write runs: no Java stack trace, nothing at warning level or above,
     one line saying it stops and one that it stopped; the cancelled write is committed by the stop."""
     parquet = tmp_path / "parquet"
-    process = subprocess.Popen([*_command(tmp_path, "--log-level", "INFO")], stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, env=ENV)
+    process = subprocess.Popen(
+        [*_command(tmp_path, "--log-level", "INFO")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=ENV,
+    )
     try:
-        _wait_for(lambda: parquet_rows(parquet) > 0, "rows in Parquet", process, 240, every=0.2)  # Spark is warm
+        _wait_for(
+            lambda: parquet_rows(parquet) > 0, "rows in Parquet", process, 240, every=0.2
+        )  # Spark is warm
         writing = ("_batches/*/_temporary", "_batches/*/*/_temporary")  # a batch's write in progress
         _wait_for(lambda: any(any(parquet.glob(p)) for p in writing), "Spark write", process, 60)
         process.send_signal(signal.SIGINT)
@@ -140,31 +163,44 @@ def test_ctrl_c_during_a_spark_write_stops_quietly(tmp_path: Path) -> None:
     assert process.returncode == 0, out[-3000:]
     lines = out.splitlines()
     stopping = next(n for n, line in enumerate(lines) if line.startswith("stopping the pipeline"))
-    after = lines[stopping + 1:]
+    after = lines[stopping + 1 :]
     assert after[-1].startswith("stopped: "), out[-3000:]
     events = [json.loads(line) for line in after[:-1] if line.startswith("{")]
-    assert [line for line in after[:-1] if not line.startswith("{")] == [], out[-3000:]  # no JVM or py4j output
+    assert [line for line in after[:-1] if not line.startswith("{")] == [], out[
+        -3000:
+    ]  # no JVM or py4j output
     assert [e for e in events if e["level"] not in ("debug", "info")] == []
     assert not any(line.startswith("\tat ") or "Traceback" in line for line in lines)
     names = [e["event"] for e in events]
     assert "task.pre_commit_interrupted" in names  # the write really was cut short ...
-    assert names.index("spark_sink.batch_committed") > names.index("task.pre_commit_interrupted")  # ... then done
+    assert names.index("spark_sink.batch_committed") > names.index(
+        "task.pre_commit_interrupted"
+    )  # ... then done
 
 
 def _until_rows_then_interrupt(command: list[str], timeout: float) -> list[str]:
     """Run the pipeline until it reports committed rows, then Ctrl-C it; every line it printed."""
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               env={**child_env(), "SPARK_LOCAL_IP": "127.0.0.1", "JAVA_TOOL_OPTIONS": QUICK_JVM})
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**child_env(), "SPARK_LOCAL_IP": "127.0.0.1", "JAVA_TOOL_OPTIONS": QUICK_JVM},
+    )
     lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(iter(process.stdout.readline, "")),  # type: ignore[union-attr]
-                              daemon=True)
+    reader = threading.Thread(
+        target=lambda: lines.extend(iter(process.stdout.readline, "")),  # type: ignore[union-attr]
+        daemon=True,
+    )
     reader.start()
     try:
         assert process.stdout is not None
         deadline = time.monotonic() + timeout
         while not any(_reported_rows(line) for line in list(lines)):
             assert process.poll() is None, "".join(lines)[-3000:]
-            assert time.monotonic() < deadline, f"no rows in Parquet within {timeout} s:\n" + "".join(lines)[-3000:]
+            assert time.monotonic() < deadline, (
+                f"no rows in Parquet within {timeout} s:\n" + "".join(lines)[-3000:]
+            )
             time.sleep(0.5)
         process.send_signal(signal.SIGINT)
         process.wait(timeout=120)
@@ -190,28 +226,46 @@ def _stopped_rows(lines: list[str]) -> int:
 
 
 @pytest.mark.timeout(600)
-def test_the_pipeline_on_a_standalone_cluster(spark_master_url: str, tmp_path: Path,
-                                              supervisor: SparkSupervisor) -> None:
+def test_the_pipeline_on_a_standalone_cluster(
+    spark_master_url: str, tmp_path: Path, supervisor: SparkSupervisor
+) -> None:
     """``--spark-master spark://...``: the driver in the pipeline, executors on the cluster write the data."""
-    lines = _until_rows_then_interrupt([*_command(tmp_path), "--spark-master", spark_master_url,
-                                        "--spark-conf", "spark.executor.memory=512m",
-                                        "--spark-conf", f"spark.executor.extraJavaOptions={QUICK_JVM}"], 400)
-    assert any(line.strip() == f"Spark         cluster {spark_master_url}, driver here" for line in lines), lines[:12]
+    lines = _until_rows_then_interrupt(
+        [
+            *_command(tmp_path),
+            "--spark-master",
+            spark_master_url,
+            "--spark-conf",
+            "spark.executor.memory=512m",
+            "--spark-conf",
+            f"spark.executor.extraJavaOptions={QUICK_JVM}",
+        ],
+        400,
+    )
+    assert any(line.strip() == f"Spark         cluster {spark_master_url}, driver here" for line in lines), (
+        lines[:12]
+    )
     rows = _stopped_rows(lines)
     assert rows > 0
     spark = asyncio.run(supervisor.session())  # the files are on this machine: read them back locally
-    ids = [int(row["row"]["id"]) for row in read_committed(str(tmp_path / "parquet"), spark).select("row").collect()]
+    ids = [
+        int(row["row"]["id"])
+        for row in read_committed(str(tmp_path / "parquet"), spark).select("row").collect()
+    ]
     assert len(ids) == rows == parquet_rows(tmp_path / "parquet")
     assert len(set(ids)) == len(ids)
     assert rows <= count_orders(tmp_path / "shop.db")
 
 
 @pytest.mark.timeout(600)
-def test_the_pipeline_on_spark_connect(spark_connect_url: str, tmp_path: Path,
-                                       connect_supervisor: SparkSupervisor) -> None:
+def test_the_pipeline_on_spark_connect(
+    spark_connect_url: str, tmp_path: Path, connect_supervisor: SparkSupervisor
+) -> None:
     """``--spark-remote sc://...``: the pipeline is only a client; it counts through the server's reads too."""
     lines = _until_rows_then_interrupt([*_command(tmp_path), "--spark-remote", spark_connect_url], 300)
-    assert any(line.strip().startswith(f"Spark         Spark Connect server {spark_connect_url}") for line in lines)
+    assert any(
+        line.strip().startswith(f"Spark         Spark Connect server {spark_connect_url}") for line in lines
+    )
     rows = _stopped_rows(lines)
     assert rows > 0
     spark = asyncio.run(connect_supervisor.session())

@@ -125,7 +125,9 @@ def test_a_task_interrupted_while_spark_starts_never_waits_for_the_start() -> No
         """,
         timeout=120,
     )
-    lines = [line for line in out.splitlines() if line.startswith(("waiting", "later", "once"))]  # no log lines
+    lines = [
+        line for line in out.splitlines() if line.startswith(("waiting", "later", "once"))
+    ]  # no log lines
     assert lines[0].startswith("waiting job refused after"), out  # how soon: bench/spark_sink.py
     assert lines[1].startswith("later job refused while starting: True"), out
     assert "interrupted while Spark was starting" in lines[1]

@@ -77,8 +77,9 @@ async def _running_job(engine: Engine, name: str, marker: Callable[[], str]) -> 
 
 
 @pytest.mark.timeout(180)
-async def test_pause_cancels_the_running_job_before_the_task_pauses(engine: Engine,
-                                                                    marker: Callable[[], str]) -> None:
+async def test_pause_cancels_the_running_job_before_the_task_pauses(
+    engine: Engine, marker: Callable[[], str]
+) -> None:
     await _running_job(engine, "paused", marker)
     await engine.pause_connector("paused")
     await engine.wait_for_state("paused", "PAUSED", tasks=["PAUSED"], timeout=30)
@@ -109,7 +110,9 @@ async def test_restart_cancels_the_old_generations_job(engine: Engine, marker: C
 
 
 @pytest.mark.timeout(180)
-async def test_a_failing_job_fails_the_task_with_the_spark_error(engine: Engine, marker: Callable[[], str]) -> None:
+async def test_a_failing_job_fails_the_task_with_the_spark_error(
+    engine: Engine, marker: Callable[[], str]
+) -> None:
     job("failing", marker, fail=True)
     await engine.create_connector("failing", CONNECTOR)
     await engine.wait_for_state("failing", "RUNNING", tasks=["FAILED"], timeout=60)
@@ -128,8 +131,10 @@ def test_an_engine_that_never_uses_spark_never_imports_pyspark(tmp_path: Path) -
     import subprocess
     import sys
 
-    code = ("import asyncio, sys\nfrom engine import Engine\n"
-            "async def main():\n    async with Engine() as e:\n        await e.settled()\n"
-            "asyncio.run(main())\nprint('pyspark' in sys.modules)\n")
+    code = (
+        "import asyncio, sys\nfrom engine import Engine\n"
+        "async def main():\n    async with Engine() as e:\n        await e.settled()\n"
+        "asyncio.run(main())\nprint('pyspark' in sys.modules)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip().splitlines()[-1] == "False"

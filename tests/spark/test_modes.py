@@ -42,9 +42,13 @@ class UdfPollConnector(SparkPollConnector):
 
 
 @pytest.fixture
-async def connect_engine(spark_connect_url: str, connect_supervisor: SparkSupervisor) -> AsyncIterator[Engine]:
+async def connect_engine(
+    spark_connect_url: str, connect_supervisor: SparkSupervisor
+) -> AsyncIterator[Engine]:
     await connect_supervisor.session()  # the server is warm before the clock starts
-    async with Engine({"spark.remote": spark_connect_url, "task.shutdown.graceful.timeout.ms": "10000"}) as engine:
+    async with Engine(
+        {"spark.remote": spark_connect_url, "task.shutdown.graceful.timeout.ms": "10000"}
+    ) as engine:
         yield engine
 
 
@@ -58,8 +62,9 @@ async def deleted_within(engine: Engine, name: str, marker: str) -> float:
 
 
 @pytest.mark.timeout(300)
-async def test_delete_cancels_a_running_job_on_spark_connect(connect_engine: Engine,
-                                                             marker: Callable[[], str]) -> None:
+async def test_delete_cancels_a_running_job_on_spark_connect(
+    connect_engine: Engine, marker: Callable[[], str]
+) -> None:
     await deleted_within(connect_engine, "connect-deleted", marker())
     assert JOBS["connect-deleted"]["outcomes"] == ["cancelled", "stopped"]
     assert connect_engine.spark.running("connect-deleted") == 0
@@ -87,18 +92,34 @@ asyncio.run(main(sys.argv[1], sys.argv[2]))
 
 @pytest.mark.timeout(300)
 def test_delete_cancels_a_running_job_on_a_standalone_cluster(spark_master_url: str, tmp_path: Path) -> None:
-    env = {**child_env(), "PYTHONPATH": str(REPO), "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
-    done = subprocess.run([sys.executable, "-c", STANDALONE_CHILD, spark_master_url, str(tmp_path / "started")],
-                          capture_output=True, text=True, timeout=280, env=env, cwd=REPO, check=False)
+    env = {
+        **child_env(),
+        "PYTHONPATH": str(REPO),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PYSPARK_PYTHON": sys.executable,
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", STANDALONE_CHILD, spark_master_url, str(tmp_path / "started")],
+        capture_output=True,
+        text=True,
+        timeout=280,
+        env=env,
+        cwd=REPO,
+        check=False,
+    )
     assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-2000:])
-    result = json.loads(next(line for line in reversed(done.stdout.splitlines()) if line.startswith("{\"seconds")))
+    result = json.loads(
+        next(line for line in reversed(done.stdout.splitlines()) if line.startswith('{"seconds'))
+    )
     assert result["outcomes"] == ["cancelled", "stopped"]
     assert (result["running"], result["cancelled"]) == (0, 1)
 
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("key", ["spark.remote", "spark.master"])
-async def test_an_unreachable_server_fails_the_task_with_the_reason(key: str, marker: Callable[[], str]) -> None:
+async def test_an_unreachable_server_fails_the_task_with_the_reason(
+    key: str, marker: Callable[[], str]
+) -> None:
     port = free_port()  # nothing listens there
     url = f"sc://127.0.0.1:{port}" if key == "spark.remote" else f"spark://127.0.0.1:{port}"
     name = f"unreachable-{key.split('.')[1]}"

@@ -61,8 +61,13 @@ def test_the_readme_walkthrough_then_a_second_run_loses_no_row(tmp_path: Path) -
         _wait(lambda: parquet_rows(output) > 0, 240, "a first Parquet commit")
         for command in walkthrough_commands():
             command = [part.replace("localhost:8083", f"127.0.0.1:{port}") for part in command]
-            done = subprocess.run([*command, "-o", "/dev/null", "-w", "%{http_code}"], capture_output=True,
-                                  text=True, timeout=120, check=False)
+            done = subprocess.run(
+                [*command, "-o", "/dev/null", "-w", "%{http_code}"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
             assert done.stdout in ("200", "202", "204"), (command, done.stdout, done.stderr)
             time.sleep(1)
     finally:

@@ -175,7 +175,10 @@ async def test_metrics_count_jobs_by_outcome(supervisor: SparkSupervisor, marker
     samples = {(s.name, tuple(s.labels.items())): s.value for f in prometheus_families(m) for s in f.samples}
     assert samples[("connect_engine_spark_jobs_total", (("outcome", "succeeded"),))] == m.jobs_succeeded
     assert samples[("connect_engine_spark_jobs_total", (("outcome", "cancelled"),))] == m.jobs_cancelled
-    assert samples[("connect_engine_spark_job_seconds_count", (("outcome", "failed"),))] == m.durations["failed"].count
+    assert (
+        samples[("connect_engine_spark_job_seconds_count", (("outcome", "failed"),))]
+        == m.durations["failed"].count
+    )
     assert ("connect_engine_spark_jobs_running", ()) in samples
 
 

@@ -18,29 +18,43 @@ from engine.testing.kafka.node import answers_kafka
 pytestmark = pytest.mark.integration
 
 SOURCE = {"connector.class": "engine.testing.RecordingSourceConnector", "tasks.max": "1"}
-LOGINS = [("PLAINTEXT", None, "PLAIN"), ("SSL", None, "PLAIN"), ("SASL_PLAINTEXT", "alice", "PLAIN"),
-          ("SASL_PLAINTEXT", "bob", "SCRAM-SHA-256"), ("SASL_SSL", "alice", "SCRAM-SHA-512"),
-          ("SASL_SSL", "admin", "PLAIN")]
+LOGINS = [
+    ("PLAINTEXT", None, "PLAIN"),
+    ("SSL", None, "PLAIN"),
+    ("SASL_PLAINTEXT", "alice", "PLAIN"),
+    ("SASL_PLAINTEXT", "bob", "SCRAM-SHA-256"),
+    ("SASL_SSL", "alice", "SCRAM-SHA-512"),
+    ("SASL_SSL", "admin", "PLAIN"),
+]
 
 
 @pytest.mark.parametrize(("listener", "user", "mechanism"), LOGINS)
 async def test_a_worker_keeps_its_config_log_on_apache_kafka_over_each_listener(
-        kafka41: ApacheKafka, tmp_path: Path, listener: str, user: str | None, mechanism: str) -> None:
+    kafka41: ApacheKafka, tmp_path: Path, listener: str, user: str | None, mechanism: str
+) -> None:
     configs = f"configs-{uuid.uuid4().hex[:8]}"
     settings = kafka41.worker_settings(listener, user=user, mechanism=mechanism)
-    props = {**settings, "config.storage.topic": configs, "offset.storage.file.filename": str(tmp_path / "offsets")}
+    props = {
+        **settings,
+        "config.storage.topic": configs,
+        "offset.storage.file.filename": str(tmp_path / "offsets"),
+    }
     async with Engine(props) as engine:
         await engine.create_connector("orders", SOURCE)
         await engine.wait_for_state("orders", "RUNNING", tasks=1)
         assert configs in await engine.topics.list_topics()
     async with Engine(props) as engine:  # a second worker reads the connector back from the broker
         await engine.wait_for_state("orders", "RUNNING", tasks=1)
-        assert (await engine.connector_info("orders"))["config"]["connector.class"] == SOURCE["connector.class"]
+        assert (await engine.connector_info("orders"))["config"]["connector.class"] == SOURCE[
+            "connector.class"
+        ]
 
 
 async def test_a_wrong_password_is_the_brokers_refusal_naming_the_setting(kafka41: ApacheKafka) -> None:
-    props = {**kafka41.worker_settings("SASL_SSL", user="alice", mechanism="SCRAM-SHA-256", password="guess"),
-             "config.storage.topic": f"c-{uuid.uuid4().hex[:8]}"}
+    props = {
+        **kafka41.worker_settings("SASL_SSL", user="alice", mechanism="SCRAM-SHA-256", password="guess"),
+        "config.storage.topic": f"c-{uuid.uuid4().hex[:8]}",
+    }
     with pytest.raises(EngineError) as caught:
         async with Engine(props):
             pass

@@ -74,8 +74,9 @@ async def memory_topics() -> AsyncIterator[MemoryTopics]:
         await topics.close()
 
 
-async def consume_one(topics: MemoryTopics, topic: str, key: bytes, value: bytes,
-                      headers: tuple[tuple[str, bytes], ...] = ()) -> ConsumedRecord:
+async def consume_one(
+    topics: MemoryTopics, topic: str, key: bytes, value: bytes, headers: tuple[tuple[str, bytes], ...] = ()
+) -> ConsumedRecord:
     """Write one record and read it back through a real consumer: what a sink loop would hold."""
     await topics.create_topic(topic, 1)
     await topics.producer().send(topic, key, value, headers)

@@ -24,7 +24,9 @@ from tests.tolerance.fakes import consume_one, memory_topics, read_all
 
 class BrokenConverter:
     def to_connect_data(self, record: ConsumedRecord) -> object:
-        raise DataException(f"Converting byte[] to Kafka Connect data failed: ünicode at offset {record.offset}")
+        raise DataException(
+            f"Converting byte[] to Kafka Connect data failed: ünicode at offset {record.offset}"
+        )
 
 
 async def test_ensure_dlq_topic_creates_one_partition_once() -> None:
@@ -51,8 +53,9 @@ async def test_raw_record_and_context_headers_byte_exact() -> None:
         except DataException as exc:
             first = exc
         assert first is not None
-        result = await op.recover(ctx, Stage.VALUE_CONVERTER, BrokenConverter,
-                                  lambda: converter.to_connect_data(consumed), first)
+        result = await op.recover(
+            ctx, Stage.VALUE_CONVERTER, BrokenConverter, lambda: converter.to_connect_data(consumed), first
+        )
         assert result is None
         assert ctx.error is first
 
@@ -71,8 +74,10 @@ async def test_raw_record_and_context_headers_byte_exact() -> None:
             ("__connect.errors.stage", b"VALUE_CONVERTER"),
             ("__connect.errors.class.name", f"{__name__}.BrokenConverter".encode()),
             ("__connect.errors.exception.class.name", b"engine.api.errors.DataException"),
-            ("__connect.errors.exception.message",
-             "Converting byte[] to Kafka Connect data failed: ünicode at offset 0".encode()),
+            (
+                "__connect.errors.exception.message",
+                "Converting byte[] to Kafka Connect data failed: ünicode at offset 0".encode(),
+            ),
             ("__connect.errors.exception.stacktrace", stacktrace),
         ]
         assert op.total_dlq_produced == 1
@@ -83,10 +88,15 @@ async def test_without_context_headers_only_the_original_headers() -> None:
     async with memory_topics() as topics:
         policy = ErrorPolicy(tolerance="all", dlq_topic="dlq")
         consumed = await consume_one(topics, "orders", b"k", b"v", (("h", b"1"),))
-        op = ToleranceOperator(policy, connector="c", task=0,
-                               reporters=[DeadLetterQueueReporter(topics.producer(), policy, "c", 0)])
-        await op.recover(ProcessingContext(consumed=consumed), Stage.TRANSFORMATION, None, lambda: None,
-                         ValueError("smt"))
+        op = ToleranceOperator(
+            policy,
+            connector="c",
+            task=0,
+            reporters=[DeadLetterQueueReporter(topics.producer(), policy, "c", 0)],
+        )
+        await op.recover(
+            ProcessingContext(consumed=consumed), Stage.TRANSFORMATION, None, lambda: None, ValueError("smt")
+        )
         (out,) = await read_all(topics, "dlq", 1)
         assert (out.key, out.value, list(out.headers)) == (b"k", b"v", [("h", b"1")])
 
@@ -109,8 +119,12 @@ async def test_a_refused_send_is_counted_and_raised_by_report() -> None:
         topics.auto_create = False  # the DLQ topic is missing: the send fails
         policy = ErrorPolicy(tolerance="all", dlq_topic="missing")
         consumed = await consume_one(topics, "orders", b"k", b"v")
-        op = ToleranceOperator(policy, connector="c", task=0,
-                               reporters=[DeadLetterQueueReporter(topics.producer(), policy, "c", 0)])
+        op = ToleranceOperator(
+            policy,
+            connector="c",
+            task=0,
+            reporters=[DeadLetterQueueReporter(topics.producer(), policy, "c", 0)],
+        )
         ctx = ProcessingContext(consumed=consumed)
         with pytest.raises(TopicsError, match="missing"):
             await op.report(ctx, Stage.TASK_PUT, None, ValueError("rejected"))

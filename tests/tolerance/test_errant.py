@@ -43,8 +43,13 @@ class Setup:
 
 
 def sink_record(consumed: ConsumedRecord) -> SinkRecord:
-    return SinkRecord(topic="renamed-by-smt", kafka_partition=consumed.partition, value="converted",
-                      kafka_offset=consumed.offset, original_topic=consumed.topic)
+    return SinkRecord(
+        topic="renamed-by-smt",
+        kafka_partition=consumed.partition,
+        value="converted",
+        kafka_offset=consumed.offset,
+        original_topic=consumed.topic,
+    )
 
 
 @pytest.fixture(params=["all", "none"])
@@ -54,12 +59,20 @@ async def setup(request: pytest.FixtureRequest) -> AsyncIterator[Setup]:
         await ensure_dlq_topic(topics, policy)
         consumed = await consume_one(topics, "orders", b"k", b"v")
         by_coordinates = {(consumed.topic, consumed.partition, consumed.offset): consumed}
-        op = ToleranceOperator(policy, connector="sink", task=0,
-                               reporters=[DeadLetterQueueReporter(topics.producer(), policy, "sink", 0)])
+        op = ToleranceOperator(
+            policy,
+            connector="sink",
+            task=0,
+            reporters=[DeadLetterQueueReporter(topics.producer(), policy, "sink", 0)],
+        )
         errant = make_errant_reporter(
-            policy, op, task_class=MySinkTask,
-            lookup=lambda r: by_coordinates.get((r.original_topic or "", r.original_kafka_partition or 0,
-                                                 r.original_kafka_offset or 0)))
+            policy,
+            op,
+            task_class=MySinkTask,
+            lookup=lambda r: by_coordinates.get(
+                (r.original_topic or "", r.original_kafka_partition or 0, r.original_kafka_offset or 0)
+            ),
+        )
         assert errant is not None
         yield Setup(topics, consumed, sink_record(consumed), op, errant)
 
@@ -146,7 +159,9 @@ async def test_a_failed_report_fails_await_partitions() -> None:
 
 async def test_an_unmatched_record_is_logged_by_its_own_coordinates() -> None:
     policy = ErrorPolicy(tolerance="all", log_enable=True)
-    op = ToleranceOperator(policy, connector="c", task=0, reporters=[LogReporter(policy, connector="c", task=0)])
+    op = ToleranceOperator(
+        policy, connector="c", task=0, reporters=[LogReporter(policy, connector="c", task=0)]
+    )
     errant = ErrantRecordReporter(op, lookup=lambda r: None, task_class=MySinkTask)
     with structlog.testing.capture_logs() as logs:
         await errant.report(SinkRecord(topic="t", kafka_partition=1, kafka_offset=8), ValueError("x"))

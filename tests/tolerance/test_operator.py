@@ -15,14 +15,28 @@ from engine.tolerance import ErrorPolicy, ProcessingContext, Stage, ToleranceOpe
 from tests.tolerance.fakes import FailingOperation, FakeClock, FakeReporter, FakeSleep
 
 
-def operator(*, timeout: int = 0, max_delay: int = 60000, tolerance: str = "all",
-             reporters: tuple[Any, ...] = (), stopping: Any = lambda: False,
-             rng: random.Random | None = None) -> tuple[ToleranceOperator, FakeSleep]:
+def operator(
+    *,
+    timeout: int = 0,
+    max_delay: int = 60000,
+    tolerance: str = "all",
+    reporters: tuple[Any, ...] = (),
+    stopping: Any = lambda: False,
+    rng: random.Random | None = None,
+) -> tuple[ToleranceOperator, FakeSleep]:
     clock = FakeClock()
     sleep = FakeSleep(clock)
     policy = ErrorPolicy(retry_timeout_ms=timeout, retry_delay_max_ms=max_delay, tolerance=tolerance)  # type: ignore[arg-type]
-    op = ToleranceOperator(policy, connector="conn", task=2, reporters=reporters, stopping=stopping,
-                           sleep=sleep, clock=clock, rng=rng)
+    op = ToleranceOperator(
+        policy,
+        connector="conn",
+        task=2,
+        reporters=reporters,
+        stopping=stopping,
+        sleep=sleep,
+        clock=clock,
+        rng=rng,
+    )
     return op, sleep
 
 
@@ -39,8 +53,16 @@ def test_tolerable_classes_per_stage() -> None:
         assert not is_tolerable(stage, ValueError())
         assert is_tolerable(stage, RetriableException())
         assert is_tolerable(stage, Retriably())
-    assert [s.value for s in Stage] == ["TASK_POLL", "TASK_PUT", "TRANSFORMATION", "KEY_CONVERTER",
-                                        "VALUE_CONVERTER", "HEADER_CONVERTER", "KAFKA_PRODUCE", "KAFKA_CONSUME"]
+    assert [s.value for s in Stage] == [
+        "TASK_POLL",
+        "TASK_PUT",
+        "TRANSFORMATION",
+        "KEY_CONVERTER",
+        "VALUE_CONVERTER",
+        "HEADER_CONVERTER",
+        "KAFKA_PRODUCE",
+        "KAFKA_CONSUME",
+    ]
 
 
 async def test_backoff_doubles_from_300ms_and_never_passes_the_deadline() -> None:
@@ -57,8 +79,13 @@ async def test_backoff_doubles_from_300ms_and_never_passes_the_deadline() -> Non
 
 async def test_backoff_above_the_maximum_is_random_below_it() -> None:
     op, sleep = operator(timeout=100_000, max_delay=1000, rng=random.Random(7))
-    await op.recover(ProcessingContext(), Stage.TRANSFORMATION, None,
-                     FailingOperation(*[RetriableException()] * 6), RetriableException())
+    await op.recover(
+        ProcessingContext(),
+        Stage.TRANSFORMATION,
+        None,
+        FailingOperation(*[RetriableException()] * 6),
+        RetriableException(),
+    )
     expected = random.Random(7)
     assert sleep.delays_ms[:2] == [300, 600]
     assert sleep.delays_ms[2:6] == [expected.randrange(1000) for _ in range(4)]
@@ -85,7 +112,10 @@ async def test_retry_success_returns_the_result_awaiting_async_operations() -> N
 async def test_no_retry_with_the_default_timeout() -> None:
     op, sleep = operator(timeout=0)
     operation = FailingOperation()
-    assert await op.recover(ProcessingContext(), Stage.TRANSFORMATION, None, operation, RetriableException()) is None
+    assert (
+        await op.recover(ProcessingContext(), Stage.TRANSFORMATION, None, operation, RetriableException())
+        is None
+    )
     assert operation.calls == 0
     assert sleep.delays_ms == []
 
@@ -117,7 +147,8 @@ async def test_stopping_wakes_a_backoff_in_progress() -> None:
 
     op._sleep = sleep_forever  # a backoff that would never end by itself
     recovering = asyncio.create_task(
-        op.recover(ProcessingContext(), Stage.VALUE_CONVERTER, None, FailingOperation(), RetriableException()))
+        op.recover(ProcessingContext(), Stage.VALUE_CONVERTER, None, FailingOperation(), RetriableException())
+    )
     await asyncio.sleep(0)
     assert not recovering.done()
     stop.set()
@@ -127,8 +158,16 @@ async def test_stopping_wakes_a_backoff_in_progress() -> None:
 async def test_trigger_stop_ends_retrying() -> None:
     op, sleep = operator(timeout=-1)
     sleep.after = lambda n: op.trigger_stop()
-    assert await op.recover(ProcessingContext(), Stage.TRANSFORMATION, None,
-                            FailingOperation(*[RetriableException()] * 5), RetriableException()) is None
+    assert (
+        await op.recover(
+            ProcessingContext(),
+            Stage.TRANSFORMATION,
+            None,
+            FailingOperation(*[RetriableException()] * 5),
+            RetriableException(),
+        )
+        is None
+    )
     assert sleep.delays_ms == [300]
 
 
@@ -142,7 +181,9 @@ async def test_infinite_retry_goes_on_until_stopping() -> None:
 
     sleep.after = after
     operation = FailingOperation(*[RetriableException()] * 1000)
-    assert await op.recover(ProcessingContext(), Stage.TASK_POLL, None, operation, RetriableException()) is None
+    assert (
+        await op.recover(ProcessingContext(), Stage.TASK_POLL, None, operation, RetriableException()) is None
+    )
     assert len(sleep.delays_ms) == 50
     assert operation.calls == 49
     assert sleep.delays_ms[:3] == [300, 600, 1200]
@@ -194,7 +235,9 @@ async def test_a_retry_that_fails_differently_is_judged_by_the_new_error() -> No
     op, _ = operator(timeout=60_000, tolerance="all")
     later = KeyError("gone")
     with pytest.raises(ConnectException, match="Unhandled") as raised:
-        await op.recover(ProcessingContext(), Stage.KAFKA_PRODUCE, None, FailingOperation(later), RetriableException())
+        await op.recover(
+            ProcessingContext(), Stage.KAFKA_PRODUCE, None, FailingOperation(later), RetriableException()
+        )
     assert raised.value.__cause__ is later
 
 
@@ -205,8 +248,13 @@ async def test_exhausted_retriable_under_none_fails_the_task() -> None:
     last = RetriableException("still busy")
     ctx = ProcessingContext()
     with pytest.raises(ConnectException, match=r"^Tolerance exceeded in error handler$") as raised:
-        await op.recover(ctx, Stage.VALUE_CONVERTER, None,
-                         FailingOperation(RetriableException(), RetriableException(), last), RetriableException())
+        await op.recover(
+            ctx,
+            Stage.VALUE_CONVERTER,
+            None,
+            FailingOperation(RetriableException(), RetriableException(), last),
+            RetriableException(),
+        )
     assert raised.value.__cause__ is last
     assert ctx.error is last
     assert sleep.delays_ms == [300, 600, 100]
@@ -252,8 +300,12 @@ async def test_a_failing_reporter_does_not_change_the_outcome_of_recover() -> No
     broken, fine = FakeReporter(fail=OSError("disk full")), FakeReporter()
     op, _ = operator(tolerance="all", reporters=(broken, fine))
     with structlog.testing.capture_logs() as logs:
-        assert await op.recover(ProcessingContext(), Stage.TRANSFORMATION, None, FailingOperation(),
-                                DataException()) is None
+        assert (
+            await op.recover(
+                ProcessingContext(), Stage.TRANSFORMATION, None, FailingOperation(), DataException()
+            )
+            is None
+        )
     assert len(fine.seen) == 1
     assert [e["event"] for e in logs] == ["task.error_report_failed"]
 

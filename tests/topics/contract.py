@@ -27,8 +27,9 @@ def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:10]}"
 
 
-async def poll_until(consumers: Sequence[Consumer], done: Callable[[list[ConsumedRecord]], bool],
-                     timeout: float = WAIT_S) -> list[ConsumedRecord]:
+async def poll_until(
+    consumers: Sequence[Consumer], done: Callable[[list[ConsumedRecord]], bool], timeout: float = WAIT_S
+) -> list[ConsumedRecord]:
     """Poll every consumer together (a rebalance needs all members polling) until ``done(records)``."""
     records: list[ConsumedRecord] = []
     deadline = time.monotonic() + timeout
@@ -125,7 +126,9 @@ class TopicsContract:
         name = unique("batch")
         await topics.create_topic(name, partitions=2)
         producer = topics.producer()
-        batch = [OutgoingRecord(name, None, b"%099d" % i, (("n", str(i).encode()),), i % 2) for i in range(600)]
+        batch = [
+            OutgoingRecord(name, None, b"%099d" % i, (("n", str(i).encode()),), i % 2) for i in range(600)
+        ]
         batch[301] = OutgoingRecord(name, None, None, (), 1)  # neither key nor value
         ack = await producer.send_batch(batch)
         assert set(ack.errors) == {301}
@@ -135,7 +138,9 @@ class TopicsContract:
         for partition in (0, 1):
             offsets = [m.offset for i, m in sorted(metas.items()) if i % 2 == partition]
             assert offsets == list(range(len(offsets)))
-            assert {(m.topic, m.partition) for i, m in metas.items() if i % 2 == partition} == {(name, partition)}
+            assert {(m.topic, m.partition) for i, m in metas.items() if i % 2 == partition} == {
+                (name, partition)
+            }
         consumer = await topics.consumer(unique("g"), [name])
         records = await read(consumer, 599)
         by_partition = {p: [r for r in records if r.partition == p] for p in (0, 1)}
@@ -151,13 +156,23 @@ class TopicsContract:
         producer = topics.producer()
         big = b"x" * 40_000  # too big to share a batch: sent alone, still in its place
         first = producer.send(name, None, b"0", partition=0)
-        ack = producer.send_batch([OutgoingRecord(name, None, b"1", (), 0), OutgoingRecord(name, None, big, (), 0),
-                                   OutgoingRecord(name, b"k", b"3", (), 0)])
+        ack = producer.send_batch(
+            [
+                OutgoingRecord(name, None, b"1", (), 0),
+                OutgoingRecord(name, None, big, (), 0),
+                OutgoingRecord(name, b"k", b"3", (), 0),
+            ]
+        )
         last = producer.send(name, None, b"4", partition=0)
         await producer.flush()
         acked = await ack
-        assert [(await first).offset, *(acked.metadata(i).offset for i in range(3)), (await last).offset] == \
-            [0, 1, 2, 3, 4]
+        assert [(await first).offset, *(acked.metadata(i).offset for i in range(3)), (await last).offset] == [
+            0,
+            1,
+            2,
+            3,
+            4,
+        ]
         consumer = await topics.consumer(unique("g"), [name])
         assert [r.value for r in await read(consumer, 5)] == [b"0", b"1", big, b"3", b"4"]
 

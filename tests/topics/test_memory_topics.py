@@ -64,7 +64,9 @@ async def test_records_commits_and_topics_survive_a_restart(tmp_path: Path) -> N
     await first.create_topic(name, partitions=2, configs={"cleanup.policy": "compact"})
     producer = first.producer()
     for i in range(6):
-        await producer.send(name, f"k{i}".encode(), None if i == 5 else str(i).encode(), headers=[("h", b"\x00")])
+        await producer.send(
+            name, f"k{i}".encode(), None if i == 5 else str(i).encode(), headers=[("h", b"\x00")]
+        )
     consumer = await first.consumer(group, [name])
     await read(consumer, 6)
     tp = TopicPartition(name, partition_for_key(b"k0", 2))

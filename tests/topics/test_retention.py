@@ -41,8 +41,13 @@ class Clock:
 
 
 def make(path: Path | None, clock: Clock, **kwargs: object) -> MemoryTopics:
-    return MemoryTopics(path, clock=clock, retention_check_interval_ms=0, journal_bytes=JOURNAL_BYTES,
-                        **kwargs)  # type: ignore[arg-type]
+    return MemoryTopics(
+        path,
+        clock=clock,
+        retention_check_interval_ms=0,
+        journal_bytes=JOURNAL_BYTES,
+        **kwargs,  # type: ignore[arg-type]
+    )
 
 
 @contextlib.asynccontextmanager
@@ -85,7 +90,8 @@ def segment_files(path: Path) -> list[str]:
 
 
 async def test_time_retention_drops_expired_segments_and_moves_the_log_start(
-        topics: MemoryTopics, clock: Clock) -> None:
+    topics: MemoryTopics, clock: Clock
+) -> None:
     await topics.create_topic("t", configs={**SMALL, "retention.ms": "10000"})
     await send(topics, 30, tag="old")
     clock.now += 6_000
@@ -105,7 +111,8 @@ async def test_time_retention_drops_expired_segments_and_moves_the_log_start(
 
 
 async def test_size_retention_keeps_at_least_retention_bytes_and_drops_whole_segments(
-        topics: MemoryTopics) -> None:
+    topics: MemoryTopics,
+) -> None:
     await topics.create_topic("t", configs={**SMALL, "retention.bytes": "1500"})
     await send(topics, 200)
     await topics.maintain()
@@ -134,7 +141,10 @@ async def test_retention_deletes_segment_files_whole(tmp_path: Path, clock: Cloc
         for name in after:  # and none was rewritten
             stat = (Path(f"{path}.segments") / "t-0" / name).stat()
             assert (stat.st_ino, stat.st_size, stat.st_mtime_ns) == (
-                before[name].st_ino, before[name].st_size, before[name].st_mtime_ns)
+                before[name].st_ino,
+                before[name].st_size,
+                before[name].st_mtime_ns,
+            )
 
 
 async def test_compaction_keeps_the_latest_value_of_each_key_at_its_offset(topics: MemoryTopics) -> None:
@@ -156,12 +166,21 @@ async def test_compaction_keeps_the_latest_value_of_each_key_at_its_offset(topic
     assert all(sent[r.offset] == (r.key, r.value) for r in records)
     assert {r.key: r.value for r in records} == {key: sent[offset][1] for key, offset in latest.items()}
     consumer = await topics.consumer("g", ["t"])
-    assert [r.offset for r in await read(consumer, len(expected))] == expected  # gaps are skipped, not renumbered
+    assert [
+        r.offset for r in await read(consumer, len(expected))
+    ] == expected  # gaps are skipped, not renumbered
 
 
 async def test_a_tombstone_stays_until_delete_retention_ms(topics: MemoryTopics, clock: Clock) -> None:
-    await topics.create_topic("t", configs={**SMALL, "cleanup.policy": "compact", "delete.retention.ms": "1000",
-                                            "min.cleanable.dirty.ratio": "0"})
+    await topics.create_topic(
+        "t",
+        configs={
+            **SMALL,
+            "cleanup.policy": "compact",
+            "delete.retention.ms": "1000",
+            "min.cleanable.dirty.ratio": "0",
+        },
+    )
     producer = topics.producer()
     await producer.send("t", b"gone", b"value")
     tombstone = (await producer.send("t", b"gone", None)).offset
@@ -182,13 +201,22 @@ async def test_a_compacted_topic_refuses_a_record_without_a_key(topics: MemoryTo
         await topics.producer().send("t", None, b"v")
 
 
-async def test_a_restart_reads_back_what_retention_kept_with_the_same_offsets(tmp_path: Path, clock: Clock) -> None:
+async def test_a_restart_reads_back_what_retention_kept_with_the_same_offsets(
+    tmp_path: Path, clock: Clock
+) -> None:
     path = tmp_path / "topics.jsonl"
     first = make(path, clock)
     await first.open()
     # one segment by time (segment.ms): records still in the tail expire with the segment they join at the checkpoint
-    await first.create_topic("t", configs={**SMALL, "retention.ms": "10000", "segment.ms": "604800000",
-                                           "cleanup.policy": "compact,delete"})
+    await first.create_topic(
+        "t",
+        configs={
+            **SMALL,
+            "retention.ms": "10000",
+            "segment.ms": "604800000",
+            "cleanup.policy": "compact,delete",
+        },
+    )
     await send(first, 50, key=b"a")
     clock.now += 20_000
     for i in range(50):
@@ -211,7 +239,8 @@ async def test_a_restart_reads_back_what_retention_kept_with_the_same_offsets(tm
 
 
 async def test_a_crash_mid_compaction_or_mid_checkpoint_loses_nothing_acknowledged(
-        tmp_path: Path, clock: Clock) -> None:
+    tmp_path: Path, clock: Clock
+) -> None:
     path = tmp_path / "topics.jsonl"
     topics = make(path, clock)
     await topics.open()
@@ -220,11 +249,15 @@ async def test_a_crash_mid_compaction_or_mid_checkpoint_loses_nothing_acknowledg
     for i in range(80):
         meta = await topics.producer().send("t", f"k{i}".encode(), f"{i}".encode())  # distinct keys: all kept
         acked[meta.offset] = f"{i}".encode()
-    topics.partition_log(TP).flush(clock())  # a checkpoint wrote the segment files, then died before the journal
+    topics.partition_log(TP).flush(
+        clock()
+    )  # a checkpoint wrote the segment files, then died before the journal
     await topics.close()
     directory = Path(f"{path}.segments") / "t-0"
     newest = max(directory.iterdir())
-    (directory / f"{min(directory.iterdir()).name}.tmp").write_bytes(b'{"o":0,"ts":1,"k":"')  # a compaction's half-written file
+    (directory / f"{min(directory.iterdir()).name}.tmp").write_bytes(
+        b'{"o":0,"ts":1,"k":"'
+    )  # a compaction's half-written file
     with newest.open("ab") as f:
         f.write(b'{"o":999,"ts":1,"k":null,"v":"eA=')  # a torn append to the newest segment
     Path(f"{path}.tmp").write_bytes(b'{"key":"topic","val')  # a journal rewrite that died half-way
@@ -236,7 +269,9 @@ async def test_a_crash_mid_compaction_or_mid_checkpoint_loses_nothing_acknowledg
         assert {r.offset: r.value for r in reopened.records(TP)} == acked  # each exactly once
         assert not [p for p in directory.iterdir() if p.name.endswith(".tmp")]
         assert not Path(f"{path}.tmp").exists()
-        assert {"topics.segment_temp_file_removed", "topics.segment_torn_tail_cut"} <= {e["event"] for e in logs}
+        assert {"topics.segment_temp_file_removed", "topics.segment_torn_tail_cut"} <= {
+            e["event"] for e in logs
+        }
         assert (await reopened.producer().send("t", b"k", b"next")).offset == 80
     finally:
         await reopened.close()
@@ -266,15 +301,22 @@ async def test_kill_9_loses_nothing_acknowledged(tmp_path: Path) -> None:
     path = tmp_path / "topics.jsonl"
     root = Path(__file__).resolve().parents[2]
     acked: list[int] = []
-    with subprocess.Popen([sys.executable, "-c", _WRITER, str(path)], stdout=subprocess.PIPE,
-                          env={**os.environ, "PYTHONPATH": str(root)}, cwd=root) as writer:
+    with subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(path)],
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        cwd=root,
+    ) as writer:
         assert writer.stdout is not None
         while len(acked) < 600:
             if (line := writer.stdout.readline()).startswith(b"ack "):
                 acked.append(int(line.split()[1]))
         writer.send_signal(signal.SIGKILL)
-        acked += [int(line.split()[1]) for line in writer.stdout.read().splitlines()  # acknowledged before it died
-                  if line.startswith(b"ack ")]
+        acked += [
+            int(line.split()[1])
+            for line in writer.stdout.read().splitlines()  # acknowledged before it died
+            if line.startswith(b"ack ")
+        ]
     topics = MemoryTopics(path, retention_check_interval_ms=0)
     await topics.open()
     try:
@@ -303,7 +345,12 @@ async def test_a_consumer_below_the_log_start_resets_with_a_warning(topics: Memo
     assert records[0].offset == start
     warning = next(e for e in logs if e["event"] == "topics.offset_out_of_range")
     assert warning["log_level"] == "warning"
-    assert (warning["topic"], warning["partition"], warning["offset"], warning["log_start_offset"]) == ("t", 0, 3, start)
+    assert (warning["topic"], warning["partition"], warning["offset"], warning["log_start_offset"]) == (
+        "t",
+        0,
+        3,
+        start,
+    )
     again.seek(TP, 0)  # a rewind below the start resets too
     assert await again.position(TP) == start
     await again.close()
@@ -316,7 +363,8 @@ async def test_a_consumer_below_the_log_start_resets_with_a_warning(topics: Memo
 
 
 async def test_identical_commits_do_not_grow_the_journal_and_a_checkpoint_keeps_the_latest(
-        tmp_path: Path, clock: Clock) -> None:
+    tmp_path: Path, clock: Clock
+) -> None:
     path = tmp_path / "topics.jsonl"
     topics = make(path, clock)
     await topics.open()
@@ -362,9 +410,13 @@ async def test_memory_holds_only_what_the_journal_or_retention_keeps(tmp_path: P
     await in_memory.close()
 
 
-async def test_a_journal_from_before_segments_is_moved_into_them_on_open(tmp_path: Path, clock: Clock) -> None:
+async def test_a_journal_from_before_segments_is_moved_into_them_on_open(
+    tmp_path: Path, clock: Clock
+) -> None:
     path = tmp_path / "topics.jsonl"
-    old = MemoryTopics(path, clock=clock, journal_bytes=1 << 40, retention_check_interval_ms=0)  # never checkpoints
+    old = MemoryTopics(
+        path, clock=clock, journal_bytes=1 << 40, retention_check_interval_ms=0
+    )  # never checkpoints
     await old.open()
     await old.create_topic("t")
     await send(old, 100)
@@ -419,20 +471,41 @@ def test_a_damaged_segment_line_costs_that_record_only(tmp_path: Path) -> None:
 
 def test_topic_configs_use_kafkas_names_and_defaults() -> None:
     config = LogConfig.parse({})
-    assert (config.retention_ms, config.retention_bytes, config.delete, config.compact) == (604800000, -1, True, False)
-    assert (config.segment_bytes, config.segment_ms, config.delete_retention_ms) == (64 << 20, 604800000, 86400000)
-    both = LogConfig.parse({"cleanup.policy": "compact, delete"}, {"retention.ms": "5", "segment.bytes": "100"})
+    assert (config.retention_ms, config.retention_bytes, config.delete, config.compact) == (
+        604800000,
+        -1,
+        True,
+        False,
+    )
+    assert (config.segment_bytes, config.segment_ms, config.delete_retention_ms) == (
+        64 << 20,
+        604800000,
+        86400000,
+    )
+    both = LogConfig.parse(
+        {"cleanup.policy": "compact, delete"}, {"retention.ms": "5", "segment.bytes": "100"}
+    )
     assert (both.delete, both.compact, both.retention_ms, both.segment_bytes) == (True, True, 5, 100)
-    for bad in ({"retention.ms": "-2"}, {"segment.bytes": "13"}, {"cleanup.policy": "forever"},
-                {"retention.bytes": "lots"}, {"min.cleanable.dirty.ratio": "2"}):
+    for bad in (
+        {"retention.ms": "-2"},
+        {"segment.bytes": "13"},
+        {"cleanup.policy": "forever"},
+        {"retention.bytes": "lots"},
+        {"min.cleanable.dirty.ratio": "2"},
+    ):
         with pytest.raises(TopicsError, match="Invalid value"):
             LogConfig.parse(bad)
 
 
 def test_worker_defaults_are_the_topics_keys() -> None:
-    assert worker_defaults({"topics.retention.ms": "1000", "topics.retention.bytes": "-1",
-                            "topics.segment.bytes": "4096", "retention.ms": "9"}) == {
-        "retention.ms": "1000", "retention.bytes": "-1", "segment.bytes": "4096"}
+    assert worker_defaults(
+        {
+            "topics.retention.ms": "1000",
+            "topics.retention.bytes": "-1",
+            "topics.segment.bytes": "4096",
+            "retention.ms": "9",
+        }
+    ) == {"retention.ms": "1000", "retention.bytes": "-1", "segment.bytes": "4096"}
     with pytest.raises(ConfigError, match=r"topics\.segment\.bytes") as refused:
         worker_defaults({"topics.segment.bytes": "tiny"})
     assert "topics.segment.bytes" in refused.value.errors
@@ -482,7 +555,9 @@ async def test_the_periodic_check_applies_retention_without_being_asked(clock: C
 
 def test_a_set_retention_rolls_segments_every_tenth_of_it() -> None:
     assert LogConfig.parse({}).segment_ms == 604800000  # Kafka's, while retention is Kafka's
-    assert LogConfig.parse({}, {"retention.ms": "60000"}).segment_ms == 6000  # the worker's topics.retention.ms
+    assert (
+        LogConfig.parse({}, {"retention.ms": "60000"}).segment_ms == 6000
+    )  # the worker's topics.retention.ms
     assert LogConfig.parse({"retention.ms": "60000"}).segment_ms == 6000
     assert LogConfig.parse({"retention.ms": "100"}).segment_ms == 1000  # at least a second
     assert LogConfig.parse({"retention.ms": "-1"}).segment_ms == 604800000
@@ -496,8 +571,12 @@ def test_the_retention_check_interval_follows_the_workers_retention() -> None:
     assert retention_check_interval_ms({"topics.retention.ms": "60000"}) == 6000
     assert retention_check_interval_ms({"topics.retention.ms": "600"}) == 1000
     assert retention_check_interval_ms({"topics.retention.ms": "604800000"}) == 300_000
-    assert retention_check_interval_ms({"topics.retention.ms": "60000",
-                                        "topics.retention.check.interval.ms": "250"}) == 250
+    assert (
+        retention_check_interval_ms(
+            {"topics.retention.ms": "60000", "topics.retention.check.interval.ms": "250"}
+        )
+        == 250
+    )
     for bad in ("0", "soon"):
         with pytest.raises(ConfigError, match=r"topics\.retention\.check\.interval\.ms") as refused:
             retention_check_interval_ms({"topics.retention.check.interval.ms": bad})
@@ -508,12 +587,18 @@ def test_the_retention_check_interval_follows_the_workers_retention() -> None:
 
 @pytest.mark.parametrize("in_file", [False, True])
 async def test_with_only_topics_retention_ms_set_the_disk_follows_the_retention(
-        tmp_path: Path, clock: Clock, in_file: bool) -> None:
+    tmp_path: Path, clock: Clock, in_file: bool
+) -> None:
     """The worker sets only ``topics.retention.ms`` (10 s); records arrive for 100 s of the topics' clock.
     Before, the one segment never rolled (``segment.ms`` 7 days) and nothing was ever dropped."""
     path = tmp_path / "topics.jsonl" if in_file else None
-    topics = MemoryTopics(path, clock=clock, retention_check_interval_ms=0, journal_bytes=2000,
-                          topic_defaults=worker_defaults({"topics.retention.ms": "10000"}))
+    topics = MemoryTopics(
+        path,
+        clock=clock,
+        retention_check_interval_ms=0,
+        journal_bytes=2000,
+        topic_defaults=worker_defaults({"topics.retention.ms": "10000"}),
+    )
     await topics.open()
     try:
         for second in range(100):

@@ -9,8 +9,18 @@ from engine.api.transforms import Predicate, Transformation
 from engine.plugins.discovery import PluginType, process_registry
 from engine.transforms.resolve import find_class
 
-KEY_VALUE = ["Cast", "ExtractField", "Flatten", "HeaderFrom", "HoistField", "InsertField", "MaskField",
-             "ReplaceField", "SetSchemaMetadata", "TimestampConverter"]
+KEY_VALUE = [
+    "Cast",
+    "ExtractField",
+    "Flatten",
+    "HeaderFrom",
+    "HoistField",
+    "InsertField",
+    "MaskField",
+    "ReplaceField",
+    "SetSchemaMetadata",
+    "TimestampConverter",
+]
 SINGLE = ["DropHeaders", "Filter", "InsertHeader", "RegexRouter", "TimestampRouter", "ValueToKey"]
 KAFKA_NAMES = [f"{n}${v}" for n in KEY_VALUE for v in ("Key", "Value")] + SINGLE
 PREDICATES = ["HasHeaderKey", "RecordIsTombstone", "TopicNameMatches"]

@@ -16,7 +16,9 @@ def _drop(headers: str) -> DropHeaders:
 
 
 def test_drops_listed_headers_and_keeps_the_rest() -> None:
-    record = SourceRecord(topic="t", value="v", headers=(Header("a", 1), Header("b", 2), Header("a", 3), Header("c", 4)))
+    record = SourceRecord(
+        topic="t", value="v", headers=(Header("a", 1), Header("b", 2), Header("a", 3), Header("c", 4))
+    )
     out = _drop("a, c").apply(record)
     assert out.headers == (Header("b", 2),)
     assert (out.topic, out.value) == ("t", "v")

@@ -10,8 +10,12 @@ from engine.data import Schema, SchemaBuilder, Struct
 from engine.transforms.extract_field import ExtractField, ExtractFieldKey, ExtractFieldValue
 from tests.transforms.smt import smt
 
-SCHEMA = (SchemaBuilder.struct().field("id", Schema.INT32_SCHEMA)
-          .field("name", SchemaBuilder.string().optional().default_value("anon").build()).build())
+SCHEMA = (
+    SchemaBuilder.struct()
+    .field("id", Schema.INT32_SCHEMA)
+    .field("name", SchemaBuilder.string().optional().default_value("anon").build())
+    .build()
+)
 
 
 def row() -> Struct:
@@ -24,12 +28,16 @@ def test_variants_are_published_on_the_base_class() -> None:
 
 
 def test_a_struct_field_and_its_schema_replace_the_value() -> None:
-    out = smt(ExtractField.Value, field="id").apply(SourceRecord(topic="t", key="k", value_schema=SCHEMA, value=row()))
+    out = smt(ExtractField.Value, field="id").apply(
+        SourceRecord(topic="t", key="k", value_schema=SCHEMA, value=row())
+    )
     assert (out.value_schema, out.value, out.key) == (Schema.INT32_SCHEMA, 7, "k")
 
 
 def test_a_field_default_stands_in_for_null() -> None:
-    out = smt(ExtractField.Value, field="name").apply(SourceRecord(topic="t", value_schema=SCHEMA, value=row()))
+    out = smt(ExtractField.Value, field="name").apply(
+        SourceRecord(topic="t", value_schema=SCHEMA, value=row())
+    )
     assert out.value == "anon"
 
 
@@ -48,14 +56,20 @@ def test_null_values_pass_through_with_the_field_schema() -> None:
 
 def test_an_unknown_field_with_a_schema_is_an_error() -> None:
     with pytest.raises(DataException, match="Unknown field: missing"):
-        smt(ExtractField.Value, field="missing").apply(SourceRecord(topic="t", value_schema=SCHEMA, value=row()))
+        smt(ExtractField.Value, field="missing").apply(
+            SourceRecord(topic="t", value_schema=SCHEMA, value=row())
+        )
 
 
 def test_wrong_shapes_are_data_errors_with_kafkas_messages() -> None:
-    with pytest.raises(DataException, match=r"Only Struct objects supported for \[field extraction\], found: str"):
+    with pytest.raises(
+        DataException, match=r"Only Struct objects supported for \[field extraction\], found: str"
+    ):
         smt(ExtractField.Value, field="id").apply(SourceRecord(topic="t", value_schema=SCHEMA, value="x"))
-    with pytest.raises(DataException,
-                       match=r"Only Map objects supported in absence of schema for \[field extraction\], found: int"):
+    with pytest.raises(
+        DataException,
+        match=r"Only Map objects supported in absence of schema for \[field extraction\], found: int",
+    ):
         smt(ExtractField.Key, field="id").apply(SourceRecord(topic="t", key=5))
 
 

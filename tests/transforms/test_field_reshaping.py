@@ -16,8 +16,14 @@ from engine.transforms.replace_field import ReplaceField
 from engine.transforms.value_to_key import ValueToKey
 from tests.transforms.smt import smt
 
-SCHEMA = (SchemaBuilder.struct().name("row").field("id", Schema.INT32_SCHEMA).field("name", Schema.STRING_SCHEMA)
-          .field("secret", Schema.OPTIONAL_STRING_SCHEMA).build())
+SCHEMA = (
+    SchemaBuilder.struct()
+    .name("row")
+    .field("id", Schema.INT32_SCHEMA)
+    .field("name", Schema.STRING_SCHEMA)
+    .field("secret", Schema.OPTIONAL_STRING_SCHEMA)
+    .build()
+)
 
 
 def row() -> Struct:
@@ -36,12 +42,16 @@ def test_extract_field_takes_the_field_and_its_schema() -> None:
     assert smt(ExtractField.Value, field="id").apply(with_value(None)).value is None
     with pytest.raises(DataException, match="Unknown field: missing"):
         smt(ExtractField.Value, field="missing").apply(with_value(row(), SCHEMA))
-    with pytest.raises(DataException, match="Only Struct objects supported for \\[field extraction\\], found: str"):
+    with pytest.raises(
+        DataException, match="Only Struct objects supported for \\[field extraction\\], found: str"
+    ):
         smt(ExtractField.Value, field="id").apply(with_value("x", SCHEMA))
 
 
 def test_hoist_field_wraps_in_a_struct_or_a_dict() -> None:
-    out = smt(HoistField.Key, field="wrapped").apply(SourceRecord(topic="t", key_schema=Schema.INT64_SCHEMA, key=5))
+    out = smt(HoistField.Key, field="wrapped").apply(
+        SourceRecord(topic="t", key_schema=Schema.INT64_SCHEMA, key=5)
+    )
     assert out.key_schema is not None
     assert out.key_schema.field("wrapped").schema == Schema.INT64_SCHEMA
     assert out.key.get("wrapped") == 5
@@ -61,7 +71,9 @@ def test_replace_field_excludes_includes_and_renames() -> None:
     out = smt(ReplaceField.Value, exclude="secret", renames="name:full_name").apply(with_value(row(), SCHEMA))
     assert [f.name for f in out.value_schema.fields] == ["id", "full_name"]
     assert out.value.get("full_name") == "ada"
-    kept = smt(ReplaceField.Value, include="id,secret", exclude="secret").apply(with_value({"id": 1, "secret": 2, "x": 3}))
+    kept = smt(ReplaceField.Value, include="id,secret", exclude="secret").apply(
+        with_value({"id": 1, "secret": 2, "x": 3})
+    )
     assert kept.value == {"id": 1}
     with pytest.raises(ConfigException, match="Invalid rename mapping: a"):
         smt(ReplaceField.Value, renames="a")
@@ -73,7 +85,9 @@ def test_mask_field_uses_type_defaults_or_a_converted_replacement() -> None:
     value = {"n": 5, "f": 1.5, "d": decimal.Decimal("2.5"), "b": True, "l": [1], "s": "x", "none": None}
     masked = smt(MaskField.Value, fields="n,f,d,b,l,s,none").apply(with_value(value)).value
     assert masked == {"n": 0, "f": 0.0, "d": decimal.Decimal(0), "b": False, "l": [], "s": "", "none": None}
-    replaced = smt(MaskField.Value, fields="n,s,absent", replacement="9").apply(with_value({"n": 5, "s": "x"})).value
+    replaced = (
+        smt(MaskField.Value, fields="n,s,absent", replacement="9").apply(with_value({"n": 5, "s": "x"})).value
+    )
     assert replaced == {"n": 9, "s": "9", "absent": None}
     with pytest.raises(DataException, match="found: null"):  # Kafka refuses a null value here
         smt(MaskField.Value, fields="n").apply(with_value(None))

@@ -17,20 +17,29 @@ def test_filter_drops_everything() -> None:
     assert f.config().names() == []
 
 
-@pytest.mark.parametrize(("pattern", "topic", "expected"), [
-    ("foo.*", "foo-bar", True), ("foo", "foo-bar", False), ("bar", "foo-bar", False), (".*-bar", "foo-bar", True),
-])
+@pytest.mark.parametrize(
+    ("pattern", "topic", "expected"),
+    [
+        ("foo.*", "foo-bar", True),
+        ("foo", "foo-bar", False),
+        ("bar", "foo-bar", False),
+        (".*-bar", "foo-bar", True),
+    ],
+)
 def test_topic_name_matches_whole_topic(pattern: str, topic: str, expected: bool) -> None:
     p = TopicNameMatches()
     p.configure({"pattern": pattern})
     assert p.test(SinkRecord(topic=topic)) is expected
 
 
-@pytest.mark.parametrize(("configs", "message"), [
-    ({}, 'Missing required configuration "pattern"'),
-    ({"pattern": ""}, "String must be non-empty"),
-    ({"pattern": "["}, "Invalid regex"),
-])
+@pytest.mark.parametrize(
+    ("configs", "message"),
+    [
+        ({}, 'Missing required configuration "pattern"'),
+        ({"pattern": ""}, "String must be non-empty"),
+        ({"pattern": "["}, "Invalid regex"),
+    ],
+)
 def test_topic_name_matches_config_errors(configs: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigException, match=message):
         TopicNameMatches().configure(configs)
@@ -59,4 +68,7 @@ def test_reprs_name_their_settings() -> None:
     h = HasHeaderKey()
     h.configure({"name": "n"})
     assert (repr(p), repr(h), repr(RecordIsTombstone())) == (
-        "TopicNameMatches{pattern=a.*}", "HasHeaderKey{name='n'}", "RecordIsTombstone{}")
+        "TopicNameMatches{pattern=a.*}",
+        "HasHeaderKey{name='n'}",
+        "RecordIsTombstone{}",
+    )

@@ -14,14 +14,22 @@ from tests.transforms.smt import smt
 
 INNER = SchemaBuilder.struct().field("city", Schema.STRING_SCHEMA).field("zip", Schema.INT32_SCHEMA).build()
 ADDRESS = SchemaBuilder.struct().optional().field("home", INNER).build()
-SCHEMA = (SchemaBuilder.struct().name("person").field("name", Schema.STRING_SCHEMA).field("address", ADDRESS)
-          .field("tags", SchemaBuilder.array(Schema.STRING_SCHEMA).build()).build())
+SCHEMA = (
+    SchemaBuilder.struct()
+    .name("person")
+    .field("name", Schema.STRING_SCHEMA)
+    .field("address", ADDRESS)
+    .field("tags", SchemaBuilder.array(Schema.STRING_SCHEMA).build())
+    .build()
+)
 
 
 def person(with_address: bool = True) -> Struct:
     value = Struct(SCHEMA).put("name", "ada").put("tags", ["x"])
     if with_address:
-        value.put("address", Struct(ADDRESS).put("home", Struct(INNER).put("city", "Paris").put("zip", 75001)))
+        value.put(
+            "address", Struct(ADDRESS).put("home", Struct(INNER).put("city", "Paris").put("zip", 75001))
+        )
     return value
 
 
@@ -38,8 +46,9 @@ def test_nested_struct_fields_are_joined_and_made_optional_under_an_optional_par
 
 
 def test_a_missing_nested_struct_leaves_its_fields_null() -> None:
-    out = smt(Flatten.Value, delimiter="_").apply(SourceRecord(topic="t", value_schema=SCHEMA,
-                                                              value=person(with_address=False)))
+    out = smt(Flatten.Value, delimiter="_").apply(
+        SourceRecord(topic="t", value_schema=SCHEMA, value=person(with_address=False))
+    )
     assert out.value.get("address_home_city") is None
 
 
@@ -51,14 +60,22 @@ def test_schemaless_maps_are_flattened_and_lists_kept() -> None:
 
 def test_nulls_pass_and_wrong_shapes_are_refused() -> None:
     assert smt(Flatten.Value).apply(SourceRecord(topic="t", value=None)).value is None
-    with pytest.raises(DataException, match="Only Map objects supported in absence of schema for \\[flattening\\]"):
+    with pytest.raises(
+        DataException, match="Only Map objects supported in absence of schema for \\[flattening\\]"
+    ):
         smt(Flatten.Value).apply(SourceRecord(topic="t", value=[1]))
 
 
 def test_a_map_field_with_a_schema_is_refused_and_a_null_value_passes() -> None:
-    schema = SchemaBuilder.struct().field("m", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA)).build()
+    schema = (
+        SchemaBuilder.struct()
+        .field("m", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA))
+        .build()
+    )
     with pytest.raises(DataException, match="does not support MAP for record with schemas \\(for field m\\)"):
-        smt(Flatten.Value).apply(SourceRecord(topic="t", value_schema=schema, value=Struct(schema).put("m", {})))
+        smt(Flatten.Value).apply(
+            SourceRecord(topic="t", value_schema=schema, value=Struct(schema).put("m", {}))
+        )
     record = SourceRecord(topic="t", value_schema=SCHEMA, value=None)
     assert smt(Flatten.Value).apply(record) is record
 
@@ -76,8 +93,18 @@ def test_the_key_is_flattened_with_its_schema() -> None:
 
 
 def test_the_top_level_schema_keeps_its_name_but_not_its_optionality() -> None:
-    schema = SchemaBuilder.struct().name("n").version(2).doc("d").optional().field("a", Schema.INT32_SCHEMA).build()
-    out = smt(Flatten.Value).apply(SourceRecord(topic="t", value_schema=schema, value=Struct(schema).put("a", 1)))
+    schema = (
+        SchemaBuilder.struct()
+        .name("n")
+        .version(2)
+        .doc("d")
+        .optional()
+        .field("a", Schema.INT32_SCHEMA)
+        .build()
+    )
+    out = smt(Flatten.Value).apply(
+        SourceRecord(topic="t", value_schema=schema, value=Struct(schema).put("a", 1))
+    )
     assert out.value_schema is not None
     assert (out.value_schema.name, out.value_schema.version, out.value_schema.doc) == ("n", 2, "d")
     assert not out.value_schema.optional
@@ -85,11 +112,22 @@ def test_the_top_level_schema_keeps_its_name_but_not_its_optionality() -> None:
 
 
 def test_defaults_come_from_the_field_or_the_nearest_struct_default() -> None:
-    inner = (SchemaBuilder.struct().optional().field("x", Schema.INT32_SCHEMA)
-             .field("y", SchemaBuilder.int32().default_value(9).build()).build())
+    inner = (
+        SchemaBuilder.struct()
+        .optional()
+        .field("x", Schema.INT32_SCHEMA)
+        .field("y", SchemaBuilder.int32().default_value(9).build())
+        .build()
+    )
     inner_default = Struct(inner).put("x", 5)
-    with_default = SchemaBuilder.struct().optional().field("x", Schema.INT32_SCHEMA).field(
-        "y", SchemaBuilder.int32().default_value(9).build()).default_value(inner_default).build()
+    with_default = (
+        SchemaBuilder.struct()
+        .optional()
+        .field("x", Schema.INT32_SCHEMA)
+        .field("y", SchemaBuilder.int32().default_value(9).build())
+        .default_value(inner_default)
+        .build()
+    )
     outer = SchemaBuilder.struct().field("in", with_default).build()
     out = smt(Flatten.Value).apply(SourceRecord(topic="t", value_schema=outer, value=Struct(outer)))
     assert out.value_schema is not None
@@ -99,11 +137,16 @@ def test_defaults_come_from_the_field_or_the_nearest_struct_default() -> None:
 
 
 def test_schemaless_values_of_unknown_types_are_refused() -> None:
-    with pytest.raises(DataException, match=r"passed a value of type class decimal\.Decimal which is not supported"):
+    with pytest.raises(
+        DataException, match=r"passed a value of type class decimal\.Decimal which is not supported"
+    ):
         smt(Flatten.Value).apply(SourceRecord(topic="t", value={"a": decimal.Decimal(1)}))
     inner = SchemaBuilder.struct().field("a", Schema.INT32_SCHEMA).build()
-    with pytest.raises(DataException, match=r"does not support class engine\.data\.values\.Struct for record "
-                                            r"without schemas \(for field s\)"):
+    with pytest.raises(
+        DataException,
+        match=r"does not support class engine\.data\.values\.Struct for record "
+        r"without schemas \(for field s\)",
+    ):
         smt(Flatten.Value).apply(SourceRecord(topic="t", value={"s": Struct(inner).put("a", 1)}))
 
 

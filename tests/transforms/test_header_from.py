@@ -9,11 +9,19 @@ from engine.api.records import Header, SourceRecord
 from engine.data import Schema, SchemaBuilder, Struct
 from engine.transforms.header_from import HeaderFrom
 
-SCHEMA = (SchemaBuilder.struct().name("s").field("id", Schema.INT32_SCHEMA)
-          .field("name", Schema.OPTIONAL_STRING_SCHEMA).field("keep", Schema.BOOLEAN_SCHEMA).build())
+SCHEMA = (
+    SchemaBuilder.struct()
+    .name("s")
+    .field("id", Schema.INT32_SCHEMA)
+    .field("name", Schema.OPTIONAL_STRING_SCHEMA)
+    .field("keep", Schema.BOOLEAN_SCHEMA)
+    .build()
+)
 
 
-def _smt(cls: type[HeaderFrom], operation: str, fields: str = "id,name", headers: str = "h_id,h_name") -> HeaderFrom:
+def _smt(
+    cls: type[HeaderFrom], operation: str, fields: str = "id,name", headers: str = "h_id,h_name"
+) -> HeaderFrom:
     t = cls()
     t.configure({"fields": fields, "headers": headers, "operation": operation})
     return t
@@ -28,8 +36,11 @@ def test_copy_from_value_struct() -> None:
     out = _smt(HeaderFrom.Value, "copy").apply(record)
     assert out.value_schema == SCHEMA
     assert out.value == _struct()
-    assert out.headers == (Header("x", 0), Header("h_id", 1, Schema.INT32_SCHEMA),
-                           Header("h_name", "n", Schema.OPTIONAL_STRING_SCHEMA))
+    assert out.headers == (
+        Header("x", 0),
+        Header("h_id", 1, Schema.INT32_SCHEMA),
+        Header("h_name", "n", Schema.OPTIONAL_STRING_SCHEMA),
+    )
 
 
 def test_move_from_key_struct_drops_the_fields() -> None:
@@ -58,14 +69,21 @@ def test_schemaless_missing_field_gives_a_null_header() -> None:
 
 
 def test_wrong_value_types() -> None:
-    with pytest.raises(DataException, match="Only Map objects supported in absence of schema for \\[header copy\\], found: str"):
+    with pytest.raises(
+        DataException,
+        match="Only Map objects supported in absence of schema for \\[header copy\\], found: str",
+    ):
         _smt(HeaderFrom.Value, "copy").apply(SourceRecord(topic="t", value="x"))
-    with pytest.raises(DataException, match="Only Struct objects supported for \\[header move\\], found: dict"):
+    with pytest.raises(
+        DataException, match="Only Struct objects supported for \\[header move\\], found: dict"
+    ):
         _smt(HeaderFrom.Value, "move").apply(SourceRecord(topic="t", value_schema=SCHEMA, value={}))
 
 
 def test_config_errors() -> None:
-    with pytest.raises(ConfigException, match=r"'fields' config must have the same number of elements as 'headers' config\."):
+    with pytest.raises(
+        ConfigException, match=r"'fields' config must have the same number of elements as 'headers' config\."
+    ):
         _smt(HeaderFrom.Value, "copy", "a,b", "h")
     with pytest.raises(ConfigException, match="String must be one of: move, copy"):
         _smt(HeaderFrom.Value, "swap")

@@ -13,13 +13,20 @@ from engine.transforms.insert_field import InsertField, InsertFieldKey, InsertFi
 from tests.transforms.smt import smt
 
 SCHEMA = SchemaBuilder.struct().name("row").field("id", Schema.INT32_SCHEMA).build()
-CONFIG = {"topic.field": "topic!", "partition.field": "part", "offset.field": "off?",
-          "timestamp.field": "ts", "static.field": "origin", "static.value": "db"}
+CONFIG = {
+    "topic.field": "topic!",
+    "partition.field": "part",
+    "offset.field": "off?",
+    "timestamp.field": "ts",
+    "static.field": "origin",
+    "static.value": "db",
+}
 
 
 def sink_record(value: object, schema: Schema | None = None) -> SinkRecord:
-    return SinkRecord(topic="orders", kafka_partition=3, kafka_offset=42, timestamp=1_000, value_schema=schema,
-                      value=value)
+    return SinkRecord(
+        topic="orders", kafka_partition=3, kafka_offset=42, timestamp=1_000, value_schema=schema, value=value
+    )
 
 
 def test_struct_values_get_the_fields_with_their_schemas() -> None:
@@ -40,7 +47,9 @@ def test_schemaless_values_get_plain_values() -> None:
 
 
 def test_the_key_variant_and_tombstones() -> None:
-    out = smt(InsertField.Key, **{"topic.field": "t"}).apply(SourceRecord(topic="x", key={"k": 1}, value=None))
+    out = smt(InsertField.Key, **{"topic.field": "t"}).apply(
+        SourceRecord(topic="x", key={"k": 1}, value=None)
+    )
     assert out.key == {"k": 1, "t": "x"}
     assert smt(InsertField.Value, **{"topic.field": "t"}).apply(sink_record(None)).value is None
 
@@ -58,7 +67,8 @@ def test_variants_are_published_on_the_base_class() -> None:
 def test_a_key_struct_gets_the_fields_and_the_value_is_untouched() -> None:
     key = Struct(SCHEMA).put("id", 5)
     out = smt(InsertField.Key, **{"partition.field": "p!"}).apply(
-        SinkRecord(topic="t", kafka_partition=2, key_schema=SCHEMA, key=key, value="v"))
+        SinkRecord(topic="t", kafka_partition=2, key_schema=SCHEMA, key=key, value="v")
+    )
     assert out.key_schema is not None
     assert not out.key_schema.field("p").schema.optional
     assert (out.key.get("id"), out.key.get("p"), out.value) == (5, 2, "v")
@@ -69,8 +79,9 @@ def test_a_null_partition_or_timestamp_is_not_inserted() -> None:
     config = {"partition.field": "p", "timestamp.field": "ts"}
     out = smt(InsertField.Value, **config).apply(SourceRecord(topic="t", value={"a": 1}))
     assert out.value == {"a": 1}
-    out = smt(InsertField.Value, **config).apply(SourceRecord(topic="t", value_schema=SCHEMA,
-                                                              value=Struct(SCHEMA).put("id", 1)))
+    out = smt(InsertField.Value, **config).apply(
+        SourceRecord(topic="t", value_schema=SCHEMA, value=Struct(SCHEMA).put("id", 1))
+    )
     assert (out.value.get("p"), out.value.get("ts")) == (None, None)
 
 
@@ -82,14 +93,21 @@ def test_a_tombstone_with_a_schema_passes_unchanged() -> None:
 def test_inserting_nothing_or_a_static_field_without_a_value_is_a_config_error() -> None:
     with pytest.raises(ConfigException, match="No field insertion configured"):
         smt(InsertField.Value)
-    with pytest.raises(ConfigException, match=r"Invalid value null for configuration static\.value: "
-                                              r"No value specified for static field: origin"):
+    with pytest.raises(
+        ConfigException,
+        match=r"Invalid value null for configuration static\.value: "
+        r"No value specified for static field: origin",
+    ):
         smt(InsertField.Value, **{"static.field": "origin"})
 
 
 def test_wrong_shapes_are_data_errors_with_kafkas_messages() -> None:
-    with pytest.raises(DataException, match=r"Only Struct objects supported for \[field insertion\], found: dict"):
+    with pytest.raises(
+        DataException, match=r"Only Struct objects supported for \[field insertion\], found: dict"
+    ):
         smt(InsertField.Value, **{"topic.field": "t"}).apply(sink_record({"a": 1}, SCHEMA))
-    with pytest.raises(DataException,
-                       match=r"Only Map objects supported in absence of schema for \[field insertion\], found: str"):
+    with pytest.raises(
+        DataException,
+        match=r"Only Map objects supported in absence of schema for \[field insertion\], found: str",
+    ):
         smt(InsertField.Value, **{"topic.field": "t"}).apply(sink_record("x"))

@@ -16,13 +16,16 @@ def _insert(literal: str) -> InsertHeader:
     return t
 
 
-@pytest.mark.parametrize(("literal", "schema", "value"), [
-    ("hello", Schema.STRING_SCHEMA, "hello"),
-    ("true", Schema.BOOLEAN_SCHEMA, True),
-    ("42", Schema.INT8_SCHEMA, 42),
-    ("70000", Schema.INT32_SCHEMA, 70000),
-    ("1.5", Schema.FLOAT64_SCHEMA, 1.5),
-])
+@pytest.mark.parametrize(
+    ("literal", "schema", "value"),
+    [
+        ("hello", Schema.STRING_SCHEMA, "hello"),
+        ("true", Schema.BOOLEAN_SCHEMA, True),
+        ("42", Schema.INT8_SCHEMA, 42),
+        ("70000", Schema.INT32_SCHEMA, 70000),
+        ("1.5", Schema.FLOAT64_SCHEMA, 1.5),
+    ],
+)
 def test_literal_is_typed(literal: str, schema: Schema, value: object) -> None:
     out = _insert(literal).apply(SourceRecord(topic="t"))
     assert out.headers == (Header("h", value, schema),)

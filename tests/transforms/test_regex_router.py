@@ -17,17 +17,20 @@ def _route(regex: str, replacement: str, topic: str) -> str:
     return t.apply(SourceRecord(topic=topic)).topic
 
 
-@pytest.mark.parametrize(("regex", "replacement", "topic", "expected"), [
-    ("(.*)-(.*)", "$2_$1", "orders-eu", "eu_orders"),          # Kafka's documented example shape
-    ("(.*)STATIC(.*)", "$1DYNAMIC$2", "aSTATICb", "aDYNAMICb"),
-    ("static", "dynamic", "static", "dynamic"),
-    ("static", "dynamic", "static-x", "static-x"),            # no full match: unchanged
-    ("static", "dynamic", "x-static", "x-static"),
-    ("(?<name>[a-z]+)\\.v1", "${name}.v2", "orders.v1", "orders.v2"),
-    ("(a)", "\\$1$1", "a", "$1a"),                            # backslash escapes
-    ("a|ab", "X", "ab", "Xb"),                                # matches() but replaceFirst finds "a"
-    ("(a)(b)?", "[$2]", "a", "[]"),                           # unmatched group adds nothing
-])
+@pytest.mark.parametrize(
+    ("regex", "replacement", "topic", "expected"),
+    [
+        ("(.*)-(.*)", "$2_$1", "orders-eu", "eu_orders"),  # Kafka's documented example shape
+        ("(.*)STATIC(.*)", "$1DYNAMIC$2", "aSTATICb", "aDYNAMICb"),
+        ("static", "dynamic", "static", "dynamic"),
+        ("static", "dynamic", "static-x", "static-x"),  # no full match: unchanged
+        ("static", "dynamic", "x-static", "x-static"),
+        ("(?<name>[a-z]+)\\.v1", "${name}.v2", "orders.v1", "orders.v2"),
+        ("(a)", "\\$1$1", "a", "$1a"),  # backslash escapes
+        ("a|ab", "X", "ab", "Xb"),  # matches() but replaceFirst finds "a"
+        ("(a)(b)?", "[$2]", "a", "[]"),  # unmatched group adds nothing
+    ],
+)
 def test_routes(regex: str, replacement: str, topic: str, expected: str) -> None:
     assert _route(regex, replacement, topic) == expected
 
@@ -40,7 +43,9 @@ def test_multi_digit_group_reference_takes_only_existing_groups() -> None:
 def test_keeps_everything_but_the_topic() -> None:
     t = RegexRouter()
     t.configure({"regex": "t", "replacement": "u"})
-    record = SinkRecord(topic="t", kafka_partition=2, key="k", value="v", timestamp=7, headers=(Header("h", 1),))
+    record = SinkRecord(
+        topic="t", kafka_partition=2, key="k", value="v", timestamp=7, headers=(Header("h", 1),)
+    )
     out = t.apply(record)
     assert out == record.new_record(topic="u")
     assert out.original_topic == "t"

@@ -13,7 +13,9 @@ from engine.transforms.chain import TransformationChain
 
 NOTE = SchemaBuilder.string().optional().default_value("dflt").build()
 COUNT = SchemaBuilder.int32().optional().default_value(9).build()
-SCHEMA = SchemaBuilder.struct().field("id", Schema.INT32_SCHEMA).field("note", NOTE).field("count", COUNT).build()
+SCHEMA = (
+    SchemaBuilder.struct().field("id", Schema.INT32_SCHEMA).field("note", NOTE).field("count", COUNT).build()
+)
 
 
 def record() -> SourceRecord:
@@ -31,17 +33,26 @@ CASES: dict[str, tuple[dict[str, str], Any]] = {
     "ReplaceField$Value": ({"renames": "note:remark"}, lambda r: r.value.get_without_default("remark")),
     "MaskField$Value": ({"fields": "id"}, lambda r: r.value.get_without_default("note")),
     "Cast$Value": ({"spec": "count:string"}, lambda r: r.value.get_without_default("count")),
-    "TimestampConverter$Value": ({"field": "ts", "target.type": "unix"},
-                                 lambda r: r.value.get_without_default("note")),
+    "TimestampConverter$Value": (
+        {"field": "ts", "target.type": "unix"},
+        lambda r: r.value.get_without_default("note"),
+    ),
     "SetSchemaMetadata$Value": ({"schema.name": "renamed"}, lambda r: r.value.get_without_default("note")),
     "ValueToKey": ({"fields": "note"}, lambda r: r.key.get_without_default("note")),
-    "HeaderFrom$Value": ({"fields": "note", "headers": "h", "operation": "copy"}, lambda r: r.headers[-1].value),
+    "HeaderFrom$Value": (
+        {"fields": "note", "headers": "h", "operation": "copy"},
+        lambda r: r.headers[-1].value,
+    ),
 }
 DEFAULTS = {"Cast$Value": "9"}
 
 
 def _chain(alias: str, configs: dict[str, str], replace: str | None) -> TransformationChain[Any]:
-    props = {"transforms": "x", "transforms.x.type": alias, **{f"transforms.x.{k}": v for k, v in configs.items()}}
+    props = {
+        "transforms": "x",
+        "transforms.x.type": alias,
+        **{f"transforms.x.{k}": v for k, v in configs.items()},
+    }
     if replace is not None:
         props["transforms.x.replace.null.with.default"] = replace
     return TransformationChain.from_config(props)
@@ -66,4 +77,6 @@ def test_the_key_is_declared_as_connect_declares_it(alias: str) -> None:
     stage = _chain(alias, CASES[alias][0], None).stages[0].transformation
     key = stage.config().config_keys["replace.null.with.default"]
     assert (key.type.value, key.default, key.importance.value) == ("BOOLEAN", True, "MEDIUM")
-    assert key.documentation.startswith("Whether to replace fields that have a default value and that are null")
+    assert key.documentation.startswith(
+        "Whether to replace fields that have a default value and that are null"
+    )

@@ -21,7 +21,8 @@ def _smt(cls: type[SetSchemaMetadata], **configs: str) -> SetSchemaMetadata:
 def test_value_struct_gets_name_and_version() -> None:
     value = Struct(SCHEMA).put("a", 1)
     out = _smt(SetSchemaMetadata.Value, **{"schema.name": "new", "schema.version": "7"}).apply(
-        SourceRecord(topic="t", value_schema=SCHEMA, value=value))
+        SourceRecord(topic="t", value_schema=SCHEMA, value=value)
+    )
     assert out.value_schema is not None
     assert (out.value_schema.name, out.value_schema.version, out.value_schema.doc) == ("new", 7, "d")
     assert out.value.schema == out.value_schema
@@ -31,7 +32,8 @@ def test_value_struct_gets_name_and_version() -> None:
 def test_key_keeps_unset_attributes() -> None:
     schema = SchemaBuilder.int64().name("k").version(3).build()
     out = _smt(SetSchemaMetadata.Key, **{"schema.version": "4"}).apply(
-        SourceRecord(topic="t", key_schema=schema, key=5, value="v"))
+        SourceRecord(topic="t", key_schema=schema, key=5, value="v")
+    )
     assert (out.key_schema.name, out.key_schema.version, out.key) == ("k", 4, 5)
     assert out.value == "v"
 
@@ -39,7 +41,8 @@ def test_key_keeps_unset_attributes() -> None:
 def test_map_and_array_keep_their_children() -> None:
     schema = SchemaBuilder.map(Schema.STRING_SCHEMA, SchemaBuilder.array(Schema.INT8_SCHEMA)).build()
     out = _smt(SetSchemaMetadata.Value, **{"schema.name": "m"}).apply(
-        SourceRecord(topic="t", value_schema=schema, value={"x": [1]}))
+        SourceRecord(topic="t", value_schema=schema, value={"x": [1]})
+    )
     assert out.value_schema.key_schema == Schema.STRING_SCHEMA
     assert out.value_schema.value_schema == schema.value_schema
     assert out.value == {"x": [1]}

@@ -24,10 +24,16 @@ def _smt(cls: type[TimestampConverter] = TimestampConverter.Value, **configs: st
     return t
 
 
-@pytest.mark.parametrize(("target", "expected"), [
-    ("Timestamp", WHEN), ("Date", dt.date(2017, 1, 3)), ("Time", dt.time(6, 30, 1, 864000)),
-    ("unix", MILLIS), ("string", STRING),
-])
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("Timestamp", WHEN),
+        ("Date", dt.date(2017, 1, 3)),
+        ("Time", dt.time(6, 30, 1, 864000)),
+        ("unix", MILLIS),
+        ("string", STRING),
+    ],
+)
 @pytest.mark.parametrize("source", [WHEN, MILLIS, STRING])
 def test_schemaless_conversions(source: object, target: str, expected: object) -> None:
     out = _smt(target_type=target, format=FORMAT).apply(SourceRecord(topic="t", value=source))
@@ -35,47 +41,84 @@ def test_schemaless_conversions(source: object, target: str, expected: object) -
     assert out.value_schema is None
 
 
-@pytest.mark.parametrize(("schema", "source"), [
-    (Timestamp.schema(), WHEN), (Schema.INT64_SCHEMA, MILLIS), (Schema.STRING_SCHEMA, STRING),
-])
-@pytest.mark.parametrize(("target", "target_schema"), [
-    ("Timestamp", Timestamp.schema()), ("Date", Date.schema()), ("Time", Time.schema()),
-    ("unix", Schema.INT64_SCHEMA), ("string", Schema.STRING_SCHEMA),
-])
+@pytest.mark.parametrize(
+    ("schema", "source"),
+    [
+        (Timestamp.schema(), WHEN),
+        (Schema.INT64_SCHEMA, MILLIS),
+        (Schema.STRING_SCHEMA, STRING),
+    ],
+)
+@pytest.mark.parametrize(
+    ("target", "target_schema"),
+    [
+        ("Timestamp", Timestamp.schema()),
+        ("Date", Date.schema()),
+        ("Time", Time.schema()),
+        ("unix", Schema.INT64_SCHEMA),
+        ("string", Schema.STRING_SCHEMA),
+    ],
+)
 def test_with_schema_whole_value(schema: Schema, source: object, target: str, target_schema: Schema) -> None:
-    out = _smt(target_type=target, format=FORMAT).apply(SourceRecord(topic="t", value_schema=schema, value=source))
+    out = _smt(target_type=target, format=FORMAT).apply(
+        SourceRecord(topic="t", value_schema=schema, value=source)
+    )
     assert out.value_schema == target_schema
 
 
 def test_date_and_time_sources() -> None:
-    out = _smt(target_type="unix").apply(SourceRecord(topic="t", value_schema=Date.schema(), value=dt.date(2017, 1, 3)))
+    out = _smt(target_type="unix").apply(
+        SourceRecord(topic="t", value_schema=Date.schema(), value=dt.date(2017, 1, 3))
+    )
     assert out.value == 1483401600000
-    out = _smt(target_type="unix").apply(SourceRecord(topic="t", value_schema=Time.schema(), value=dt.time(0, 0, 1)))
+    out = _smt(target_type="unix").apply(
+        SourceRecord(topic="t", value_schema=Time.schema(), value=dt.time(0, 0, 1))
+    )
     assert out.value == 1000
 
 
 def test_optional_schema_and_null_value() -> None:
     out = _smt(target_type="Timestamp").apply(
-        SourceRecord(topic="t", value_schema=Schema.OPTIONAL_INT64_SCHEMA, value=None))
+        SourceRecord(topic="t", value_schema=Schema.OPTIONAL_INT64_SCHEMA, value=None)
+    )
     assert out.value is None
     assert out.value_schema == Timestamp.builder().optional().build()
 
 
-@pytest.mark.parametrize(("precision", "unix"), [
-    ("seconds", 1483425001), ("milliseconds", MILLIS), ("microseconds", MILLIS * 1000),
-    ("nanoseconds", MILLIS * 1_000_000),
-])
+@pytest.mark.parametrize(
+    ("precision", "unix"),
+    [
+        ("seconds", 1483425001),
+        ("milliseconds", MILLIS),
+        ("microseconds", MILLIS * 1000),
+        ("nanoseconds", MILLIS * 1_000_000),
+    ],
+)
 def test_unix_precision_both_ways(precision: str, unix: int) -> None:
-    assert _smt(target_type="unix", unix_precision=precision).apply(SourceRecord(topic="t", value=WHEN)).value == unix
-    back = _smt(target_type="Timestamp", unix_precision=precision).apply(SourceRecord(topic="t", value=unix)).value
+    assert (
+        _smt(target_type="unix", unix_precision=precision).apply(SourceRecord(topic="t", value=WHEN)).value
+        == unix
+    )
+    back = (
+        _smt(target_type="Timestamp", unix_precision=precision)
+        .apply(SourceRecord(topic="t", value=unix))
+        .value
+    )
     assert back == (WHEN.replace(microsecond=0) if precision == "seconds" else WHEN)
 
 
 def test_field_with_schema_on_the_key() -> None:
-    schema = SchemaBuilder.struct().name("k").field("ts", Schema.INT64_SCHEMA).field("other", Schema.STRING_SCHEMA).build()
+    schema = (
+        SchemaBuilder.struct()
+        .name("k")
+        .field("ts", Schema.INT64_SCHEMA)
+        .field("other", Schema.STRING_SCHEMA)
+        .build()
+    )
     key = Struct(schema).put("ts", MILLIS).put("other", "x")
     out = _smt(TimestampConverter.Key, target_type="string", format=FORMAT, field="ts").apply(
-        SourceRecord(topic="t", key_schema=schema, key=key, value="v"))
+        SourceRecord(topic="t", key_schema=schema, key=key, value="v")
+    )
     assert out.key_schema.name == "k"
     assert out.key_schema.field("ts").schema == Schema.STRING_SCHEMA
     assert out.key.get("ts") == STRING
@@ -92,16 +135,22 @@ def test_field_with_optional_struct_and_null_value() -> None:
 
 
 def test_field_schemaless() -> None:
-    out = _smt(target_type="Timestamp", field="ts").apply(SourceRecord(topic="t", value={"ts": MILLIS, "o": 1}))
+    out = _smt(target_type="Timestamp", field="ts").apply(
+        SourceRecord(topic="t", value={"ts": MILLIS, "o": 1})
+    )
     assert out.value == {"ts": WHEN, "o": 1}
     missing = _smt(target_type="Timestamp", field="ts").apply(SourceRecord(topic="t", value={"o": 1}))
     assert missing.value == {"o": 1, "ts": None}
 
 
 def test_errors() -> None:
-    with pytest.raises(DataException, match="Could not parse timestamp: value \\(nope\\) does not match pattern"):
+    with pytest.raises(
+        DataException, match="Could not parse timestamp: value \\(nope\\) does not match pattern"
+    ):
         _smt(target_type="unix", format=FORMAT).apply(SourceRecord(topic="t", value="nope"))
-    with pytest.raises(DataException, match="TimestampConverter does not support class float objects as timestamps"):
+    with pytest.raises(
+        DataException, match="TimestampConverter does not support class float objects as timestamps"
+    ):
         _smt(target_type="unix").apply(SourceRecord(topic="t", value=1.5))
     with pytest.raises(ConnectException, match="does not correspond to a known timestamp type format"):
         _smt(target_type="unix").apply(SourceRecord(topic="t", value_schema=Schema.INT32_SCHEMA, value=1))
@@ -110,9 +159,13 @@ def test_errors() -> None:
 
 
 def test_config_errors() -> None:
-    with pytest.raises(ConfigException, match="requires format option to be specified when using string timestamps"):
+    with pytest.raises(
+        ConfigException, match="requires format option to be specified when using string timestamps"
+    ):
         _smt(target_type="string")
-    with pytest.raises(ConfigException, match="SimpleDateFormat-compatible pattern for string timestamps: bad"):
+    with pytest.raises(
+        ConfigException, match="SimpleDateFormat-compatible pattern for string timestamps: bad"
+    ):
         _smt(target_type="string", format="bad")
     with pytest.raises(ConfigException, match="String must be one of"):
         _smt(target_type="Instant")
@@ -122,12 +175,15 @@ def test_config_errors() -> None:
         _smt(target_type="unix", unix_precision="minutes")
 
 
-@pytest.mark.parametrize(("pattern", "text"), [
-    ("yyyy-MM-dd'T'HH:mm:ss.SSSZ", "2017-01-03T06:30:01.864+0000"),
-    ("yyyy-MM-dd'T'HH:mm:ss.SSSXXX", "2017-01-03T06:30:01.864Z"),
-    ("EEE, d MMM yyyy HH:mm:ss.S", "Tue, 3 Jan 2017 06:30:01.864"),
-    ("yyMMddhhmmssSSSa", "170103063001864AM"),
-])
+@pytest.mark.parametrize(
+    ("pattern", "text"),
+    [
+        ("yyyy-MM-dd'T'HH:mm:ss.SSSZ", "2017-01-03T06:30:01.864+0000"),
+        ("yyyy-MM-dd'T'HH:mm:ss.SSSXXX", "2017-01-03T06:30:01.864Z"),
+        ("EEE, d MMM yyyy HH:mm:ss.S", "Tue, 3 Jan 2017 06:30:01.864"),
+        ("yyMMddhhmmssSSSa", "170103063001864AM"),
+    ],
+)
 def test_simple_date_format_round_trips(pattern: str, text: str) -> None:
     fmt = SimpleDateFormat(pattern)
     assert fmt.format(MILLIS) == text

@@ -22,7 +22,9 @@ def test_defaults() -> None:
 
 
 def test_custom_formats() -> None:
-    t = _router(**{"topic.format": "${timestamp}_${topic}_${topic}", "timestamp.format": "yyyy-MM-dd'T'HH:mm:ss.SSS"})
+    t = _router(
+        **{"topic.format": "${timestamp}_${topic}_${topic}", "timestamp.format": "yyyy-MM-dd'T'HH:mm:ss.SSS"}
+    )
     assert t.apply(SourceRecord(topic="t", timestamp=STAMP)).topic == "2017-01-03T06:30:01.864_t_t"
 
 

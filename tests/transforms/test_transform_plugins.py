@@ -22,8 +22,17 @@ from tests.rest.conftest import FAST
 Client = TestClient[web.Request, web.Application]
 
 MINE = {
-    "DropHeaders", "Filter", "InsertHeader", "RegexRouter", "TimestampRouter", "HeaderFrom$Key", "HeaderFrom$Value",
-    "SetSchemaMetadata$Key", "SetSchemaMetadata$Value", "TimestampConverter$Key", "TimestampConverter$Value",
+    "DropHeaders",
+    "Filter",
+    "InsertHeader",
+    "RegexRouter",
+    "TimestampRouter",
+    "HeaderFrom$Key",
+    "HeaderFrom$Value",
+    "SetSchemaMetadata$Key",
+    "SetSchemaMetadata$Value",
+    "TimestampConverter$Key",
+    "TimestampConverter$Value",
 }
 
 
@@ -86,12 +95,18 @@ async def test_rest_lists_transforms_and_predicates(client: Client) -> None:
     response = await client.get("/connector-plugins", params={"connectorsOnly": "false"})
     assert response.status == 200
     listed = {p["class"]: p["type"] for p in await response.json()}
-    for cls in ("engine.transforms.filter.Filter", "engine.transforms.header_from.HeaderFrom.Key",
-                "engine.transforms.set_schema_metadata.SetSchemaMetadata.Value",
-                "engine.transforms.timestamp_router.TimestampRouter"):
+    for cls in (
+        "engine.transforms.filter.Filter",
+        "engine.transforms.header_from.HeaderFrom.Key",
+        "engine.transforms.set_schema_metadata.SetSchemaMetadata.Value",
+        "engine.transforms.timestamp_router.TimestampRouter",
+    ):
         assert listed[cls] == "transformation"
-    for cls in ("engine.transforms.predicates.HasHeaderKey", "engine.transforms.predicates.RecordIsTombstone",
-                "engine.transforms.predicates.TopicNameMatches"):
+    for cls in (
+        "engine.transforms.predicates.HasHeaderKey",
+        "engine.transforms.predicates.RecordIsTombstone",
+        "engine.transforms.predicates.TopicNameMatches",
+    ):
         assert listed[cls] == "predicate"
     connectors_only = {p["type"] for p in await (await client.get("/connector-plugins")).json()}
     assert connectors_only <= {"source", "sink"}

@@ -10,8 +10,13 @@ from engine.data import Schema, SchemaBuilder, Struct
 from engine.transforms.value_to_key import ValueToKey
 from tests.transforms.smt import smt
 
-SCHEMA = (SchemaBuilder.struct().field("id", Schema.INT32_SCHEMA).field("name", Schema.STRING_SCHEMA)
-          .field("zone", SchemaBuilder.string().optional().default_value("eu").build()).build())
+SCHEMA = (
+    SchemaBuilder.struct()
+    .field("id", Schema.INT32_SCHEMA)
+    .field("name", Schema.STRING_SCHEMA)
+    .field("zone", SchemaBuilder.string().optional().default_value("eu").build())
+    .build()
+)
 
 
 def row() -> Struct:
@@ -20,10 +25,14 @@ def row() -> Struct:
 
 def test_the_key_is_a_struct_of_the_listed_fields_in_order() -> None:
     value = row()
-    out = smt(ValueToKey, fields="name,id").apply(SourceRecord(topic="t", key="old", value_schema=SCHEMA, value=value))
+    out = smt(ValueToKey, fields="name,id").apply(
+        SourceRecord(topic="t", key="old", value_schema=SCHEMA, value=value)
+    )
     assert out.key_schema is not None
     assert [(f.name, f.schema) for f in out.key_schema.fields] == [
-        ("name", Schema.STRING_SCHEMA), ("id", Schema.INT32_SCHEMA)]
+        ("name", Schema.STRING_SCHEMA),
+        ("id", Schema.INT32_SCHEMA),
+    ]
     assert (out.key.get("name"), out.key.get("id")) == ("ada", 7)
     assert (out.value_schema, out.value) == (SCHEMA, value)
 
@@ -34,8 +43,9 @@ def test_field_defaults_stand_in_for_nulls() -> None:
 
 
 def test_a_schemaless_key_is_a_map_and_missing_fields_are_null() -> None:
-    out = smt(ValueToKey, fields="id,nope").apply(SinkRecord(topic="t", key="old", value={"id": 1, "x": 2},
-                                                             kafka_offset=3))
+    out = smt(ValueToKey, fields="id,nope").apply(
+        SinkRecord(topic="t", key="old", value={"id": 1, "x": 2}, kafka_offset=3)
+    )
     assert (out.key_schema, out.key) == (None, {"id": 1, "nope": None})
     assert isinstance(out, SinkRecord)
     assert out.kafka_offset == 3
@@ -47,11 +57,16 @@ def test_a_field_missing_from_the_schema_is_an_error() -> None:
 
 
 def test_null_and_wrong_shaped_values_are_refused() -> None:
-    with pytest.raises(DataException, match=r"Only Map objects supported in absence of schema for "
-                                            r"\[copying fields from value to key\], found: null"):
+    with pytest.raises(
+        DataException,
+        match=r"Only Map objects supported in absence of schema for "
+        r"\[copying fields from value to key\], found: null",
+    ):
         smt(ValueToKey, fields="id").apply(SourceRecord(topic="t", value=None))
-    with pytest.raises(DataException,
-                       match=r"Only Struct objects supported for \[copying fields from value to key\], found: dict"):
+    with pytest.raises(
+        DataException,
+        match=r"Only Struct objects supported for \[copying fields from value to key\], found: dict",
+    ):
         smt(ValueToKey, fields="id").apply(SourceRecord(topic="t", value_schema=SCHEMA, value={"id": 1}))
 
 

@@ -38,8 +38,12 @@ SOURCES: dict[str, SourceProbe] = defaultdict(SourceProbe)
 
 
 def records(topic: str, values: list[Any], *, partition: str = "p0", start: int = 0) -> list[SourceRecord]:
-    return [SourceRecord(topic=topic, value=v, source_partition={"part": partition},
-                         source_offset={"n": start + i + 1}) for i, v in enumerate(values)]
+    return [
+        SourceRecord(
+            topic=topic, value=v, source_partition={"part": partition}, source_offset={"n": start + i + 1}
+        )
+        for i, v in enumerate(values)
+    ]
 
 
 class ProbeSourceTask(SourceTask):

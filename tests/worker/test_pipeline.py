@@ -13,8 +13,10 @@ from engine.api import Header, SourceRecord
 from engine.testing import eventually
 from tests.worker.probes import SINK, SINKS, SOURCE, SOURCES
 
-STRINGS = {"value.converter": "org.apache.kafka.connect.storage.StringConverter",
-           "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
+STRINGS = {
+    "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -24,10 +26,13 @@ def _fresh_probes() -> None:
 
 
 def worker(tmp_path: Path) -> dict[str, str]:
-    return {"topics.storage.file.filename": str(tmp_path / "topics"),
-            "offset.storage.file.filename": str(tmp_path / "offsets"),
-            "config.storage.file.filename": str(tmp_path / "configs"),
-            "offset.flush.interval.ms": "100", "task.shutdown.graceful.timeout.ms": "2000"}
+    return {
+        "topics.storage.file.filename": str(tmp_path / "topics"),
+        "offset.storage.file.filename": str(tmp_path / "offsets"),
+        "config.storage.file.filename": str(tmp_path / "configs"),
+        "offset.flush.interval.ms": "100",
+        "task.shutdown.graceful.timeout.ms": "2000",
+    }
 
 
 def lines(path: Path) -> list[str]:
@@ -54,13 +59,28 @@ async def test_lines_flow_between_files_and_resume_after_a_restart(tmp_path: Pat
 async def test_headers_and_sink_side_smts_reach_put() -> None:
     async with Engine({"task.shutdown.graceful.timeout.ms": "1000"}) as engine:
         await engine.create_connector("src", {"connector.class": SOURCE, **STRINGS})
-        sink = {"connector.class": SINK, "topics": "events", **STRINGS, "transforms": "tag",
-                "transforms.tag.type": "InsertHeader", "transforms.tag.header": "via",
-                "transforms.tag.value.literal": "sink"}
+        sink = {
+            "connector.class": SINK,
+            "topics": "events",
+            **STRINGS,
+            "transforms": "tag",
+            "transforms.tag.type": "InsertHeader",
+            "transforms.tag.header": "via",
+            "transforms.tag.value.literal": "sink",
+        }
         await engine.create_connector("snk", sink)
         await engine.wait_for_state("src", "RUNNING", tasks=1)
-        SOURCES["src"].feed.put_nowait([SourceRecord(topic="events", value="hello", headers=(Header("n", 42),),
-                                                     source_partition={"part": "p0"}, source_offset={"n": 1})])
+        SOURCES["src"].feed.put_nowait(
+            [
+                SourceRecord(
+                    topic="events",
+                    value="hello",
+                    headers=(Header("n", 42),),
+                    source_partition={"part": "p0"},
+                    source_offset={"n": 1},
+                )
+            ]
+        )
         await eventually(lambda: len(SINKS["snk"].received) == 1)
         record = SINKS["snk"].received[0]
         assert record.value == "hello"

@@ -16,8 +16,10 @@ from engine.topics.memory import MemoryTopics
 from tests.worker.probes import SINK, SINKS, SOURCE, SOURCES, records
 
 FAST = {"task.shutdown.graceful.timeout.ms": "1000", "offset.flush.interval.ms": "60000"}
-STRINGS = {"value.converter": "org.apache.kafka.connect.storage.StringConverter",
-           "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
+STRINGS = {
+    "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -56,7 +58,7 @@ def metric(engine: Engine, name: str, connector: str) -> float:
     prefix = f'{name}{{connector="{connector}",task="0"}} '
     for line in engine.metrics.render().splitlines():
         if line.startswith(prefix):
-            return float(line[len(prefix):])
+            return float(line[len(prefix) :])
     raise AssertionError(f"no {prefix!r} in /metrics")
 
 
@@ -65,7 +67,8 @@ def source(**extra: str) -> dict[str, str]:
 
 
 async def test_a_source_is_paced_between_polls_by_records_per_second(
-        engine: Engine, topics: MemoryTopics, timers: VirtualTimers) -> None:
+    engine: Engine, topics: MemoryTopics, timers: VirtualTimers
+) -> None:
     await engine.create_connector("src", source(**{"record.rate.limit": "10"}))
     await engine.wait_for_state("src", "RUNNING", tasks=1)
     for n in range(4):
@@ -85,7 +88,8 @@ async def test_a_source_is_paced_between_polls_by_records_per_second(
 
 
 async def test_a_source_is_paced_by_bytes_per_second(
-        engine: Engine, topics: MemoryTopics, timers: VirtualTimers) -> None:
+    engine: Engine, topics: MemoryTopics, timers: VirtualTimers
+) -> None:
     await engine.create_connector("src", source(**{"bytes.per.second.max": "100"}))
     await engine.wait_for_state("src", "RUNNING", tasks=1)
     SOURCES["src"].feed.put_nowait(records("out", ["x" * 50, "y" * 50, "z" * 50]))  # 150 bytes: 1.5 s
@@ -97,7 +101,9 @@ async def test_a_source_is_paced_by_bytes_per_second(
     await eventually(lambda: written(topics) == 4)
 
 
-async def test_a_sink_is_paced_between_puts(engine: Engine, topics: MemoryTopics, timers: VirtualTimers) -> None:
+async def test_a_sink_is_paced_between_puts(
+    engine: Engine, topics: MemoryTopics, timers: VirtualTimers
+) -> None:
     producer = topics.producer()
     for i in range(5):
         await producer.send("in", None, f"r{i}".encode(), partition=0)
@@ -117,7 +123,8 @@ async def test_a_sink_is_paced_between_puts(engine: Engine, topics: MemoryTopics
 
 
 async def test_a_config_update_changes_the_limit(
-        engine: Engine, topics: MemoryTopics, timers: VirtualTimers) -> None:
+    engine: Engine, topics: MemoryTopics, timers: VirtualTimers
+) -> None:
     await engine.create_connector("src", source(**{"record.rate.limit": "1"}))
     await engine.wait_for_state("src", "RUNNING", tasks=1)
     SOURCES["src"].feed.put_nowait(records("out", [f"a{i}" for i in range(5)]))

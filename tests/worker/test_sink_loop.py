@@ -14,8 +14,10 @@ from engine.topics.memory import MemoryTopics
 from tests.worker.probes import SINK, SINKS
 
 FAST = {"task.shutdown.graceful.timeout.ms": "1000"}
-STRINGS = {"value.converter": "org.apache.kafka.connect.storage.StringConverter",
-           "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
+STRINGS = {
+    "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
 GROUP = "connect-snk"
 
 
@@ -53,7 +55,8 @@ def received(name: str = "snk") -> list[object]:
 
 
 async def test_records_are_put_in_order_with_their_coordinates_and_offsets_committed_on_stop(
-        engine: Engine, topics: MemoryTopics) -> None:
+    engine: Engine, topics: MemoryTopics
+) -> None:
     await produce(topics, ["a", "b"], partition=0)
     await produce(topics, ["c"], partition=1)
     await engine.create_connector("snk", sink())
@@ -69,7 +72,9 @@ async def test_records_are_put_in_order_with_their_coordinates_and_offsets_commi
     assert topics.committed(GROUP, LogPartition("in", 1)) == 1
 
 
-async def test_a_restarted_sink_resumes_after_the_committed_offsets(engine: Engine, topics: MemoryTopics) -> None:
+async def test_a_restarted_sink_resumes_after_the_committed_offsets(
+    engine: Engine, topics: MemoryTopics
+) -> None:
     await produce(topics, ["a", "b"])
     await engine.create_connector("snk", sink())
     await eventually(lambda: received() == ["a", "b"])
@@ -82,7 +87,8 @@ async def test_a_restarted_sink_resumes_after_the_committed_offsets(engine: Engi
 
 
 async def test_a_retriable_put_redelivers_the_same_batch_after_the_context_timeout(
-        engine: Engine, topics: MemoryTopics) -> None:
+    engine: Engine, topics: MemoryTopics
+) -> None:
     await produce(topics, ["a", "b"])
     SINKS["snk"].retriable_failures = 2
     await engine.create_connector("snk", sink())
@@ -92,7 +98,9 @@ async def test_a_retriable_put_redelivers_the_same_batch_after_the_context_timeo
     assert status["tasks"][0]["state"] == "RUNNING"
 
 
-async def test_any_other_put_error_fails_the_task_with_connects_message(engine: Engine, topics: MemoryTopics) -> None:
+async def test_any_other_put_error_fails_the_task_with_connects_message(
+    engine: Engine, topics: MemoryTopics
+) -> None:
     SINKS["snk"].fail_with = ValueError("cannot write")
     await engine.create_connector("snk", sink())
     await engine.wait_for_state("snk", "RUNNING", tasks=1)
@@ -121,7 +129,8 @@ async def test_a_rewind_redelivers_from_the_requested_offset(engine: Engine, top
 
 
 async def test_a_paused_sink_keeps_its_assignment_and_receives_nothing_until_resumed(
-        engine: Engine, topics: MemoryTopics) -> None:
+    engine: Engine, topics: MemoryTopics
+) -> None:
     await engine.create_connector("snk", sink())
     await engine.wait_for_state("snk", "RUNNING", tasks=1)
     await eventually(lambda: SINKS["snk"].opened != [])
@@ -157,15 +166,24 @@ async def test_two_tasks_share_the_partitions_of_the_group(engine: Engine, topic
     assert owners == {0, 1}
 
 
-async def test_tolerated_conversion_errors_go_to_the_dead_letter_queue(engine: Engine, topics: MemoryTopics) -> None:
-    config = sink(**{"value.converter": "org.apache.kafka.connect.json.JsonConverter",
-                     "value.converter.schemas.enable": "false", "errors.tolerance": "all",
-                     "errors.deadletterqueue.topic.name": "dlq",
-                     "errors.deadletterqueue.context.headers.enable": "true"})
+async def test_tolerated_conversion_errors_go_to_the_dead_letter_queue(
+    engine: Engine, topics: MemoryTopics
+) -> None:
+    config = sink(
+        **{
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "false",
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.topic.name": "dlq",
+            "errors.deadletterqueue.context.headers.enable": "true",
+        }
+    )
     await produce(topics, ['"fine"', "{not json"])
     await engine.create_connector("snk", config)
     await eventually(lambda: received() == ["fine"])
-    await eventually(lambda: topics.records(LogPartition("dlq", 0)) != [] if "dlq" in topics._topics else False)
+    await eventually(
+        lambda: topics.records(LogPartition("dlq", 0)) != [] if "dlq" in topics._topics else False
+    )
     dead = topics.records(LogPartition("dlq", 0))[0]
     assert dead.value == b"{not json"
     headers = dict(dead.headers)
@@ -183,17 +201,25 @@ async def test_untolerated_conversion_errors_fail_the_task(engine: Engine, topic
 
 
 async def test_the_errant_record_reporter_sends_reported_records_to_the_dlq(
-        engine: Engine, topics: MemoryTopics) -> None:
+    engine: Engine, topics: MemoryTopics
+) -> None:
     SINKS["snk"].report_errant = True
     config = sink(**{"errors.tolerance": "all", "errors.deadletterqueue.topic.name": "dlq"})
     await produce(topics, ["ok", "bad", "also ok"])
     await engine.create_connector("snk", config)
     await eventually(lambda: received() == ["ok", "also ok"])
-    await eventually(lambda: [r.value for r in topics.records(LogPartition("dlq", 0))] == [b"bad"]
-                     if "dlq" in topics._topics else False)
+    await eventually(
+        lambda: (
+            [r.value for r in topics.records(LogPartition("dlq", 0))] == [b"bad"]
+            if "dlq" in topics._topics
+            else False
+        )
+    )
 
 
-async def test_topics_regex_subscribes_to_the_existing_topics_it_matches(engine: Engine, topics: MemoryTopics) -> None:
+async def test_topics_regex_subscribes_to_the_existing_topics_it_matches(
+    engine: Engine, topics: MemoryTopics
+) -> None:
     await topics.create_topic("other", 1)
     await produce(topics, ["from in"])
     config = {k: v for k, v in sink().items() if k != "topics"}
@@ -210,7 +236,8 @@ async def test_topics_regex_matching_nothing_fails_the_task_with_a_clear_message
 
 
 async def test_request_commit_commits_at_the_next_iteration_without_waiting_for_the_interval(
-        engine: Engine, topics: MemoryTopics) -> None:
+    engine: Engine, topics: MemoryTopics
+) -> None:
     SINKS["snk"].request_commit = True
     await produce(topics, ["a"])
     await engine.create_connector("snk", sink())
@@ -220,13 +247,15 @@ async def test_request_commit_commits_at_the_next_iteration_without_waiting_for_
 
 
 async def test_a_rebalance_commits_and_closes_the_revoked_partitions_first(
-        engine: Engine, topics: MemoryTopics) -> None:
+    engine: Engine, topics: MemoryTopics
+) -> None:
     await produce(topics, ["a"], partition=0)
     await produce(topics, ["b"], partition=1)
     await engine.create_connector("snk", sink())
     await eventually(lambda: sorted(str(value) for value in received()) == ["a", "b"] or None)
     newcomer = await topics.consumer(GROUP, ["in"])  # another member of the connector's group
     try:
+
         async def newcomer_has_partitions() -> bool:
             await newcomer.getmany(timeout_ms=10)
             return bool(newcomer.assignment())

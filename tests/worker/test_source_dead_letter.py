@@ -18,13 +18,21 @@ from engine.topics.memory import MemoryTopics
 from tests.worker.probes import SOURCE, SOURCES, records
 
 FAST = {"task.shutdown.graceful.timeout.ms": "1000", "offset.flush.interval.ms": "60000"}
-SCHEMALESS = {"value.converter": "org.apache.kafka.connect.json.JsonConverter",
-              "value.converter.schemas.enable": "false",
-              "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
-EXTRACT_ID = {"transforms": "id", "transforms.id.type": "org.apache.kafka.connect.transforms.ExtractField$Value",
-              "transforms.id.field": "id"}
-DLQ = {"errors.tolerance": "all", "errors.deadletterqueue.topic.name": "src-dlq",
-       "errors.deadletterqueue.context.headers.enable": "true"}
+SCHEMALESS = {
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "value.converter.schemas.enable": "false",
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
+EXTRACT_ID = {
+    "transforms": "id",
+    "transforms.id.type": "org.apache.kafka.connect.transforms.ExtractField$Value",
+    "transforms.id.field": "id",
+}
+DLQ = {
+    "errors.tolerance": "all",
+    "errors.deadletterqueue.topic.name": "src-dlq",
+    "errors.deadletterqueue.context.headers.enable": "true",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -48,7 +56,9 @@ async def engine(topics: MemoryTopics, offsets: MemoryOffsetStore) -> AsyncItera
         yield running
 
 
-def held(topics: MemoryTopics, topic: str) -> list[tuple[bytes | None, bytes | None, dict[str, bytes | None]]]:
+def held(
+    topics: MemoryTopics, topic: str
+) -> list[tuple[bytes | None, bytes | None, dict[str, bytes | None]]]:
     try:
         return [(r.key, r.value, dict(r.headers)) for r in topics.records(TopicPartition(topic, 0))]
     except KeyError:
@@ -59,12 +69,13 @@ def metric(engine: Engine, name: str, connector: str) -> float:
     prefix = f'kafka_connect_task_error_{name}{{connector="{connector}",task="0"}} '
     for line in engine.metrics.render().splitlines():
         if line.startswith(prefix):
-            return float(line[len(prefix):])
+            return float(line[len(prefix) :])
     raise AssertionError(f"no {prefix!r} in /metrics")
 
 
 async def test_a_record_a_transformation_fails_on_goes_to_the_dlq_and_its_offset_is_committed(
-        engine: Engine, topics: MemoryTopics, offsets: MemoryOffsetStore) -> None:
+    engine: Engine, topics: MemoryTopics, offsets: MemoryOffsetStore
+) -> None:
     await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS, **EXTRACT_ID, **DLQ})
     await engine.wait_for_state("src", "RUNNING", tasks=1)
     assert "src-dlq" in await topics.list_topics()  # made when the task started
@@ -86,7 +97,8 @@ async def test_a_record_a_transformation_fails_on_goes_to_the_dlq_and_its_offset
 
 
 async def test_the_offset_of_a_dead_lettered_last_record_is_committed(
-        engine: Engine, offsets: MemoryOffsetStore, topics: MemoryTopics) -> None:
+    engine: Engine, offsets: MemoryOffsetStore, topics: MemoryTopics
+) -> None:
     """The failed record is the last of its partition: no later record carries the offset past it."""
     await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS, **EXTRACT_ID, **DLQ})
     await engine.wait_for_state("src", "RUNNING", tasks=1)
@@ -98,13 +110,20 @@ async def test_the_offset_of_a_dead_lettered_last_record_is_committed(
 
 
 async def test_a_record_the_converter_fails_on_goes_to_the_dlq_with_its_stage(
-        engine: Engine, topics: MemoryTopics) -> None:
+    engine: Engine, topics: MemoryTopics
+) -> None:
     """A value the JSON converter refuses (it does not match its schema): the record still reaches the
     DLQ (value null, nothing could write it), with the stage and the exception in its headers."""
     await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS, **DLQ})
     await engine.wait_for_state("src", "RUNNING", tasks=1)
-    bad = SourceRecord(topic="orders", key="k", value_schema=Schema.INT32_SCHEMA, value="not an int",
-                       source_partition={"part": "p0"}, source_offset={"n": 1})
+    bad = SourceRecord(
+        topic="orders",
+        key="k",
+        value_schema=Schema.INT32_SCHEMA,
+        value="not an int",
+        source_partition={"part": "p0"},
+        source_offset={"n": 1},
+    )
     SOURCES["src"].feed.put_nowait([bad, *records("orders", [{"id": 2}], start=1)])
     await eventually(lambda: len(SOURCES["src"].committed_records) == 2)
     [(key, value, headers)] = held(topics, "src-dlq")
@@ -115,9 +134,15 @@ async def test_a_record_the_converter_fails_on_goes_to_the_dlq_with_its_stage(
 
 
 async def test_without_context_headers_the_dlq_record_has_only_its_own_headers(
-        engine: Engine, topics: MemoryTopics) -> None:
-    config = {"connector.class": SOURCE, **SCHEMALESS, **EXTRACT_ID, **DLQ,
-              "errors.deadletterqueue.context.headers.enable": "false"}
+    engine: Engine, topics: MemoryTopics
+) -> None:
+    config = {
+        "connector.class": SOURCE,
+        **SCHEMALESS,
+        **EXTRACT_ID,
+        **DLQ,
+        "errors.deadletterqueue.context.headers.enable": "false",
+    }
     await engine.create_connector("src", config)
     await engine.wait_for_state("src", "RUNNING", tasks=1)
     SOURCES["src"].feed.put_nowait(records("orders", ["not a map"]))
@@ -126,7 +151,8 @@ async def test_without_context_headers_the_dlq_record_has_only_its_own_headers(
 
 
 async def test_a_dlq_that_refuses_the_record_fails_the_task_before_its_offset_is_committed(
-        offsets: MemoryOffsetStore) -> None:
+    offsets: MemoryOffsetStore,
+) -> None:
     topics = MemoryTopics(auto_create=False)
     await topics.open()
     await topics.create_topic("orders", 1)
@@ -145,15 +171,20 @@ async def test_a_dlq_that_refuses_the_record_fails_the_task_before_its_offset_is
 async def test_source_connectors_list_the_dlq_keys(engine: Engine) -> None:
     from engine.validation.framework import SOURCE_CONFIG_DEF
 
-    assert {"errors.deadletterqueue.topic.name", "errors.deadletterqueue.topic.replication.factor",
-            "errors.deadletterqueue.context.headers.enable"} <= set(SOURCE_CONFIG_DEF.config_keys)
+    assert {
+        "errors.deadletterqueue.topic.name",
+        "errors.deadletterqueue.topic.replication.factor",
+        "errors.deadletterqueue.context.headers.enable",
+    } <= set(SOURCE_CONFIG_DEF.config_keys)
 
 
 async def test_a_skipped_last_record_without_a_dlq_has_its_offset_committed_too(
-        engine: Engine, offsets: MemoryOffsetStore, topics: MemoryTopics) -> None:
+    engine: Engine, offsets: MemoryOffsetStore, topics: MemoryTopics
+) -> None:
     """Connect's recordDropped (KAFKA-14079): tolerated and filtered records are not polled again."""
-    await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS, **EXTRACT_ID,
-                                          "errors.tolerance": "all"})
+    await engine.create_connector(
+        "src", {"connector.class": SOURCE, **SCHEMALESS, **EXTRACT_ID, "errors.tolerance": "all"}
+    )
     await engine.wait_for_state("src", "RUNNING", tasks=1)
     SOURCES["src"].feed.put_nowait(records("orders", [{"id": 1}, "not a map"]))
     await eventually(lambda: len(SOURCES["src"].committed_records) == 2)

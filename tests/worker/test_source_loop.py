@@ -17,9 +17,11 @@ from engine.topics.memory import MemoryTopics
 from tests.worker.probes import SOURCE, SOURCES, records
 
 FAST = {"task.shutdown.graceful.timeout.ms": "1000", "offset.flush.interval.ms": "60000"}
-SCHEMALESS = {"value.converter": "org.apache.kafka.connect.json.JsonConverter",
-              "value.converter.schemas.enable": "false",
-              "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
+SCHEMALESS = {
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "value.converter.schemas.enable": "false",
+    "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -51,17 +53,23 @@ def values(topics: MemoryTopics, topic: str) -> list[object]:
 
 
 async def test_polled_records_reach_the_topic_and_commit_record_gets_their_metadata(
-        engine: Engine, topics: MemoryTopics) -> None:
+    engine: Engine, topics: MemoryTopics
+) -> None:
     await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS})
     await engine.wait_for_state("src", "RUNNING", tasks=1)
     SOURCES["src"].feed.put_nowait(records("orders", [{"id": 1}, {"id": 2}]))
     await eventually(lambda: len(SOURCES["src"].committed_records) == 2)
     assert values(topics, "orders") == [{"id": 1}, {"id": 2}]
     metas = [m for _, m in SOURCES["src"].committed_records]
-    assert [(m.topic, m.partition, m.offset) for m in metas if m is not None] == [("orders", 0, 0), ("orders", 0, 1)]
+    assert [(m.topic, m.partition, m.offset) for m in metas if m is not None] == [
+        ("orders", 0, 0),
+        ("orders", 0, 1),
+    ]
 
 
-async def test_offsets_are_written_on_stop_then_commit_is_called_and_a_restart_resumes(topics: MemoryTopics) -> None:
+async def test_offsets_are_written_on_stop_then_commit_is_called_and_a_restart_resumes(
+    topics: MemoryTopics,
+) -> None:
     offsets = MemoryOffsetStore()
     async with Engine(FAST, topics=topics, offset_store=offsets) as engine:
         await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS})
@@ -81,7 +89,9 @@ async def test_offsets_are_written_on_stop_then_commit_is_called_and_a_restart_r
 
 async def test_offsets_are_flushed_every_interval_while_the_task_waits_in_poll(topics: MemoryTopics) -> None:
     offsets = MemoryOffsetStore()
-    async with Engine({**FAST, "offset.flush.interval.ms": "50"}, topics=topics, offset_store=offsets) as engine:
+    async with Engine(
+        {**FAST, "offset.flush.interval.ms": "50"}, topics=topics, offset_store=offsets
+    ) as engine:
         await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS})
         await engine.wait_for_state("src", "RUNNING", tasks=1)
         SOURCES["src"].feed.put_nowait(records("orders", ["a", "b"]))
@@ -105,7 +115,8 @@ async def test_a_pause_stops_polling_and_a_resume_starts_again(engine: Engine, t
 
 
 async def test_a_retriable_poll_error_is_retried_and_other_errors_fail_the_task(
-        engine: Engine, topics: MemoryTopics) -> None:
+    engine: Engine, topics: MemoryTopics
+) -> None:
     await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS})
     await engine.wait_for_state("src", "RUNNING", tasks=1)
     feed = SOURCES["src"].feed
@@ -128,15 +139,21 @@ async def test_a_record_that_is_not_a_source_record_fails_the_task(engine: Engin
 
 
 async def test_converter_overrides_apply_per_connector(engine: Engine, topics: MemoryTopics) -> None:
-    config = {"connector.class": SOURCE, "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+    config = {
+        "connector.class": SOURCE,
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+    }
     await engine.create_connector("src", config)
     await engine.wait_for_state("src", "RUNNING", tasks=1)
-    SOURCES["src"].feed.put_nowait([SourceRecord(topic="plain", value="hello", source_partition={"part": "p0"},
-                                                 source_offset={"n": 1})])
+    SOURCES["src"].feed.put_nowait(
+        [SourceRecord(topic="plain", value="hello", source_partition={"part": "p0"}, source_offset={"n": 1})]
+    )
     await eventually(lambda: raw(topics, "plain") == [b"hello"])
 
 
-async def test_the_worker_default_converter_is_json_with_schemas(engine: Engine, topics: MemoryTopics) -> None:
+async def test_the_worker_default_converter_is_json_with_schemas(
+    engine: Engine, topics: MemoryTopics
+) -> None:
     await engine.create_connector("src", {"connector.class": SOURCE})
     await engine.wait_for_state("src", "RUNNING", tasks=1)
     SOURCES["src"].feed.put_nowait(records("enveloped", ["x"]))
@@ -156,9 +173,12 @@ async def test_active_topics_are_tracked_and_reset(engine: Engine) -> None:
 
 
 async def test_topics_survive_a_restart_in_a_file(tmp_path: Path) -> None:
-    worker = {**FAST, "topics.storage.file.filename": str(tmp_path / "topics.jsonl"),
-              "offset.storage.file.filename": str(tmp_path / "offsets"),
-              "config.storage.file.filename": str(tmp_path / "configs")}
+    worker = {
+        **FAST,
+        "topics.storage.file.filename": str(tmp_path / "topics.jsonl"),
+        "offset.storage.file.filename": str(tmp_path / "offsets"),
+        "config.storage.file.filename": str(tmp_path / "configs"),
+    }
     async with Engine(worker) as engine:
         await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS})
         await engine.wait_for_state("src", "RUNNING", tasks=1)
@@ -175,9 +195,16 @@ async def test_topics_survive_a_restart_in_a_file(tmp_path: Path) -> None:
 
 
 async def test_records_an_smt_drops_get_commit_record_with_none(engine: Engine, topics: MemoryTopics) -> None:
-    config = {"connector.class": SOURCE, **SCHEMALESS, "transforms": "drop", "transforms.drop.type": "Filter",
-              "transforms.drop.predicate": "isSecret", "predicates": "isSecret",
-              "predicates.isSecret.type": "TopicNameMatches", "predicates.isSecret.pattern": "secret-.*"}
+    config = {
+        "connector.class": SOURCE,
+        **SCHEMALESS,
+        "transforms": "drop",
+        "transforms.drop.type": "Filter",
+        "transforms.drop.predicate": "isSecret",
+        "predicates": "isSecret",
+        "predicates.isSecret.type": "TopicNameMatches",
+        "predicates.isSecret.pattern": "secret-.*",
+    }
     await engine.create_connector("src", config)
     await engine.wait_for_state("src", "RUNNING", tasks=1)
     SOURCES["src"].feed.put_nowait(records("secret-a", ["hidden"]) + records("public", ["shown"], start=1))
@@ -190,9 +217,14 @@ async def test_records_an_smt_drops_get_commit_record_with_none(engine: Engine, 
 
 
 async def test_an_smt_may_route_records_to_another_topic(engine: Engine, topics: MemoryTopics) -> None:
-    config = {"connector.class": SOURCE, **SCHEMALESS, "transforms": "route",
-              "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
-              "transforms.route.regex": "(.*)", "transforms.route.replacement": "$1-routed"}
+    config = {
+        "connector.class": SOURCE,
+        **SCHEMALESS,
+        "transforms": "route",
+        "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+        "transforms.route.regex": "(.*)",
+        "transforms.route.replacement": "$1-routed",
+    }
     await engine.create_connector("src", config)
     await engine.wait_for_state("src", "RUNNING", tasks=1)
     SOURCES["src"].feed.put_nowait(records("orders", ["x"]))
@@ -204,7 +236,9 @@ async def test_a_failed_send_fails_the_task_unless_errors_are_tolerated() -> Non
     topics = MemoryTopics(auto_create=False)  # sending to a missing topic fails
     async with Engine(FAST, topics=topics) as engine:
         await engine.create_connector("strict", {"connector.class": SOURCE, **SCHEMALESS})
-        await engine.create_connector("lenient", {"connector.class": SOURCE, **SCHEMALESS, "errors.tolerance": "all"})
+        await engine.create_connector(
+            "lenient", {"connector.class": SOURCE, **SCHEMALESS, "errors.tolerance": "all"}
+        )
         await engine.wait_for_state("strict", "RUNNING", tasks=1)
         await engine.wait_for_state("lenient", "RUNNING", tasks=1)
         SOURCES["lenient"].feed.put_nowait(records("missing", ["dropped"]))
@@ -218,9 +252,15 @@ async def test_a_failed_send_fails_the_task_unless_errors_are_tolerated() -> Non
 
 
 async def test_topic_creation_groups_decide_partitions(engine: Engine, topics: MemoryTopics) -> None:
-    config = {"connector.class": SOURCE, **SCHEMALESS, "topic.creation.groups": "wide",
-              "topic.creation.wide.include": "wide-.*", "topic.creation.wide.partitions": "4",
-              "topic.creation.default.partitions": "2", "topic.creation.default.replication.factor": "1"}
+    config = {
+        "connector.class": SOURCE,
+        **SCHEMALESS,
+        "topic.creation.groups": "wide",
+        "topic.creation.wide.include": "wide-.*",
+        "topic.creation.wide.partitions": "4",
+        "topic.creation.default.partitions": "2",
+        "topic.creation.default.replication.factor": "1",
+    }
     await engine.create_connector("src", config)
     await engine.wait_for_state("src", "RUNNING", tasks=1)
     SOURCES["src"].feed.put_nowait(records("wide-a", ["x"]) + records("narrow", ["y"], start=1))
@@ -236,16 +276,26 @@ async def test_one_poll_batch_over_partitions_gets_per_record_metadata_in_order(
     async with Engine(FAST, topics=topics) as engine:
         await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS})
         await engine.wait_for_state("src", "RUNNING", tasks=1)
-        batch = [SourceRecord(topic="spread", kafka_partition=i % 3, value=i, source_partition={"part": "p0"},
-                              source_offset={"n": i + 1}) for i in range(9)]
+        batch = [
+            SourceRecord(
+                topic="spread",
+                kafka_partition=i % 3,
+                value=i,
+                source_partition={"part": "p0"},
+                source_offset={"n": i + 1},
+            )
+            for i in range(9)
+        ]
         SOURCES["src"].feed.put_nowait(batch)
         await eventually(lambda: len(SOURCES["src"].committed_records) == 9)
         metas = dict(SOURCES["src"].committed_records)
-        assert {v: (m.topic, m.partition, m.offset) for v, m in metas.items() if m is not None} == \
-            {i: ("spread", i % 3, i // 3) for i in range(9)}
+        assert {v: (m.topic, m.partition, m.offset) for v, m in metas.items() if m is not None} == {
+            i: ("spread", i % 3, i // 3) for i in range(9)
+        }
         for partition in range(3):
-            assert [json.loads(r.value or b"") for r in topics.records(TopicPartition("spread", partition))] == \
-                [i for i in range(9) if i % 3 == partition]
+            assert [
+                json.loads(r.value or b"") for r in topics.records(TopicPartition("spread", partition))
+            ] == [i for i in range(9) if i % 3 == partition]
 
 
 async def test_a_batch_with_a_failed_send_commits_only_the_offsets_before_it() -> None:
@@ -258,8 +308,12 @@ async def test_a_batch_with_a_failed_send_commits_only_the_offsets_before_it() -
     async with Engine(FAST, topics=topics, offset_store=offsets) as engine:
         await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS})
         await engine.wait_for_state("src", "RUNNING", tasks=1)
-        batch = (records("exists", ["a1", "a2"]) + records("missing", ["a3"], start=2)
-                 + records("exists", ["a4"], start=3) + records("exists", ["b1", "b2"], partition="p1"))
+        batch = (
+            records("exists", ["a1", "a2"])
+            + records("missing", ["a3"], start=2)
+            + records("exists", ["a4"], start=3)
+            + records("exists", ["b1", "b2"], partition="p1")
+        )
         SOURCES["src"].feed.put_nowait(batch)
         await engine.wait_for_state("src", "RUNNING", tasks=["FAILED"])
         assert offsets.get("src", {"part": "p0"}) == {"n": 2}  # a1, a2 written; a3 failed; a4 held back
@@ -273,10 +327,15 @@ async def test_tolerated_send_failures_in_a_batch_commit_past_them() -> None:
     await topics.create_topic("exists", 1)
     offsets = MemoryOffsetStore()
     async with Engine(FAST, topics=topics, offset_store=offsets) as engine:
-        await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS, "errors.tolerance": "all"})
+        await engine.create_connector(
+            "src", {"connector.class": SOURCE, **SCHEMALESS, "errors.tolerance": "all"}
+        )
         await engine.wait_for_state("src", "RUNNING", tasks=1)
-        SOURCES["src"].feed.put_nowait(records("exists", ["a1"]) + records("missing", ["a2"], start=1)
-                                       + records("exists", ["a3"], start=2))
+        SOURCES["src"].feed.put_nowait(
+            records("exists", ["a1"])
+            + records("missing", ["a2"], start=1)
+            + records("exists", ["a3"], start=2)
+        )
         await eventually(lambda: len(SOURCES["src"].committed_records) == 3)
         committed = dict(SOURCES["src"].committed_records)
         assert committed["a2"] is None

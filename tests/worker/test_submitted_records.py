@@ -7,7 +7,9 @@ from engine.worker.submitted_records import SubmittedRecords
 
 
 def batch(*pairs: tuple[str, int]) -> list[SourceRecord]:
-    return [SourceRecord(topic="t", value=n, source_partition={"p": p}, source_offset={"n": n}) for p, n in pairs]
+    return [
+        SourceRecord(topic="t", value=n, source_partition={"p": p}, source_offset={"n": n}) for p, n in pairs
+    ]
 
 
 def test_an_acknowledged_batch_commits_the_newest_offset_of_each_partition() -> None:
@@ -56,7 +58,9 @@ def test_single_submissions_and_batches_share_the_order() -> None:
 
 def test_unhashable_partitions_are_keyed_by_their_json() -> None:
     submitted = SubmittedRecords()
-    records = [SourceRecord(topic="t", value=i, source_partition={"tables": ["x", "y"]}, source_offset={"n": i})
-               for i in range(3)]
+    records = [
+        SourceRecord(topic="t", value=i, source_partition={"tables": ["x", "y"]}, source_offset={"n": i})
+        for i in range(3)
+    ]
     submitted.submit_batch(records).ack()
     assert [dict(o)["n"] for _, o in submitted.committable()] == [2]

@@ -11,14 +11,22 @@ from engine.worker.topic_creation import TopicCreation
 
 
 def creation(**keys: str) -> TopicCreation:
-    made = TopicCreation.from_config({f"topic.creation.{k.replace('__', '.')}": v for k, v in keys.items()}, {})
+    made = TopicCreation.from_config(
+        {f"topic.creation.{k.replace('__', '.')}": v for k, v in keys.items()}, {}
+    )
     assert made is not None
     return made
 
 
 def test_a_group_takes_its_own_replication_factor_or_the_default_groups() -> None:
-    made = creation(groups="wide,narrow", wide__include="wide-.*", wide__replication__factor="2",
-                    narrow__include="narrow-.*", default__partitions="1", default__replication__factor="3")
+    made = creation(
+        groups="wide,narrow",
+        wide__include="wide-.*",
+        wide__replication__factor="2",
+        narrow__include="narrow-.*",
+        default__partitions="1",
+        default__replication__factor="3",
+    )
     assert made.group_for("wide-a").replication_factor == 2
     assert made.group_for("narrow-a").replication_factor == 3
     assert made.group_for("other").replication_factor == 3
@@ -36,4 +44,5 @@ def test_a_replication_factor_below_one_is_refused(value: str) -> None:
     assert str(refused.value) == (
         f"Invalid value {value} for configuration topic.creation.default.replication.factor: Replication factor "
         "must be positive and not larger than the number of brokers in the Kafka cluster, or -1 to use the "
-        "broker's default")
+        "broker's default"
+    )

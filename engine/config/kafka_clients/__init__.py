@@ -17,5 +17,17 @@ from engine.config.kafka_clients.clients import (
 from engine.config.kafka_clients.keys import ROLES, SECRET_KEYS, Role
 from engine.config.kafka_clients.policy import POLICY_KEY, OverridePolicy
 
-__all__ = ["NO_SETTINGS", "OVERRIDE_PREFIXES", "POLICY_KEY", "ROLES", "SECRET_KEYS", "WORKER_PREFIXES",
-           "KafkaClients", "OverridePolicy", "Role", "key_errors", "security_arguments", "translate"]
+__all__ = [
+    "NO_SETTINGS",
+    "OVERRIDE_PREFIXES",
+    "POLICY_KEY",
+    "ROLES",
+    "SECRET_KEYS",
+    "WORKER_PREFIXES",
+    "KafkaClients",
+    "OverridePolicy",
+    "Role",
+    "key_errors",
+    "security_arguments",
+    "translate",
+]

@@ -20,8 +20,11 @@ from typing import Any, Literal
 
 ClientRole = Literal["producer", "consumer", "admin_client"]
 
-_ROLE_OF_CLASS: dict[str, ClientRole] = {"AIOKafkaProducer": "producer", "AIOKafkaConsumer": "consumer",
-                                         "AIOKafkaAdminClient": "admin_client"}
+_ROLE_OF_CLASS: dict[str, ClientRole] = {
+    "AIOKafkaProducer": "producer",
+    "AIOKafkaConsumer": "consumer",
+    "AIOKafkaAdminClient": "admin_client",
+}
 
 
 @dataclass(slots=True)
@@ -94,8 +97,7 @@ def add_incoming(client: Any, size: int) -> None:
         stats.incoming_bytes += size
 
 
-def record_size(key: bytes | None, value: bytes | None,
-                headers: Any = ()) -> int:
+def record_size(key: bytes | None, value: bytes | None, headers: Any = ()) -> int:
     """A record's bytes as the engine hands them over: key, value, header names and values."""
     size = (len(key) if key else 0) + (len(value) if value else 0)
     for name, header in headers or ():

@@ -40,14 +40,30 @@ from engine.config.providers import ConfigTransformer, has_references
 from engine.errors import ConfigError
 
 WORKER_PREFIXES: dict[Role, str] = {"producer": "producer.", "consumer": "consumer.", "admin": "admin."}
-OVERRIDE_PREFIXES: dict[Role, str] = {"producer": "producer.override.", "consumer": "consumer.override.",
-                                      "admin": "admin.override."}
+OVERRIDE_PREFIXES: dict[Role, str] = {
+    "producer": "producer.override.",
+    "consumer": "consumer.override.",
+    "admin": "admin.override.",
+}
 # top-level connection keys the worker's own clients take; the rest of _COMMON the worker reads itself
 # (bootstrap.servers; client.id and request.timeout.ms belong to the group membership)
-_TOP_LEVEL_COMMON = ("retry.backoff.ms", "metadata.max.age.ms", "connections.max.idle.ms", "metadata.recovery.strategy")
+_TOP_LEVEL_COMMON = (
+    "retry.backoff.ms",
+    "metadata.max.age.ms",
+    "connections.max.idle.ms",
+    "metadata.recovery.strategy",
+)
 # top-level keys the worker reads for itself although Kafka's clients know them too
-_WORKER_OWN = frozenset({"bootstrap.servers", "group.id", "client.id", "session.timeout.ms",
-                         "heartbeat.interval.ms", "request.timeout.ms"})
+_WORKER_OWN = frozenset(
+    {
+        "bootstrap.servers",
+        "group.id",
+        "client.id",
+        "session.timeout.ms",
+        "heartbeat.interval.ms",
+        "request.timeout.ms",
+    }
+)
 
 NameOf = Callable[[str], str]
 log = structlog.get_logger(component="kafka-clients")
@@ -65,8 +81,9 @@ def _is_security(key: str) -> bool:
     return key in SECURITY_KEYS or key.startswith(("ssl.", "sasl."))
 
 
-def key_errors(props: Mapping[str, str], role: Role, *, name_of: NameOf = _same,
-               check_values: bool = True) -> dict[str, list[str]]:
+def key_errors(
+    props: Mapping[str, str], role: Role, *, name_of: NameOf = _same, check_values: bool = True
+) -> dict[str, list[str]]:
     """Every unknown, unsupported or malformed key of ``props`` (unprefixed), named by ``name_of``.
 
     Values holding ``${provider:...}`` references are checked only once resolved.
@@ -77,10 +94,16 @@ def key_errors(props: Mapping[str, str], role: Role, *, name_of: NameOf = _same,
         if _is_security(key) and key not in UNSUPPORTED:
             if key not in SECURITY_KEYS:
                 errors[name] = [f"Unknown configuration '{name}': not a Kafka {role} client setting"]
-            elif key == "security.protocol" and check_values and not has_references(value) \
-                    and value.strip().upper() not in SECURITY_PROTOCOLS:
-                errors[name] = [f"Invalid value {value} for configuration {name}: String must be one of: "
-                                f"{', '.join(SECURITY_PROTOCOLS)}"]
+            elif (
+                key == "security.protocol"
+                and check_values
+                and not has_references(value)
+                and value.strip().upper() not in SECURITY_PROTOCOLS
+            ):
+                errors[name] = [
+                    f"Invalid value {value} for configuration {name}: String must be one of: "
+                    f"{', '.join(SECURITY_PROTOCOLS)}"
+                ]
             continue
         found = describe_key(key, role)
         if found is None:
@@ -117,7 +140,9 @@ def _file_stamp(path: str) -> tuple[str, float]:
 
 
 @functools.lru_cache(maxsize=64)
-def _cached_security(items: tuple[tuple[str, str], ...], stamps: tuple[tuple[str, float], ...]) -> dict[str, Any]:
+def _cached_security(
+    items: tuple[tuple[str, str], ...], stamps: tuple[tuple[str, float], ...]
+) -> dict[str, Any]:
     """One SSL context (tens of ms: stores, system CAs) and token provider per distinct setting, shared by
     every client that has it; a store file changed on disk (``stamps``) makes a new one."""
     return _security(dict(items))
@@ -137,8 +162,11 @@ def _security(props: Mapping[str, str]) -> dict[str, Any]:
     protocol = (props.get("security.protocol") or "PLAINTEXT").strip().upper()
     if protocol not in SECURITY_PROTOCOLS:
         key = "security.protocol"
-        raise ConfigError(f"Invalid value {protocol} for configuration {key}: String must be one of: "
-                          f"{', '.join(SECURITY_PROTOCOLS)}", errors={key: ["unknown security protocol"]})
+        raise ConfigError(
+            f"Invalid value {protocol} for configuration {key}: String must be one of: "
+            f"{', '.join(SECURITY_PROTOCOLS)}",
+            errors={key: ["unknown security protocol"]},
+        )
     args: dict[str, Any] = {"security_protocol": protocol}
     if protocol in ("SSL", "SASL_SSL"):
         args["ssl_context"] = client_context(props)
@@ -166,13 +194,17 @@ def translate(props: Mapping[str, str], role: Role, *, name_of: NameOf = _same) 
 
 def with_prefix(props: Mapping[str, str], prefix: str) -> dict[str, str]:
     """Kafka's ``originalsWithPrefix``: the keys under ``prefix``, prefix stripped."""
-    return {k[len(prefix):]: v for k, v in props.items() if k.startswith(prefix) and len(k) > len(prefix)}
+    return {k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix) and len(k) > len(prefix)}
 
 
 def _admin_client_keys(raw: Mapping[str, str]) -> dict[str, str]:
     """The worker's ``admin.*`` client keys: all but KIP-208's ``admin.listeners`` and its ``admin.listeners.https.*``,
     which are REST settings."""
-    return {k: v for k, v in with_prefix(raw, "admin.").items() if k != "listeners" and not k.startswith("listeners.")}
+    return {
+        k: v
+        for k, v in with_prefix(raw, "admin.").items()
+        if k != "listeners" and not k.startswith("listeners.")
+    }
 
 
 def _top_level(raw: Mapping[str, str]) -> dict[str, str]:
@@ -187,8 +219,10 @@ def _top_level(raw: Mapping[str, str]) -> dict[str, str]:
             continue
         for role in ROLES:
             if key in TABLES[role]:
-                errors[key] = [f"'{key}' is a {role} setting: set {WORKER_PREFIXES[role]}{key} for connectors' "
-                               f"{role}s (the worker's own clients keep Connect's settings)"]
+                errors[key] = [
+                    f"'{key}' is a {role} setting: set {WORKER_PREFIXES[role]}{key} for connectors' "
+                    f"{role}s (the worker's own clients keep Connect's settings)"
+                ]
                 break
     _raise(errors)
     return chosen
@@ -205,21 +239,27 @@ class KafkaClients:
     task_args: Mapping[Role, Mapping[str, Any]] = field(default_factory=lambda: {r: {} for r in ROLES})
 
     @classmethod
-    def from_worker(cls, raw: Mapping[str, str], transformer: ConfigTransformer | None = None) -> KafkaClients:
+    def from_worker(
+        cls, raw: Mapping[str, str], transformer: ConfigTransformer | None = None
+    ) -> KafkaClients:
         """Translate every client key of the worker properties now, so a bad one stops the start-up."""
         policy = OverridePolicy.parse(raw)
         own = _top_level(raw)
         tasks: dict[Role, dict[str, str]] = {
-            "producer": with_prefix(raw, "producer."), "consumer": with_prefix(raw, "consumer."),
-            "admin": {**own, **_admin_client_keys(raw)}}
+            "producer": with_prefix(raw, "producer."),
+            "consumer": with_prefix(raw, "consumer."),
+            "admin": {**own, **_admin_client_keys(raw)},
+        }
         resolve = transformer.resolve if transformer is not None else dict
         own = resolve(own)
         tasks = {role: resolve(props) for role, props in tasks.items()}
         errors: dict[str, list[str]] = {}
         if "group.id" in tasks["consumer"]:
-            errors["consumer.group.id"] = ["consumer.group.id is not supported: one group for every sink connector "
-                                           "would make them share their partitions: set consumer.override.group.id "
-                                           "per connector"]
+            errors["consumer.group.id"] = [
+                "consumer.group.id is not supported: one group for every sink connector "
+                "would make them share their partitions: set consumer.override.group.id "
+                "per connector"
+            ]
         for role in ("producer", "consumer"):  # every bad key at once; admin's are the top level's + admin.*
             errors.update(key_errors(tasks[role], role, name_of=_prefixer(WORKER_PREFIXES[role])))
         errors.update(key_errors(_admin_client_keys(raw), "admin", name_of=_prefixer("admin.")))
@@ -228,7 +268,9 @@ class KafkaClients:
         # the own clients: all three roles share the top-level keys, which are common to every role
         own_args = translate(own, "admin")
         task_args: dict[Role, Mapping[str, Any]] = {
-            role: translate(props, role, name_of=_prefixer(WORKER_PREFIXES[role])) for role, props in tasks.items()}
+            role: translate(props, role, name_of=_prefixer(WORKER_PREFIXES[role]))
+            for role, props in tasks.items()
+        }
         protocol = raw.get("security.protocol", "PLAINTEXT").strip().upper()
         unused = sorted(k for k in own if k.startswith("sasl."))  # (ssl.* serve an HTTPS listener too)
         if not protocol.startswith("SASL_") and unused:  # as in Java, not an error: said once, at start-up
@@ -243,28 +285,35 @@ class KafkaClients:
         """Arguments for connectors' ``role`` clients before any connector override."""
         return dict(self.task_args[role])
 
-    def override_errors(self, config: Mapping[str, str | None], role: Role, *,
-                        check_values: bool = True) -> dict[str, list[str]]:
+    def override_errors(
+        self, config: Mapping[str, str | None], role: Role, *, check_values: bool = True
+    ) -> dict[str, list[str]]:
         """A connector's ``<role>.override.*`` problems: refused by the policy, unknown, unsupported, malformed."""
         prefix = OVERRIDE_PREFIXES[role]
-        overrides = {k: v or "" for k, v in with_prefix({k: v or "" for k, v in config.items()}, prefix).items()}
+        overrides = {
+            k: v or "" for k, v in with_prefix({k: v or "" for k, v in config.items()}, prefix).items()
+        }
         errors: dict[str, list[str]] = {}
         for key in overrides:
             refusal = self.policy.refusal(key)
             if refusal is not None:
                 errors[prefix + key] = [refusal]
-        for name, messages in key_errors(overrides, role, name_of=lambda k: prefix + k,
-                                         check_values=check_values).items():
+        for name, messages in key_errors(
+            overrides, role, name_of=lambda k: prefix + k, check_values=check_values
+        ).items():
             errors.setdefault(name, []).extend(messages)
         security = {k: v for k, v in overrides.items() if _is_security(k)}
         if check_values and security and not errors and not any(has_references(v) for v in security.values()):
             try:  # the JAAS text, the stores: what the task's client would refuse at start
-                security_arguments({**self.task_props[role], **overrides}, name_of=self._name_of(role, overrides))
+                security_arguments(
+                    {**self.task_props[role], **overrides}, name_of=self._name_of(role, overrides)
+                )
             except ConfigError as exc:
                 for name, messages in (exc.errors or {}).items():
-                    errors.setdefault(name, []).extend(m if m.startswith("Invalid") else
-                                                       f"Invalid value for configuration {name}: {m}"
-                                                       for m in messages)
+                    errors.setdefault(name, []).extend(
+                        m if m.startswith("Invalid") else f"Invalid value for configuration {name}: {m}"
+                        for m in messages
+                    )
         return errors
 
     @staticmethod
@@ -280,9 +329,11 @@ class KafkaClients:
             return self.worker_level(role)
         refused = [prefix + k for k in overrides if not self.policy.allows(k)]
         if refused:  # validation refuses these first; a config written before the policy changed lands here
-            raise ConfigError(f"Client Config Overrides not allowed {refused}: the '{self.policy.name}' policy does "
-                              "not allow them to be overridden in the connector configuration.",
-                              errors={k: ["not allowed by connector.client.config.override.policy"] for k in refused})
+            raise ConfigError(
+                f"Client Config Overrides not allowed {refused}: the '{self.policy.name}' policy does "
+                "not allow them to be overridden in the connector configuration.",
+                errors={k: ["not allowed by connector.client.config.override.policy"] for k in refused},
+            )
         return translate({**self.task_props[role], **overrides}, role, name_of=self._name_of(role, overrides))
 
     def missing_security(self, role: Role, config: Mapping[str, str]) -> str | None:
@@ -296,17 +347,25 @@ class KafkaClients:
             return None
         prefix, override = WORKER_PREFIXES[role], OVERRIDE_PREFIXES[role]
         effective = {**self.task_props[role], **with_prefix(config, override)}
-        wanted = ["security.protocol", *sorted(k for k in self.own_props
-                                               if (k.startswith("ssl.") and "SSL" in own)
-                                               or (k.startswith("sasl.") and own.startswith("SASL_")))]
+        wanted = [
+            "security.protocol",
+            *sorted(
+                k
+                for k in self.own_props
+                if (k.startswith("ssl.") and "SSL" in own)
+                or (k.startswith("sasl.") and own.startswith("SASL_"))
+            ),
+        ]
         missing = [k for k in wanted if k not in effective]
         if not missing:
             return None
         theirs = (effective.get("security.protocol") or "PLAINTEXT").strip().upper()
-        return (f"Connectors' {role}s get the worker's {prefix}* settings and the connector's {override}*, never the "
-                f"top-level ones (as in Kafka Connect): the worker's own clients use security.protocol={own}, this "
-                f"{role} security.protocol={theirs}. Set {', '.join(prefix + k for k in missing)} in the worker "
-                f"config (or {override}* in the connector's, as connector.client.config.override.policy allows)")
+        return (
+            f"Connectors' {role}s get the worker's {prefix}* settings and the connector's {override}*, never the "
+            f"top-level ones (as in Kafka Connect): the worker's own clients use security.protocol={own}, this "
+            f"{role} security.protocol={theirs}. Set {', '.join(prefix + k for k in missing)} in the worker "
+            f"config (or {override}* in the connector's, as connector.client.config.override.policy allows)"
+        )
 
 
 NO_SETTINGS = KafkaClients()

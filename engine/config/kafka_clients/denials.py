@@ -19,8 +19,12 @@ from aiokafka.errors import (
     TransactionalIdAuthorizationFailed,
 )
 
-AUTHORIZATION_ERRORS = (TopicAuthorizationFailedError, GroupAuthorizationFailedError,
-                        ClusterAuthorizationFailedError, TransactionalIdAuthorizationFailed)
+AUTHORIZATION_ERRORS = (
+    TopicAuthorizationFailedError,
+    GroupAuthorizationFailedError,
+    ClusterAuthorizationFailedError,
+    TransactionalIdAuthorizationFailed,
+)
 _KINDS: dict[type[BaseException], tuple[str, str]] = {  # resource kind, kafka-acls option
     TopicAuthorizationFailedError: ("topic", "--topic"),
     GroupAuthorizationFailedError: ("group", "--group"),
@@ -57,7 +61,9 @@ def identity_setting(client: Any, prefix: str = "") -> str:
     else:
         return f"{prefix}security.protocol (an unauthenticated client is User:ANONYMOUS)"
     if prefix.endswith("override."):  # a connector's own client: its override, or the worker's key under it
-        return f"{prefix}{key} (or {prefix.removesuffix('override.')}{key} when the connector does not set it)"
+        return (
+            f"{prefix}{key} (or {prefix.removesuffix('override.')}{key} when the connector does not set it)"
+        )
     return f"{prefix}{key}"
 
 
@@ -75,7 +81,11 @@ def denial(exc: BaseException, client: Any, *, operation: str, resource: str = "
     who = principal(client)
     target = kind if not resource else f"{kind} '{resource}'"
     grant_to = who if who.startswith("User:") else "<principal>"
-    grant = (f"kafka-acls --add --allow-principal {grant_to} --operation {operation.capitalize()} "
-             f"{option}{'' if not resource else ' ' + resource}")
-    return (f"principal {who} is not authorized to {operation.upper()} {target} ({type(exc).__name__}): grant it "
-            f"({grant}) or give this client a principal that has it: check {identity_setting(client, prefix)}")
+    grant = (
+        f"kafka-acls --add --allow-principal {grant_to} --operation {operation.capitalize()} "
+        f"{option}{'' if not resource else ' ' + resource}"
+    )
+    return (
+        f"principal {who} is not authorized to {operation.upper()} {target} ({type(exc).__name__}): grant it "
+        f"({grant}) or give this client a principal that has it: check {identity_setting(client, prefix)}"
+    )

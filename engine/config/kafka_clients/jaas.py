@@ -59,7 +59,7 @@ class _Tokenizer:
             if ch <= " ":
                 self.pos += 1
             elif ch == "/":
-                nxt = text[self.pos + 1: self.pos + 2]
+                nxt = text[self.pos + 1 : self.pos + 2]
                 if nxt == "*":
                     end = text.find("*/", self.pos + 2)
                     self.pos = len(text) if end < 0 else end + 2
@@ -77,9 +77,15 @@ class _Tokenizer:
         ch = text[self.pos]
         if ch in "\"'":
             return self._quoted(ch)
-        if (ch.isascii() and ch.isdigit()) or ch == "." or (
-                ch == "-" and text[self.pos + 1: self.pos + 2] != "" and
-                (text[self.pos + 1].isdigit() or text[self.pos + 1] == ".")):
+        if (
+            (ch.isascii() and ch.isdigit())
+            or ch == "."
+            or (
+                ch == "-"
+                and text[self.pos + 1 : self.pos + 2] != ""
+                and (text[self.pos + 1].isdigit() or text[self.pos + 1] == ".")
+            )
+        ):
             return self._number()
         if ch == "-":  # '-' not followed by a number is an ordinary character in Java, despite wordChars
             self.pos += 1
@@ -88,7 +94,7 @@ class _Tokenizer:
             start = self.pos
             while self.pos < len(text) and _is_word_part(text[self.pos]):
                 self.pos += 1
-            return _Token(_WORD, text[start:self.pos])
+            return _Token(_WORD, text[start : self.pos])
         self.pos += 1
         return _Token(ch, None)
 

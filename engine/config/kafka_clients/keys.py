@@ -52,6 +52,7 @@ def _choice(*allowed: str, mapped: Mapping[str, Any] | None = None) -> Callable[
         if value not in allowed:
             raise BadValue(f"String must be one of: {', '.join(allowed)}")
         return (mapped or {}).get(value, value)
+
     return convert
 
 
@@ -62,16 +63,22 @@ def _metadata_recovery(text: str) -> None:
     if value == "none":
         return
     if value == "rebootstrap":
-        raise BadValue("aiokafka cannot re-bootstrap (once it knows the cluster's brokers it never returns to "
-                       "bootstrap.servers): only none is supported")
+        raise BadValue(
+            "aiokafka cannot re-bootstrap (once it knows the cluster's brokers it never returns to "
+            "bootstrap.servers): only none is supported"
+        )
     raise BadValue("String must be one of (case insensitive): none, rebootstrap")
 
 
 def _only(*accepted: str) -> Callable[[str], None]:
     """Keys Connect sets itself, accepted at the value it uses (copied configs often carry them)."""
+
     def convert(text: str) -> None:
         if text.strip() not in accepted and text.strip().rsplit(".", 1)[-1] not in accepted:
-            raise BadValue(f"only {accepted[0]} is supported: the engine moves bytes and converts them itself")
+            raise BadValue(
+                f"only {accepted[0]} is supported: the engine moves bytes and converts them itself"
+            )
+
     return convert
 
 
@@ -80,13 +87,18 @@ def _assignors(text: str) -> tuple[Any, ...]:
     from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
     from aiokafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 
-    known = {"RangeAssignor": RangePartitionAssignor, "RoundRobinAssignor": RoundRobinPartitionAssignor,
-             "StickyAssignor": StickyPartitionAssignor}
+    known = {
+        "RangeAssignor": RangePartitionAssignor,
+        "RoundRobinAssignor": RoundRobinPartitionAssignor,
+        "StickyAssignor": StickyPartitionAssignor,
+    }
     chosen = []
     for name in (n.strip() for n in text.split(",") if n.strip()):
         simple = name.rsplit(".", 1)[-1]
         if simple not in known:
-            raise BadValue(f"'{name}' is not supported (aiokafka has {', '.join(known)}; no cooperative protocol)")
+            raise BadValue(
+                f"'{name}' is not supported (aiokafka has {', '.join(known)}; no cooperative protocol)"
+            )
         chosen.append(known[simple])
     if not chosen:
         raise BadValue("must name at least one assignor")
@@ -112,8 +124,9 @@ _COMMON: dict[str, Translation] = {
 }
 _PRODUCER: dict[str, Translation] = {
     "acks": Translation("acks", _choice("all", "-1", "0", "1", mapped={"-1": "all", "0": 0, "1": 1})),
-    "compression.type": Translation("compression_type", _choice("none", "gzip", "snappy", "lz4", "zstd",
-                                                                mapped={"none": None})),
+    "compression.type": Translation(
+        "compression_type", _choice("none", "gzip", "snappy", "lz4", "zstd", mapped={"none": None})
+    ),
     "batch.size": Translation("max_batch_size", _int),
     "linger.ms": Translation("linger_ms", _int),
     "max.request.size": Translation("max_request_size", _int),
@@ -147,45 +160,117 @@ _CONSUMER: dict[str, Translation] = {
     "value.deserializer": Translation(None, _only("ByteArrayDeserializer")),
 }
 TABLES: dict[Role, dict[str, Translation]] = {
-    "producer": {**_COMMON, **_PRODUCER}, "consumer": {**_COMMON, **_CONSUMER}, "admin": dict(_COMMON)}
+    "producer": {**_COMMON, **_PRODUCER},
+    "consumer": {**_COMMON, **_CONSUMER},
+    "admin": dict(_COMMON),
+}
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 # the security keys translate_security reads (ssl.* into an SSLContext, sasl.* into sasl_* arguments)
-SECURITY_KEYS = frozenset({
-    "security.protocol", "sasl.mechanism", "sasl.jaas.config", "sasl.login.callback.handler.class",
-    "sasl.oauthbearer.token.endpoint.url", *SSL_KEYS})
+SECURITY_KEYS = frozenset(
+    {
+        "security.protocol",
+        "sasl.mechanism",
+        "sasl.jaas.config",
+        "sasl.login.callback.handler.class",
+        "sasl.oauthbearer.token.endpoint.url",
+        *SSL_KEYS,
+    }
+)
 # the secret ones: masked in logs, never answered resolved (Kafka types them PASSWORD)
-SECRET_KEYS = frozenset({"sasl.jaas.config", "ssl.truststore.password", "ssl.keystore.password", "ssl.key.password",
-                         "ssl.keystore.key", "ssl.truststore.certificates"})
+SECRET_KEYS = frozenset(
+    {
+        "sasl.jaas.config",
+        "ssl.truststore.password",
+        "ssl.keystore.password",
+        "ssl.key.password",
+        "ssl.keystore.key",
+        "ssl.truststore.certificates",
+    }
+)
 
 # Known to Kafka's clients, no aiokafka equivalent: refused by name, with this reason
 UNSUPPORTED: dict[str, str] = {
-    **dict.fromkeys(("buffer.memory", "max.block.ms", "retries", "delivery.timeout.ms",
-                     "max.in.flight.requests.per.connection", "partitioner.class", "partitioner.ignore.keys",
-                     "partitioner.adaptive.partitioning.enable", "partitioner.availability.timeout.ms",
-                     "compression.gzip.level", "compression.lz4.level", "compression.zstd.level",
-                     "metadata.max.idle.ms"), "aiokafka has no such setting"),
+    **dict.fromkeys(
+        (
+            "buffer.memory",
+            "max.block.ms",
+            "retries",
+            "delivery.timeout.ms",
+            "max.in.flight.requests.per.connection",
+            "partitioner.class",
+            "partitioner.ignore.keys",
+            "partitioner.adaptive.partitioning.enable",
+            "partitioner.availability.timeout.ms",
+            "compression.gzip.level",
+            "compression.lz4.level",
+            "compression.zstd.level",
+            "metadata.max.idle.ms",
+        ),
+        "aiokafka has no such setting",
+    ),
     "metadata.recovery.rebootstrap.trigger.ms": "aiokafka cannot re-bootstrap (metadata.recovery.strategy=none)",
-    **dict.fromkeys(("reconnect.backoff.ms", "reconnect.backoff.max.ms", "retry.backoff.max.ms", "send.buffer.bytes",
-                     "receive.buffer.bytes", "socket.connection.setup.timeout.ms",
-                     "socket.connection.setup.timeout.max.ms", "client.dns.lookup", "default.api.timeout.ms",
-                     "allow.auto.create.topics", "group.protocol", "group.remote.assignor", "interceptor.classes",
-                     "metric.reporters", "metrics.num.samples", "metrics.sample.window.ms",
-                     "metrics.recording.level", "auto.include.jmx.reporter", "enable.metrics.push",
-                     "security.providers"), "aiokafka has no such setting"),
-    **dict.fromkeys(UNSUPPORTED_SSL, "TLS comes from Python's ssl module (OpenSSL); no Java security provider"),
-    **dict.fromkeys(("sasl.kerberos.service.name", "sasl.kerberos.kinit.cmd", "sasl.kerberos.min.time.before.relogin",
-                     "sasl.kerberos.ticket.renew.jitter", "sasl.kerberos.ticket.renew.window.factor"),
-                    "GSSAPI (Kerberos) is not supported"),
-    **dict.fromkeys(("sasl.client.callback.handler.class", "sasl.login.class", "sasl.login.refresh.window.factor",
-                     "sasl.login.refresh.window.jitter", "sasl.login.refresh.min.period.seconds",
-                     "sasl.login.refresh.buffer.seconds", "sasl.login.connect.timeout.ms",
-                     "sasl.login.read.timeout.ms", "sasl.login.retry.backoff.ms", "sasl.login.retry.backoff.max.ms",
-                     "sasl.oauthbearer.scope.claim.name", "sasl.oauthbearer.sub.claim.name",
-                     "sasl.oauthbearer.jwks.endpoint.url", "sasl.oauthbearer.expected.audience",
-                     "sasl.oauthbearer.expected.issuer", "sasl.oauthbearer.clock.skew.seconds",
-                     "sasl.oauthbearer.jwks.endpoint.refresh.ms", "sasl.oauthbearer.header.urlencode"),
-                    "not supported: tokens are renewed shortly before they expire"),
+    **dict.fromkeys(
+        (
+            "reconnect.backoff.ms",
+            "reconnect.backoff.max.ms",
+            "retry.backoff.max.ms",
+            "send.buffer.bytes",
+            "receive.buffer.bytes",
+            "socket.connection.setup.timeout.ms",
+            "socket.connection.setup.timeout.max.ms",
+            "client.dns.lookup",
+            "default.api.timeout.ms",
+            "allow.auto.create.topics",
+            "group.protocol",
+            "group.remote.assignor",
+            "interceptor.classes",
+            "metric.reporters",
+            "metrics.num.samples",
+            "metrics.sample.window.ms",
+            "metrics.recording.level",
+            "auto.include.jmx.reporter",
+            "enable.metrics.push",
+            "security.providers",
+        ),
+        "aiokafka has no such setting",
+    ),
+    **dict.fromkeys(
+        UNSUPPORTED_SSL, "TLS comes from Python's ssl module (OpenSSL); no Java security provider"
+    ),
+    **dict.fromkeys(
+        (
+            "sasl.kerberos.service.name",
+            "sasl.kerberos.kinit.cmd",
+            "sasl.kerberos.min.time.before.relogin",
+            "sasl.kerberos.ticket.renew.jitter",
+            "sasl.kerberos.ticket.renew.window.factor",
+        ),
+        "GSSAPI (Kerberos) is not supported",
+    ),
+    **dict.fromkeys(
+        (
+            "sasl.client.callback.handler.class",
+            "sasl.login.class",
+            "sasl.login.refresh.window.factor",
+            "sasl.login.refresh.window.jitter",
+            "sasl.login.refresh.min.period.seconds",
+            "sasl.login.refresh.buffer.seconds",
+            "sasl.login.connect.timeout.ms",
+            "sasl.login.read.timeout.ms",
+            "sasl.login.retry.backoff.ms",
+            "sasl.login.retry.backoff.max.ms",
+            "sasl.oauthbearer.scope.claim.name",
+            "sasl.oauthbearer.sub.claim.name",
+            "sasl.oauthbearer.jwks.endpoint.url",
+            "sasl.oauthbearer.expected.audience",
+            "sasl.oauthbearer.expected.issuer",
+            "sasl.oauthbearer.clock.skew.seconds",
+            "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+            "sasl.oauthbearer.header.urlencode",
+        ),
+        "not supported: tokens are renewed shortly before they expire",
+    ),
 }
 
 

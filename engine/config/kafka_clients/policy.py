@@ -19,9 +19,11 @@ POLICY_KEY = "connector.client.config.override.policy"
 ALLOWLIST_KEY = "connector.client.config.override.allowlist"
 _PACKAGE = "org.apache.kafka.connect.connector.policy."
 _ALLOWED: dict[str, frozenset[str] | None] = {
-    "All": None, "None": frozenset(), "Principal": frozenset({"sasl.jaas.config", "sasl.mechanism",
-                                                              "security.protocol"}),
-    "Allowlist": frozenset()}
+    "All": None,
+    "None": frozenset(),
+    "Principal": frozenset({"sasl.jaas.config", "sasl.mechanism", "security.protocol"}),
+    "Allowlist": frozenset(),
+}
 _LIST_SEPARATOR = re.compile(r"\s*,\s*")
 
 
@@ -40,13 +42,18 @@ class OverridePolicy:
     def parse(cls, worker: Mapping[str, str]) -> OverridePolicy:
         raw = (worker.get(POLICY_KEY) or "All").strip()
         for name in _ALLOWED:
-            if raw in (name, f"{name}ConnectorClientConfigOverridePolicy",
-                       f"{_PACKAGE}{name}ConnectorClientConfigOverridePolicy"):
+            if raw in (
+                name,
+                f"{name}ConnectorClientConfigOverridePolicy",
+                f"{_PACKAGE}{name}ConnectorClientConfigOverridePolicy",
+            ):
                 if name == "Allowlist":
                     return cls(name, _parse_list(worker.get(ALLOWLIST_KEY) or ""))
                 return cls(name)
-        message = (f"Invalid value {raw} for configuration {POLICY_KEY}: choose All, None, Principal or Allowlist "
-                   "(custom policy classes are not supported)")
+        message = (
+            f"Invalid value {raw} for configuration {POLICY_KEY}: choose All, None, Principal or Allowlist "
+            "(custom policy classes are not supported)"
+        )
         raise ConfigError(message, errors={POLICY_KEY: [message]})
 
     def allows(self, key: str) -> bool:

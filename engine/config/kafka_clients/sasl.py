@@ -31,13 +31,21 @@ from engine.config.kafka_clients.jaas import LoginModule, client_login_module
 from engine.errors import ConfigError
 
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
-_MODULES = {"PLAIN": "PlainLoginModule", "SCRAM-SHA-256": "ScramLoginModule",
-            "SCRAM-SHA-512": "ScramLoginModule", "OAUTHBEARER": "OAuthBearerLoginModule"}
+_MODULES = {
+    "PLAIN": "PlainLoginModule",
+    "SCRAM-SHA-256": "ScramLoginModule",
+    "SCRAM-SHA-512": "ScramLoginModule",
+    "OAUTHBEARER": "OAuthBearerLoginModule",
+}
 OAUTH_HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
-_OAUTH_HANDLER_ALIASES = (OAUTH_HANDLER, "org.apache.kafka.common.security.oauthbearer.secured."
-                          "OAuthBearerLoginCallbackHandler")
-_UNSECURED_HANDLER = ("org.apache.kafka.common.security.oauthbearer.internals.unsecured."
-                      "OAuthBearerUnsecuredLoginCallbackHandler")
+_OAUTH_HANDLER_ALIASES = (
+    OAUTH_HANDLER,
+    "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler",
+)
+_UNSECURED_HANDLER = (
+    "org.apache.kafka.common.security.oauthbearer.internals.unsecured."
+    "OAuthBearerUnsecuredLoginCallbackHandler"
+)
 _REFRESH_MARGIN_S = 60.0
 
 
@@ -67,17 +75,23 @@ class UnsecuredTokenProvider(AbstractTokenProvider):
                 claims[key.removeprefix("unsecuredLoginStringClaim_")] = value
             elif key.startswith("unsecuredLoginNumberClaim_"):
                 try:
-                    claims[key.removeprefix("unsecuredLoginNumberClaim_")] = float(value) if "." in value else int(value)
+                    claims[key.removeprefix("unsecuredLoginNumberClaim_")] = (
+                        float(value) if "." in value else int(value)
+                    )
                 except ValueError:
                     raise _bad("sasl.jaas.config", f"option {key}: '{value}' is not a number") from None
             elif key.startswith("unsecuredLoginListClaim_"):
                 # Kafka: the first character is the separator, e.g. ",a,b"
-                claims[key.removeprefix("unsecuredLoginListClaim_")] = [v for v in value[1:].split(value[:1]) if v] \
-                    if value else []
+                claims[key.removeprefix("unsecuredLoginListClaim_")] = (
+                    [v for v in value[1:].split(value[:1]) if v] if value else []
+                )
         principal = options.get("unsecuredLoginPrincipalClaimName", "sub")
         if not str(claims.get(principal, "")).strip():
-            raise _bad("sasl.jaas.config", f"OAuthBearerLoginModule needs option unsecuredLoginStringClaim_{principal} "
-                                           "(the principal) for unsecured tokens")
+            raise _bad(
+                "sasl.jaas.config",
+                f"OAuthBearerLoginModule needs option unsecuredLoginStringClaim_{principal} "
+                "(the principal) for unsecured tokens",
+            )
         try:
             lifetime = float(options.get("unsecuredLoginLifetimeSeconds", "3600"))
         except ValueError:
@@ -94,16 +108,20 @@ class UnsecuredTokenProvider(AbstractTokenProvider):
         return self._token
 
     def extensions(self) -> dict[str, str]:
-        return {k.removeprefix("unsecuredLoginExtension_"): v for k, v in self._options.items()
-                if k.startswith("unsecuredLoginExtension_")}
+        return {
+            k.removeprefix("unsecuredLoginExtension_"): v
+            for k, v in self._options.items()
+            if k.startswith("unsecuredLoginExtension_")
+        }
 
 
 class ClientCredentialsTokenProvider(AbstractTokenProvider):
     """KIP-768's ``OAuthBearerLoginCallbackHandler``: an access token from the token endpoint by the
     client-credentials grant, cached until shortly before ``expires_in`` runs out."""
 
-    def __init__(self, endpoint: str, client_id: str, client_secret: str, scope: str | None,
-                 timeout_s: float = 10.0) -> None:
+    def __init__(
+        self, endpoint: str, client_id: str, client_secret: str, scope: str | None, timeout_s: float = 10.0
+    ) -> None:
         self.endpoint = endpoint
         self._auth = (client_id, client_secret)
         self._scope = scope
@@ -129,16 +147,22 @@ class ClientCredentialsTokenProvider(AbstractTokenProvider):
         basic = "Basic " + base64.b64encode(":".join(self._auth).encode()).decode()
         timeout = aiohttp.ClientTimeout(total=self._timeout_s)
         try:
-            async with aiohttp.ClientSession(timeout=timeout) as session, \
-                    session.post(self.endpoint, data=form, headers={"Authorization": basic}) as response:
+            async with (
+                aiohttp.ClientSession(timeout=timeout) as session,
+                session.post(self.endpoint, data=form, headers={"Authorization": basic}) as response,
+            ):
                 body = await response.text()
                 if response.status != 200:
-                    raise ConfigError(f"The OAuth token endpoint {self.endpoint} answered {response.status}: "
-                                      f"{body[:200]} (check sasl.jaas.config clientId/clientSecret)")
+                    raise ConfigError(
+                        f"The OAuth token endpoint {self.endpoint} answered {response.status}: "
+                        f"{body[:200]} (check sasl.jaas.config clientId/clientSecret)"
+                    )
                 answer = json.loads(body)
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
-            raise ConfigError(f"Could not get a token from sasl.oauthbearer.token.endpoint.url {self.endpoint}: "
-                              f"{type(exc).__name__}: {exc}") from None
+            raise ConfigError(
+                f"Could not get a token from sasl.oauthbearer.token.endpoint.url {self.endpoint}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
         token = answer.get("access_token") if isinstance(answer, dict) else None
         if not isinstance(token, str) or not token:
             raise ConfigError(f"The OAuth token endpoint {self.endpoint} answered without an access_token")
@@ -155,17 +179,24 @@ def _oauth_provider(props: Mapping[str, str], module: LoginModule) -> AbstractTo
             raise _bad("sasl.oauthbearer.token.endpoint.url", f"required by {handler}")
         missing = [o for o in ("clientId", "clientSecret") if not module.options.get(o)]
         if missing:
-            raise _bad("sasl.jaas.config", f"OAuthBearerLoginModule needs option(s) {', '.join(missing)} for {handler}")
-        return ClientCredentialsTokenProvider(endpoint, module.options["clientId"], module.options["clientSecret"],
-                                              module.options.get("scope"))
+            raise _bad(
+                "sasl.jaas.config",
+                f"OAuthBearerLoginModule needs option(s) {', '.join(missing)} for {handler}",
+            )
+        return ClientCredentialsTokenProvider(
+            endpoint, module.options["clientId"], module.options["clientSecret"], module.options.get("scope")
+        )
     module_name, _, class_name = handler.rpartition(".")
     try:
         cls = getattr(importlib.import_module(module_name), class_name) if module_name else None
     except (ImportError, AttributeError):
         cls = None
     if not (isinstance(cls, type) and issubclass(cls, AbstractTokenProvider)):
-        raise _bad("sasl.login.callback.handler.class", f"'{handler}' is neither Kafka's OAuthBearerLoginCallbackHandler "
-                                                        "nor an importable aiokafka AbstractTokenProvider subclass")
+        raise _bad(
+            "sasl.login.callback.handler.class",
+            f"'{handler}' is neither Kafka's OAuthBearerLoginCallbackHandler "
+            "nor an importable aiokafka AbstractTokenProvider subclass",
+        )
     return cls()
 
 
@@ -176,15 +207,23 @@ def sasl_arguments(props: Mapping[str, str]) -> dict[str, Any]:
         raise _bad("sasl.mechanism", f"'{mechanism}' is not supported (supported: {', '.join(MECHANISMS)})")
     jaas = props.get("sasl.jaas.config")
     if not jaas:
-        raise _bad("sasl.jaas.config", f"required for sasl.mechanism={mechanism} (a JAAS file via "
-                                       "java.security.auth.login.config is not read)")
+        raise _bad(
+            "sasl.jaas.config",
+            f"required for sasl.mechanism={mechanism} (a JAAS file via "
+            "java.security.auth.login.config is not read)",
+        )
     module = client_login_module(jaas)
     if module.simple_name != _MODULES[mechanism]:
-        raise _bad("sasl.jaas.config", f"sasl.mechanism={mechanism} needs {_MODULES[mechanism]}, not {module.name}")
+        raise _bad(
+            "sasl.jaas.config", f"sasl.mechanism={mechanism} needs {_MODULES[mechanism]}, not {module.name}"
+        )
     if mechanism == "OAUTHBEARER":
         return {"sasl_mechanism": mechanism, "sasl_oauth_token_provider": _oauth_provider(props, module)}
     missing = [o for o in ("username", "password") if o not in module.options]
     if missing:
         raise _bad("sasl.jaas.config", f"{module.simple_name} needs option(s) {', '.join(missing)}")
-    return {"sasl_mechanism": mechanism, "sasl_plain_username": module.options["username"],
-            "sasl_plain_password": module.options["password"]}
+    return {
+        "sasl_mechanism": mechanism,
+        "sasl_plain_username": module.options["username"],
+        "sasl_plain_password": module.options["password"],
+    }

@@ -38,22 +38,30 @@ def _hint(exc: BaseException, inner: Any) -> str:
     user = getattr(inner, "_sasl_plain_username", None)
     who = f" as '{user}'" if user and mechanism != "OAUTHBEARER" else ""
     if isinstance(exc, ssl.SSLError):
-        return (f"the TLS handshake failed ({_described(exc)}): check ssl.truststore.* (the broker's certificate "
-                "must be trusted), ssl.keystore.* and ssl.endpoint.identification.algorithm")
+        return (
+            f"the TLS handshake failed ({_described(exc)}): check ssl.truststore.* (the broker's certificate "
+            "must be trusted), ssl.keystore.* and ssl.endpoint.identification.algorithm"
+        )
     if isinstance(exc, UnsupportedSaslMechanismError):
         return f"the broker does not offer sasl.mechanism={mechanism} ({_described(exc)})"
     if mechanism and isinstance(exc, KafkaConnectionError):
-        return (f"the broker closed the connection during the SASL handshake ({_described(exc)}): does it offer "
-                f"sasl.mechanism={mechanism} on a security.protocol={protocol} listener?")
+        return (
+            f"the broker closed the connection during the SASL handshake ({_described(exc)}): does it offer "
+            f"sasl.mechanism={mechanism} on a security.protocol={protocol} listener?"
+        )
     if isinstance(exc, KafkaConnectionError):
-        return (f"the broker closed the connection ({_described(exc)}): this client uses security.protocol="
-                f"{protocol}; does the listener speak it? A TLS listener drops a client that does not start TLS, a "
-                "SASL listener one that does not log in")
+        return (
+            f"the broker closed the connection ({_described(exc)}): this client uses security.protocol="
+            f"{protocol}; does the listener speak it? A TLS listener drops a client that does not start TLS, a "
+            "SASL listener one that does not log in"
+        )
     if isinstance(exc, SaslAuthenticationFailed | KeyError | ValueError):
-        return (f"SASL {mechanism} authentication{who} was refused ({_described(exc)}): check sasl.jaas.config")
+        return f"SASL {mechanism} authentication{who} was refused ({_described(exc)}): check sasl.jaas.config"
     if isinstance(exc, TimeoutError):
-        return (f"no answer within {DIAGNOSE_TIMEOUT_S:g} s (security.protocol="
-                f"{getattr(inner, '_security_protocol', '?')}: does the listener speak it?)")
+        return (
+            f"no answer within {DIAGNOSE_TIMEOUT_S:g} s (security.protocol="
+            f"{getattr(inner, '_security_protocol', '?')}: does the listener speak it?)"
+        )
     return _described(exc)
 
 
@@ -73,11 +81,17 @@ async def diagnose(client: Any) -> str | None:
     try:
         async with asyncio.timeout(DIAGNOSE_TIMEOUT_S):
             conn = await create_conn(
-                host, port, client_id=getattr(inner, "_client_id", "connect-engine"),
-                request_timeout_ms=int(DIAGNOSE_TIMEOUT_S * 1000), ssl_context=inner._ssl_context,
-                security_protocol=inner._security_protocol, sasl_mechanism=inner._sasl_mechanism,
-                sasl_plain_username=inner._sasl_plain_username, sasl_plain_password=inner._sasl_plain_password,
-                sasl_oauth_token_provider=inner._sasl_oauth_token_provider)
+                host,
+                port,
+                client_id=getattr(inner, "_client_id", "connect-engine"),
+                request_timeout_ms=int(DIAGNOSE_TIMEOUT_S * 1000),
+                ssl_context=inner._ssl_context,
+                security_protocol=inner._security_protocol,
+                sasl_mechanism=inner._sasl_mechanism,
+                sasl_plain_username=inner._sasl_plain_username,
+                sasl_plain_password=inner._sasl_plain_password,
+                sasl_oauth_token_provider=inner._sasl_oauth_token_provider,
+            )
         # a SASL listener answers ApiVersions before any login, then drops a client that asks for more
         async with asyncio.timeout(DIAGNOSE_TIMEOUT_S):
             await conn.send(MetadataRequest([]))
@@ -105,8 +119,15 @@ async def start_client(client: Any) -> None:
         raise SaslAuthenticationFailed(_hint(exc, _inner(client))) from exc
 
 
-_SASL_FRAMES = frozenset({"_do_sasl_handshake", "authenticator_scram", "process_server_first_message",
-                          "process_server_final_message", "step"})
+_SASL_FRAMES = frozenset(
+    {
+        "_do_sasl_handshake",
+        "authenticator_scram",
+        "process_server_first_message",
+        "process_server_final_message",
+        "step",
+    }
+)
 
 
 def _raised_in_sasl(exc: BaseException) -> bool:

@@ -39,6 +39,7 @@ def normalized_pem(text: str) -> str:
 def client_context(props: Mapping[str, str]) -> ssl.SSLContext:
     """The context for ``security.protocol`` SSL or SASL_SSL from the ``ssl.*`` keys of ``props``
     (resolved; unprefixed: the caller renames keys in errors)."""
-    ssl_props = {k: normalized_pem(v) if k in INLINE_PEM and v else v for k, v in props.items()
-                 if k.startswith("ssl.")}
+    ssl_props = {
+        k: normalized_pem(v) if k in INLINE_PEM and v else v for k, v in props.items() if k.startswith("ssl.")
+    }
     return build_context(ssl_props, "client")

@@ -29,25 +29,61 @@ _READABLE = 24
 
 CONFIG_DEF = (
     ConfigDef()
-    .define(DB_URL, ConfigType.STRING, importance=Importance.HIGH,
-            documentation="sqlite:///path/to.db (or a plain path) or postgresql://user@host:port/db")
-    .define(TABLES, ConfigType.LIST, importance=Importance.HIGH,
-            documentation="Tables whose inserted, updated and deleted rows are captured")
-    .define(AUDIT_TABLE, ConfigType.STRING, "", importance=Importance.MEDIUM,
-            documentation="Name of the audit table (and prefix of the triggers) this connector provisions; "
-                          "default connect_audit_<connector name>_<hash of the name and incarnation>. "
-                          f"At most {MAX_AUDIT_NAME} characters. deleted() drops it, and only if this connector "
-                          "incarnation created it.")
-    .define(TOPIC, ConfigType.STRING, "", importance=Importance.HIGH,
-            documentation="Topic the change records go to; default <connector name>.audit")
-    .define(BATCH_SIZE, ConfigType.INT, 500, Range.at_least(1), Importance.LOW,
-            "Most audit rows returned by one poll")
-    .define(POLL_INTERVAL, ConfigType.INT, 1000, Range.at_least(1), Importance.LOW,
-            "How long a poll waits for new rows before returning nothing")
-    .define(DDL_TIMEOUT, ConfigType.INT, 10000, Range.at_least(1), Importance.LOW,
-            "Lock and statement timeout of the provisioning and dropping DDL, enforced by the database; "
-            "keep it below the worker's connector.deleted.timeout.ms so a cleanup the worker stopped "
-            "waiting for does not go on waiting for a lock in the database")
+    .define(
+        DB_URL,
+        ConfigType.STRING,
+        importance=Importance.HIGH,
+        documentation="sqlite:///path/to.db (or a plain path) or postgresql://user@host:port/db",
+    )
+    .define(
+        TABLES,
+        ConfigType.LIST,
+        importance=Importance.HIGH,
+        documentation="Tables whose inserted, updated and deleted rows are captured",
+    )
+    .define(
+        AUDIT_TABLE,
+        ConfigType.STRING,
+        "",
+        importance=Importance.MEDIUM,
+        documentation="Name of the audit table (and prefix of the triggers) this connector provisions; "
+        "default connect_audit_<connector name>_<hash of the name and incarnation>. "
+        f"At most {MAX_AUDIT_NAME} characters. deleted() drops it, and only if this connector "
+        "incarnation created it.",
+    )
+    .define(
+        TOPIC,
+        ConfigType.STRING,
+        "",
+        importance=Importance.HIGH,
+        documentation="Topic the change records go to; default <connector name>.audit",
+    )
+    .define(
+        BATCH_SIZE,
+        ConfigType.INT,
+        500,
+        Range.at_least(1),
+        Importance.LOW,
+        "Most audit rows returned by one poll",
+    )
+    .define(
+        POLL_INTERVAL,
+        ConfigType.INT,
+        1000,
+        Range.at_least(1),
+        Importance.LOW,
+        "How long a poll waits for new rows before returning nothing",
+    )
+    .define(
+        DDL_TIMEOUT,
+        ConfigType.INT,
+        10000,
+        Range.at_least(1),
+        Importance.LOW,
+        "Lock and statement timeout of the provisioning and dropping DDL, enforced by the database; "
+        "keep it below the worker's connector.deleted.timeout.ms so a cleanup the worker stopped "
+        "waiting for does not go on waiting for a lock in the database",
+    )
 )
 
 
@@ -88,9 +124,16 @@ class AuditConfig:
         return {"connector": self.name, "incarnation": self.incarnation}
 
     def task_config(self) -> dict[str, str]:
-        return {"name": self.name, DB_URL: self.db_url, TABLES: ",".join(self.tables), AUDIT_TABLE: self.audit_table,
-                TOPIC: self.topic, BATCH_SIZE: str(self.batch_size), POLL_INTERVAL: str(int(self.poll_interval_s * 1000)),
-                DDL_TIMEOUT: str(self.ddl_timeout_ms)}
+        return {
+            "name": self.name,
+            DB_URL: self.db_url,
+            TABLES: ",".join(self.tables),
+            AUDIT_TABLE: self.audit_table,
+            TOPIC: self.topic,
+            BATCH_SIZE: str(self.batch_size),
+            POLL_INTERVAL: str(int(self.poll_interval_s * 1000)),
+            DDL_TIMEOUT: str(self.ddl_timeout_ms),
+        }
 
     def partition(self) -> dict[str, str]:
         """The source partition: one audit table in one database (credentials left out)."""

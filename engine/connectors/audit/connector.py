@@ -26,7 +26,9 @@ class AuditTableSourceConnector(SourceConnector):
     def start(self, props: dict[str, str]) -> None:
         self._config = config = AuditConfig.parse(props, self._incarnation())
         if len(config.audit_table) > MAX_AUDIT_NAME:
-            raise ConnectException(f"audit.table {config.audit_table!r} is longer than {MAX_AUDIT_NAME} characters")
+            raise ConnectException(
+                f"audit.table {config.audit_table!r} is longer than {MAX_AUDIT_NAME} characters"
+            )
         db = connect(config.db_url, config.ddl_timeout_ms)
         try:
             db.provision(config.audit_table, config.tables, config.owner())
@@ -59,8 +61,12 @@ class AuditTableSourceConnector(SourceConnector):
         db = connect(config.db_url, config.ddl_timeout_ms)
         try:
             # a cleanup recorded before incarnations existed drops what older versions provisioned
-            if not db.drop(config.audit_table, config.tables, config.owner() if incarnation is not None else None):
-                log.warning("audit.table_not_ours", audit_table=config.audit_table, owner=db.owner(config.audit_table))
+            if not db.drop(
+                config.audit_table, config.tables, config.owner() if incarnation is not None else None
+            ):
+                log.warning(
+                    "audit.table_not_ours", audit_table=config.audit_table, owner=db.owner(config.audit_table)
+                )
         finally:
             db.close()
 

@@ -47,18 +47,23 @@ class ForeignAuditTable(ConnectException):
     """The audit table exists but belongs to another connector, another incarnation, or nobody we know."""
 
     def __init__(self, audit: str, owner: Owner | None, mine: Owner) -> None:
-        whose = (f"connector {owner.get('connector')!r} (incarnation {owner.get('incarnation')})" if owner
-                 else "no connect-engine connector (it has no owner mark)")
-        super().__init__(f"Audit table {audit} already exists and belongs to {whose}, not to connector "
-                         f"{mine.get('connector')!r} (incarnation {mine.get('incarnation')}): refusing to adopt it. "
-                         "Drop it, or set audit.table to another name.")
+        whose = (
+            f"connector {owner.get('connector')!r} (incarnation {owner.get('incarnation')})"
+            if owner
+            else "no connect-engine connector (it has no owner mark)"
+        )
+        super().__init__(
+            f"Audit table {audit} already exists and belongs to {whose}, not to connector "
+            f"{mine.get('connector')!r} (incarnation {mine.get('incarnation')}): refusing to adopt it. "
+            "Drop it, or set audit.table to another name."
+        )
 
 
 def bounded(name: str) -> str:
     """``name`` if it fits PostgreSQL's 63 bytes, else cut and suffixed with a hash of the whole (injective)."""
     if len(name.encode()) <= PG_MAX_NAME:
         return name
-    return f"{name[:PG_MAX_NAME - 9]}_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+    return f"{name[: PG_MAX_NAME - 9]}_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 def _mark(owner: Owner) -> str:
@@ -105,19 +110,25 @@ class SQLiteDialect:
 
     def __init__(self, path: str, timeout_ms: int = 10000) -> None:
         # the busy timeout bounds how long DDL waits for another writer's lock
-        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=timeout_ms / 1000)
+        self._db = sqlite3.connect(
+            path, isolation_level=None, check_same_thread=False, timeout=timeout_ms / 1000
+        )
 
     def owner(self, audit: str) -> Owner | None:
-        row = self._db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (audit,)).fetchone()
+        row = self._db.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (audit,)
+        ).fetchone()
         return None if row is None else _owner_in(row[0])
 
     def provision(self, audit: str, tables: list[str], owner: Owner) -> None:
         if self.audit_table_exists(audit) and self.owner(audit) != owner:
             raise ForeignAuditTable(audit, self.owner(audit), owner)
-        self._db.execute(f"CREATE TABLE IF NOT EXISTS {audit} (id INTEGER PRIMARY KEY AUTOINCREMENT "
-                         f"/* {_mark(owner)} */, "
-                         "table_name TEXT NOT NULL, op TEXT NOT NULL, row_data TEXT NOT NULL, "
-                         "changed_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)")
+        self._db.execute(
+            f"CREATE TABLE IF NOT EXISTS {audit} (id INTEGER PRIMARY KEY AUTOINCREMENT "
+            f"/* {_mark(owner)} */, "
+            "table_name TEXT NOT NULL, op TEXT NOT NULL, row_data TEXT NOT NULL, "
+            "changed_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
+        )
         if self.owner(audit) != owner:  # lost a race with another creator
             raise ForeignAuditTable(audit, self.owner(audit), owner)
         for table in tables:
@@ -130,7 +141,8 @@ class SQLiteDialect:
                 self._db.execute(
                     f"CREATE TRIGGER IF NOT EXISTS {_trigger(audit, table, op)} AFTER {op} ON {table} BEGIN "
                     f"INSERT INTO {audit} (table_name, op, row_data) VALUES ('{table}', '{op}', json_object({row})); "
-                    "END")
+                    "END"
+                )
 
     def drop(self, audit: str, tables: list[str], owner: Owner | None = None) -> bool:
         """Drop the triggers and the audit table, unless ``owner`` is given and the table is someone else's."""
@@ -143,12 +155,16 @@ class SQLiteDialect:
         return True
 
     def read(self, audit: str, after: int, limit: int) -> list[AuditRow]:
-        rows = self._db.execute(f"SELECT id, table_name, op, row_data FROM {audit} WHERE id > ? ORDER BY id LIMIT ?",
-                                (after, limit)).fetchall()
+        rows = self._db.execute(
+            f"SELECT id, table_name, op, row_data FROM {audit} WHERE id > ? ORDER BY id LIMIT ?",
+            (after, limit),
+        ).fetchall()
         return [AuditRow(i, t, o, json.loads(r)) for i, t, o, r in rows]
 
     def triggers(self, audit: str) -> list[str]:
-        rows = self._db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name").fetchall()
+        rows = self._db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name"
+        ).fetchall()
         return [r[0] for r in rows if r[0].startswith(audit + "_")]
 
     def last_id(self, audit: str) -> int:
@@ -157,8 +173,12 @@ class SQLiteDialect:
         return int(row[0]) if row else 0
 
     def audit_table_exists(self, audit: str) -> bool:
-        return self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                                (audit,)).fetchone() is not None
+        return (
+            self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (audit,)
+            ).fetchone()
+            is not None
+        )
 
     def close(self) -> None:
         self._db.close()
@@ -184,9 +204,11 @@ class PostgresDialect:
         if self.audit_table_exists(audit) and self.owner(audit) != owner:
             raise ForeignAuditTable(audit, self.owner(audit), owner)
         with self._db.transaction():  # created and marked at once: nobody sees an unmarked table
-            self._db.execute(f"CREATE TABLE IF NOT EXISTS {audit} (id BIGSERIAL PRIMARY KEY, "
-                             "table_name TEXT NOT NULL, op TEXT NOT NULL, row_data JSONB NOT NULL, "
-                             "changed_at TIMESTAMPTZ NOT NULL DEFAULT now())")
+            self._db.execute(
+                f"CREATE TABLE IF NOT EXISTS {audit} (id BIGSERIAL PRIMARY KEY, "
+                "table_name TEXT NOT NULL, op TEXT NOT NULL, row_data JSONB NOT NULL, "
+                "changed_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+            )
             if self.owner(audit) is None:
                 self._db.execute(f"COMMENT ON TABLE {audit} IS {_literal(_mark(owner))}")
         if self.owner(audit) != owner:  # lost a race with another creator
@@ -196,13 +218,16 @@ class PostgresDialect:
             f"IF TG_OP = 'DELETE' THEN INSERT INTO {audit} (table_name, op, row_data) "
             "VALUES (TG_TABLE_NAME, TG_OP, to_jsonb(OLD)); RETURN OLD; END IF; "
             f"INSERT INTO {audit} (table_name, op, row_data) VALUES (TG_TABLE_NAME, TG_OP, to_jsonb(NEW)); "
-            "RETURN NEW; END $$")
+            "RETURN NEW; END $$"
+        )
         for table in tables:
             exists = self._db.execute("SELECT to_regclass(%s)", (table,)).fetchone()
             if exists is None or exists[0] is None:
                 raise ConnectException(f"Table {table} does not exist")
-            self._db.execute(f"CREATE OR REPLACE TRIGGER {bounded(f'{audit}_{table}')} AFTER INSERT OR UPDATE OR "
-                             f"DELETE ON {table} FOR EACH ROW EXECUTE FUNCTION {audit}_capture()")
+            self._db.execute(
+                f"CREATE OR REPLACE TRIGGER {bounded(f'{audit}_{table}')} AFTER INSERT OR UPDATE OR "
+                f"DELETE ON {table} FOR EACH ROW EXECUTE FUNCTION {audit}_capture()"
+            )
 
     def drop(self, audit: str, tables: list[str], owner: Owner | None = None) -> bool:
         """Drop the triggers, function and audit table, unless ``owner`` is given and the table is someone else's."""
@@ -216,12 +241,16 @@ class PostgresDialect:
         return True
 
     def read(self, audit: str, after: int, limit: int) -> list[AuditRow]:
-        rows = self._db.execute(f"SELECT id, table_name, op, row_data FROM {audit} WHERE id > %s ORDER BY id LIMIT %s",
-                                (after, limit)).fetchall()
+        rows = self._db.execute(
+            f"SELECT id, table_name, op, row_data FROM {audit} WHERE id > %s ORDER BY id LIMIT %s",
+            (after, limit),
+        ).fetchall()
         return [AuditRow(int(i), t, o, dict(r)) for i, t, o, r in rows]
 
     def triggers(self, audit: str) -> list[str]:
-        rows = self._db.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal ORDER BY tgname").fetchall()
+        rows = self._db.execute(
+            "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal ORDER BY tgname"
+        ).fetchall()
         return [r[0] for r in rows if r[0].startswith(audit + "_")]
 
     def last_id(self, audit: str) -> int:
@@ -246,7 +275,9 @@ def connect(url: str, timeout_ms: int = 10000) -> Dialect:
     if scheme in ("postgresql", "postgres"):
         return PostgresDialect(url, timeout_ms)
     if scheme == "sqlite" and url.startswith("sqlite:///"):
-        return SQLiteDialect(url.removeprefix("sqlite:///"), timeout_ms)  # sqlite:////abs/path keeps its leading /
+        return SQLiteDialect(
+            url.removeprefix("sqlite:///"), timeout_ms
+        )  # sqlite:////abs/path keeps its leading /
     if scheme == "":
         return SQLiteDialect(url, timeout_ms)
     raise ConnectException(f"Unsupported database URL {url!r}: use sqlite:///path or postgresql://...")

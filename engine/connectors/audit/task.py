@@ -25,12 +25,18 @@ class AuditTableSourceTask(SourceTask):
         if self._last_id > newest:
             # the audit table was dropped and created again under this name: every new row has an id
             # below the offset, and resuming after it would skip them all without a word
-            message = (f"The committed offset (id {self._last_id}) is beyond the last id audit table "
-                       f"{self._config.audit_table} ever handed out ({newest}): the table was re-created. Reset "
-                       "this connector's offsets (stop it, then DELETE /connectors/<name>/offsets) to read it "
-                       "from the start.")
-            log.warning("audit.offset_beyond_table", audit_table=self._config.audit_table, offset=self._last_id,
-                        last_id=newest)
+            message = (
+                f"The committed offset (id {self._last_id}) is beyond the last id audit table "
+                f"{self._config.audit_table} ever handed out ({newest}): the table was re-created. Reset "
+                "this connector's offsets (stop it, then DELETE /connectors/<name>/offsets) to read it "
+                "from the start."
+            )
+            log.warning(
+                "audit.offset_beyond_table",
+                audit_table=self._config.audit_table,
+                offset=self._last_id,
+                last_id=newest,
+            )
             raise ConnectException(message)
 
     def poll(self) -> list[SourceRecord] | None:
@@ -48,9 +54,16 @@ class AuditTableSourceTask(SourceTask):
             return None
         self._last_id = rows[-1].id
         partition = config.partition()
-        return [SourceRecord(topic=config.topic, key=f"{row.table}:{row.id}",
-                             value={"table": row.table, "op": row.op, "row": row.row, "audit_id": row.id},
-                             source_partition=partition, source_offset={"id": row.id}) for row in rows]
+        return [
+            SourceRecord(
+                topic=config.topic,
+                key=f"{row.table}:{row.id}",
+                value={"table": row.table, "op": row.op, "row": row.row, "audit_id": row.id},
+                source_partition=partition,
+                source_offset={"id": row.id},
+            )
+            for row in rows
+        ]
 
     def stop(self, connector_deleted: bool = False) -> None:
         db, self._db = self._db, None

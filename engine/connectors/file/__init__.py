@@ -5,4 +5,9 @@ from __future__ import annotations
 from engine.connectors.file.sink import FileStreamSinkConnector, FileStreamSinkTask
 from engine.connectors.file.source import FileStreamSourceConnector, FileStreamSourceTask
 
-__all__ = ["FileStreamSinkConnector", "FileStreamSinkTask", "FileStreamSourceConnector", "FileStreamSourceTask"]
+__all__ = [
+    "FileStreamSinkConnector",
+    "FileStreamSinkTask",
+    "FileStreamSourceConnector",
+    "FileStreamSourceTask",
+]

@@ -21,9 +21,13 @@ from engine.api import (
 )
 
 FILE = "file"
-CONFIG_DEF = ConfigDef().define(FILE, ConfigType.STRING, None, importance=Importance.HIGH,
-                                documentation="Destination filename. If not specified, the standard output will be "
-                                              "used")
+CONFIG_DEF = ConfigDef().define(
+    FILE,
+    ConfigType.STRING,
+    None,
+    importance=Importance.HIGH,
+    documentation="Destination filename. If not specified, the standard output will be used",
+)
 
 
 class FileStreamSinkConnector(SinkConnector):
@@ -48,7 +52,9 @@ class FileStreamSinkConnector(SinkConnector):
     def version(self) -> str:
         return "1.0.0"
 
-    def alter_offsets(self, connector_config: Mapping[str, str], offsets: Mapping[TopicPartition, int | None]) -> bool:
+    def alter_offsets(
+        self, connector_config: Mapping[str, str], offsets: Mapping[TopicPartition, int | None]
+    ) -> bool:
         """Nothing to alter outside Kafka, and no rule on the offsets: the framework's own are all there is."""
         return True
 
@@ -74,7 +80,9 @@ class FileStreamSinkTask(SinkTask):
         try:
             self._file, self._owned = open(filename, "a", encoding="utf-8"), True  # noqa: SIM115
         except OSError as exc:
-            raise ConnectException(f"Couldn't find or create file '{filename}' for FileStreamSinkTask") from exc
+            raise ConnectException(
+                f"Couldn't find or create file '{filename}' for FileStreamSinkTask"
+            ) from exc
 
     def put(self, records: Collection[SinkRecord]) -> None:
         assert self._file is not None

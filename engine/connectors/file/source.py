@@ -42,13 +42,28 @@ _READ = 1 << 20
 
 CONFIG_DEF = (
     ConfigDef()
-    .define(FILE, ConfigType.STRING, None, importance=Importance.HIGH,
-            documentation="Source filename. If not specified, the standard input will be used")
-    .define(TOPIC, ConfigType.STRING, validator=NonEmptyString(), importance=Importance.HIGH,
-            documentation="The topic to publish data to")
-    .define(BATCH_SIZE, ConfigType.INT, 2000, importance=Importance.LOW,
-            documentation="The maximum number of records the source task can read from the file each time it is "
-                          "polled")
+    .define(
+        FILE,
+        ConfigType.STRING,
+        None,
+        importance=Importance.HIGH,
+        documentation="Source filename. If not specified, the standard input will be used",
+    )
+    .define(
+        TOPIC,
+        ConfigType.STRING,
+        validator=NonEmptyString(),
+        importance=Importance.HIGH,
+        documentation="The topic to publish data to",
+    )
+    .define(
+        BATCH_SIZE,
+        ConfigType.INT,
+        2000,
+        importance=Importance.LOW,
+        documentation="The maximum number of records the source task can read from the file each time it is "
+        "polled",
+    )
 )
 
 
@@ -82,20 +97,26 @@ class FileStreamSourceConnector(SourceConnector):
     def alter_offsets(self, connector_config: Mapping[str, str], offsets: Mapping[Any, Any]) -> bool:
         """Connect's checks, with its messages: the task checks the position against the file when it starts."""
         if not CONFIG_DEF.parse(connector_config)[FILE]:
-            raise ConnectException(f"Offsets cannot be modified if the '{FILE}' configuration is unspecified. "
-                                   "This is because stdin is used for input and offsets are not tracked.")
+            raise ConnectException(
+                f"Offsets cannot be modified if the '{FILE}' configuration is unspecified. "
+                "This is because stdin is used for input and offsets are not tracked."
+            )
         for partition, offset in offsets.items():
             if offset is None:
                 continue  # tombstones are allowed for anything, so garbage can be cleaned up
             if POSITION_FIELD not in offset:
-                raise ConnectException(f"Offset objects should either be null or contain the key '{POSITION_FIELD}'")
+                raise ConnectException(
+                    f"Offset objects should either be null or contain the key '{POSITION_FIELD}'"
+                )
             position = offset[POSITION_FIELD]
             if not isinstance(position, int) or isinstance(position, bool):
-                raise ConnectException(f"The value for the '{POSITION_FIELD}' key in the offset is expected to be a "
-                                       "Long value")
+                raise ConnectException(
+                    f"The value for the '{POSITION_FIELD}' key in the offset is expected to be a Long value"
+                )
             if position < 0:
-                raise ConnectException(f"The value for the '{POSITION_FIELD}' key in the offset should be a "
-                                       "non-negative value")
+                raise ConnectException(
+                    f"The value for the '{POSITION_FIELD}' key in the offset should be a non-negative value"
+                )
             if partition is None:
                 raise ConnectException("Partition objects cannot be null")
             if FILENAME_FIELD not in _as_mapping(partition):
@@ -183,10 +204,16 @@ class FileStreamSourceTask(SourceTask):
             if self._position is not None:
                 self._position += following - cursor
             cursor = following
-            records.append(SourceRecord(topic=self._topic, value_schema=Schema.STRING_SCHEMA, value=line,
-                                        source_partition=self._partition(),
-                                        source_offset={POSITION_FIELD: self._position},
-                                        timestamp=int(time.time() * 1000)))
+            records.append(
+                SourceRecord(
+                    topic=self._topic,
+                    value_schema=Schema.STRING_SCHEMA,
+                    value=line,
+                    source_partition=self._partition(),
+                    source_offset={POSITION_FIELD: self._position},
+                    timestamp=int(time.time() * 1000),
+                )
+            )
         self._pending = self._pending[cursor:]
         if not records:
             if not chunk and self._filename is not None:

@@ -38,7 +38,9 @@ def _invalid(name: str, value: Any, why: str) -> ConfigDefError:
 
 def _slot(name: str, value: Any) -> None:
     if value and not _SLOT_NAME.fullmatch(str(value)):
-        raise _invalid(name, value, "a replication slot name has 1 to 63 lower-case letters, digits or underscores")
+        raise _invalid(
+            name, value, "a replication slot name has 1 to 63 lower-case letters, digits or underscores"
+        )
 
 
 def _publication(name: str, value: Any) -> None:
@@ -65,26 +67,71 @@ _check_tables = LambdaValidator(_tables, "schema.table, ...")
 
 CONFIG_DEF = (
     ConfigDef()
-    .define(URL, ConfigType.STRING, importance=Importance.HIGH, validator=_check_url,
-            documentation="postgresql://user[:password]@host:port/database of a server with wal_level=logical")
-    .define(TABLES, ConfigType.LIST, validator=_check_tables, importance=Importance.HIGH,
-            documentation="Tables whose row changes are captured, comma-separated schema.table (exact names; "
-                          "a name without a schema is in public)")
-    .define(SLOT, ConfigType.STRING, "", importance=Importance.MEDIUM, validator=_check_slot,
-            documentation="Logical replication slot this connector creates and, when deleted, drops; default "
-                          "connect_<connector name> lower-cased, other characters PostgreSQL refuses as _")
-    .define(PUBLICATION, ConfigType.STRING, "", importance=Importance.MEDIUM, validator=_check_publication,
-            documentation="Publication this connector creates for the tables and, when deleted, drops; default "
-                          "the slot name")
-    .define(TOPIC_PREFIX, ConfigType.STRING, "", importance=Importance.HIGH,
-            documentation="Records go to <prefix>.<schema>.<table>; default the connector name")
-    .define(BATCH_SIZE, ConfigType.INT, 2048, Range.at_least(1), Importance.LOW,
-            "Changes decoded by one poll (whole transactions: a larger one comes in one batch)")
-    .define(POLL_INTERVAL, ConfigType.INT, 500, Range.at_least(1), Importance.LOW,
-            "How long a poll that found no change waits before returning nothing")
-    .define(DROP_TIMEOUT, ConfigType.INT, 10000, Range.at_least(1), Importance.LOW,
-            "How long deleted() keeps terminating a backend still attached to the slot and retrying the drop "
-            "(and the statement and lock timeout of its SQL); keep it below connector.deleted.timeout.ms")
+    .define(
+        URL,
+        ConfigType.STRING,
+        importance=Importance.HIGH,
+        validator=_check_url,
+        documentation="postgresql://user[:password]@host:port/database of a server with wal_level=logical",
+    )
+    .define(
+        TABLES,
+        ConfigType.LIST,
+        validator=_check_tables,
+        importance=Importance.HIGH,
+        documentation="Tables whose row changes are captured, comma-separated schema.table (exact names; "
+        "a name without a schema is in public)",
+    )
+    .define(
+        SLOT,
+        ConfigType.STRING,
+        "",
+        importance=Importance.MEDIUM,
+        validator=_check_slot,
+        documentation="Logical replication slot this connector creates and, when deleted, drops; default "
+        "connect_<connector name> lower-cased, other characters PostgreSQL refuses as _",
+    )
+    .define(
+        PUBLICATION,
+        ConfigType.STRING,
+        "",
+        importance=Importance.MEDIUM,
+        validator=_check_publication,
+        documentation="Publication this connector creates for the tables and, when deleted, drops; default "
+        "the slot name",
+    )
+    .define(
+        TOPIC_PREFIX,
+        ConfigType.STRING,
+        "",
+        importance=Importance.HIGH,
+        documentation="Records go to <prefix>.<schema>.<table>; default the connector name",
+    )
+    .define(
+        BATCH_SIZE,
+        ConfigType.INT,
+        2048,
+        Range.at_least(1),
+        Importance.LOW,
+        "Changes decoded by one poll (whole transactions: a larger one comes in one batch)",
+    )
+    .define(
+        POLL_INTERVAL,
+        ConfigType.INT,
+        500,
+        Range.at_least(1),
+        Importance.LOW,
+        "How long a poll that found no change waits before returning nothing",
+    )
+    .define(
+        DROP_TIMEOUT,
+        ConfigType.INT,
+        10000,
+        Range.at_least(1),
+        Importance.LOW,
+        "How long deleted() keeps terminating a backend still attached to the slot and retrying the drop "
+        "(and the statement and lock timeout of its SQL); keep it below connector.deleted.timeout.ms",
+    )
 )
 
 
@@ -117,9 +164,17 @@ class CdcConfig:
         tables = tuple(parse_table(t) for t in values[TABLES] if t.strip())
         if not tables:
             raise ConfigException(TABLES, props.get(TABLES), "name at least one table (schema.table)")
-        return cls(name=name, url=values[URL], tables=tables, slot=slot, publication=values[PUBLICATION] or slot,
-                   topic_prefix=values[TOPIC_PREFIX] or name, batch_size=values[BATCH_SIZE],
-                   poll_interval_s=values[POLL_INTERVAL] / 1000, drop_timeout_ms=values[DROP_TIMEOUT])
+        return cls(
+            name=name,
+            url=values[URL],
+            tables=tables,
+            slot=slot,
+            publication=values[PUBLICATION] or slot,
+            topic_prefix=values[TOPIC_PREFIX] or name,
+            batch_size=values[BATCH_SIZE],
+            poll_interval_s=values[POLL_INTERVAL] / 1000,
+            drop_timeout_ms=values[DROP_TIMEOUT],
+        )
 
     def partition(self) -> dict[str, str]:
         """The source partition: one slot on one server (credentials left out: offsets are stored in the clear)."""
@@ -139,7 +194,7 @@ def default_slot(connector: str) -> str:
     slot = "connect_" + re.sub(r"[^a-z0-9_]", "_", connector.lower())
     if len(slot) <= MAX_NAME:
         return slot
-    return f"{slot[:MAX_NAME - 9]}_{hashlib.sha256(connector.encode()).hexdigest()[:8]}"
+    return f"{slot[: MAX_NAME - 9]}_{hashlib.sha256(connector.encode()).hexdigest()[:8]}"
 
 
 def server_of(url: str) -> str:

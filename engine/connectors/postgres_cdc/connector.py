@@ -33,8 +33,12 @@ class PostgresCdcSourceConnector(SourceConnector):
         conn = provisioning.connect(config.url, config.drop_timeout_ms)
         try:
             if provisioning.provision(conn, config, self._owner()):
-                log.info("postgres_cdc.slot_created", connector=config.name, slot=config.slot,
-                         publication=config.publication)
+                log.info(
+                    "postgres_cdc.slot_created",
+                    connector=config.name,
+                    slot=config.slot,
+                    publication=config.publication,
+                )
         finally:
             conn.close()
 
@@ -45,7 +49,9 @@ class PostgresCdcSourceConnector(SourceConnector):
         return PostgresCdcSourceTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self.context.configs(), name=self._config.name)]  # one slot, one ordered stream: one task
+        return [
+            dict(self.context.configs(), name=self._config.name)
+        ]  # one slot, one ordered stream: one task
 
     def config(self) -> ConfigDef:
         return CONFIG_DEF
@@ -90,7 +96,12 @@ class PostgresCdcSourceConnector(SourceConnector):
     def _drop(self, conn: psycopg.Connection[Any], config: CdcConfig) -> None:
         """The cleanup's steps (a test kills the worker between them)."""
         if provisioning.drop(conn, config, self._owner()):
-            log.info("postgres_cdc.dropped", connector=config.name, slot=config.slot, publication=config.publication)
+            log.info(
+                "postgres_cdc.dropped",
+                connector=config.name,
+                slot=config.slot,
+                publication=config.publication,
+            )
 
     def _owner(self) -> dict[str, str | None]:
         try:

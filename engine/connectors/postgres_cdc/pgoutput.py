@@ -117,7 +117,7 @@ class _Reader:
 
     def string(self) -> str:
         end = self._data.index(0, self._at)
-        value = self._data[self._at:end].decode()
+        value = self._data[self._at : end].decode()
         self._at = end + 1
         return value
 
@@ -136,7 +136,7 @@ class _Reader:
             if kind in (_T, _B):
                 (length,) = unpack(data, at)
                 at += 4
-                append(data[at:at + length])
+                append(data[at : at + length])
                 at += length
             elif kind == _N:
                 append(None)
@@ -212,7 +212,11 @@ def _bool(raw: bytes) -> bool:
     return raw == b"t"
 
 
-_CONVERTERS: dict[int, Any] = {**dict.fromkeys(_INT_TYPES, int), **dict.fromkeys(_FLOAT_TYPES, float), _BOOL: _bool}
+_CONVERTERS: dict[int, Any] = {
+    **dict.fromkeys(_INT_TYPES, int),
+    **dict.fromkeys(_FLOAT_TYPES, float),
+    _BOOL: _bool,
+}
 
 
 def lsn_text(lsn: int) -> str:

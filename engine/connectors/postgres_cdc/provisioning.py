@@ -76,7 +76,9 @@ def _parse_mark(text: str | None) -> tuple[Owner, str | None] | None:
 
 def claims(conn: psycopg.Connection[Any]) -> list[Claim]:
     """Every publication in this database that carries a connect-engine mark."""
-    rows = conn.execute("SELECT pubname, obj_description(oid, 'pg_publication') FROM pg_publication").fetchall()
+    rows = conn.execute(
+        "SELECT pubname, obj_description(oid, 'pg_publication') FROM pg_publication"
+    ).fetchall()
     found = []
     for name, comment in rows:
         parsed = _parse_mark(comment)
@@ -87,8 +89,9 @@ def claims(conn: psycopg.Connection[Any]) -> list[Claim]:
 
 def publication_mark(conn: psycopg.Connection[Any], publication: str) -> tuple[bool, Owner | None]:
     """(exists, owner) of a publication; owner None when it has no mark."""
-    row = conn.execute("SELECT obj_description(oid, 'pg_publication') FROM pg_publication WHERE pubname = %s",
-                       (publication,)).fetchone()
+    row = conn.execute(
+        "SELECT obj_description(oid, 'pg_publication') FROM pg_publication WHERE pubname = %s", (publication,)
+    ).fetchone()
     if row is None:
         return False, None
     parsed = _parse_mark(row[0])
@@ -96,7 +99,10 @@ def publication_mark(conn: psycopg.Connection[Any], publication: str) -> tuple[b
 
 
 def slot_exists(conn: psycopg.Connection[Any], slot: str) -> bool:
-    return conn.execute("SELECT 1 FROM pg_replication_slots WHERE slot_name = %s", (slot,)).fetchone() is not None
+    return (
+        conn.execute("SELECT 1 FROM pg_replication_slots WHERE slot_name = %s", (slot,)).fetchone()
+        is not None
+    )
 
 
 def wal_level(conn: psycopg.Connection[Any]) -> str:
@@ -107,16 +113,19 @@ def wal_level(conn: psycopg.Connection[Any]) -> str:
 def missing_tables(conn: psycopg.Connection[Any], tables: tuple[Table, ...]) -> list[Table]:
     missing = []
     for table in tables:
-        row = conn.execute("SELECT 1 FROM pg_tables WHERE schemaname = %s AND tablename = %s",
-                           (table.schema, table.name)).fetchone()
+        row = conn.execute(
+            "SELECT 1 FROM pg_tables WHERE schemaname = %s AND tablename = %s", (table.schema, table.name)
+        ).fetchone()
         if row is None:
             missing.append(table)
     return missing
 
 
 def wal_level_error(level: str, server: str) -> str:
-    return (f"wal_level is {level} on {server}: logical decoding needs wal_level=logical (set it in "
-            "postgresql.conf and restart the server)")
+    return (
+        f"wal_level is {level} on {server}: logical decoding needs wal_level=logical (set it in "
+        "postgresql.conf and restart the server)"
+    )
 
 
 def _whose(owner: Owner | None) -> str:
@@ -139,22 +148,32 @@ def provision(conn: psycopg.Connection[Any], config: CdcConfig, owner: Owner) ->
         raise ConnectException(f"Table {missing[0]} does not exist (table.include.list)")
     others = [c for c in claims(conn) if c.slot == config.slot and c.owner != owner]
     if others:
-        raise ForeignObject(f"Replication slot {config.slot} is claimed by publication {others[0].publication} of "
-                            f"{_whose(others[0].owner)}: set slot.name to another name")
+        raise ForeignObject(
+            f"Replication slot {config.slot} is claimed by publication {others[0].publication} of "
+            f"{_whose(others[0].owner)}: set slot.name to another name"
+        )
     exists, mark = publication_mark(conn, config.publication)
     pub = sql.Identifier(config.publication)
     if exists and mark != owner:
-        raise ForeignObject(f"Publication {config.publication} already exists and belongs to {_whose(mark)}, not to "
-                            f"connector {owner.get('connector')!r} (incarnation {owner.get('incarnation')}): refusing "
-                            "to adopt it. Drop it, or set publication.name to another name.")
+        raise ForeignObject(
+            f"Publication {config.publication} already exists and belongs to {_whose(mark)}, not to "
+            f"connector {owner.get('connector')!r} (incarnation {owner.get('incarnation')}): refusing "
+            "to adopt it. Drop it, or set publication.name to another name."
+        )
     if not exists:
         if slot_exists(conn, config.slot):
-            raise ForeignObject(f"Replication slot {config.slot} already exists and was not created by connector "
-                                f"{owner.get('connector')!r}: refusing to adopt it (its position is someone else's). "
-                                "Drop it, or set slot.name to another name.")
+            raise ForeignObject(
+                f"Replication slot {config.slot} already exists and was not created by connector "
+                f"{owner.get('connector')!r}: refusing to adopt it (its position is someone else's). "
+                "Drop it, or set slot.name to another name."
+            )
         with conn.transaction():  # created and marked at once: nobody sees an unmarked publication of ours
-            conn.execute(sql.SQL("CREATE PUBLICATION {} FOR TABLE {}").format(pub, _table_list(config.tables)))
-            conn.execute(sql.SQL("COMMENT ON PUBLICATION {} IS {}").format(pub, sql.Literal(_mark(owner, config.slot))))
+            conn.execute(
+                sql.SQL("CREATE PUBLICATION {} FOR TABLE {}").format(pub, _table_list(config.tables))
+            )
+            conn.execute(
+                sql.SQL("COMMENT ON PUBLICATION {} IS {}").format(pub, sql.Literal(_mark(owner, config.slot)))
+            )
     else:
         conn.execute(sql.SQL("ALTER PUBLICATION {} SET TABLE {}").format(pub, _table_list(config.tables)))
     if slot_exists(conn, config.slot):
@@ -164,8 +183,10 @@ def provision(conn: psycopg.Connection[Any], config: CdcConfig, owner: Owner) ->
     except psycopg.errors.DuplicateObject:
         # someone created it between our check and now: not ours, and our claim must not say so
         conn.execute(sql.SQL("COMMENT ON PUBLICATION {} IS {}").format(pub, sql.Literal(_mark(owner, ""))))
-        raise ForeignObject(f"Replication slot {config.slot} was created by someone else while this connector "
-                            "provisioned it: set slot.name to another name") from None
+        raise ForeignObject(
+            f"Replication slot {config.slot} was created by someone else while this connector "
+            "provisioned it: set slot.name to another name"
+        ) from None
     return True
 
 
@@ -178,20 +199,30 @@ def drop(conn: psycopg.Connection[Any], config: CdcConfig, owner: Owner) -> bool
     if not exists:
         return True  # dropped already (the slot goes first, so it is gone too), or never created
     if mark != owner:
-        log.warning("postgres_cdc.publication_not_ours", connector=owner.get("connector"),
-                    publication=config.publication, owner=mark)
+        log.warning(
+            "postgres_cdc.publication_not_ours",
+            connector=owner.get("connector"),
+            publication=config.publication,
+            owner=mark,
+        )
         return False
     claimants = [c for c in claims(conn) if c.slot == config.slot]
     if all(c.owner == owner for c in claimants):
         drop_slot(conn, config.slot, config.drop_timeout_ms / 1000, connector=owner.get("connector"))
     else:
-        log.warning("postgres_cdc.slot_claimed_twice", connector=owner.get("connector"), slot=config.slot,
-                    claims=[c.publication for c in claimants])
+        log.warning(
+            "postgres_cdc.slot_claimed_twice",
+            connector=owner.get("connector"),
+            slot=config.slot,
+            claims=[c.publication for c in claimants],
+        )
     conn.execute(sql.SQL("DROP PUBLICATION IF EXISTS {}").format(sql.Identifier(config.publication)))
     return True
 
 
-def drop_slot(conn: psycopg.Connection[Any], slot: str, timeout_s: float, *, connector: str | None = None) -> None:
+def drop_slot(
+    conn: psycopg.Connection[Any], slot: str, timeout_s: float, *, connector: str | None = None
+) -> None:
     """Drop ``slot`` and the temporary reading copies of it (``reader_prefix``), terminating the backends that
     hold them; gives up with ConnectException after ``timeout_s`` (the engine retries the cleanup)."""
     deadline = time.monotonic() + timeout_s
@@ -199,7 +230,9 @@ def drop_slot(conn: psycopg.Connection[Any], slot: str, timeout_s: float, *, con
     while True:
         rows = conn.execute(
             "SELECT slot_name, active_pid, temporary FROM pg_replication_slots "
-            "WHERE slot_name = %s OR (temporary AND starts_with(slot_name, %s))", (slot, prefix)).fetchall()
+            "WHERE slot_name = %s OR (temporary AND starts_with(slot_name, %s))",
+            (slot, prefix),
+        ).fetchall()
         if not rows:
             return
         for name, pid, _temporary in rows:
@@ -211,8 +244,10 @@ def drop_slot(conn: psycopg.Connection[Any], slot: str, timeout_s: float, *, con
                 with contextlib.suppress(psycopg.errors.ObjectInUse, psycopg.errors.UndefinedObject):
                     conn.execute("SELECT pg_drop_replication_slot(%s)", (name,))
         if time.monotonic() > deadline:
-            raise ConnectException(f"Replication slot {slot} could not be dropped within slot.drop.timeout.ms: "
-                                   f"still held by {[(n, p) for n, p, _ in rows]}")
+            raise ConnectException(
+                f"Replication slot {slot} could not be dropped within slot.drop.timeout.ms: "
+                f"still held by {[(n, p) for n, p, _ in rows]}"
+            )
         time.sleep(_TERMINATE_NAP_S)
 
 

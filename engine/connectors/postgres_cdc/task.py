@@ -68,7 +68,9 @@ class PostgresCdcSourceTask(SourceTask):
         self._partition = config.partition()
         committed = self.context.offset_storage_reader().offset(self._partition)
         self._position = Position(committed)
-        self._handed_out: Offset | None = committed  # the newest offset poll() returned (or committed at start)
+        self._handed_out: Offset | None = (
+            committed  # the newest offset poll() returned (or committed at start)
+        )
         self._confirmed = 0  # how far this session confirmed the slot
         self._idle_lsn = 0  # where the copy read to when a fetch found nothing new, since the last hand-out
         self._relations: dict[int, pgoutput.Relation] = {}
@@ -76,14 +78,18 @@ class PostgresCdcSourceTask(SourceTask):
         self._fetch: asyncio.Task[list[tuple[str, int, bytes]]] | None = None
         self._reader = reader_prefix(config.slot) + secrets.token_hex(4)
         self._conn: psycopg.AsyncConnection[Any] | None = await psycopg.AsyncConnection.connect(
-            config.url, autocommit=True, connect_timeout=10)
+            config.url, autocommit=True, connect_timeout=10
+        )
         try:
-            await self._conn.execute("SELECT pg_copy_logical_replication_slot(%s, %s, true)",
-                                     (config.slot, self._reader))
+            await self._conn.execute(
+                "SELECT pg_copy_logical_replication_slot(%s, %s, true)", (config.slot, self._reader)
+            )
         except psycopg.errors.UndefinedObject:
             await self._close()
-            raise ConnectException(f"Replication slot {config.slot} does not exist: it was dropped outside this "
-                                   "connector (restart the connector to create it again)") from None
+            raise ConnectException(
+                f"Replication slot {config.slot} does not exist: it was dropped outside this "
+                "connector (restart the connector to create it again)"
+            ) from None
 
     async def poll(self) -> list[SourceRecord] | None:
         """The changes of the transactions decoded next, or None after ``poll.interval.ms`` without any."""
@@ -113,14 +119,16 @@ class PostgresCdcSourceTask(SourceTask):
         cursor = await self._conn.execute(
             "SELECT lsn::text, xid::text::bigint, data FROM pg_logical_slot_get_binary_changes("
             "%s, NULL, %s, 'proto_version', '1', 'publication_names', %s)",
-            (self._reader, self._config.batch_size, self._config.publication))
+            (self._reader, self._config.batch_size, self._config.publication),
+        )
         return [(lsn, int(xid), bytes(data)) for lsn, xid, data in await cursor.fetchall()]
 
     async def _note_idle(self) -> None:
         """Everything up to the copy's confirmed position is handed out or touched none of the tables."""
         assert self._conn is not None
         cursor = await self._conn.execute(
-            "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = %s", (self._reader,))
+            "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = %s", (self._reader,)
+        )
         row = await cursor.fetchone()
         if row is not None and row[0] is not None:
             self._idle_lsn = pgoutput.lsn_int(row[0])
@@ -147,9 +155,15 @@ class PostgresCdcSourceTask(SourceTask):
             raise ConnectException(f"pgoutput: transaction {begin.xid} not complete in one fetch")
         return records
 
-    def _transaction(self, begin: pgoutput.Begin, commit: pgoutput.Commit,
-                     changes: list[tuple[str, pgoutput.Change | pgoutput.Truncate]]) -> list[SourceRecord]:
-        events: list[tuple[str, str, pgoutput.Relation, dict[str, Any] | None, dict[str, Any] | None, Any]] = []
+    def _transaction(
+        self,
+        begin: pgoutput.Begin,
+        commit: pgoutput.Commit,
+        changes: list[tuple[str, pgoutput.Change | pgoutput.Truncate]],
+    ) -> list[SourceRecord]:
+        events: list[
+            tuple[str, str, pgoutput.Relation, dict[str, Any] | None, dict[str, Any] | None, Any]
+        ] = []
         for lsn, change in changes:
             if isinstance(change, pgoutput.Truncate):
                 events.extend((lsn, "t", self._relation(relid), None, None, None) for relid in change.relids)
@@ -167,15 +181,34 @@ class PostgresCdcSourceTask(SourceTask):
         for number, (lsn, op, relation, before, after, key) in enumerate(events, start=1):
             if position.skips(begin.final_lsn, number):
                 continue
-            offset = {"lsn": begin.final_lsn, "event": number, "last": number == len(events),
-                      "end_lsn": commit.end_lsn, "txId": begin.xid}
-            source = {"connector": "postgresql", "name": self._config.name, "db": self._partition["server"],
-                      "schema": relation.schema, "table": relation.table, "txId": begin.xid, "lsn": lsn,
-                      "commit_lsn": pgoutput.lsn_text(begin.final_lsn), "ts_ms": ts_ms}
-            records.append(SourceRecord(
-                topic=f"{self._config.topic_prefix}.{relation.schema}.{relation.table}", key=key,
-                value={"op": op, "before": before, "after": after, "source": source, "ts_ms": ts_ms},
-                source_partition=self._partition, source_offset=offset, timestamp=ts_ms))
+            offset = {
+                "lsn": begin.final_lsn,
+                "event": number,
+                "last": number == len(events),
+                "end_lsn": commit.end_lsn,
+                "txId": begin.xid,
+            }
+            source = {
+                "connector": "postgresql",
+                "name": self._config.name,
+                "db": self._partition["server"],
+                "schema": relation.schema,
+                "table": relation.table,
+                "txId": begin.xid,
+                "lsn": lsn,
+                "commit_lsn": pgoutput.lsn_text(begin.final_lsn),
+                "ts_ms": ts_ms,
+            }
+            records.append(
+                SourceRecord(
+                    topic=f"{self._config.topic_prefix}.{relation.schema}.{relation.table}",
+                    key=key,
+                    value={"op": op, "before": before, "after": after, "source": source, "ts_ms": ts_ms},
+                    source_partition=self._partition,
+                    source_offset=offset,
+                    timestamp=ts_ms,
+                )
+            )
         if events:
             self._position = Position({"lsn": begin.final_lsn, "event": len(events), "last": True})
         return records
@@ -194,17 +227,23 @@ class PostgresCdcSourceTask(SourceTask):
         committed = self.context.offset_storage_reader().offset(self._partition)
         target = confirm_lsn(committed)
         if self._idle_lsn and _same(committed, self._handed_out):
-            target = max(target, self._idle_lsn)  # nothing handed out is uncommitted: skip the idle stretch too
+            target = max(
+                target, self._idle_lsn
+            )  # nothing handed out is uncommitted: skip the idle stretch too
         if target <= self._confirmed:
             return
         try:
-            await conn.execute("SELECT pg_replication_slot_advance(%s, %s::pg_lsn)",
-                               (self._config.slot, pgoutput.lsn_text(target)))
+            await conn.execute(
+                "SELECT pg_replication_slot_advance(%s, %s::pg_lsn)",
+                (self._config.slot, pgoutput.lsn_text(target)),
+            )
         except psycopg.errors.UndefinedObject:
             log.error("postgres_cdc.slot_lost", connector=self._config.name, slot=self._config.slot)
             # commit() errors are only logged: the next poll fails the task instead
-            self._lost = ConnectException(f"Replication slot {self._config.slot} was dropped outside this connector "
-                                          "(restart the connector to create it again)")
+            self._lost = ConnectException(
+                f"Replication slot {self._config.slot} was dropped outside this connector "
+                "(restart the connector to create it again)"
+            )
             raise self._lost from None
         self._confirmed = target
 

@@ -15,32 +15,64 @@ QUEUE_PREFIX = "rabbitmq.queue.prefix"
 MAX_IN_FLIGHT = "rabbitmq.max.in.flight"
 CONFIRM_TIMEOUT = "rabbitmq.confirm.timeout.ms"
 
-CONNECT_TIMEOUT_S = 10  # a broker that does not answer fails the start (or the cleanup, retried) instead of hanging
+CONNECT_TIMEOUT_S = (
+    10  # a broker that does not answer fails the start (or the cleanup, retried) instead of hanging
+)
 MAX_NAME = 255  # AMQP 0-9-1 short strings: exchange and queue names
 
 
 def _url(name: str, value: Any) -> None:
     if value is not None and urlsplit(str(value)).scheme not in ("amqp", "amqps"):
-        raise ConfigDefError(f"Invalid value {value} for configuration {name}: expected amqp://user:pass@host:port/vhost",
-                             name=name, value=value)
+        raise ConfigDefError(
+            f"Invalid value {value} for configuration {name}: expected amqp://user:pass@host:port/vhost",
+            name=name,
+            value=value,
+        )
 
 
 CONFIG_DEF = (
     ConfigDef()
-    .define(URL, ConfigType.STRING, importance=Importance.HIGH, validator=LambdaValidator(_url, "amqp://..."),
-            documentation="amqp://user:pass@host:port/vhost (amqps:// for TLS)")
-    .define(EXCHANGE, ConfigType.STRING, "", importance=Importance.HIGH,
-            documentation="Direct exchange the records are published to (routing key: the topic); declared when "
-                          "missing and then deleted with the connector; an existing one is used and left alone. "
-                          "Default connect.<connector name>")
-    .define(QUEUE_PREFIX, ConfigType.STRING, "", importance=Importance.MEDIUM,
-            documentation="Each topic gets a durable queue <prefix><topic> bound with the topic as routing key, "
-                          "declared when missing and deleted with the connector. Default <connector name>.")
-    .define(MAX_IN_FLIGHT, ConfigType.INT, 5000, Range.at_least(1), Importance.LOW,
-            "Messages published but not yet confirmed before put() waits for confirms")
-    .define(CONFIRM_TIMEOUT, ConfigType.INT, 5000, Range.at_least(1), Importance.LOW,
-            "How long an offset commit waits for outstanding publisher confirms; what is still unconfirmed "
-            "then is committed at a later commit (or delivered again after a restart)")
+    .define(
+        URL,
+        ConfigType.STRING,
+        importance=Importance.HIGH,
+        validator=LambdaValidator(_url, "amqp://..."),
+        documentation="amqp://user:pass@host:port/vhost (amqps:// for TLS)",
+    )
+    .define(
+        EXCHANGE,
+        ConfigType.STRING,
+        "",
+        importance=Importance.HIGH,
+        documentation="Direct exchange the records are published to (routing key: the topic); declared when "
+        "missing and then deleted with the connector; an existing one is used and left alone. "
+        "Default connect.<connector name>",
+    )
+    .define(
+        QUEUE_PREFIX,
+        ConfigType.STRING,
+        "",
+        importance=Importance.MEDIUM,
+        documentation="Each topic gets a durable queue <prefix><topic> bound with the topic as routing key, "
+        "declared when missing and deleted with the connector. Default <connector name>.",
+    )
+    .define(
+        MAX_IN_FLIGHT,
+        ConfigType.INT,
+        5000,
+        Range.at_least(1),
+        Importance.LOW,
+        "Messages published but not yet confirmed before put() waits for confirms",
+    )
+    .define(
+        CONFIRM_TIMEOUT,
+        ConfigType.INT,
+        5000,
+        Range.at_least(1),
+        Importance.LOW,
+        "How long an offset commit waits for outstanding publisher confirms; what is still unconfirmed "
+        "then is committed at a later commit (or delivered again after a restart)",
+    )
 )
 
 
@@ -57,9 +89,14 @@ class RabbitConfig:
     def parse(cls, props: dict[str, str]) -> RabbitConfig:
         values: dict[str, Any] = CONFIG_DEF.parse(props)
         name = props.get("name", "connector")
-        return cls(name=name, url=values[URL], exchange=values[EXCHANGE] or f"connect.{name}",
-                   queue_prefix=values[QUEUE_PREFIX] or f"{name}.", max_in_flight=values[MAX_IN_FLIGHT],
-                   confirm_timeout_s=values[CONFIRM_TIMEOUT] / 1000)
+        return cls(
+            name=name,
+            url=values[URL],
+            exchange=values[EXCHANGE] or f"connect.{name}",
+            queue_prefix=values[QUEUE_PREFIX] or f"{name}.",
+            max_in_flight=values[MAX_IN_FLIGHT],
+            confirm_timeout_s=values[CONFIRM_TIMEOUT] / 1000,
+        )
 
     def queue(self, topic: str) -> str:
         return self.queue_prefix + topic

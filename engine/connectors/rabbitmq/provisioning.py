@@ -65,8 +65,12 @@ class Provisioner:
         channel = await self._ch()
         body = json.dumps({"kind": kind, "name": name}).encode()
         await channel.default_exchange.publish(
-            aio_pika.Message(body, delivery_mode=aio_pika.DeliveryMode.PERSISTENT, content_type="application/json"),
-            routing_key=self._ledger, mandatory=True)
+            aio_pika.Message(
+                body, delivery_mode=aio_pika.DeliveryMode.PERSISTENT, content_type="application/json"
+            ),
+            routing_key=self._ledger,
+            mandatory=True,
+        )
 
     async def ensure_exchange(self, name: str) -> bool:
         """Declare the direct exchange unless it exists; True when this call created it."""
@@ -107,14 +111,19 @@ async def recorded(connection: aio_pika.abc.AbstractConnection, ledger: str) -> 
         except ValueError:
             log.warning("rabbitmq.ledger_entry_unreadable", ledger=ledger, body=message.body[:200])
             continue
-        if isinstance(entry, dict) and entry.get("kind") in (EXCHANGE, QUEUE) and isinstance(entry.get("name"), str):
+        if (
+            isinstance(entry, dict)
+            and entry.get("kind") in (EXCHANGE, QUEUE)
+            and isinstance(entry.get("name"), str)
+        ):
             entries.append(entry)
     await channel.close()  # unacknowledged: the entries stay until the ledger itself is deleted
     return entries
 
 
-async def delete_recorded(connection: aio_pika.abc.AbstractConnection, ledger: str, *,
-                          connector: str | None = None) -> list[dict[str, Any]]:
+async def delete_recorded(
+    connection: aio_pika.abc.AbstractConnection, ledger: str, *, connector: str | None = None
+) -> list[dict[str, Any]]:
     """Delete what the ledger lists (queues, then exchanges), then the ledger; idempotent. Returns the entries."""
     entries = await recorded(connection, ledger)
     if entries is None:

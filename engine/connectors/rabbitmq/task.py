@@ -43,7 +43,9 @@ def body_of(value: Any) -> bytes:
 class RabbitMQSinkTask(SinkTask):
     async def start(self, props: dict[str, str]) -> None:
         self._config = config = RabbitConfig.parse(props)
-        self._connection: aio_pika.abc.AbstractConnection | None = await aio_pika.connect(config.url, timeout=CONNECT_TIMEOUT_S)
+        self._connection: aio_pika.abc.AbstractConnection | None = await aio_pika.connect(
+            config.url, timeout=CONNECT_TIMEOUT_S
+        )
         # on_return_raises: a message no queue took (mandatory) fails its publish instead of counting as confirmed
         self._channel = await self._connection.channel(publisher_confirms=True, on_return_raises=True)
         self._exchange = await self._channel.get_exchange(config.exchange, ensure=False)
@@ -69,13 +71,22 @@ class RabbitMQSinkTask(SinkTask):
             raise ConnectException("A message was not accepted by RabbitMQ") from self._failure
         for record in records:
             await self._ensure(record.topic)
-            headers: dict[str, Any] = {"connect.topic": record.topic, "connect.partition": record.kafka_partition,
-                                       "connect.offset": record.kafka_offset}
+            headers: dict[str, Any] = {
+                "connect.topic": record.topic,
+                "connect.partition": record.kafka_partition,
+                "connect.offset": record.kafka_offset,
+            }
             if isinstance(record.key, str | bytes | int):
                 headers["connect.key"] = record.key
-            message = aio_pika.Message(body_of(record.value), headers=headers, timestamp=None,
-                                       delivery_mode=aio_pika.DeliveryMode.PERSISTENT)
-            sent = asyncio.ensure_future(self._exchange.publish(message, routing_key=record.topic, mandatory=True))
+            message = aio_pika.Message(
+                body_of(record.value),
+                headers=headers,
+                timestamp=None,
+                delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
+            )
+            sent = asyncio.ensure_future(
+                self._exchange.publish(message, routing_key=record.topic, mandatory=True)
+            )
             tp = TopicPartition(record.topic, record.kafka_partition or 0)
             self._sent.setdefault(tp, deque()).append((record.kafka_offset + 1, sent))
             self._in_flight += 1
@@ -95,8 +106,13 @@ class RabbitMQSinkTask(SinkTask):
                 error = sent.exception() if not sent.cancelled() else asyncio.CancelledError()
                 if error is not None:
                     if self._failure is None:
-                        log.error("rabbitmq.publish_failed", connector=self._config.name, partition=str(tp),
-                                  offset=offset - 1, error=repr(error))
+                        log.error(
+                            "rabbitmq.publish_failed",
+                            connector=self._config.name,
+                            partition=str(tp),
+                            offset=offset - 1,
+                            error=repr(error),
+                        )
                         self._failure = error
                     queue.appendleft((offset, sent))
                     self._in_flight += 1

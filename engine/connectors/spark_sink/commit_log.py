@@ -55,10 +55,17 @@ class Manifest:
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Manifest:
-        return cls(topic=raw["topic"], partition=int(raw["partition"]), first_offset=int(raw["first_offset"]),
-                   next_offset=int(raw["next_offset"]), batch_id=raw["batch_id"],
-                   paths=tuple(raw.get("paths", raw.get("files", ()))), rows=int(raw["rows"]),
-                   connector=raw.get("connector", ""), task=int(raw.get("task", 0)))
+        return cls(
+            topic=raw["topic"],
+            partition=int(raw["partition"]),
+            first_offset=int(raw["first_offset"]),
+            next_offset=int(raw["next_offset"]),
+            batch_id=raw["batch_id"],
+            paths=tuple(raw.get("paths", raw.get("files", ()))),
+            rows=int(raw["rows"]),
+            connector=raw.get("connector", ""),
+            task=int(raw.get("task", 0)),
+        )
 
     def to_json(self) -> str:
         body = asdict(self)
@@ -114,8 +121,11 @@ def next_offset(manifests: list[Manifest]) -> int | None:
 
 def write_manifest(store: OutputStore, manifest: Manifest) -> None:
     """Commit a batch for one partition (atomic: see ``OutputStore.write_manifest``)."""
-    store.write_manifest(manifest_dir(manifest.topic, manifest.partition), manifest_name(manifest.next_offset),
-                         manifest.to_json())
+    store.write_manifest(
+        manifest_dir(manifest.topic, manifest.partition),
+        manifest_name(manifest.next_offset),
+        manifest.to_json(),
+    )
 
 
 def recover(store: OutputStore, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int | None]:
@@ -135,9 +145,13 @@ def recover(store: OutputStore, partitions: Iterable[tuple[str, int]]) -> dict[t
 def remove_unlisted(store: OutputStore, connector: str) -> int:
     """Remove the connector's batch directories no manifest names (after its tasks stopped); how many."""
     listed = {path for m in all_manifests(store) for path in m.paths}
-    mine = re.compile(rf"^{BATCHES}/{BATCH_COLUMN}={re.escape(_safe(connector))}-\d+\+")  # not "<connector>-eu"'s
+    mine = re.compile(
+        rf"^{BATCHES}/{BATCH_COLUMN}={re.escape(_safe(connector))}-\d+\+"
+    )  # not "<connector>-eu"'s
     removed = 0
-    for name in store.list_data_dirs(f"{BATCHES}/{BATCH_COLUMN}={_glob_escape(_safe(connector))}-*/{TP_COLUMN}=*"):
+    for name in store.list_data_dirs(
+        f"{BATCHES}/{BATCH_COLUMN}={_glob_escape(_safe(connector))}-*/{TP_COLUMN}=*"
+    ):
         if mine.match(name) and name not in listed:
             store.remove(name)
             removed += 1
@@ -173,5 +187,9 @@ def read_committed(path: str, spark: Any) -> Any:
         from pyspark.sql.types import StructType
 
         return spark.createDataFrame([], StructType([]))
-    return (spark.read.option("basePath", store.absolute(BATCHES)).option("mergeSchema", "true").parquet(*paths)
-            .drop(TP_COLUMN, BATCH_COLUMN))
+    return (
+        spark.read.option("basePath", store.absolute(BATCHES))
+        .option("mergeSchema", "true")
+        .parquet(*paths)
+        .drop(TP_COLUMN, BATCH_COLUMN)
+    )

@@ -16,20 +16,45 @@ CRASH_AT = "test.crash.at"
 
 CONFIG_DEF = (
     ConfigDef()
-    .define(PATH, ConfigType.STRING, validator=NonEmptyString(), importance=Importance.HIGH,
-            documentation="Output root (any Hadoop URI the Spark cluster can write): _batches (the Parquet data) and "
-                          "_manifests (the commit log) live under it")
-    .define(PARTITION_BY, ConfigType.STRING, "", importance=Importance.MEDIUM,
-            documentation="A value field to partition the Parquet output by (<field>=<value>/ directories)")
-    .define(FLUSH_RECORDS, ConfigType.INT, 10000, Range.at_least(1), Importance.LOW,
-            "Buffered records after which the task asks for an early commit (which writes them)")
-    .define(DELETE_OUTPUT, ConfigType.BOOLEAN, False, importance=Importance.MEDIUM,
-            documentation="Whether deleting the connector also removes its Parquet data and manifests "
-                          "(batches no manifest names are always removed)")
+    .define(
+        PATH,
+        ConfigType.STRING,
+        validator=NonEmptyString(),
+        importance=Importance.HIGH,
+        documentation="Output root (any Hadoop URI the Spark cluster can write): _batches (the Parquet data) and "
+        "_manifests (the commit log) live under it",
+    )
+    .define(
+        PARTITION_BY,
+        ConfigType.STRING,
+        "",
+        importance=Importance.MEDIUM,
+        documentation="A value field to partition the Parquet output by (<field>=<value>/ directories)",
+    )
+    .define(
+        FLUSH_RECORDS,
+        ConfigType.INT,
+        10000,
+        Range.at_least(1),
+        Importance.LOW,
+        "Buffered records after which the task asks for an early commit (which writes them)",
+    )
+    .define(
+        DELETE_OUTPUT,
+        ConfigType.BOOLEAN,
+        False,
+        importance=Importance.MEDIUM,
+        documentation="Whether deleting the connector also removes its Parquet data and manifests "
+        "(batches no manifest names are always removed)",
+    )
     .define_internal(TASK_ID, ConfigType.INT, 0, documentation="Set by the connector for each task")
-    .define_internal(CRASH_AT, ConfigType.STRING, "",
-                     documentation="TEST HOOK ONLY: '<point>[:<n>]' kills the process (os._exit) at the n-th "
-                                   "time the task reaches <point>; see task.CRASH_POINTS")
+    .define_internal(
+        CRASH_AT,
+        ConfigType.STRING,
+        "",
+        documentation="TEST HOOK ONLY: '<point>[:<n>]' kills the process (os._exit) at the n-th "
+        "time the task reaches <point>; see task.CRASH_POINTS",
+    )
 )
 
 

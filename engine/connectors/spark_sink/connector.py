@@ -49,5 +49,10 @@ class SparkParquetSinkConnector(SinkConnector):
             return commit_log.remove_unlisted(store, config.connector)
 
         removed = await run_spark(self.context, clean)
-        log.info("spark_sink.deleted", connector=config.connector, path=config.path,
-                 output_removed=config.delete_output, unlisted_batches_removed=removed)
+        log.info(
+            "spark_sink.deleted",
+            connector=config.connector,
+            path=config.path,
+            output_removed=config.delete_output,
+            unlisted_batches_removed=removed,
+        )

@@ -10,8 +10,9 @@ from typing import Any
 from engine.data import Struct
 
 # values whose inferred Spark type depends on their Python type alone
-_PLAIN: frozenset[type] = frozenset({type(None), str, int, float, bool, bytes, bytearray, decimal.Decimal,
-                                     datetime.date})
+_PLAIN: frozenset[type] = frozenset(
+    {type(None), str, int, float, bool, bytes, bytearray, decimal.Decimal, datetime.date}
+)
 
 
 def to_row(value: Any) -> dict[str, Any] | None:
@@ -27,8 +28,11 @@ def to_row(value: Any) -> dict[str, Any] | None:
         return {f.name: _nested(v) for f in value.schema.fields if (v := value.get(f)) is not None}
     if isinstance(value, Mapping):
         # the common case, a flat JSON object, without a call per field (put runs this for every record)
-        return {k if type(k) is str else str(k): v if type(v) in _PLAIN else _nested(v)
-                for k, v in value.items() if v is not None}
+        return {
+            k if type(k) is str else str(k): v if type(v) in _PLAIN else _nested(v)
+            for k, v in value.items()
+            if v is not None
+        }
     return {"value": _nested(value)}
 
 

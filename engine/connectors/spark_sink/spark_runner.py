@@ -38,8 +38,12 @@ async def _run_local(fn: Callable[..., T], *args: Any) -> T:
             from pyspark.sql import SparkSession
 
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-            session = (SparkSession.builder.master("local[*]").appName("connect-engine-spark-sink")
-                       .config("spark.ui.enabled", "false").getOrCreate())
+            session = (
+                SparkSession.builder.master("local[*]")
+                .appName("connect-engine-spark-sink")
+                .config("spark.ui.enabled", "false")
+                .getOrCreate()
+            )
         return fn(session, *args)
 
     return await asyncio.to_thread(call)

@@ -69,7 +69,7 @@ def _relative(root: str, path: str) -> str:
     base = _strip_scheme(root).rstrip("/") + "/"
     if not tail.startswith(base):
         raise ConnectException(f"{path} is not under the sink's path {root}")
-    return tail[len(base):]
+    return tail[len(base) :]
 
 
 def _strip_scheme(path: str) -> str:
@@ -131,15 +131,20 @@ class HadoopStore:
             out.close()
         if not self._fs.rename(temp, final):
             self._fs.delete(temp, False)
-            raise ConnectException(f"could not publish the manifest {self.absolute(folder + '/' + name)} "
-                                   "(rename refused: does it exist already?)")
+            raise ConnectException(
+                f"could not publish the manifest {self.absolute(folder + '/' + name)} "
+                "(rename refused: does it exist already?)"
+            )
 
     def list_data_dirs(self, pattern: str) -> list[str]:
         found = self._fs.globStatus(self._path(pattern))
         if found is None:
             return []
-        return [_relative(self.root, str(status.getPath().toString())) for status in found
-                if status.isDirectory() and self._holds_data(status.getPath())]
+        return [
+            _relative(self.root, str(status.getPath().toString()))
+            for status in found
+            if status.isDirectory() and self._holds_data(status.getPath())
+        ]
 
     def _holds_data(self, path: Any) -> bool:
         files = self._fs.listFiles(path, True)
@@ -165,8 +170,12 @@ class DataFrameStore:
 
     def read_manifests(self, folder: str) -> list[str]:
         try:
-            rows = (self._spark.read.option("recursiveFileLookup", "true").option("wholetext", "true")
-                    .text(self.absolute(folder)).collect())
+            rows = (
+                self._spark.read.option("recursiveFileLookup", "true")
+                .option("wholetext", "true")
+                .text(self.absolute(folder))
+                .collect()
+            )
         except Exception as exc:
             if _missing_path(exc):
                 return []
@@ -176,15 +185,24 @@ class DataFrameStore:
     def write_manifest(self, folder: str, name: str, text: str) -> None:
         # overwrite: only an attempt that never committed can be there (the task writes each name once
         # it is durable), and the job commit renames the one part file into place
-        (self._spark.createDataFrame([(text,)], "value string").coalesce(1).write.mode("overwrite")
-         .text(self.absolute(f"{folder}/{name}")))
+        (
+            self._spark.createDataFrame([(text,)], "value string")
+            .coalesce(1)
+            .write.mode("overwrite")
+            .text(self.absolute(f"{folder}/{name}"))
+        )
 
     def list_data_dirs(self, pattern: str) -> list[str]:
         try:
             # recursiveFileLookup: no partition discovery over directories the glob matched side by side
-            rows = (self._spark.read.format("binaryFile").option("recursiveFileLookup", "true")
-                    .load(self.absolute(pattern))
-                    .where("length > 0").select("path").collect())
+            rows = (
+                self._spark.read.format("binaryFile")
+                .option("recursiveFileLookup", "true")
+                .load(self.absolute(pattern))
+                .where("length > 0")
+                .select("path")
+                .collect()
+            )
         except Exception as exc:
             if _missing_path(exc):
                 return []

@@ -35,8 +35,9 @@ Entries = list[tuple[int, dict[str, Any]]]
 Plan = list[tuple[TopicPartition, Entries, int]]
 
 
-def _write_batch(spark: Any, target: str, rows: list[dict[str, Any]], by_partition: bool,
-                 partition_by: str | None) -> None:
+def _write_batch(
+    spark: Any, target: str, rows: list[dict[str, Any]], by_partition: bool, partition_by: str | None
+) -> None:
     """One Spark job writes the batch into its own directory; the writer's commit protocol publishes it.
 
     ``by_partition``: rows of several topic-partitions, split into ``__connect_tp=...`` directories by
@@ -47,8 +48,11 @@ def _write_batch(spark: Any, target: str, rows: list[dict[str, Any]], by_partiti
     Connect client has none, and warns when given one).
     """
     schema = schema_of(spark, rows)
-    df = spark.createDataFrame(rows, schema) if is_connect(spark) else spark.createDataFrame(
-        rows, schema, verifySchema=False)
+    df = (
+        spark.createDataFrame(rows, schema)
+        if is_connect(spark)
+        else spark.createDataFrame(rows, schema, verifySchema=False)
+    )
     columns = [commit_log.TP_COLUMN] if by_partition else []
     if partition_by:
         if partition_by not in df.columns:  # no row of the batch has the field: all go to the null folder
@@ -102,16 +106,26 @@ class SparkParquetSinkTask(SinkTask):
         self._durable.update(rewinds)
         if rewinds:
             self.context.offset(rewinds)
-        self._log.info("spark_sink.opened", partitions=[_name(tp) for tp in tps],
-                       rewinds={_name(tp): o for tp, o in rewinds.items()})
+        self._log.info(
+            "spark_sink.opened",
+            partitions=[_name(tp) for tp in tps],
+            rewinds={_name(tp): o for tp, o in rewinds.items()},
+        )
 
     async def put(self, records: Collection[SinkRecord]) -> None:
         """Only buffer, with the original offsets; redelivered records already covered are skipped."""
         for record in records:
-            tp = TopicPartition(record.original_topic or record.topic,
-                                record.original_kafka_partition if record.original_kafka_partition is not None
-                                else record.kafka_partition or 0)
-            offset = record.original_kafka_offset if record.original_kafka_offset is not None else record.kafka_offset
+            tp = TopicPartition(
+                record.original_topic or record.topic,
+                record.original_kafka_partition
+                if record.original_kafka_partition is not None
+                else record.kafka_partition or 0,
+            )
+            offset = (
+                record.original_kafka_offset
+                if record.original_kafka_offset is not None
+                else record.kafka_offset
+            )
             floor = self._seen.get(tp, self._durable.get(tp, 0))
             if offset < floor:
                 continue
@@ -146,8 +160,11 @@ class SparkParquetSinkTask(SinkTask):
                 for tp in current_offsets:
                     self._drop(tp)
                 raise
-        return {tp: self._durable[tp] for tp, current in current_offsets.items()
-                if tp in self._durable and self._durable[tp] <= current}
+        return {
+            tp: self._durable[tp]
+            for tp, current in current_offsets.items()
+            if tp in self._durable and self._durable[tp] <= current
+        }
 
     async def _commit(self, plan: Plan) -> None:
         """One supervised job: write the batch, then publish one manifest per partition."""
@@ -155,8 +172,12 @@ class SparkParquetSinkTask(SinkTask):
         batch = commit_log.batch_dir(self._config.connector, self._config.task_id, batch_id)
         with_rows = [(tp, entries) for tp, entries, _next in plan if entries]
         await run_spark(self.context, self._commit_job, plan, batch, batch_id, len(with_rows) > 1)
-        self._log.info("spark_sink.batch_committed", batch=batch_id, rows=sum(len(e) for _tp, e, _n in plan),
-                       offsets={_name(tp): next_offset for tp, _entries, next_offset in plan})
+        self._log.info(
+            "spark_sink.batch_committed",
+            batch=batch_id,
+            rows=sum(len(e) for _tp, e, _n in plan),
+            offsets={_name(tp): next_offset for tp, _entries, next_offset in plan},
+        )
 
     def _commit_job(self, spark: Any, plan: Plan, batch: str, batch_id: str, by_partition: bool) -> None:
         """In the job's thread: the data (one Spark write), then the manifests, each booked as it lands."""
@@ -170,16 +191,25 @@ class SparkParquetSinkTask(SinkTask):
                 rows.extend(row for _offset, row in entries)
         if rows:
             only = next(tp for tp, entries, _next in plan if entries)
-            target = batch if by_partition else f"{batch}/{commit_log.tp_dir_name(only.topic, only.partition)}"
+            target = (
+                batch if by_partition else f"{batch}/{commit_log.tp_dir_name(only.topic, only.partition)}"
+            )
             _write_batch(spark, store.absolute(target), rows, by_partition, self._config.partition_by)
         self._crash("written")
         for tp, entries, next_offset in plan:
             first = entries[0][0] if entries else self._durable.get(tp, next_offset)
             paths = (f"{batch}/{commit_log.tp_dir_name(tp.topic, tp.partition)}",) if entries else ()
-            manifest = commit_log.Manifest(topic=tp.topic, partition=tp.partition, first_offset=first,
-                                           next_offset=next_offset, batch_id=batch_id, paths=paths,
-                                           rows=len(entries), connector=self._config.connector,
-                                           task=self._config.task_id)
+            manifest = commit_log.Manifest(
+                topic=tp.topic,
+                partition=tp.partition,
+                first_offset=first,
+                next_offset=next_offset,
+                batch_id=batch_id,
+                paths=paths,
+                rows=len(entries),
+                connector=self._config.connector,
+                task=self._config.task_id,
+            )
             commit_log.write_manifest(store, manifest)
             self._manifested(tp, next_offset, len(entries))
             self._crash("manifested_one")

@@ -31,16 +31,35 @@ def avro_converter_config_def() -> ConfigDef:
     """The registry keys plus ``AvroDataConfig``'s."""
     return (
         registry_config_def()
-        .define(ENHANCED, ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
-                "Toggle for enabling/disabling enhanced avro schema support: Enum symbol preservation and "
-                "Package Name awareness")
-        .define(CONNECT_META_DATA, ConfigType.BOOLEAN, True, None, Importance.LOW,
-                "Toggle for enabling/disabling connect converter to add its meta data to the output schema "
-                "or not")
-        .define(SCHEMAS_CACHE, ConfigType.INT, 1000, None, Importance.LOW,
-                "Size of the converted schemas cache")
-        .define(SCRUB, ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
-                "Whether to scrub invalid names by replacing invalid characters with valid ones")
+        .define(
+            ENHANCED,
+            ConfigType.BOOLEAN,
+            False,
+            None,
+            Importance.MEDIUM,
+            "Toggle for enabling/disabling enhanced avro schema support: Enum symbol preservation and "
+            "Package Name awareness",
+        )
+        .define(
+            CONNECT_META_DATA,
+            ConfigType.BOOLEAN,
+            True,
+            None,
+            Importance.LOW,
+            "Toggle for enabling/disabling connect converter to add its meta data to the output schema "
+            "or not",
+        )
+        .define(
+            SCHEMAS_CACHE, ConfigType.INT, 1000, None, Importance.LOW, "Size of the converted schemas cache"
+        )
+        .define(
+            SCRUB,
+            ConfigType.BOOLEAN,
+            False,
+            None,
+            Importance.MEDIUM,
+            "Whether to scrub invalid names by replacing invalid characters with valid ones",
+        )
     )
 
 
@@ -63,8 +82,11 @@ class AvroConverter(RegistryConverter):
         self._fastavro = require("fastavro", self.JAVA_NAME)
 
     def _configure_format(self, parsed: Mapping[str, Any]) -> int:
-        self.avro_data = AvroData(connect_meta_data=parsed[CONNECT_META_DATA], enhanced=parsed[ENHANCED],
-                                  scrub_invalid_names=parsed[SCRUB])
+        self.avro_data = AvroData(
+            connect_meta_data=parsed[CONNECT_META_DATA],
+            enhanced=parsed[ENHANCED],
+            scrub_invalid_names=parsed[SCRUB],
+        )
         return int(parsed[SCHEMAS_CACHE])
 
     def _parse(self, avro: Any) -> Any:
@@ -93,7 +115,9 @@ class AvroConverter(RegistryConverter):
 
         return text, record_name, make_writer
 
-    def _prepare_read(self, schema_text: str, references: tuple[Mapping[str, Any], ...]) -> tuple[Schema, Reader]:
+    def _prepare_read(
+        self, schema_text: str, references: tuple[Mapping[str, Any], ...]
+    ) -> tuple[Schema, Reader]:
         avro = json.loads(schema_text)
         connect = self.avro_data.to_connect_schema(avro)
         parsed = self._parse(avro)
@@ -103,8 +127,15 @@ class AvroConverter(RegistryConverter):
         read = self._fastavro.schemaless_reader
 
         def reader(payload: memoryview) -> Any:
-            return to_connect(read(io.BytesIO(payload), parsed, None, return_record_name=True,
-                                   return_record_name_override=True))
+            return to_connect(
+                read(
+                    io.BytesIO(payload),
+                    parsed,
+                    None,
+                    return_record_name=True,
+                    return_record_name_override=True,
+                )
+            )
 
         return connect, reader
 

@@ -52,12 +52,23 @@ CONNECT_DEFAULT: Final = "connect.default"
 CONNECT_TYPE: Final = "connect.type"
 
 _PRIMITIVES: Final[dict[Type, str]] = {
-    Type.INT8: "int", Type.INT16: "int", Type.INT32: "int", Type.INT64: "long", Type.FLOAT32: "float",
-    Type.FLOAT64: "double", Type.BOOLEAN: "boolean", Type.STRING: "string", Type.BYTES: "bytes",
+    Type.INT8: "int",
+    Type.INT16: "int",
+    Type.INT32: "int",
+    Type.INT64: "long",
+    Type.FLOAT32: "float",
+    Type.FLOAT64: "double",
+    Type.BOOLEAN: "boolean",
+    Type.STRING: "string",
+    Type.BYTES: "bytes",
 }
 _BUILDERS: Final[dict[str, Callable[[], SchemaBuilder]]] = {
-    "int": SchemaBuilder.int32, "long": SchemaBuilder.int64, "float": SchemaBuilder.float32,
-    "double": SchemaBuilder.float64, "boolean": SchemaBuilder.bool, "string": SchemaBuilder.string,
+    "int": SchemaBuilder.int32,
+    "long": SchemaBuilder.int64,
+    "float": SchemaBuilder.float32,
+    "double": SchemaBuilder.float64,
+    "boolean": SchemaBuilder.bool,
+    "string": SchemaBuilder.string,
     "bytes": SchemaBuilder.bytes,
 }
 _INVALID: Final = re.compile(r"[^A-Za-z0-9_]")
@@ -74,7 +85,9 @@ class AvroData:
     """One converter's mapping options (``connect.meta.data``, ``enhanced.avro.schema.support``,
     ``scrub.invalid.names``); stateless apart from the counter naming unnamed records."""
 
-    def __init__(self, *, connect_meta_data: bool = True, enhanced: bool = False, scrub_invalid_names: bool = False):
+    def __init__(
+        self, *, connect_meta_data: bool = True, enhanced: bool = False, scrub_invalid_names: bool = False
+    ):
         self.connect_meta_data = connect_meta_data
         self.enhanced = enhanced
         self.scrub = scrub_invalid_names
@@ -126,8 +139,11 @@ class AvroData:
         out: dict[str, Any]
         if kind is Type.BYTES and name == Decimal.LOGICAL_NAME:
             params = schema.parameters or {}
-            out = {"type": "bytes", "scale": Decimal.scale(schema),
-                   "precision": int(params.get(PRECISION_PARAM, DEFAULT_PRECISION))}
+            out = {
+                "type": "bytes",
+                "scale": Decimal.scale(schema),
+                "precision": int(params.get(PRECISION_PARAM, DEFAULT_PRECISION)),
+            }
             self._meta(schema, out)
             out["logicalType"] = "decimal"
             return out
@@ -148,7 +164,7 @@ class AvroData:
             out = {"type": "enum", "name": simple}
             if namespace:
                 out["namespace"] = namespace
-            out["symbols"] = [k[len(prefix):] for k in params if k.startswith(prefix)]
+            out["symbols"] = [k[len(prefix) :] for k in params if k.startswith(prefix)]
             if schema.doc is not None:
                 out["doc"] = schema.doc
             self._meta(schema, out)
@@ -169,8 +185,12 @@ class AvroData:
             if key.type is Type.STRING and not key.optional:
                 out = {"type": "map", "values": self._from_connect(schema.value_schema)}
             else:
-                entry: dict[str, Any] = {"type": "record", "name": MAP_ENTRY, "namespace": NAMESPACE, "fields": [
-                    self._field("key", key), self._field("value", schema.value_schema)]}
+                entry: dict[str, Any] = {
+                    "type": "record",
+                    "name": MAP_ENTRY,
+                    "namespace": NAMESPACE,
+                    "fields": [self._field("key", key), self._field("value", schema.value_schema)],
+                }
                 out = {"type": "array", "items": entry}
             self._meta(schema, out)
             return out
@@ -221,8 +241,10 @@ class AvroData:
         if kind is Type.MAP:
             if schema.key_schema.type is Type.STRING:
                 return {k: self._default(schema.value_schema, v) for k, v in value.items()}
-            return [{"key": self._default(schema.key_schema, k), "value": self._default(schema.value_schema, v)}
-                    for k, v in value.items()]
+            return [
+                {"key": self._default(schema.key_schema, k), "value": self._default(schema.value_schema, v)}
+                for k, v in value.items()
+            ]
         if kind is Type.STRUCT:
             return {f.name: self._default(f.schema, value.get(f.name)) for f in schema.fields}
         return value
@@ -247,15 +269,18 @@ class AvroData:
                 if value_fn is _identity:
                     return _identity
                 return lambda v: None if v is None else {k: value_fn(x) for k, x in v.items()}
-            return lambda v: None if v is None else [{"key": key_fn(k), "value": value_fn(x)} for k, x in v.items()]
+            return lambda v: (
+                None if v is None else [{"key": key_fn(k), "value": value_fn(x)} for k, x in v.items()]
+            )
         fields = [(f.name, self._name(f.name), self.to_avro(f.schema)) for f in schema.fields]
 
         def struct(value: Any) -> Any:
             if value is None:
                 return None
             if not isinstance(value, Struct):
-                raise DataException(f"Expected a Struct for schema {schema.name or 'struct'}, got "
-                                    f"{type(value).__name__}")
+                raise DataException(
+                    f"Expected a Struct for schema {schema.name or 'struct'}, got {type(value).__name__}"
+                )
             return {avro_name: fn(value.get(name)) for name, avro_name, fn in fields}
 
         return struct
@@ -312,13 +337,15 @@ class AvroData:
                 if isinstance(resolved, dict):
                     named.setdefault(_full(resolved), resolved)
                 fields = {f["name"]: f for f in resolved["fields"]}
-                builder = SchemaBuilder.map(self._field_schema(fields["key"], named),
-                                            self._field_schema(fields["value"], named))
+                builder = SchemaBuilder.map(
+                    self._field_schema(fields["key"], named), self._field_schema(fields["value"], named)
+                )
             else:
                 builder = SchemaBuilder.array(self._to_connect(items, optional=False, named=named).build())
         elif kind == "map":
-            builder = SchemaBuilder.map(Schema.STRING_SCHEMA,
-                                        self._to_connect(avro["values"], optional=False, named=named).build())
+            builder = SchemaBuilder.map(
+                Schema.STRING_SCHEMA, self._to_connect(avro["values"], optional=False, named=named).build()
+            )
         elif kind == "record":
             full = _full(avro)
             named[full] = avro
@@ -367,7 +394,9 @@ class AvroData:
         builder = SchemaBuilder.struct().name(UNION_NAME)
         for branch in others:
             resolved = named.get(branch, branch) if isinstance(branch, str) else branch
-            builder.field(_branch_name(resolved), self._to_connect(branch, optional=True, named=named).build())
+            builder.field(
+                _branch_name(resolved), self._to_connect(branch, optional=True, named=named).build()
+            )
         if optional or nullable:
             builder.optional()
         return builder
@@ -393,8 +422,12 @@ class AvroData:
             return [self._connect_default(schema.value_schema, v) for v in value]
         if kind is Type.MAP:
             if isinstance(value, list):
-                return {self._connect_default(schema.key_schema, e["key"]):
-                        self._connect_default(schema.value_schema, e["value"]) for e in value}
+                return {
+                    self._connect_default(schema.key_schema, e["key"]): self._connect_default(
+                        schema.value_schema, e["value"]
+                    )
+                    for e in value
+                }
             return {k: self._connect_default(schema.value_schema, v) for k, v in value.items()}
         if kind is Type.STRUCT:
             struct = Struct(schema)
@@ -443,7 +476,9 @@ class AvroData:
         return struct
 
     def _union_value(self, schema: Schema) -> ToConnect:
-        branches: list[tuple[Field, ToConnect]] = [(f, self.to_connect(f.schema, None)) for f in schema.fields]
+        branches: list[tuple[Field, ToConnect]] = [
+            (f, self.to_connect(f.schema, None)) for f in schema.fields
+        ]
 
         def union(value: Any) -> Any:
             if value is None:
@@ -454,8 +489,9 @@ class AvroData:
             for field, fn in branches:
                 if _matches(field, value, record_name):
                     return Struct(schema).put(field, fn(value))
-            raise DataException(f"No branch of union {[f.name for f, _ in branches]} matches a "
-                                f"{type(value).__name__}")
+            raise DataException(
+                f"No branch of union {[f.name for f, _ in branches]} matches a {type(value).__name__}"
+            )
 
         return union
 
@@ -469,7 +505,10 @@ def _full(avro: Mapping[str, Any]) -> str:
 def _is_map_entry(avro: Any) -> bool:
     if not isinstance(avro, dict) or avro.get("type") != "record":
         return False
-    return _full(avro).startswith(MAP_ENTRY_FULL_NAME) and [f["name"] for f in avro["fields"]] == ["key", "value"]
+    return _full(avro).startswith(MAP_ENTRY_FULL_NAME) and [f["name"] for f in avro["fields"]] == [
+        "key",
+        "value",
+    ]
 
 
 def _branch_name(avro: Any) -> str:
@@ -481,9 +520,18 @@ def _branch_name(avro: Any) -> str:
 
 
 _PY_TYPES: Final[dict[Type, tuple[type, ...]]] = {
-    Type.BOOLEAN: (bool,), Type.INT8: (int,), Type.INT16: (int,), Type.INT32: (int, dt.date, dt.time),
-    Type.INT64: (int, dt.datetime), Type.FLOAT32: (float,), Type.FLOAT64: (float,), Type.STRING: (str,),
-    Type.BYTES: (bytes, decimal.Decimal), Type.ARRAY: (list,), Type.MAP: (dict, list), Type.STRUCT: (dict,),
+    Type.BOOLEAN: (bool,),
+    Type.INT8: (int,),
+    Type.INT16: (int,),
+    Type.INT32: (int, dt.date, dt.time),
+    Type.INT64: (int, dt.datetime),
+    Type.FLOAT32: (float,),
+    Type.FLOAT64: (float,),
+    Type.STRING: (str,),
+    Type.BYTES: (bytes, decimal.Decimal),
+    Type.ARRAY: (list,),
+    Type.MAP: (dict, list),
+    Type.STRUCT: (dict,),
 }
 
 

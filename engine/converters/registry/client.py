@@ -62,8 +62,14 @@ def redact_url(url: str) -> str:
 class SchemaRegistryClient:
     """Blocking registry calls with caches; ``urls`` in order, ``headers`` sent with every request."""
 
-    def __init__(self, urls: Sequence[str], *, headers: Mapping[str, str] | None = None,
-                 ssl_context: ssl.SSLContext | None = None, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        urls: Sequence[str],
+        *,
+        headers: Mapping[str, str] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+        timeout_s: float = 30.0,
+    ) -> None:
         if not urls:
             raise DataException("schema.registry.url has no URL")
         self.urls = [u.rstrip("/") for u in urls]
@@ -100,8 +106,10 @@ class SchemaRegistryClient:
             except (OSError, ValueError) as exc:
                 last = exc
                 continue
-        raise RegistryError(f"Schema registry unreachable at {', '.join(redact_url(u) for u in self.urls)}: "
-                            f"{type(last).__name__}: {last}")
+        raise RegistryError(
+            f"Schema registry unreachable at {', '.join(redact_url(u) for u in self.urls)}: "
+            f"{type(last).__name__}: {last}"
+        )
 
     @staticmethod
     def _http_error(exc: urllib.error.HTTPError, method: str, url: str) -> RegistryError:
@@ -112,8 +120,11 @@ class SchemaRegistryClient:
             payload = {}
         code = int(payload.get("error_code", 0)) if isinstance(payload, dict) else 0
         message = payload.get("message", exc.reason) if isinstance(payload, dict) else exc.reason
-        return RegistryError(f"{message}; error code: {code or exc.code} ({method} {url})", status=exc.code,
-                             error_code=code or exc.code)
+        return RegistryError(
+            f"{message}; error code: {code or exc.code} ({method} {url})",
+            status=exc.code,
+            error_code=code or exc.code,
+        )
 
     # -- calls -----------------------------------------------------------------------------------
 
@@ -148,7 +159,9 @@ class SchemaRegistryClient:
         self._ids[key] = schema_id
         return schema_id
 
-    def by_id(self, schema_id: int, *, subject: str | None = None, fmt: str | None = None) -> RegisteredSchema:
+    def by_id(
+        self, schema_id: int, *, subject: str | None = None, fmt: str | None = None
+    ) -> RegisteredSchema:
         """``GET /schemas/ids/{id}`` (cached); ``fmt`` is the registry's ``format`` (``serialized``)."""
         found = self._schemas.get(schema_id)
         if found is not None:
@@ -158,8 +171,14 @@ class SchemaRegistryClient:
         if query:
             path += "?" + urllib.parse.urlencode(query)
         answer = self._request("GET", path)
-        registered = RegisteredSchema(schema_id, answer["schema"], answer.get("schemaType") or "AVRO",
-                                      subject, None, tuple(answer.get("references") or ()))
+        registered = RegisteredSchema(
+            schema_id,
+            answer["schema"],
+            answer.get("schemaType") or "AVRO",
+            subject,
+            None,
+            tuple(answer.get("references") or ()),
+        )
         self._schemas[schema_id] = registered
         return registered
 
@@ -169,8 +188,14 @@ class SchemaRegistryClient:
         if found is not None:
             return found
         answer = self._request("GET", f"/subjects/{_quote(subject)}/versions/latest")
-        registered = RegisteredSchema(int(answer["id"]), answer["schema"], answer.get("schemaType") or "AVRO",
-                                      subject, answer.get("version"), tuple(answer.get("references") or ()))
+        registered = RegisteredSchema(
+            int(answer["id"]),
+            answer["schema"],
+            answer.get("schemaType") or "AVRO",
+            subject,
+            answer.get("version"),
+            tuple(answer.get("references") or ()),
+        )
         self._latest[subject] = registered
         self._schemas.setdefault(registered.schema_id, registered)
         return registered

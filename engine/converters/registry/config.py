@@ -58,39 +58,123 @@ def registry_config_def() -> ConfigDef:
     strategy = ValidString.in_(*STRATEGIES, *(_STRATEGY_PACKAGE + s for s in STRATEGIES))
     return (
         converter_config_def()
-        .define(SCHEMA_REGISTRY_URL, ConfigType.LIST, None, None, Importance.HIGH,
-                "Comma-separated list of URLs for Schema Registry instances that can be used to register "
-                "or look up schemas.")
-        .define(MAX_SCHEMAS, ConfigType.INT, 1000, None, Importance.LOW,
-                "Maximum number of schemas to create or cache locally.")
-        .define(AUTO_REGISTER, ConfigType.BOOLEAN, True, None, Importance.MEDIUM,
-                "Specify if the Serializer should attempt to register the Schema with Schema Registry")
-        .define(USE_LATEST, ConfigType.BOOLEAN, False, None, Importance.LOW,
-                "Specify if the Serializer should use the latest subject version for serialization")
-        .define(LATEST_STRICT, ConfigType.BOOLEAN, True, None, Importance.LOW,
-                "Specify if the Serializer should check the backwards compatibility with the latest "
-                "subject version when using use.latest.version")
-        .define(NORMALIZE, ConfigType.BOOLEAN, False, None, Importance.LOW,
-                "Whether to normalize schemas, which generally ignores ordering when it is not significant")
-        .define(BASIC_SOURCE, ConfigType.STRING, "URL", ValidString.in_("URL", "USER_INFO", "SASL_INHERIT"),
-                Importance.MEDIUM, "Specify how to pick the credentials for Basic Auth header. The supported "
-                "values are URL, USER_INFO and SASL_INHERIT")
-        .define(BASIC_USER_INFO, ConfigType.PASSWORD, "", None, Importance.MEDIUM,
-                "Specify the user info for Basic Auth in the form of {username}:{password}")
-        .define(BEARER_SOURCE, ConfigType.STRING, "STATIC_TOKEN", ValidString.in_("STATIC_TOKEN"),
-                Importance.MEDIUM, "Specify how to pick the credentials for Bearer Auth header.")
-        .define(BEARER_TOKEN, ConfigType.PASSWORD, "", None, Importance.MEDIUM,
-                "Specify the Bearer token to be used for authentication")
-        .define(BEARER_CLUSTER, ConfigType.STRING, "", None, Importance.LOW,
-                "Specify the logical cluster to send with the Bearer token (target-sr-cluster).")
-        .define(BEARER_POOL, ConfigType.STRING, "", None, Importance.LOW,
-                "Specify the identity pool to send with the Bearer token (Confluent-Identity-Pool-Id).")
-        .define(KEY_STRATEGY, ConfigType.STRING, DEFAULT_STRATEGY, strategy, Importance.MEDIUM,
-                "Determines how to construct the subject name under which the key schema is registered "
-                "with the schema registry.")
-        .define(VALUE_STRATEGY, ConfigType.STRING, DEFAULT_STRATEGY, strategy, Importance.MEDIUM,
-                "Determines how to construct the subject name under which the value schema is registered "
-                "with the schema registry.")
+        .define(
+            SCHEMA_REGISTRY_URL,
+            ConfigType.LIST,
+            None,
+            None,
+            Importance.HIGH,
+            "Comma-separated list of URLs for Schema Registry instances that can be used to register "
+            "or look up schemas.",
+        )
+        .define(
+            MAX_SCHEMAS,
+            ConfigType.INT,
+            1000,
+            None,
+            Importance.LOW,
+            "Maximum number of schemas to create or cache locally.",
+        )
+        .define(
+            AUTO_REGISTER,
+            ConfigType.BOOLEAN,
+            True,
+            None,
+            Importance.MEDIUM,
+            "Specify if the Serializer should attempt to register the Schema with Schema Registry",
+        )
+        .define(
+            USE_LATEST,
+            ConfigType.BOOLEAN,
+            False,
+            None,
+            Importance.LOW,
+            "Specify if the Serializer should use the latest subject version for serialization",
+        )
+        .define(
+            LATEST_STRICT,
+            ConfigType.BOOLEAN,
+            True,
+            None,
+            Importance.LOW,
+            "Specify if the Serializer should check the backwards compatibility with the latest "
+            "subject version when using use.latest.version",
+        )
+        .define(
+            NORMALIZE,
+            ConfigType.BOOLEAN,
+            False,
+            None,
+            Importance.LOW,
+            "Whether to normalize schemas, which generally ignores ordering when it is not significant",
+        )
+        .define(
+            BASIC_SOURCE,
+            ConfigType.STRING,
+            "URL",
+            ValidString.in_("URL", "USER_INFO", "SASL_INHERIT"),
+            Importance.MEDIUM,
+            "Specify how to pick the credentials for Basic Auth header. The supported "
+            "values are URL, USER_INFO and SASL_INHERIT",
+        )
+        .define(
+            BASIC_USER_INFO,
+            ConfigType.PASSWORD,
+            "",
+            None,
+            Importance.MEDIUM,
+            "Specify the user info for Basic Auth in the form of {username}:{password}",
+        )
+        .define(
+            BEARER_SOURCE,
+            ConfigType.STRING,
+            "STATIC_TOKEN",
+            ValidString.in_("STATIC_TOKEN"),
+            Importance.MEDIUM,
+            "Specify how to pick the credentials for Bearer Auth header.",
+        )
+        .define(
+            BEARER_TOKEN,
+            ConfigType.PASSWORD,
+            "",
+            None,
+            Importance.MEDIUM,
+            "Specify the Bearer token to be used for authentication",
+        )
+        .define(
+            BEARER_CLUSTER,
+            ConfigType.STRING,
+            "",
+            None,
+            Importance.LOW,
+            "Specify the logical cluster to send with the Bearer token (target-sr-cluster).",
+        )
+        .define(
+            BEARER_POOL,
+            ConfigType.STRING,
+            "",
+            None,
+            Importance.LOW,
+            "Specify the identity pool to send with the Bearer token (Confluent-Identity-Pool-Id).",
+        )
+        .define(
+            KEY_STRATEGY,
+            ConfigType.STRING,
+            DEFAULT_STRATEGY,
+            strategy,
+            Importance.MEDIUM,
+            "Determines how to construct the subject name under which the key schema is registered "
+            "with the schema registry.",
+        )
+        .define(
+            VALUE_STRATEGY,
+            ConfigType.STRING,
+            DEFAULT_STRATEGY,
+            strategy,
+            Importance.MEDIUM,
+            "Determines how to construct the subject name under which the value schema is registered "
+            "with the schema registry.",
+        )
     )
 
 
@@ -114,24 +198,34 @@ def frame(schema_id: int, payload: bytes) -> bytes:
 def unframe(topic: str, data: bytes, what: str) -> tuple[int, memoryview]:
     """(schema id, payload) of a framed record; a short record or a wrong magic byte raises ``DataException``."""
     if len(data) < _HEADER.size:
-        raise DataException(f"Failed to deserialize data for topic {topic} to {what}: Unknown magic byte! "
-                            f"(record of {len(data)} bytes is shorter than the 5-byte header)")
+        raise DataException(
+            f"Failed to deserialize data for topic {topic} to {what}: Unknown magic byte! "
+            f"(record of {len(data)} bytes is shorter than the 5-byte header)"
+        )
     magic, schema_id = _HEADER.unpack_from(data)
     if magic != MAGIC_BYTE:
-        raise DataException(f"Failed to deserialize data for topic {topic} to {what}: Unknown magic byte! "
-                            f"(got {magic & 0xFF:#04x}, expected 0x00)")
-    return schema_id, memoryview(data)[_HEADER.size:]
+        raise DataException(
+            f"Failed to deserialize data for topic {topic} to {what}: Unknown magic byte! "
+            f"(got {magic & 0xFF:#04x}, expected 0x00)"
+        )
+    return schema_id, memoryview(data)[_HEADER.size :]
 
 
 class RegistrySettings:
     """The parsed registry keys and the client they describe."""
 
-    def __init__(self, parsed: Mapping[str, Any], raw: Mapping[str, Any], is_key: bool,
-                 make_client: Callable[..., SchemaRegistryClient] = SchemaRegistryClient) -> None:
+    def __init__(
+        self,
+        parsed: Mapping[str, Any],
+        raw: Mapping[str, Any],
+        is_key: bool,
+        make_client: Callable[..., SchemaRegistryClient] = SchemaRegistryClient,
+    ) -> None:
         urls = [u.strip() for u in (parsed.get(SCHEMA_REGISTRY_URL) or []) if u.strip()]
         if not urls:
-            raise ConfigException(f"Missing required configuration \"{SCHEMA_REGISTRY_URL}\" which has no "
-                                  "default value.")
+            raise ConfigException(
+                f'Missing required configuration "{SCHEMA_REGISTRY_URL}" which has no default value.'
+            )
         self.is_key = is_key
         self.auto_register: bool = parsed[AUTO_REGISTER]
         self.use_latest: bool = parsed[USE_LATEST]
@@ -141,8 +235,11 @@ class RegistrySettings:
         headers = _auth_headers(parsed, raw, urls)
         context = None
         if any(u.lower().startswith("https:") for u in urls):
-            ssl_props = {k.removeprefix(SSL_PREFIX): str(v) for k, v in raw.items()
-                         if k.startswith(SSL_PREFIX + "ssl.")}
+            ssl_props = {
+                k.removeprefix(SSL_PREFIX): str(v)
+                for k, v in raw.items()
+                if k.startswith(SSL_PREFIX + "ssl.")
+            }
             context = ssl_context(ssl_props, "client", prefix=SSL_PREFIX)
         self.client = make_client(urls, headers=headers, ssl_context=context)
         self.urls_for_messages = ", ".join(redact_url(u) for u in urls)
@@ -191,5 +288,7 @@ def _sasl_user_info(converter_configs: Mapping[str, Any]) -> str:
     module = client_login_module(text)
     options = module.options
     if "username" not in options or "password" not in options:
-        raise ConfigException(f"{BASIC_SOURCE}=SASL_INHERIT needs a sasl.jaas.config with username and password")
+        raise ConfigException(
+            f"{BASIC_SOURCE}=SASL_INHERIT needs a sasl.jaas.config with username and password"
+        )
     return f"{options['username']}:{options['password']}"

@@ -39,8 +39,10 @@ def require(module: str, converter: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise ConfigException(f"{converter} needs the Python package {module.split('.')[0]}: "
-                              "pip install 'connect-engine[registry]'") from None
+        raise ConfigException(
+            f"{converter} needs the Python package {module.split('.')[0]}: "
+            "pip install 'connect-engine[registry]'"
+        ) from None
 
 
 class RegistryConverter(BuiltinConverter):
@@ -86,7 +88,9 @@ class RegistryConverter(BuiltinConverter):
         """
         raise NotImplementedError
 
-    def _prepare_read(self, schema_text: str, references: tuple[Mapping[str, Any], ...]) -> tuple[Schema, Reader]:
+    def _prepare_read(
+        self, schema_text: str, references: tuple[Mapping[str, Any], ...]
+    ) -> tuple[Schema, Reader]:
         raise NotImplementedError
 
     # -- Converter -------------------------------------------------------------------------------
@@ -96,13 +100,16 @@ class RegistryConverter(BuiltinConverter):
             raise DataException(f"{self.JAVA_NAME} used before configure()")
         return self.settings
 
-    def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
-                          headers: RawHeaders | None = None) -> bytes | None:
+    def from_connect_data(
+        self, topic: str, schema: Schema | None, value: Any, headers: RawHeaders | None = None
+    ) -> bytes | None:
         if value is None:
             return None  # a tombstone, as Confluent's serializers write a null
         if schema is None:
-            raise DataException(f"Failed to serialize {self.FORMAT} data from topic {topic}: {self.JAVA_NAME} "
-                                "needs a schema (schemaless values are not supported)")
+            raise DataException(
+                f"Failed to serialize {self.FORMAT} data from topic {topic}: {self.JAVA_NAME} "
+                "needs a schema (schemaless values are not supported)"
+            )
         key = (topic, schema)
         entry = self._writes.get(key)
         if entry is None:
@@ -112,47 +119,64 @@ class RegistryConverter(BuiltinConverter):
         try:
             return frame(schema_id, writer(value))
         except DataException as exc:
-            raise DataException(f"Failed to serialize {self.FORMAT} data from topic {topic} with schema id "
-                                f"{schema_id}: {exc}") from exc
+            raise DataException(
+                f"Failed to serialize {self.FORMAT} data from topic {topic} with schema id {schema_id}: {exc}"
+            ) from exc
         except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
-            raise DataException(f"Failed to serialize {self.FORMAT} data from topic {topic} with schema id "
-                                f"{schema_id}: {type(exc).__name__}: {exc}") from exc
+            raise DataException(
+                f"Failed to serialize {self.FORMAT} data from topic {topic} with schema id "
+                f"{schema_id}: {type(exc).__name__}: {exc}"
+            ) from exc
 
     def _prepare_schema(self, topic: str, schema: Schema) -> tuple[int, Writer]:
         settings = self._settings()
         try:
             text, record_name, make_writer = self._prepare_write(schema)
         except (DataException, ValueError, TypeError, KeyError) as exc:
-            raise DataException(f"Failed to convert the Connect schema of topic {topic} to {self.FORMAT}: "
-                                f"{exc}") from exc
+            raise DataException(
+                f"Failed to convert the Connect schema of topic {topic} to {self.FORMAT}: {exc}"
+            ) from exc
         subject = settings.subject(topic, record_name)
         client = settings.client
         what = f"{self.FORMAT} schema for subject {subject} (topic {topic})"
         try:
             if settings.use_latest:
                 latest = client.latest(subject)
-                if settings.latest_strict and not client.compatible(subject, text, self.SCHEMA_TYPE,
-                                                                   str(latest.version or "latest")):
-                    raise DataException(f"Failed to serialize {self.FORMAT} data from topic {topic}: the "
-                                        f"record's schema is not compatible with the latest schema of subject "
-                                        f"{subject} (schema id {latest.schema_id}), and latest.compatibility."
-                                        "strict is true")
+                if settings.latest_strict and not client.compatible(
+                    subject, text, self.SCHEMA_TYPE, str(latest.version or "latest")
+                ):
+                    raise DataException(
+                        f"Failed to serialize {self.FORMAT} data from topic {topic}: the "
+                        f"record's schema is not compatible with the latest schema of subject "
+                        f"{subject} (schema id {latest.schema_id}), and latest.compatibility."
+                        "strict is true"
+                    )
                 return latest.schema_id, make_writer(latest.schema)
             if settings.auto_register:
                 schema_id = client.register(subject, text, self.SCHEMA_TYPE, normalize=settings.normalize)
             else:
                 schema_id = client.lookup(subject, text, self.SCHEMA_TYPE, normalize=settings.normalize)
         except RegistryError as exc:
-            verb = ("fetching the latest version of" if settings.use_latest
-                    else "registering" if settings.auto_register else "looking up")
+            verb = (
+                "fetching the latest version of"
+                if settings.use_latest
+                else "registering"
+                if settings.auto_register
+                else "looking up"
+            )
             if exc.status == 409:
-                raise DataException(f"Failed to serialize {self.FORMAT} data from topic {topic}: the registry "
-                                    f"refused the {what} as incompatible: {exc}") from exc
-            raise DataException(f"Failed to serialize {self.FORMAT} data from topic {topic}: error {verb} the "
-                                f"{what}: {exc}") from exc
+                raise DataException(
+                    f"Failed to serialize {self.FORMAT} data from topic {topic}: the registry "
+                    f"refused the {what} as incompatible: {exc}"
+                ) from exc
+            raise DataException(
+                f"Failed to serialize {self.FORMAT} data from topic {topic}: error {verb} the {what}: {exc}"
+            ) from exc
         return schema_id, make_writer(None)
 
-    def to_connect_data(self, topic: str, value: bytes | None, headers: RawHeaders | None = None) -> SchemaAndValue:
+    def to_connect_data(
+        self, topic: str, value: bytes | None, headers: RawHeaders | None = None
+    ) -> SchemaAndValue:
         if value is None:
             return SchemaAndValue.NULL
         schema_id, payload = unframe(topic, value, self.FORMAT)
@@ -164,11 +188,15 @@ class RegistryConverter(BuiltinConverter):
         try:
             return SchemaAndValue(schema, reader(payload))
         except DataException as exc:
-            raise DataException(f"Failed to deserialize data for topic {topic} to {self.FORMAT} with schema id "
-                                f"{schema_id}: {exc}") from exc
+            raise DataException(
+                f"Failed to deserialize data for topic {topic} to {self.FORMAT} with schema id "
+                f"{schema_id}: {exc}"
+            ) from exc
         except (ValueError, TypeError, KeyError, EOFError, IndexError, AttributeError, OverflowError) as exc:
-            raise DataException(f"Failed to deserialize data for topic {topic} to {self.FORMAT} with schema id "
-                                f"{schema_id}: {type(exc).__name__}: {exc}") from exc
+            raise DataException(
+                f"Failed to deserialize data for topic {topic} to {self.FORMAT} with schema id "
+                f"{schema_id}: {type(exc).__name__}: {exc}"
+            ) from exc
 
     def _fetch(self, topic: str, schema_id: int) -> tuple[Schema, Reader]:
         settings = self._settings()
@@ -177,14 +205,20 @@ class RegistryConverter(BuiltinConverter):
             registered = settings.client.by_id(schema_id, fmt=self.SCHEMA_FORMAT)
         except RegistryError as exc:
             reason = "schema not found" if exc.error_code in _NOT_FOUND_CODES else "registry error"
-            raise DataException(f"Failed to deserialize data for topic {topic} to {self.FORMAT}: Error "
-                                f"retrieving {self.FORMAT} {side} schema for id {schema_id} ({reason}): "
-                                f"{exc}") from exc
+            raise DataException(
+                f"Failed to deserialize data for topic {topic} to {self.FORMAT}: Error "
+                f"retrieving {self.FORMAT} {side} schema for id {schema_id} ({reason}): "
+                f"{exc}"
+            ) from exc
         if registered.schema_type != self.SCHEMA_TYPE:
-            raise DataException(f"Failed to deserialize data for topic {topic} to {self.FORMAT}: schema id "
-                                f"{schema_id} is a {registered.schema_type} schema, not {self.SCHEMA_TYPE}")
+            raise DataException(
+                f"Failed to deserialize data for topic {topic} to {self.FORMAT}: schema id "
+                f"{schema_id} is a {registered.schema_type} schema, not {self.SCHEMA_TYPE}"
+            )
         try:
             return self._prepare_read(registered.schema, registered.references)
         except (DataException, ValueError, TypeError, KeyError) as exc:
-            raise DataException(f"Failed to deserialize data for topic {topic} to {self.FORMAT}: schema id "
-                                f"{schema_id} cannot be converted to a Connect schema: {exc}") from exc
+            raise DataException(
+                f"Failed to deserialize data for topic {topic} to {self.FORMAT}: schema id "
+                f"{schema_id} cannot be converted to a Connect schema: {exc}"
+            ) from exc

@@ -29,10 +29,17 @@ SCHEMAS_CACHE: Final = "schemas.cache.size"
 def json_schema_converter_config_def() -> ConfigDef:
     return (
         registry_config_def()
-        .define(FAIL_INVALID, ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
-                "Whether to fail serialization if the payload is not valid for the schema")
-        .define(SCHEMAS_CACHE, ConfigType.INT, 1000, None, Importance.LOW,
-                "Size of the converted schemas cache")
+        .define(
+            FAIL_INVALID,
+            ConfigType.BOOLEAN,
+            False,
+            None,
+            Importance.MEDIUM,
+            "Whether to fail serialization if the payload is not valid for the schema",
+        )
+        .define(
+            SCHEMAS_CACHE, ConfigType.INT, 1000, None, Importance.LOW, "Size of the converted schemas cache"
+        )
     )
 
 
@@ -68,7 +75,9 @@ class JsonSchemaConverter(RegistryConverter):
         def make_writer(written_under: str | None) -> Writer:
             validator = None
             if self.fail_invalid:
-                validator = validator_class(json_schema if written_under is None else json.loads(written_under))
+                validator = validator_class(
+                    json_schema if written_under is None else json.loads(written_under)
+                )
 
             def writer(value: Any) -> bytes:
                 node = to_json(value)
@@ -82,7 +91,9 @@ class JsonSchemaConverter(RegistryConverter):
 
         return text, schema.name if schema.type.value == "struct" else None, make_writer
 
-    def _prepare_read(self, schema_text: str, references: tuple[Mapping[str, Any], ...]) -> tuple[Schema, Reader]:
+    def _prepare_read(
+        self, schema_text: str, references: tuple[Mapping[str, Any], ...]
+    ) -> tuple[Schema, Reader]:
         connect = self.data.to_connect_schema(json.loads(schema_text))
         to_connect = self.data.to_connect(connect)
 

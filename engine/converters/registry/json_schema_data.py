@@ -38,12 +38,20 @@ CONNECT_PARAMETERS: Final = "connect.parameters"
 ENUM_PARAM: Final = "io.confluent.connect.json.Enum"
 _LOGICAL: Final = {Decimal.LOGICAL_NAME, Date.LOGICAL_NAME, Time.LOGICAL_NAME, Timestamp.LOGICAL_NAME}
 _NUMBERS: Final[dict[Type, tuple[str, str]]] = {
-    Type.INT8: ("integer", "int8"), Type.INT16: ("integer", "int16"), Type.INT32: ("integer", "int32"),
-    Type.INT64: ("integer", "int64"), Type.FLOAT32: ("number", "float32"), Type.FLOAT64: ("number", "float64"),
+    Type.INT8: ("integer", "int8"),
+    Type.INT16: ("integer", "int16"),
+    Type.INT32: ("integer", "int32"),
+    Type.INT64: ("integer", "int64"),
+    Type.FLOAT32: ("number", "float32"),
+    Type.FLOAT64: ("number", "float64"),
 }
 _BY_CONNECT_TYPE: Final[dict[str, Callable[[], SchemaBuilder]]] = {
-    "int8": SchemaBuilder.int8, "int16": SchemaBuilder.int16, "int32": SchemaBuilder.int32,
-    "int64": SchemaBuilder.int64, "float32": SchemaBuilder.float32, "float64": SchemaBuilder.float64,
+    "int8": SchemaBuilder.int8,
+    "int16": SchemaBuilder.int16,
+    "int32": SchemaBuilder.int32,
+    "int64": SchemaBuilder.int64,
+    "float32": SchemaBuilder.float32,
+    "float64": SchemaBuilder.float64,
     "bytes": SchemaBuilder.bytes,
 }
 _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -91,7 +99,7 @@ class JsonSchemaData:
         elif kind is Type.STRING:
             out = {"type": "string"}
             prefix = ENUM_PARAM + "."
-            symbols = [k[len(prefix):] for k in (schema.parameters or {}) if k.startswith(prefix)]
+            symbols = [k[len(prefix) :] for k in (schema.parameters or {}) if k.startswith(prefix)]
             if symbols:
                 out["enum"] = symbols
         elif kind is Type.BYTES:
@@ -101,12 +109,18 @@ class JsonSchemaData:
         elif kind is Type.MAP:
             key, value = schema.key_schema, schema.value_schema
             if key.type is Type.STRING and not key.optional:
-                out = {"type": "object", "additionalProperties": self._from_connect(value), CONNECT_TYPE: "map"}
+                out = {
+                    "type": "object",
+                    "additionalProperties": self._from_connect(value),
+                    CONNECT_TYPE: "map",
+                }
             else:
-                entry = {"type": "object", "properties": {"key": self._from_connect(key, 0),
-                                                          "value": self._from_connect(value, 1)},
-                         "required": [n for n, s in (("key", key), ("value", value)) if not s.optional],
-                         "additionalProperties": False}
+                entry = {
+                    "type": "object",
+                    "properties": {"key": self._from_connect(key, 0), "value": self._from_connect(value, 1)},
+                    "required": [n for n, s in (("key", key), ("value", value)) if not s.optional],
+                    "additionalProperties": False,
+                }
                 out = {"type": "array", "items": entry, CONNECT_TYPE: "map"}
         else:
             properties = {f.name: self._from_connect(f.schema, f.index) for f in schema.fields}
@@ -148,15 +162,18 @@ class JsonSchemaData:
             key_fn, value_fn = self.to_json(schema.key_schema), self.to_json(schema.value_schema)
             if schema.key_schema.type is Type.STRING and not schema.key_schema.optional:
                 return lambda v: None if v is None else {k: value_fn(x) for k, x in v.items()}
-            return lambda v: None if v is None else [{"key": key_fn(k), "value": value_fn(x)} for k, x in v.items()]
+            return lambda v: (
+                None if v is None else [{"key": key_fn(k), "value": value_fn(x)} for k, x in v.items()]
+            )
         fields = [(f.name, self.to_json(f.schema)) for f in schema.fields]
 
         def struct(value: Any) -> Any:
             if value is None:
                 return None
             if not isinstance(value, Struct):
-                raise DataException(f"Expected a Struct for schema {schema.name or 'struct'}, got "
-                                    f"{type(value).__name__}")
+                raise DataException(
+                    f"Expected a Struct for schema {schema.name or 'struct'}, got {type(value).__name__}"
+                )
             return {name: fn(value.get(name)) for name, fn in fields}
 
         return struct
@@ -207,14 +224,19 @@ class JsonSchemaData:
         elif kind == "array" and connect_type == "map":
             props = node["items"]["properties"]
             required = set(node["items"].get("required") or ())
-            builder = SchemaBuilder.map(self._property(props["key"], "key" in required),
-                                        self._property(props["value"], "value" in required))
+            builder = SchemaBuilder.map(
+                self._property(props["key"], "key" in required),
+                self._property(props["value"], "value" in required),
+            )
         elif kind == "array":
             builder = SchemaBuilder.array(self._to_connect(node.get("items") or {}, optional=False).build())
-        elif kind == "object" and (connect_type == "map" or ("properties" not in node
-                                   and isinstance(node.get("additionalProperties"), dict))):
-            builder = SchemaBuilder.map(Schema.STRING_SCHEMA,
-                                        self._to_connect(node["additionalProperties"], optional=False).build())
+        elif kind == "object" and (
+            connect_type == "map"
+            or ("properties" not in node and isinstance(node.get("additionalProperties"), dict))
+        ):
+            builder = SchemaBuilder.map(
+                Schema.STRING_SCHEMA, self._to_connect(node["additionalProperties"], optional=False).build()
+            )
         elif kind == "object":
             builder = SchemaBuilder.struct()
             required = set(node.get("required") or ())
@@ -278,15 +300,18 @@ class JsonSchemaData:
             key_fn, value_fn = self.to_connect(schema.key_schema), self.to_connect(schema.value_schema)
             if schema.key_schema.type is Type.STRING and not schema.key_schema.optional:
                 return lambda v: None if v is None else {k: value_fn(x) for k, x in v.items()}
-            return lambda v: None if v is None else {key_fn(e.get("key")): value_fn(e.get("value")) for e in v}
+            return lambda v: (
+                None if v is None else {key_fn(e.get("key")): value_fn(e.get("value")) for e in v}
+            )
         fields = [(f, self.to_connect(f.schema)) for f in schema.fields]
 
         def struct(value: Any) -> Any:
             if value is None:
                 return None
             if not isinstance(value, dict):
-                raise DataException(f"Expected a JSON object for struct {schema.name or ''}, got "
-                                    f"{type(value).__name__}")
+                raise DataException(
+                    f"Expected a JSON object for struct {schema.name or ''}, got {type(value).__name__}"
+                )
             out = Struct(schema)
             for field, fn in fields:
                 if field.name in value:

@@ -23,8 +23,9 @@ SCHEMAS_CACHE: Final = "schemas.cache.config"
 
 
 def protobuf_converter_config_def() -> ConfigDef:
-    return registry_config_def().define(SCHEMAS_CACHE, ConfigType.INT, 1000, None, Importance.LOW,
-                                        "Size of the converted schemas cache")
+    return registry_config_def().define(
+        SCHEMAS_CACHE, ConfigType.INT, 1000, None, Importance.LOW, "Size of the converted schemas cache"
+    )
 
 
 class ProtobufConverter(RegistryConverter):
@@ -66,7 +67,9 @@ class ProtobufConverter(RegistryConverter):
 
         return text, descriptor.full_name, make_writer
 
-    def _prepare_read(self, schema_text: str, references: tuple[Mapping[str, Any], ...]) -> tuple[Schema, Reader]:
+    def _prepare_read(
+        self, schema_text: str, references: tuple[Mapping[str, Any], ...]
+    ) -> tuple[Schema, Reader]:
         data = self._mapping()
         readers: dict[tuple[int, ...], tuple[Schema, Callable[[bytes], Any]]] = {}
 

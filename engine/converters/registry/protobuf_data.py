@@ -57,12 +57,29 @@ def _well_known(pb2: Any, pool: Any) -> None:
             msg.field.add(name=field_name, number=number, type=kind, label=fdp.LABEL_OPTIONAL)
         pool.Add(proto)
 
-    file(_DATE[0], "google.type", "Date", [("year", 1, fdp.TYPE_INT32), ("month", 2, fdp.TYPE_INT32),
-                                            ("day", 3, fdp.TYPE_INT32)])
-    file(_TIME[0], "google.type", "TimeOfDay", [("hours", 1, fdp.TYPE_INT32), ("minutes", 2, fdp.TYPE_INT32),
-                                                 ("seconds", 3, fdp.TYPE_INT32), ("nanos", 4, fdp.TYPE_INT32)])
-    file(_DECIMAL[0], "confluent.type", "Decimal", [("value", 1, fdp.TYPE_BYTES), ("precision", 2, fdp.TYPE_UINT32),
-                                                     ("scale", 3, fdp.TYPE_INT32)])
+    file(
+        _DATE[0],
+        "google.type",
+        "Date",
+        [("year", 1, fdp.TYPE_INT32), ("month", 2, fdp.TYPE_INT32), ("day", 3, fdp.TYPE_INT32)],
+    )
+    file(
+        _TIME[0],
+        "google.type",
+        "TimeOfDay",
+        [
+            ("hours", 1, fdp.TYPE_INT32),
+            ("minutes", 2, fdp.TYPE_INT32),
+            ("seconds", 3, fdp.TYPE_INT32),
+            ("nanos", 4, fdp.TYPE_INT32),
+        ],
+    )
+    file(
+        _DECIMAL[0],
+        "confluent.type",
+        "Decimal",
+        [("value", 1, fdp.TYPE_BYTES), ("precision", 2, fdp.TYPE_UINT32), ("scale", 3, fdp.TYPE_INT32)],
+    )
 
 
 class ProtobufData:
@@ -135,12 +152,17 @@ class ProtobufData:
                 message.oneof_decl.add(name=f"_{field.name}")
         # proto3 wants the synthetic oneofs after every real one; we declare none, so order holds
 
-    def _typed(self, proto: Any, schema: Schema, message: Any, field_name: str, imports: set[str],
-               used: set[str]) -> None:
+    def _typed(
+        self, proto: Any, schema: Schema, message: Any, field_name: str, imports: set[str], used: set[str]
+    ) -> None:
         fdp = self._pb2.FieldDescriptorProto
         kind, name = schema.type, schema.name
-        for logical, (path, type_name) in ((Timestamp.LOGICAL_NAME, _TIMESTAMP), (Date.LOGICAL_NAME, _DATE),
-                                           (Time.LOGICAL_NAME, _TIME), (Decimal.LOGICAL_NAME, _DECIMAL)):
+        for logical, (path, type_name) in (
+            (Timestamp.LOGICAL_NAME, _TIMESTAMP),
+            (Date.LOGICAL_NAME, _DATE),
+            (Time.LOGICAL_NAME, _TIME),
+            (Decimal.LOGICAL_NAME, _DECIMAL),
+        ):
             if name == logical:
                 proto.type, proto.type_name = fdp.TYPE_MESSAGE, type_name
                 imports.add(path)
@@ -153,12 +175,20 @@ class ProtobufData:
                 prefix = ENUM_PARAM + "."
                 for key, number in schema.parameters.items():
                     if key.startswith(prefix):
-                        enum.value.add(name=key[len(prefix):], number=int(number))
+                        enum.value.add(name=key[len(prefix) :], number=int(number))
             proto.type, proto.type_name = fdp.TYPE_ENUM, enum_name
             return
-        simple = {Type.INT8: fdp.TYPE_INT32, Type.INT16: fdp.TYPE_INT32, Type.INT32: fdp.TYPE_INT32,
-                  Type.INT64: fdp.TYPE_INT64, Type.FLOAT32: fdp.TYPE_FLOAT, Type.FLOAT64: fdp.TYPE_DOUBLE,
-                  Type.BOOLEAN: fdp.TYPE_BOOL, Type.STRING: fdp.TYPE_STRING, Type.BYTES: fdp.TYPE_BYTES}
+        simple = {
+            Type.INT8: fdp.TYPE_INT32,
+            Type.INT16: fdp.TYPE_INT32,
+            Type.INT32: fdp.TYPE_INT32,
+            Type.INT64: fdp.TYPE_INT64,
+            Type.FLOAT32: fdp.TYPE_FLOAT,
+            Type.FLOAT64: fdp.TYPE_DOUBLE,
+            Type.BOOLEAN: fdp.TYPE_BOOL,
+            Type.STRING: fdp.TYPE_STRING,
+            Type.BYTES: fdp.TYPE_BYTES,
+        }
         if kind in simple:
             proto.type = simple[kind]
             return
@@ -169,8 +199,9 @@ class ProtobufData:
                 self._message(schema, message.nested_type.add(name=nested_name), imports)
             proto.type, proto.type_name = fdp.TYPE_MESSAGE, nested_name
             return
-        raise DataException(f"Protobuf cannot hold a {kind} directly inside a repeated field or map "
-                            f"({field_name})")
+        raise DataException(
+            f"Protobuf cannot hold a {kind} directly inside a repeated field or map ({field_name})"
+        )
 
     # -- descriptors from the registry -------------------------------------------------------------------
 
@@ -179,8 +210,10 @@ class ProtobufData:
         try:
             raw = base64.b64decode(schema_text, validate=True)
         except ValueError:
-            raise DataException("the registry gave the Protobuf schema as .proto text; this converter reads "
-                                "only the serialized form (format=serialized)") from None
+            raise DataException(
+                "the registry gave the Protobuf schema as .proto text; this converter reads "
+                "only the serialized form (format=serialized)"
+            ) from None
         fdp = self._pb2.FileDescriptorProto.FromString(raw)
         message = fdp.message_type[indexes[0]]
         path = [message.name]
@@ -206,14 +239,18 @@ class ProtobufData:
     def _field(self, field: Any) -> Schema:
         repeated = field.is_repeated
         if (repeated and field.message_type is not None and field.message_type.GetOptions().map_entry) or (
-                repeated and field.message_type is not None and _is_entry(field.message_type)):
+            repeated and field.message_type is not None and _is_entry(field.message_type)
+        ):
             entry = field.message_type
             key = self._single(entry.fields_by_name["key"], optional=False)
             value = self._single(entry.fields_by_name["value"], optional=False)
             return SchemaBuilder.map(key, value).parameter(TAG_PARAM, str(field.number)).build()
         if repeated:
-            return (SchemaBuilder.array(self._single(field, optional=False))
-                    .parameter(TAG_PARAM, str(field.number)).build())
+            return (
+                SchemaBuilder.array(self._single(field, optional=False))
+                .parameter(TAG_PARAM, str(field.number))
+                .build()
+            )
         optional = field.message_type is not None or field.has_presence
         return self._single(field, optional=optional, tag=field.number)
 
@@ -223,8 +260,11 @@ class ProtobufData:
         builder: SchemaBuilder
         if kind == fd.TYPE_MESSAGE:
             name = field.message_type.full_name
-            logical = {"google.protobuf.Timestamp": Timestamp.builder, "google.type.Date": Date.builder,
-                       "google.type.TimeOfDay": Time.builder}.get(name)
+            logical = {
+                "google.protobuf.Timestamp": Timestamp.builder,
+                "google.type.Date": Date.builder,
+                "google.type.TimeOfDay": Time.builder,
+            }.get(name)
             if logical is not None:
                 builder = logical()
             elif name == "confluent.type.Decimal":
@@ -242,14 +282,23 @@ class ProtobufData:
             for value in enum.values:
                 builder.parameter(f"{ENUM_PARAM}.{value.name}", str(value.number))
         else:
-            factory = {fd.TYPE_INT32: SchemaBuilder.int32, fd.TYPE_SINT32: SchemaBuilder.int32,
-                       fd.TYPE_SFIXED32: SchemaBuilder.int32, fd.TYPE_UINT32: SchemaBuilder.int64,
-                       fd.TYPE_FIXED32: SchemaBuilder.int64, fd.TYPE_INT64: SchemaBuilder.int64,
-                       fd.TYPE_SINT64: SchemaBuilder.int64, fd.TYPE_SFIXED64: SchemaBuilder.int64,
-                       fd.TYPE_UINT64: SchemaBuilder.int64, fd.TYPE_FIXED64: SchemaBuilder.int64,
-                       fd.TYPE_FLOAT: SchemaBuilder.float32, fd.TYPE_DOUBLE: SchemaBuilder.float64,
-                       fd.TYPE_BOOL: SchemaBuilder.bool, fd.TYPE_STRING: SchemaBuilder.string,
-                       fd.TYPE_BYTES: SchemaBuilder.bytes}.get(kind)
+            factory = {
+                fd.TYPE_INT32: SchemaBuilder.int32,
+                fd.TYPE_SINT32: SchemaBuilder.int32,
+                fd.TYPE_SFIXED32: SchemaBuilder.int32,
+                fd.TYPE_UINT32: SchemaBuilder.int64,
+                fd.TYPE_FIXED32: SchemaBuilder.int64,
+                fd.TYPE_INT64: SchemaBuilder.int64,
+                fd.TYPE_SINT64: SchemaBuilder.int64,
+                fd.TYPE_SFIXED64: SchemaBuilder.int64,
+                fd.TYPE_UINT64: SchemaBuilder.int64,
+                fd.TYPE_FIXED64: SchemaBuilder.int64,
+                fd.TYPE_FLOAT: SchemaBuilder.float32,
+                fd.TYPE_DOUBLE: SchemaBuilder.float64,
+                fd.TYPE_BOOL: SchemaBuilder.bool,
+                fd.TYPE_STRING: SchemaBuilder.string,
+                fd.TYPE_BYTES: SchemaBuilder.bytes,
+            }.get(kind)
             if factory is None:
                 raise DataException(f"Unsupported Protobuf field type {kind} ({field.full_name})")
             builder = factory()
@@ -284,8 +333,9 @@ class ProtobufData:
 
         def fill(message: Any, value: Any) -> None:
             if not isinstance(value, Struct):
-                raise DataException(f"Expected a Struct for schema {schema.name or 'struct'}, got "
-                                    f"{type(value).__name__}")
+                raise DataException(
+                    f"Expected a Struct for schema {schema.name or 'struct'}, got {type(value).__name__}"
+                )
             for step in steps:
                 step(message, value)
 
@@ -367,17 +417,23 @@ class ProtobufData:
         """Fill a message-typed slot (a sub-message already created) from a Connect value."""
         full = proto.message_type.full_name
         if full == "google.protobuf.Timestamp":
+
             def timestamp(target: Any, value: Any) -> None:
                 target.FromDatetime(value if value.tzinfo else value.replace(tzinfo=dt.UTC))
+
             return timestamp
         if full == "google.type.Date":
+
             def date(target: Any, value: Any) -> None:
                 target.year, target.month, target.day = value.year, value.month, value.day
+
             return date
         if full == "google.type.TimeOfDay":
+
             def time_of_day(target: Any, value: Any) -> None:
                 target.hours, target.minutes, target.seconds = value.hour, value.minute, value.second
                 target.nanos = value.microsecond * 1000
+
             return time_of_day
         if full == "confluent.type.Decimal":
             scale = Decimal.scale(schema)
@@ -388,6 +444,7 @@ class ProtobufData:
                 target.scale = scale
                 if precision:
                     target.precision = precision
+
             return dec
         return self._filler(schema, proto.message_type)
 
@@ -400,6 +457,7 @@ class ProtobufData:
                 if found is None:
                     raise DataException(f"{value!r} is not a symbol of enum {proto.enum_type.name}")
                 return int(found.number)
+
             return enum
         if schema.type is Type.BYTES:
             return bytes
@@ -423,12 +481,16 @@ class ProtobufData:
         if full == "google.type.TimeOfDay":
             return lambda m: dt.time(m.hours, m.minutes, m.seconds, m.nanos // 1000)
         if full == "confluent.type.Decimal":
+
             def dec(m: Any) -> Any:
                 unscaled = int.from_bytes(m.value, "big", signed=True) if m.value else 0
                 return Decimal.to_logical(Decimal.schema(m.scale), unscaled_to_bytes(unscaled))
+
             return dec
-        getters = [(field.name, self._field_out(field.schema, descriptor.fields_by_name[field.name]))
-                   for field in schema.fields]
+        getters = [
+            (field.name, self._field_out(field.schema, descriptor.fields_by_name[field.name]))
+            for field in schema.fields
+        ]
 
         def message(m: Any) -> Any:
             out = Struct(schema)

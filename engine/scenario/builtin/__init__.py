@@ -58,8 +58,13 @@ def resolve(argument: str) -> list[str]:
         return [argument]
     pattern = argument.removeprefix(PREFIX)
     depth = pattern.count("/")
-    matches = [str(scenario.path) for scenario in builtin_scenarios()
-               if scenario.name.count("/") == depth and fnmatchcase(scenario.name, pattern)]
+    matches = [
+        str(scenario.path)
+        for scenario in builtin_scenarios()
+        if scenario.name.count("/") == depth and fnmatchcase(scenario.name, pattern)
+    ]
     if not matches:
-        raise ScenarioError(argument, "no shipped scenario has that name (connect-engine replay --list names them)")
+        raise ScenarioError(
+            argument, "no shipped scenario has that name (connect-engine replay --list names them)"
+        )
     return matches

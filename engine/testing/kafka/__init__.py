@@ -13,5 +13,14 @@ from engine.testing.kafka.cluster import DEFAULT_USERS, ApacheKafka, apache_kafk
 from engine.testing.kafka.connect import JavaConnect, java_connect, start_java_connect
 from engine.testing.kafka.node import KafkaNode
 
-__all__ = ["DEFAULT_USERS", "ApacheKafka", "JavaConnect", "KafkaNode", "KafkaUnavailable", "apache_kafka",
-           "java_connect", "kafka_classpath", "start_java_connect"]
+__all__ = [
+    "DEFAULT_USERS",
+    "ApacheKafka",
+    "JavaConnect",
+    "KafkaNode",
+    "KafkaUnavailable",
+    "apache_kafka",
+    "java_connect",
+    "kafka_classpath",
+    "start_java_connect",
+]

@@ -22,12 +22,20 @@ def _say(text: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m engine.testing.kafka", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", default=DEFAULT_VERSION,
-                        help=f"Kafka release line or full version (default {DEFAULT_VERSION}; "
-                             f"known lines: {', '.join(VERSIONS)})")
-    parser.add_argument("--nodes", type=int, default=1, help="KRaft combined nodes (default 1; 3 for replication)")
+    parser = argparse.ArgumentParser(
+        prog="python -m engine.testing.kafka",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version",
+        default=DEFAULT_VERSION,
+        help=f"Kafka release line or full version (default {DEFAULT_VERSION}; "
+        f"known lines: {', '.join(VERSIONS)})",
+    )
+    parser.add_argument(
+        "--nodes", type=int, default=1, help="KRaft combined nodes (default 1; 3 for replication)"
+    )
     parser.add_argument("--dir", type=Path, default=None, help="keep the nodes' data and logs here")
     args = parser.parse_args(argv)
     stop = threading.Event()
@@ -37,17 +45,19 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-    _say(f"starting Apache Kafka {VERSIONS.get(args.version, args.version)} ({args.nodes} node(s)); the first "
-          "start of a version downloads its jars ...")
+    _say(
+        f"starting Apache Kafka {VERSIONS.get(args.version, args.version)} ({args.nodes} node(s)); the first "
+        "start of a version downloads its jars ..."
+    )
     try:
         with apache_kafka(args.version, nodes=args.nodes, directory=args.dir) as kafka:
             tls = kafka.client_settings("SSL")
             _say(f"""Apache Kafka {kafka.version} is up ({kafka.started_in_s:.1f} s); Ctrl-C stops it.
   PLAINTEXT       bootstrap.servers={kafka.bootstrap_servers()}
-  SSL             bootstrap.servers={kafka.bootstrap_servers('SSL')}  ssl.truststore.type=PEM ssl.truststore.location={tls['ssl.truststore.location']}
-  SASL_PLAINTEXT  bootstrap.servers={kafka.bootstrap_servers('SASL_PLAINTEXT')}  (PLAIN, SCRAM-SHA-256/512)
-  SASL_SSL        bootstrap.servers={kafka.bootstrap_servers('SASL_SSL')}
-  users           {', '.join(f'{u}/{p}' for u, p in kafka.users.items())}
+  SSL             bootstrap.servers={kafka.bootstrap_servers("SSL")}  ssl.truststore.type=PEM ssl.truststore.location={tls["ssl.truststore.location"]}
+  SASL_PLAINTEXT  bootstrap.servers={kafka.bootstrap_servers("SASL_PLAINTEXT")}  (PLAIN, SCRAM-SHA-256/512)
+  SASL_SSL        bootstrap.servers={kafka.bootstrap_servers("SASL_SSL")}
+  users           {", ".join(f"{u}/{p}" for u, p in kafka.users.items())}
   try the demo:   connect-engine pipeline --bootstrap-servers {kafka.bootstrap_servers()}""")
             stop.wait()
             _say("stopping Apache Kafka ...")

@@ -29,18 +29,41 @@ def acl_command_class(version: str) -> str:
 def kafka_acls(kafka: ApacheKafka, *args: str) -> str:
     """Run ``kafka-acls --bootstrap-server <PLAINTEXT> *args`` and return its output; a refusal raises
     :class:`KafkaUnavailable` with the tool's words."""
-    argv = [java(), *TOOL_JVM, "-cp", kafka_classpath(kafka.version), acl_command_class(kafka.version),
-            "--bootstrap-server", kafka.bootstrap_servers(), *args]
-    done = subprocess.run(argv, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL,
-                          env={**os.environ, "KAFKA_LOG4J_OPTS": ""}, timeout=120)
+    argv = [
+        java(),
+        *TOOL_JVM,
+        "-cp",
+        kafka_classpath(kafka.version),
+        acl_command_class(kafka.version),
+        "--bootstrap-server",
+        kafka.bootstrap_servers(),
+        *args,
+    ]
+    done = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        check=False,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "KAFKA_LOG4J_OPTS": ""},
+        timeout=120,
+    )
     if done.returncode != 0:
         raise KafkaUnavailable(f"kafka-acls {' '.join(args)} failed:\n{(done.stdout + done.stderr)[-3000:]}")
     return done.stdout
 
 
-def add_acl(kafka: ApacheKafka, principal: str, operations: Sequence[str], *, topics: Sequence[str] = (),
-            groups: Sequence[str] = (), cluster: bool = False, deny: bool = False,
-            prefixed: bool = False) -> None:
+def add_acl(
+    kafka: ApacheKafka,
+    principal: str,
+    operations: Sequence[str],
+    *,
+    topics: Sequence[str] = (),
+    groups: Sequence[str] = (),
+    cluster: bool = False,
+    deny: bool = False,
+    prefixed: bool = False,
+) -> None:
     """Allow (or, ``deny=True``, deny) ``principal`` (``User:alice``) ``operations`` (``Read``, ``Write``,
     ``All``, ...) on the given topics and groups (``*`` for every one) and the cluster. A deny wins
     over any allow, so ``All`` on ``*`` plus one deny takes exactly one right away."""

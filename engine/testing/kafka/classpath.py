@@ -51,8 +51,17 @@ def kafka_classpath(version: str = DEFAULT_VERSION) -> str:
         raise KafkaUnavailable("Maven (mvn) is not on PATH: install it (Debian: maven) to run Apache Kafka")
     target.parent.mkdir(parents=True, exist_ok=True)
     profile = "kafka-3.9" if major(resolved) < 4 else "kafka-4"
-    argv = [mvn, "-q", "-B", "-f", str(POM), f"-P{profile}", f"-Dkafka.version={resolved}",
-            f"{MAVEN_DEPENDENCY_PLUGIN}:build-classpath", f"-Dmdep.outputFile={target}"]
+    argv = [
+        mvn,
+        "-q",
+        "-B",
+        "-f",
+        str(POM),
+        f"-P{profile}",
+        f"-Dkafka.version={resolved}",
+        f"{MAVEN_DEPENDENCY_PLUGIN}:build-classpath",
+        f"-Dmdep.outputFile={target}",
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if done.returncode != 0 or not target.is_file():
         output = (done.stdout + done.stderr).strip().splitlines()[-15:]
@@ -63,5 +72,7 @@ def kafka_classpath(version: str = DEFAULT_VERSION) -> str:
 def java() -> str:
     found = shutil.which("java")
     if found is None:
-        raise KafkaUnavailable("java is not on PATH: install a JDK 17+ (Debian: openjdk-17-jre-headless) to run Kafka")
+        raise KafkaUnavailable(
+            "java is not on PATH: install a JDK 17+ (Debian: openjdk-17-jre-headless) to run Kafka"
+        )
     return found

@@ -51,8 +51,14 @@ class ApacheKafka:
     def bootstrap_servers(self, listener: str = "PLAINTEXT") -> str:
         return ",".join(node.bootstrap(listener) for node in self.nodes)
 
-    def client_settings(self, listener: str = "PLAINTEXT", *, user: str | None = None,
-                        mechanism: str = "PLAIN", password: str | None = None) -> dict[str, str]:
+    def client_settings(
+        self,
+        listener: str = "PLAINTEXT",
+        *,
+        user: str | None = None,
+        mechanism: str = "PLAIN",
+        password: str | None = None,
+    ) -> dict[str, str]:
         """``bootstrap.servers`` and the ``security.protocol``/``sasl.*``/``ssl.*`` keys for ``listener``.
 
         SASL listeners need ``user`` (its password from :attr:`users` unless ``password`` is given);
@@ -65,20 +71,34 @@ class ApacheKafka:
             if user is None:
                 raise ValueError(f"listener {listener} needs a user (one of {', '.join(self.users)})")
             secret = password if password is not None else self.users[user]
-            module = ("org.apache.kafka.common.security.plain.PlainLoginModule" if mechanism == "PLAIN"
-                      else "org.apache.kafka.common.security.scram.ScramLoginModule")
-            settings |= {"sasl.mechanism": mechanism,
-                         "sasl.jaas.config": f'{module} required username="{user}" password="{secret}";'}
+            module = (
+                "org.apache.kafka.common.security.plain.PlainLoginModule"
+                if mechanism == "PLAIN"
+                else "org.apache.kafka.common.security.scram.ScramLoginModule"
+            )
+            settings |= {
+                "sasl.mechanism": mechanism,
+                "sasl.jaas.config": f'{module} required username="{user}" password="{secret}";',
+            }
         return settings
 
-    def worker_settings(self, listener: str = "PLAINTEXT", *, user: str | None = None,
-                        mechanism: str = "PLAIN", password: str | None = None) -> dict[str, str]:
+    def worker_settings(
+        self,
+        listener: str = "PLAINTEXT",
+        *,
+        user: str | None = None,
+        mechanism: str = "PLAIN",
+        password: str | None = None,
+    ) -> dict[str, str]:
         """:meth:`client_settings` as a worker needs them: top level for the worker's own clients, and
         again under ``producer.`` and ``consumer.`` for its tasks' clients (Connect passes top-level
         security keys to neither)."""
         settings = self.client_settings(listener, user=user, mechanism=mechanism, password=password)
         security = {k: v for k, v in settings.items() if k != "bootstrap.servers"}
-        return {**settings, **{f"{prefix}{k}": v for prefix in ("producer.", "consumer.") for k, v in security.items()}}
+        return {
+            **settings,
+            **{f"{prefix}{k}": v for prefix in ("producer.", "consumer.") for k, v in security.items()},
+        }
 
     def node(self, node_id: int) -> KafkaNode:
         return next(n for n in self.nodes if n.node_id == node_id)
@@ -105,7 +125,9 @@ class ApacheKafka:
             if expected <= seen:
                 return
             if time.monotonic() > deadline:
-                raise KafkaUnavailable(f"the cluster's metadata lists brokers {sorted(seen)}, not {sorted(expected)}")
+                raise KafkaUnavailable(
+                    f"the cluster's metadata lists brokers {sorted(seen)}, not {sorted(expected)}"
+                )
             time.sleep(0.2)
 
 
@@ -135,10 +157,17 @@ def _brokers_in_metadata(bootstrap: str) -> set[int]:
 
 
 @contextlib.contextmanager
-def apache_kafka(version: str = DEFAULT_VERSION, *, nodes: int = 1, users: Mapping[str, str] = DEFAULT_USERS,
-                 authorizer: bool = False, super_users: tuple[str, ...] = ("admin",),
-                 broker_config: Mapping[str, str] | None = None, jvm_options: tuple[str, ...] = QUICK_JVM,
-                 directory: Path | None = None) -> Iterator[ApacheKafka]:
+def apache_kafka(
+    version: str = DEFAULT_VERSION,
+    *,
+    nodes: int = 1,
+    users: Mapping[str, str] = DEFAULT_USERS,
+    authorizer: bool = False,
+    super_users: tuple[str, ...] = ("admin",),
+    broker_config: Mapping[str, str] | None = None,
+    jvm_options: tuple[str, ...] = QUICK_JVM,
+    directory: Path | None = None,
+) -> Iterator[ApacheKafka]:
     """Format and start Apache Kafka ``version`` (``4.1``, ``3.9`` or a full version) with ``nodes`` nodes.
 
     ``authorizer=True`` turns on KRaft's ``StandardAuthorizer`` with ``super_users`` (and the
@@ -152,20 +181,34 @@ def apache_kafka(version: str = DEFAULT_VERSION, *, nodes: int = 1, users: Mappi
     cluster: ApacheKafka | None = None
     try:
         certificates = make_certificates(work / "tls")
-        members = [KafkaNode(i, work / f"node-{i}", classpath, full_version(version),
-                             {name: free_port() for name in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL",
-                                                             "CONTROLLER")}, jvm_options)
-                   for i in range(1, nodes + 1)]
+        members = [
+            KafkaNode(
+                i,
+                work / f"node-{i}",
+                classpath,
+                full_version(version),
+                {
+                    name: free_port()
+                    for name in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL", "CONTROLLER")
+                },
+                jvm_options,
+            )
+            for i in range(1, nodes + 1)
+        ]
         voters = ",".join(f"{n.node_id}@127.0.0.1:{n.ports['CONTROLLER']}" for n in members)
         overrides = dict(broker_config or {})
         if authorizer:
-            overrides = {"authorizer.class.name": AUTHORIZER,
-                         "super.users": ";".join(f"User:{u}" for u in ("ANONYMOUS", *super_users)), **overrides}
+            overrides = {
+                "authorizer.class.name": AUTHORIZER,
+                "super.users": ";".join(f"User:{u}" for u in ("ANONYMOUS", *super_users)),
+                **overrides,
+            }
         cluster_id = random_cluster_id(classpath)
         for node in members:
             node.directory.mkdir(parents=True, exist_ok=True)
-            write_properties(node.properties_file,
-                             server_properties(node, voters, nodes, certificates, users, overrides))
+            write_properties(
+                node.properties_file, server_properties(node, voters, nodes, certificates, users, overrides)
+            )
             format_storage(node, cluster_id, users)
         cluster = ApacheKafka(full_version(version), members, certificates, dict(users), work)
         for node in members:

@@ -41,10 +41,18 @@ Mode = Literal["standalone", "distributed"]
 START_TIMEOUT_S = 120.0
 # A small, quick-starting JVM (C1 only): right for REST and lifecycle tests, slow for moving data.
 # Benchmarks pass their own, e.g. ("-Xms1g", "-Xmx1g", "-XX:+UseG1GC").
-QUICK_JVM = ("-Xms64m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
-             "-Djava.awt.headless=true")
-MAIN_CLASS: Mapping[str, str] = {"standalone": "org.apache.kafka.connect.cli.ConnectStandalone",
-                                 "distributed": "org.apache.kafka.connect.cli.ConnectDistributed"}
+QUICK_JVM = (
+    "-Xms64m",
+    "-Xmx512m",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-XX:-UsePerfData",
+    "-Djava.awt.headless=true",
+)
+MAIN_CLASS: Mapping[str, str] = {
+    "standalone": "org.apache.kafka.connect.cli.ConnectStandalone",
+    "distributed": "org.apache.kafka.connect.cli.ConnectDistributed",
+}
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 _RESOURCES = Path(__file__).parent
 
@@ -65,8 +73,16 @@ class Response:
             return None
 
 
-def rest_call(url: str, method: str, path: str, body: Any = None, *, raw: bytes | str | None = None,
-              headers: Mapping[str, str] | None = None, timeout: float = 120.0) -> Response:
+def rest_call(
+    url: str,
+    method: str,
+    path: str,
+    body: Any = None,
+    *,
+    raw: bytes | str | None = None,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 120.0,
+) -> Response:
     """One REST call to any Connect-style worker at ``url`` (``http://host:port``), synchronously.
 
     ``body`` is sent as JSON (``Content-Type: application/json``); ``raw`` sends bytes as they are
@@ -138,14 +154,31 @@ class JavaConnect:
             return
         began = time.monotonic()
         write_properties(self.properties_file, self.properties)
-        logging = (f"-Dlog4j2.configurationFile={_RESOURCES / 'connect-log4j2.properties'}"
-                   if major(self.version) >= 4 else
-                   f"-Dlog4j.configuration=file:{_RESOURCES / 'connect-log4j.properties'}")
-        argv = [java(), *self.jvm_options, logging, f"-Dkafka.logs.dir={self.directory}", "-cp", self.classpath,
-                MAIN_CLASS[self.mode], str(self.properties_file), *map(str, self.connector_files)]
+        logging = (
+            f"-Dlog4j2.configurationFile={_RESOURCES / 'connect-log4j2.properties'}"
+            if major(self.version) >= 4
+            else f"-Dlog4j.configuration=file:{_RESOURCES / 'connect-log4j.properties'}"
+        )
+        argv = [
+            java(),
+            *self.jvm_options,
+            logging,
+            f"-Dkafka.logs.dir={self.directory}",
+            "-cp",
+            self.classpath,
+            MAIN_CLASS[self.mode],
+            str(self.properties_file),
+            *map(str, self.connector_files),
+        ]
         with (self.directory / "stdout.log").open("ab") as out:
-            self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                            cwd=self.directory, start_new_session=True)
+            self.process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=self.directory,
+                start_new_session=True,
+            )
         try:
             self.wait_ready(timeout)
         except BaseException:
@@ -158,14 +191,17 @@ class JavaConnect:
         while True:
             if not self.running:
                 code = None if self.process is None else self.process.returncode
-                raise KafkaUnavailable(f"Java Connect ({self.mode}) exited with code {code} before it was ready:\n"
-                                       f"{self.tail()}")
+                raise KafkaUnavailable(
+                    f"Java Connect ({self.mode}) exited with code {code} before it was ready:\n{self.tail()}"
+                )
             with contextlib.suppress(OSError, http.client.HTTPException):
                 if self.request("GET", "/health", timeout=5).status == 200:
                     return
             if time.monotonic() > deadline:
-                raise KafkaUnavailable(f"Java Connect ({self.mode}) was not ready on {self.url} within {timeout:g} s:"
-                                       f"\n{self.tail()}")
+                raise KafkaUnavailable(
+                    f"Java Connect ({self.mode}) was not ready on {self.url} within {timeout:g} s:"
+                    f"\n{self.tail()}"
+                )
             time.sleep(0.2)
 
     def kill(self) -> None:
@@ -196,8 +232,15 @@ class JavaConnect:
         return "\n".join(text) or "(no output)"
 
 
-def worker_properties(mode: Mode, bootstrap_servers: str, port: int, directory: Path, *,
-                      group_id: str | None = None, topics: Mapping[str, str] | None = None) -> dict[str, str]:
+def worker_properties(
+    mode: Mode,
+    bootstrap_servers: str,
+    port: int,
+    directory: Path,
+    *,
+    group_id: str | None = None,
+    topics: Mapping[str, str] | None = None,
+) -> dict[str, str]:
     """A worker's ``worker.properties``: Connect's defaults except what a throw-away worker must set.
 
     Distributed: ``group.id`` and the three storage topics (``connect-<tag>-configs`` etc. unless
@@ -205,29 +248,46 @@ def worker_properties(mode: Mode, bootstrap_servers: str, port: int, directory: 
     in ``directory``. Both: JSON converters, the listener, and ``plugin.discovery=service_load``
     (KIP-898, 3.6+: Connect's own plugins all have service manifests; scanning would add seconds).
     """
-    props = {"bootstrap.servers": bootstrap_servers, "listeners": f"http://{HOST}:{port}",
-             "rest.advertised.host.name": HOST, "rest.advertised.port": str(port),
-             "key.converter": JSON_CONVERTER, "value.converter": JSON_CONVERTER, "plugin.discovery": "service_load"}
+    props = {
+        "bootstrap.servers": bootstrap_servers,
+        "listeners": f"http://{HOST}:{port}",
+        "rest.advertised.host.name": HOST,
+        "rest.advertised.port": str(port),
+        "key.converter": JSON_CONVERTER,
+        "value.converter": JSON_CONVERTER,
+        "plugin.discovery": "service_load",
+    }
     if mode == "distributed":
         tag = uuid.uuid4().hex[:8]
         names = dict(topics or {})
-        props |= {"group.id": group_id or f"java-connect-{tag}",
-                  "config.storage.topic": names.get("config.storage.topic", f"java-connect-{tag}-configs"),
-                  "offset.storage.topic": names.get("offset.storage.topic", f"java-connect-{tag}-offsets"),
-                  "status.storage.topic": names.get("status.storage.topic", f"java-connect-{tag}-status"),
-                  "config.storage.replication.factor": "-1", "offset.storage.replication.factor": "-1",
-                  "status.storage.replication.factor": "-1"}
+        props |= {
+            "group.id": group_id or f"java-connect-{tag}",
+            "config.storage.topic": names.get("config.storage.topic", f"java-connect-{tag}-configs"),
+            "offset.storage.topic": names.get("offset.storage.topic", f"java-connect-{tag}-offsets"),
+            "status.storage.topic": names.get("status.storage.topic", f"java-connect-{tag}-status"),
+            "config.storage.replication.factor": "-1",
+            "offset.storage.replication.factor": "-1",
+            "status.storage.replication.factor": "-1",
+        }
     else:
         props["offset.storage.file.filename"] = str(directory / "connect.offsets")
     return props
 
 
-def start_java_connect(bootstrap_servers: str, *, mode: Mode = "distributed", version: str = DEFAULT_VERSION,
-                       group_id: str | None = None, topics: Mapping[str, str] | None = None,
-                       worker_config: Mapping[str, str] | None = None,
-                       connectors: Sequence[Mapping[str, str]] = (), port: int | None = None,
-                       jvm_options: Sequence[str] = QUICK_JVM, directory: Path | None = None,
-                       timeout: float = START_TIMEOUT_S) -> JavaConnect:
+def start_java_connect(
+    bootstrap_servers: str,
+    *,
+    mode: Mode = "distributed",
+    version: str = DEFAULT_VERSION,
+    group_id: str | None = None,
+    topics: Mapping[str, str] | None = None,
+    worker_config: Mapping[str, str] | None = None,
+    connectors: Sequence[Mapping[str, str]] = (),
+    port: int | None = None,
+    jvm_options: Sequence[str] = QUICK_JVM,
+    directory: Path | None = None,
+    timeout: float = START_TIMEOUT_S,
+) -> JavaConnect:
     """Start a Java Connect worker of Apache Kafka ``version`` (``4.1``, ``3.9`` or a full version).
 
     ``worker_config`` overrides or adds any worker property; ``connectors`` (standalone) are written
@@ -245,23 +305,41 @@ def start_java_connect(bootstrap_servers: str, *, mode: Mode = "distributed", ve
         path = work / f"connector-{i}.properties"
         write_properties(path, connector)
         files.append(path)
-    worker = JavaConnect(mode, full_version(version), classpath, work, port, props, tuple(files), tuple(jvm_options))
+    worker = JavaConnect(
+        mode, full_version(version), classpath, work, port, props, tuple(files), tuple(jvm_options)
+    )
     worker.start(timeout)
     return worker
 
 
 @contextlib.contextmanager
-def java_connect(bootstrap_servers: str, *, mode: Mode = "distributed", version: str = DEFAULT_VERSION,
-                 group_id: str | None = None, topics: Mapping[str, str] | None = None,
-                 worker_config: Mapping[str, str] | None = None, connectors: Sequence[Mapping[str, str]] = (),
-                 jvm_options: Sequence[str] = QUICK_JVM, directory: Path | None = None) -> Iterator[JavaConnect]:
+def java_connect(
+    bootstrap_servers: str,
+    *,
+    mode: Mode = "distributed",
+    version: str = DEFAULT_VERSION,
+    group_id: str | None = None,
+    topics: Mapping[str, str] | None = None,
+    worker_config: Mapping[str, str] | None = None,
+    connectors: Sequence[Mapping[str, str]] = (),
+    jvm_options: Sequence[str] = QUICK_JVM,
+    directory: Path | None = None,
+) -> Iterator[JavaConnect]:
     """:func:`start_java_connect`, stopped (SIGTERM) afterwards and its files removed unless ``directory``."""
     work = directory or Path(tempfile.mkdtemp(prefix=f"java-connect-{mode}-"))
     worker: JavaConnect | None = None
     try:
-        worker = start_java_connect(bootstrap_servers, mode=mode, version=version, group_id=group_id, topics=topics,
-                                    worker_config=worker_config, connectors=connectors, jvm_options=jvm_options,
-                                    directory=work)
+        worker = start_java_connect(
+            bootstrap_servers,
+            mode=mode,
+            version=version,
+            group_id=group_id,
+            topics=topics,
+            worker_config=worker_config,
+            connectors=connectors,
+            jvm_options=jvm_options,
+            directory=work,
+        )
         yield worker
     finally:
         if worker is not None:

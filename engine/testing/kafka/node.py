@@ -28,8 +28,14 @@ HOST = "127.0.0.1"
 CLIENT_LISTENERS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 # A small, quick-starting JVM: a test node holds little data. Benchmarks pass their own options.
-QUICK_JVM = ("-Xms128m", "-Xmx768m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
-             "-Djava.awt.headless=true")
+QUICK_JVM = (
+    "-Xms128m",
+    "-Xmx768m",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-XX:-UsePerfData",
+    "-Djava.awt.headless=true",
+)
 _RESOURCES = Path(__file__).parent
 
 
@@ -70,24 +76,45 @@ class KafkaNode:
         """Start the process (again, after :meth:`kill` or :meth:`stop`); returns once it answers Kafka requests."""
         if self.running:
             return
-        logging = (f"-Dlog4j2.configurationFile={_RESOURCES / 'log4j2.properties'}" if major(self.version) >= 4
-                   else f"-Dlog4j.configuration=file:{_RESOURCES / 'log4j.properties'}")
-        argv = [java(), *self.jvm_options, logging, f"-Dkafka.logs.dir={self.directory}", "-cp", self.classpath,
-                "kafka.Kafka", str(self.properties_file)]
+        logging = (
+            f"-Dlog4j2.configurationFile={_RESOURCES / 'log4j2.properties'}"
+            if major(self.version) >= 4
+            else f"-Dlog4j.configuration=file:{_RESOURCES / 'log4j.properties'}"
+        )
+        argv = [
+            java(),
+            *self.jvm_options,
+            logging,
+            f"-Dkafka.logs.dir={self.directory}",
+            "-cp",
+            self.classpath,
+            "kafka.Kafka",
+            str(self.properties_file),
+        ]
         with (self.directory / "stdout.log").open("ab") as out:
-            self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                            cwd=self.directory, start_new_session=True)
+            self.process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=self.directory,
+                start_new_session=True,
+            )
 
     def wait_serving(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while not answers_kafka(self.ports["PLAINTEXT"]):
             if self.process is None or self.process.poll() is not None:
                 code = None if self.process is None else self.process.returncode
-                raise KafkaUnavailable(f"Kafka node {self.node_id} exited with code {code} before serving "
-                                       f"{self.bootstrap()}:\n{self.tail()}")
+                raise KafkaUnavailable(
+                    f"Kafka node {self.node_id} exited with code {code} before serving "
+                    f"{self.bootstrap()}:\n{self.tail()}"
+                )
             if time.monotonic() > deadline:
-                raise KafkaUnavailable(f"Kafka node {self.node_id} did not answer on {self.bootstrap()} within "
-                                       f"{timeout:g} s:\n{self.tail()}")
+                raise KafkaUnavailable(
+                    f"Kafka node {self.node_id} did not answer on {self.bootstrap()} within "
+                    f"{timeout:g} s:\n{self.tail()}"
+                )
             time.sleep(0.1)
 
     def kill(self) -> None:
@@ -116,8 +143,14 @@ class KafkaNode:
         return "\n".join(text) or "(no output)"
 
 
-def server_properties(node: KafkaNode, voters: str, nodes: int, certificates: BrokerCertificates,
-                      users: Mapping[str, str], overrides: Mapping[str, str]) -> dict[str, str]:
+def server_properties(
+    node: KafkaNode,
+    voters: str,
+    nodes: int,
+    certificates: BrokerCertificates,
+    users: Mapping[str, str],
+    overrides: Mapping[str, str],
+) -> dict[str, str]:
     """The node's ``server.properties``: every listener, SASL per listener, PEM stores, small internal topics."""
     replication = str(min(3, nodes))
     min_isr = str(min(2, nodes))
@@ -130,7 +163,8 @@ def server_properties(node: KafkaNode, voters: str, nodes: int, certificates: Br
         "controller.listener.names": "CONTROLLER",
         "listeners": ",".join([*listeners, f"CONTROLLER://{HOST}:{node.ports['CONTROLLER']}"]),
         "advertised.listeners": ",".join(listeners),
-        "listener.security.protocol.map": ",".join(f"{n}:{n}" for n in CLIENT_LISTENERS) + ",CONTROLLER:PLAINTEXT",
+        "listener.security.protocol.map": ",".join(f"{n}:{n}" for n in CLIENT_LISTENERS)
+        + ",CONTROLLER:PLAINTEXT",
         "inter.broker.listener.name": "PLAINTEXT",
         "log.dirs": str(node.directory / "data"),
         "num.partitions": "1",
@@ -152,20 +186,26 @@ def server_properties(node: KafkaNode, voters: str, nodes: int, certificates: Br
     }
     for listener in ("sasl_plaintext", "sasl_ssl"):
         props[f"listener.name.{listener}.plain.sasl.jaas.config"] = (
-            f"org.apache.kafka.common.security.plain.PlainLoginModule required {plain_users};")
+            f"org.apache.kafka.common.security.plain.PlainLoginModule required {plain_users};"
+        )
         for mechanism in ("scram-sha-256", "scram-sha-512"):
             props[f"listener.name.{listener}.{mechanism}.sasl.jaas.config"] = (
-                "org.apache.kafka.common.security.scram.ScramLoginModule required;")
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+            )
     props.update(overrides)
     return props
 
 
 def write_properties(path: Path, props: Mapping[str, str]) -> None:
     """Java properties: ``\\``, ``=``, ``:`` and leading spaces escaped in keys; values keep their spaces."""
+
     def escape(text: str, key: bool) -> str:
         text = text.replace("\\", "\\\\").replace("\n", "\\n")
         return text.replace("=", "\\=").replace(":", "\\:").replace(" ", "\\ ") if key else text
-    path.write_text("".join(f"{escape(k, True)}={escape(v, False)}\n" for k, v in props.items()), encoding="utf-8")
+
+    path.write_text(
+        "".join(f"{escape(k, True)}={escape(v, False)}\n" for k, v in props.items()), encoding="utf-8"
+    )
 
 
 def format_storage(node: KafkaNode, cluster_id: str, users: Mapping[str, str]) -> None:
@@ -174,18 +214,51 @@ def format_storage(node: KafkaNode, cluster_id: str, users: Mapping[str, str]) -
     for name, password in users.items():
         for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
             scram += ["--add-scram", f"{mechanism}=[name={name},password={password}]"]
-    argv = [java(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", node.classpath,
-            "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(node.properties_file),
-            "--ignore-formatted", *scram]
-    done = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=node.directory,
-                          env={**os.environ, "KAFKA_LOG4J_OPTS": ""})
+    argv = [
+        java(),
+        "-Xmx256m",
+        "-XX:TieredStopAtLevel=1",
+        "-XX:+UseSerialGC",
+        "-cp",
+        node.classpath,
+        "kafka.tools.StorageTool",
+        "format",
+        "-t",
+        cluster_id,
+        "-c",
+        str(node.properties_file),
+        "--ignore-formatted",
+        *scram,
+    ]
+    done = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=node.directory,
+        env={**os.environ, "KAFKA_LOG4J_OPTS": ""},
+    )
     if done.returncode != 0:
-        raise KafkaUnavailable(f"formatting Kafka node {node.node_id} failed:\n{(done.stdout + done.stderr)[-3000:]}")
+        raise KafkaUnavailable(
+            f"formatting Kafka node {node.node_id} failed:\n{(done.stdout + done.stderr)[-3000:]}"
+        )
 
 
 def random_cluster_id(classpath: str) -> str:
-    done = subprocess.run([java(), "-Xmx64m", "-XX:TieredStopAtLevel=1", "-cp", classpath, "kafka.tools.StorageTool",
-                           "random-uuid"], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [
+            java(),
+            "-Xmx64m",
+            "-XX:TieredStopAtLevel=1",
+            "-cp",
+            classpath,
+            "kafka.tools.StorageTool",
+            "random-uuid",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         raise KafkaUnavailable(f"kafka-storage random-uuid failed:\n{done.stderr[-2000:]}")
     return done.stdout.strip().splitlines()[-1]

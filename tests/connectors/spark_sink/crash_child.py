@@ -33,10 +33,19 @@ def supervisor_for(mode: str) -> SparkSupervisor | None:
     if mode.startswith("sc://"):
         return SparkSupervisor(SparkSettings(remote=mode))
     # one core per child: two children (each its own application) share the test worker's two
-    return SparkSupervisor(SparkSettings(master=mode, conf={
-        "spark.cores.max": "1", "spark.executor.memory": "512m", "spark.driver.host": "127.0.0.1",
-        "spark.driver.bindAddress": "127.0.0.1", "spark.ui.enabled": "false",
-        "spark.ui.showConsoleProgress": "false"}))
+    return SparkSupervisor(
+        SparkSettings(
+            master=mode,
+            conf={
+                "spark.cores.max": "1",
+                "spark.executor.memory": "512m",
+                "spark.driver.host": "127.0.0.1",
+                "spark.driver.bindAddress": "127.0.0.1",
+                "spark.ui.enabled": "false",
+                "spark.ui.showConsoleProgress": "false",
+            },
+        )
+    )
 
 
 def runner(supervisor: SparkSupervisor | None, name: str) -> TaskSpark | None:
@@ -69,8 +78,10 @@ async def finish(out: Path, consumer: dict[TopicPartition, int], total: int, spa
     start = {tp: rewinds.get(tp, consumer.get(tp, 0)) for tp in TPS}
     await task.put([r for tp in TPS for r in orders(tp, start[tp], total)])
     returned = await task.pre_commit(dict.fromkeys(TPS, total))
-    return {"rewinds": {str(tp.partition): o for tp, o in rewinds.items()},
-            "returned": {str(tp.partition): o for tp, o in returned.items()}}
+    return {
+        "rewinds": {str(tp.partition): o for tp, o in rewinds.items()},
+        "returned": {str(tp.partition): o for tp, o in returned.items()},
+    }
 
 
 async def main(argv: list[str]) -> None:
@@ -82,8 +93,12 @@ async def main(argv: list[str]) -> None:
         else:
             total = int(argv[2])
             for root in map(Path, argv[3:]):
-                seen = await finish(root / "out", committed_offsets(root / "committed.json"), total,
-                                    runner(supervisor, "recover"))
+                seen = await finish(
+                    root / "out",
+                    committed_offsets(root / "committed.json"),
+                    total,
+                    runner(supervisor, "recover"),
+                )
                 (root / "recovered.json").write_text(json.dumps(seen))
     finally:
         if supervisor is not None:

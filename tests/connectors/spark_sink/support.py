@@ -15,8 +15,9 @@ def props(root: Path, **extra: str) -> dict[str, str]:
     return {"name": "pq", "path": str(root), "topics": "orders", **extra}
 
 
-async def started_task(root: Path, spark_runner: Any = None,
-                       **extra: str) -> tuple[SparkParquetSinkTask, SinkTaskContext]:
+async def started_task(
+    root: Path, spark_runner: Any = None, **extra: str
+) -> tuple[SparkParquetSinkTask, SinkTaskContext]:
     """A started task; ``spark_runner`` is its ``context.spark`` (None: the sink's fallback local session)."""
     config = props(root, **extra)
     context = SinkTaskContext(config)
@@ -27,7 +28,9 @@ async def started_task(root: Path, spark_runner: Any = None,
     return task, context
 
 
-async def assign(task: SparkParquetSinkTask, context: SinkTaskContext, *tps: TopicPartition) -> dict[TopicPartition, int]:
+async def assign(
+    task: SparkParquetSinkTask, context: SinkTaskContext, *tps: TopicPartition
+) -> dict[TopicPartition, int]:
     """As the sink loop does: set the assignment, ``open``, then take the rewinds the task asked for."""
     context.assigned = set(tps)
     await task.open(sorted(tps))
@@ -41,8 +44,10 @@ def record(topic: str, partition: int, offset: int, value: Any) -> SinkRecord:
 
 def orders(tp: TopicPartition, start: int, stop: int) -> list[SinkRecord]:
     """Records whose ``id`` says where they came from, so duplicates and gaps are visible."""
-    return [record(tp.topic, tp.partition, o, {"id": f"{tp.partition}-{o}", "n": o, "region": f"r{o % 3}"})
-            for o in range(start, stop)]
+    return [
+        record(tp.topic, tp.partition, o, {"id": f"{tp.partition}-{o}", "n": o, "region": f"r{o % 3}"})
+        for o in range(start, stop)
+    ]
 
 
 def committed_rows(root: Path, spark: Any) -> list[dict[str, Any]]:
@@ -64,5 +69,8 @@ def listed_dirs(root: Path, spark: Any) -> set[Path]:
 
 def data_dirs(root: Path) -> set[Path]:
     """Batch directories on the local disk holding Parquet data (an orphan removed over Connect holds none)."""
-    return {folder for folder in (root / commit_log.BATCHES).glob(f"*/{commit_log.TP_COLUMN}=*")
-            if any(folder.rglob("*.parquet"))}
+    return {
+        folder
+        for folder in (root / commit_log.BATCHES).glob(f"*/{commit_log.TP_COLUMN}=*")
+        if any(folder.rglob("*.parquet"))
+    }

@@ -18,8 +18,9 @@ TP0 = TopicPartition("orders", 0)
 
 def connector(config: dict[str, str]) -> SparkParquetSinkConnector:
     c = SparkParquetSinkConnector()
-    c.initialize(SinkConnectorContext(config, request_reconfiguration=lambda: None,
-                                      raise_error=lambda exc: None))
+    c.initialize(
+        SinkConnectorContext(config, request_reconfiguration=lambda: None, raise_error=lambda exc: None)
+    )
     return c
 
 
@@ -28,8 +29,10 @@ async def written(root: Path) -> None:
     await assign(task, context, TP0)
     await task.put(orders(TP0, 0, 6))
     await task.pre_commit({TP0: 6})
-    for leftover in (root / "_batches" / "__connect_batch=pq-3+dead" / "__connect_tp=orders+0" / "x.parquet",  # a crash's
-                     root / "_batches" / "__connect_batch=pq-eu-0+live" / "__connect_tp=orders+0" / "x.parquet"):  # "pq-eu"'s
+    for leftover in (
+        root / "_batches" / "__connect_batch=pq-3+dead" / "__connect_tp=orders+0" / "x.parquet",  # a crash's
+        root / "_batches" / "__connect_batch=pq-eu-0+live" / "__connect_tp=orders+0" / "x.parquet",
+    ):  # "pq-eu"'s
         leftover.parent.mkdir(parents=True)
         leftover.write_bytes(b"half")
 
@@ -42,7 +45,8 @@ def test_each_task_gets_its_own_id() -> None:
 
 @pytest.mark.parametrize("delete_output", [False, True])
 async def test_deleted_removes_unlisted_batches_and_the_output_only_when_asked_and_can_run_twice(
-        tmp_path: Path, spark: Any, delete_output: bool) -> None:
+    tmp_path: Path, spark: Any, delete_output: bool
+) -> None:
     (tmp_path / "README").write_text("not ours")
     await written(tmp_path)
     c = connector(props(tmp_path, **{"delete.output.on.delete": str(delete_output).lower()}))
@@ -55,5 +59,7 @@ async def test_deleted_removes_unlisted_batches_and_the_output_only_when_asked_a
         assert sorted(p.name for p in tmp_path.iterdir()) == ["README"]
     else:
         assert committed_ids(tmp_path, spark) == [f"0-{o}" for o in range(6)]
-        assert (tmp_path / "_batches" / "__connect_batch=pq-eu-0+live").exists()  # another connector's batch in progress
+        assert (
+            tmp_path / "_batches" / "__connect_batch=pq-eu-0+live"
+        ).exists()  # another connector's batch in progress
         assert len(data_dirs(tmp_path)) == 2

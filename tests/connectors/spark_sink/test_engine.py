@@ -20,20 +20,30 @@ from tests.spark.jobs import long_job, wait_started
 
 from .support import committed_ids, data_dirs, listed_dirs, manifests
 
-WORKER = {"offset.flush.interval.ms": "200", "task.shutdown.graceful.timeout.ms": "5000",
-          "connector.shutdown.graceful.timeout.ms": "5000"}
+WORKER = {
+    "offset.flush.interval.ms": "200",
+    "task.shutdown.graceful.timeout.ms": "5000",
+    "connector.shutdown.graceful.timeout.ms": "5000",
+}
 
 
 async def test_records_produced_to_a_topic_land_in_parquet_after_a_commit(tmp_path: Path, spark: Any) -> None:
     root = tmp_path / "out"
     async with Engine(WORKER) as engine:
         await engine.topics.create_topic("orders", 2)
-        await engine.create_connector("pq", {
-            "connector.class": "engine.connectors.spark_sink.SparkParquetSinkConnector", "topics": "orders",
-            "path": str(root), "partition.by": "region", "tasks.max": "1",
-            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-            "value.converter.schemas.enable": "false"})
+        await engine.create_connector(
+            "pq",
+            {
+                "connector.class": "engine.connectors.spark_sink.SparkParquetSinkConnector",
+                "topics": "orders",
+                "path": str(root),
+                "partition.by": "region",
+                "tasks.max": "1",
+                "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+                "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                "value.converter.schemas.enable": "false",
+            },
+        )
         await engine.wait_for_state("pq", "RUNNING", tasks=1)
         producer = engine.topics.producer()
         for n in range(30):
@@ -45,11 +55,15 @@ async def test_records_produced_to_a_topic_land_in_parquet_after_a_commit(tmp_pa
         while (ids := await asyncio.to_thread(committed_ids, root, spark)) != expected:
             assert time.monotonic() < deadline, f"only {len(ids)} rows committed"
             await asyncio.sleep(0.2)
-        manifested = {p: max((m.next_offset for m in manifests(root, spark, p)), default=None) for p in (0, 1)}
+        manifested = {
+            p: max((m.next_offset for m in manifests(root, spark, p)), default=None) for p in (0, 1)
+        }
         assert sum(o or 0 for o in manifested.values()) == 30
         topics = engine.topics
         assert isinstance(topics, MemoryTopics)
-        while (group := {p: topics.committed("connect-pq", TopicPartition("orders", p)) for p in (0, 1)}) != manifested:
+        while (
+            group := {p: topics.committed("connect-pq", TopicPartition("orders", p)) for p in (0, 1)}
+        ) != manifested:
             assert all((g or 0) <= (manifested[p] or 0) for p, g in group.items()), "commits follow manifests"
             assert time.monotonic() < deadline, f"group offsets {group}, manifests {manifested}"
             await asyncio.sleep(0.1)
@@ -60,14 +74,16 @@ async def test_records_produced_to_a_topic_land_in_parquet_after_a_commit(tmp_pa
 
 
 async def test_a_sink_stopped_mid_write_still_commits_what_it_was_given(
-        tmp_path: Path, spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Stop cancels the running write (the task's Spark jobs go first), then the stop-time commit writes
     the same records under a job of its own; nothing is logged at error level."""
     started = str(tmp_path / "write-started")
     real_write, writes = task_module._write_batch, []
 
-    def first_write_hangs(session: Any, target: str, rows: list[dict[str, Any]], by_partition: bool,
-                          partition_by: str | None) -> None:
+    def first_write_hangs(
+        session: Any, target: str, rows: list[dict[str, Any]], by_partition: bool, partition_by: str | None
+    ) -> None:
         writes.append(len(rows))
         if len(writes) == 1:
             long_job(started)(session)  # a Spark action that only cancellation ends
@@ -78,11 +94,18 @@ async def test_a_sink_stopped_mid_write_still_commits_what_it_was_given(
     with capture_logs() as logs:
         async with Engine({**WORKER, "offset.flush.interval.ms": "600000"}) as engine:
             await engine.topics.create_topic("orders", 1)
-            await engine.create_connector("pq", {
-                "connector.class": "engine.connectors.spark_sink.SparkParquetSinkConnector", "topics": "orders",
-                "path": str(root), "flush.records": "5", "tasks.max": "1",
-                "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-                "value.converter.schemas.enable": "false"})
+            await engine.create_connector(
+                "pq",
+                {
+                    "connector.class": "engine.connectors.spark_sink.SparkParquetSinkConnector",
+                    "topics": "orders",
+                    "path": str(root),
+                    "flush.records": "5",
+                    "tasks.max": "1",
+                    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                    "value.converter.schemas.enable": "false",
+                },
+            )
             await engine.wait_for_state("pq", "RUNNING", tasks=1)
             producer = engine.topics.producer()
             for n in range(5):

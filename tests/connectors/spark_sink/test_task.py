@@ -34,7 +34,8 @@ def ids(tp: TopicPartition, start: int, stop: int) -> list[str]:
 
 
 async def test_put_only_buffers_and_pre_commit_publishes_with_one_manifest_per_partition(
-        tmp_path: Path, spark: Any) -> None:
+    tmp_path: Path, spark: Any
+) -> None:
     task, context = await started_task(tmp_path)
     assert await assign(task, context, TP0, TP1) == {}  # no manifest yet: nothing to rewind to
     await task.put(orders(TP0, 0, 10) + orders(TP1, 0, 5))
@@ -48,7 +49,9 @@ async def test_put_only_buffers_and_pre_commit_publishes_with_one_manifest_per_p
     (path,) = manifest["paths"]  # the batch's own directory for the partition: written in place, never moved
     assert path.startswith("_batches/__connect_batch=pq-0+")
     assert path.endswith("/__connect_tp=orders+0")
-    assert data_dirs(tmp_path) == listed_dirs(tmp_path, spark) == {tmp_path / path, tmp_path / (path[:-1] + "1")}
+    assert (
+        data_dirs(tmp_path) == listed_dirs(tmp_path, spark) == {tmp_path / path, tmp_path / (path[:-1] + "1")}
+    )
 
     await task.put(orders(TP0, 10, 12))  # one partition: written straight into its directory
     assert await task.pre_commit({TP0: 12, TP1: 5}) == {TP0: 12, TP1: 5}
@@ -56,7 +59,9 @@ async def test_put_only_buffers_and_pre_commit_publishes_with_one_manifest_per_p
     assert committed_ids(tmp_path, spark) == sorted(ids(TP0, 0, 12) + ids(TP1, 0, 5))
 
 
-async def test_pre_commit_returns_nothing_for_partitions_with_nothing_durable(tmp_path: Path, spark: Any) -> None:
+async def test_pre_commit_returns_nothing_for_partitions_with_nothing_durable(
+    tmp_path: Path, spark: Any
+) -> None:
     task, context = await started_task(tmp_path)
     await assign(task, context, TP0, TP1)
     assert await task.pre_commit({TP0: 0, TP1: 0}) == {}
@@ -66,7 +71,8 @@ async def test_pre_commit_returns_nothing_for_partitions_with_nothing_durable(tm
 
 
 async def test_open_rewinds_to_just_after_the_manifests_and_redelivery_is_not_duplicated(
-        tmp_path: Path, spark: Any) -> None:
+    tmp_path: Path, spark: Any
+) -> None:
     first, context = await started_task(tmp_path)
     await assign(first, context, TP0, TP1)
     await first.put(orders(TP0, 0, 10) + orders(TP1, 0, 4))
@@ -87,8 +93,12 @@ async def test_open_removes_unmanifested_batches_of_its_partitions_only(tmp_path
     await task.put(orders(TP0, 0, 4))
     await task.pre_commit({TP0: 4})
     kept = data_dirs(tmp_path)
-    orphan = tmp_path / "_batches" / "__connect_batch=pq-3+dead" / "__connect_tp=orders+0" / "part-0.parquet"  # any task's
-    foreign = tmp_path / "_batches" / "__connect_batch=pq-0+beef" / "__connect_tp=orders+1" / "part-0.parquet"  # not its partition
+    orphan = (
+        tmp_path / "_batches" / "__connect_batch=pq-3+dead" / "__connect_tp=orders+0" / "part-0.parquet"
+    )  # any task's
+    foreign = (
+        tmp_path / "_batches" / "__connect_batch=pq-0+beef" / "__connect_tp=orders+1" / "part-0.parquet"
+    )  # not its partition
     temp = tmp_path / "_manifests" / "orders-0" / ".00000000000000000009.json.tmp"  # hidden: never read
     for path in (orphan, foreign, temp):
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -102,7 +112,9 @@ async def test_open_removes_unmanifested_batches_of_its_partitions_only(tmp_path
     assert committed_ids(tmp_path, spark) == ids(TP0, 0, 4)
 
 
-async def test_tombstones_and_skipped_offsets_are_covered_by_an_empty_manifest(tmp_path: Path, spark: Any) -> None:
+async def test_tombstones_and_skipped_offsets_are_covered_by_an_empty_manifest(
+    tmp_path: Path, spark: Any
+) -> None:
     task, context = await started_task(tmp_path)
     await assign(task, context, TP0)
     await task.put([record("orders", 0, o, None) for o in range(3)])
@@ -115,21 +127,39 @@ async def test_tombstones_and_skipped_offsets_are_covered_by_an_empty_manifest(t
 
 async def test_partition_by_a_field_with_struct_and_schemaless_values(tmp_path: Path, spark: Any) -> None:
     address = SchemaBuilder.struct().field("city", SchemaBuilder.string()).build()
-    schema = (SchemaBuilder.struct().field("id", SchemaBuilder.string()).field("region", SchemaBuilder.string())
-              .field("address", address).field("note", SchemaBuilder.string().optional()).build())
+    schema = (
+        SchemaBuilder.struct()
+        .field("id", SchemaBuilder.string())
+        .field("region", SchemaBuilder.string())
+        .field("address", address)
+        .field("note", SchemaBuilder.string().optional())
+        .build()
+    )
 
     def struct(i: int, region: str) -> Struct:
-        return (Struct(schema).put("id", f"s{i}").put("region", region)
-                .put("address", Struct(address).put("city", f"c{i}")))
+        return (
+            Struct(schema)
+            .put("id", f"s{i}")
+            .put("region", region)
+            .put("address", Struct(address).put("city", f"c{i}"))
+        )
 
     task, context = await started_task(tmp_path, **{"partition.by": "region"})
     await assign(task, context, TP0, TP1)
-    await task.put([record("orders", 0, 0, struct(0, "eu")), record("orders", 0, 1, struct(1, "us")),
-                    record("orders", 1, 0, {"id": "j0", "region": "eu", "extra": 7}),
-                    record("orders", 1, 1, {"id": "j1"})])
+    await task.put(
+        [
+            record("orders", 0, 0, struct(0, "eu")),
+            record("orders", 0, 1, struct(1, "us")),
+            record("orders", 1, 0, {"id": "j0", "region": "eu", "extra": 7}),
+            record("orders", 1, 1, {"id": "j1"}),
+        ]
+    )
     assert await task.pre_commit({TP0: 2, TP1: 2}) == {TP0: 2, TP1: 2}
     assert {p.name for p in tmp_path.glob("_batches/__connect_batch=pq-0+*/__connect_tp=*/*")} == {
-        "region=eu", "region=us", "region=__HIVE_DEFAULT_PARTITION__"}
+        "region=eu",
+        "region=us",
+        "region=__HIVE_DEFAULT_PARTITION__",
+    }
     rows = {r["id"]: r for r in committed_rows(tmp_path, spark)}
     assert set(rows) == {"s0", "s1", "j0", "j1"}
     assert (rows["s1"]["region"], rows["s1"]["address"]["city"]) == ("us", "c1")
@@ -159,7 +189,8 @@ class Runner:
 
 
 async def test_jobs_go_through_context_spark_and_a_failed_commit_drops_the_buffer(
-        tmp_path: Path, spark: Any) -> None:
+    tmp_path: Path, spark: Any
+) -> None:
     task, context = await started_task(tmp_path)
     await assign(task, context, TP0)
     runner = Runner(spark, fail_first=True)
