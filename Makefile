@@ -38,7 +38,7 @@ type:
 
 check: lint type test   ## what CI runs
 
-bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spark, distributed, CDC, RabbitMQ, Avro converter and soak benchmarks; writes BENCHMARKS.md
+bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spark, distributed, Java Connect on Apache Kafka, CDC, RabbitMQ, Avro converter and soak benchmarks; writes BENCHMARKS.md
 	$(BIN)/python bench/lifecycle.py --write BENCHMARKS.md
 	$(BIN)/python bench/dump_replay.py --append BENCHMARKS.md
 	$(BIN)/python bench/rest_api.py --append BENCHMARKS.md
@@ -46,6 +46,9 @@ bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spar
 	$(BIN)/python bench/scale_out.py --append BENCHMARKS.md
 	$(BIN)/python bench/spark_sink.py --append BENCHMARKS.md
 	$(BIN)/python bench/distributed.py --append BENCHMARKS.md
+	$(BIN)/python bench/java_connect.py --part data --append BENCHMARKS.md
+	$(BIN)/python bench/java_connect.py --part rest --append BENCHMARKS.md
+	$(BIN)/python bench/java_connect.py --part cluster --append BENCHMARKS.md
 	$(BIN)/python bench/postgres_cdc.py --append BENCHMARKS.md
 	$(BIN)/python bench/rabbitmq_sink.py --append BENCHMARKS.md
 	$(BIN)/python bench/metrics_cost.py --append BENCHMARKS.md
