@@ -56,6 +56,7 @@ from bench.runtimes import (  # noqa: E402
     Worker,
     all_running,
     cluster_names,
+    start_engine,
     start_worker,
     statuses,
     workers,
@@ -332,8 +333,34 @@ def _wait_running(worker: Worker, names: set[str], timeout: float = 600.0) -> No
         time.sleep(0.5)
 
 
-def part_rest(connectors: int) -> list[dict[str, Any]]:
+def _top_of(pstats_file: Path, lines: int = 15) -> str:
+    stream = io.StringIO()
+    pstats.Stats(str(pstats_file), stream=stream).sort_stats("tottime").print_stats(lines)
+    return _trim_profile(stream.getvalue())
+
+
+def _profile_rest(bootstrap: str, directory: Path, connectors: int, empty: Path) -> str:
+    """Ours again, under pyinstrument, creating and deleting ``connectors``: where its time goes."""
+    group, topics = cluster_names("profiled")
+    target = directory / "rest.pstats"
+    worker = start_engine("distributed", bootstrap, directory, {**GROUP_SETTINGS, "group.id": group, **topics},
+                          profile=target)
+    try:
+        names = [f"p-{i:05d}" for i in range(connectors)]
+        _create_all(worker, names, _noop_config("noop-profiled", empty))
+        _wait_running(worker, set(names))
+        for name in names:
+            worker.call("DELETE", f"/connectors/{name}")
+        while worker.call("GET", "/connectors").json:
+            time.sleep(0.2)
+    finally:
+        worker.stop()
+    return _top_of(target)
+
+
+def part_rest(connectors: int, profile: int) -> tuple[list[dict[str, Any]], str | None]:
     rows = []
+    profile_text = None
     with apache_kafka("4.1", jvm_options=BENCH_JVM) as kafka, tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         bootstrap = kafka.bootstrap_servers()
@@ -365,10 +392,13 @@ def part_rest(connectors: int) -> list[dict[str, Any]]:
                 rows.append({"runtime": runtime, "posted": posted, "running": running, "deletes": deletes,
                              "deleted": deleted})
                 _progress(f"rest {runtime}: {rows[-1]}")
-    return rows
+        if profile:
+            profile_text = _profile_rest(bootstrap, directory, profile, empty)
+    return rows, profile_text
 
 
-def markdown_rest(rows: list[dict[str, Any]], connectors: int, command: str, load: float) -> str:
+def markdown_rest(rows: list[dict[str, Any]], connectors: int, command: str, load: float,
+                  profile: str | None, profiled: int) -> str:
     by = {r["runtime"]: r for r in rows}
     out = _header(
         f"Apache Kafka: create and delete {connectors:,} connectors over REST, Java Connect vs connect-engine",
@@ -387,6 +417,9 @@ def markdown_rest(rows: list[dict[str, Any]], connectors: int, command: str, loa
             "answers (both runtimes), then a rebalance round to assign the new work; ours adds Python's "
             "per-request REST and config-log handling on one core, and one thread per synchronous "
             "FileStream task."]
+    if profile:
+        out += ["", f"Top of a profile of ours (a separate run of {profiled:,} connectors created and deleted on a "
+                "worker under pyinstrument, sampling; pstats sorted by own time):", "", "```", profile, "```"]
     return "\n".join(out) + "\n"
 
 
@@ -492,7 +525,8 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=100_000, help="lines in the file (data)")
     parser.add_argument("--connectors", type=int, default=1000, help="connectors (rest, cluster)")
     parser.add_argument("--samples", type=int, default=20, help="create -> RUNNING samples (cluster)")
-    parser.add_argument("--no-profile", action="store_true", help="data: skip the cProfile of ours")
+    parser.add_argument("--no-profile", action="store_true", help="skip the profile of ours (data, rest)")
+    parser.add_argument("--profile-connectors", type=int, default=300, help="rest: connectors in the profiled run")
     parser.add_argument("--append", metavar="FILE", help="append the markdown section to FILE")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
@@ -506,7 +540,8 @@ def main() -> None:
         rows, profile = asyncio.run(part_data(args.lines, not args.no_profile))
         report = markdown_data(rows, args.lines, command, load, profile)
     elif args.part == "rest":
-        report = markdown_rest(part_rest(args.connectors), args.connectors, command, load)
+        rows, profile = part_rest(args.connectors, 0 if args.no_profile else args.profile_connectors)
+        report = markdown_rest(rows, args.connectors, command, load, profile, args.profile_connectors)
     else:
         report = markdown_cluster(part_cluster(args.connectors, args.samples), args.connectors, args.samples,
                                   command, load)

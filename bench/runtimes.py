@@ -85,8 +85,9 @@ def _stop_process(process: subprocess.Popen[bytes]) -> None:
 
 
 def start_engine(mode: str, bootstrap: str, directory: Path, extra: Mapping[str, str] | None = None,
-                 *, wait: bool = True) -> Worker:
-    """``python -m engine <mode> worker.properties`` on a free port (logs at WARNING)."""
+                 *, wait: bool = True, profile: Path | None = None) -> Worker:
+    """``python -m engine <mode> worker.properties`` on a free port (logs at WARNING); ``profile``: under
+    pyinstrument (sampling), its pstats written there when the worker stops."""
     port = free_port()
     tag = uuid.uuid4().hex[:6]
     props = {"bootstrap.servers": bootstrap, "listeners": f"http://127.0.0.1:{port}", **(extra or {})}
@@ -96,7 +97,9 @@ def start_engine(mode: str, bootstrap: str, directory: Path, extra: Mapping[str,
     path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
     log = directory / f"engine-{mode}-{port}.log"
     with log.open("ab") as out:
-        process = subprocess.Popen([sys.executable, "-m", "engine", "--log-level", "WARNING", mode, str(path)],
+        profiler = [] if profile is None else ["-m", "pyinstrument", "-r", "pstats", "-o", str(profile)]
+        process = subprocess.Popen([sys.executable, *profiler, "-m", "engine", "--log-level", "WARNING", mode,
+                                    str(path)],
                                    stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT,
                                    start_new_session=True)
     worker = Worker("engine", f"http://127.0.0.1:{port}", lambda: _stop_process(process), log)
