@@ -414,9 +414,14 @@ def markdown_rest(rows: list[dict[str, Any]], connectors: int, command: str, loa
         java, ours = by["java"][key], by["engine"][key]
         out.append(f"| {label} | {java:.1f} s | {ours:.1f} s | {ours / java:.2f} |")
     out += ["", "What limits it: each POST and DELETE is a write to the config topic read back before it "
-            "answers (both runtimes), then a rebalance round to assign the new work; ours adds Python's "
-            "per-request REST and config-log handling on one core, and one thread per synchronous "
-            "FileStream task."]
+            "answers (both runtimes), then a rebalance round to assign the new work (Java's herder thread "
+            "serialises REST requests behind the rebalances, which is why its deletes are slow). Ours: the "
+            "FileStream connectors are synchronous, so every `poll()`, `start()`, `task_configs()` and `stop()` "
+            "runs through `asyncio.to_thread`, i.e. the event loop's default executor of min(32, cores + 4) = "
+            f"{min(32, (os.cpu_count() or 1) + 4)} threads here; a FileStreamSource task on an empty file sleeps "
+            "0.1 s per poll on one of those threads, so with hundreds of tasks every connector call queues "
+            "behind those sleeps: the worker sits nearly idle (a few % CPU, 7 threads) while creates crawl. "
+            "The profile below is of the event loop's thread, so it shows waiting, not the queue."]
     if profile:
         out += ["", f"Top of a profile of ours (a separate run of {profiled:,} connectors created and deleted on a "
                 "worker under pyinstrument, sampling; pstats sorted by own time):", "", "```", profile, "```"]
