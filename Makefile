@@ -26,14 +26,14 @@ test:               ## every test, real brokers included (the test session start
 unit:               ## every test not marked integration (no brokers); covers every package
 	$(BIN)/pytest -q -m "not integration"
 
-integration:
-	$(BIN)/pytest -q tests/integration
+integration:        ## every test marked integration: real brokers, Spark, PostgreSQL for CDC, RabbitMQ, worker processes
+	$(BIN)/pytest -q -m integration
 
 lint:               ## ruff, and the import layers (import-linter contracts in pyproject.toml)
 	$(BIN)/ruff check engine states tests bench
 	$(BIN)/lint-imports
 
-type:
+type:               ## mypy --strict over engine, states and tests
 	$(BIN)/mypy
 
 check: lint type test   ## what CI runs

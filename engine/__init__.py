@@ -1,7 +1,26 @@
 """connect-engine: run Kafka Connect-style connectors in asyncio, with deletion callbacks.
 
-The runtime names (``Engine``, ``DeletionOutcome``, ``TransitionEvent``) resolve on first use
-(PEP 562), so ``import engine.api`` — what every connector author writes — loads no runtime.
+The public surface is this module and the modules the documentation sends users to; each lists
+its names in ``__all__``, and ``tests/test_public_api.py`` pins every list. Anything else
+(``engine.herder``, ``engine.worker``, ...) is internal and changes without notice.
+
+==========================  ====================================================================
+module                      for
+==========================  ====================================================================
+``engine``                  embedding: ``Engine``, what its calls return, the errors they raise
+``engine.api``              connector authors: ``Connector``, ``Task``, records, ``ConfigDef``
+``engine.data``             Connect's data model: ``Schema``, ``Struct``, logical types
+``engine.topics``           the data plane's ``Topics`` protocol and the in-process topics
+``engine.spark``            a task's handle on the worker's Spark (``context.spark``)
+``engine.testing``          test writers: recording connectors, faults, waits, the pytest plugin
+``engine.testing.cluster``  distributed workers as separate processes, for cluster tests
+``engine.testing.kafka``    a real Apache Kafka (from Maven Central) for tests
+``engine.rest.auth``        REST basic-auth credentials (``python -m engine.rest.auth hash USER``)
+==========================  ====================================================================
+
+Importing ``engine`` stays light: the runtime names below resolve on first use (PEP 562), so
+``import engine.api`` (what every connector author writes) loads no runtime. Logging stays quiet
+until the application configures it (``engine.observability.logs.quiet_until_configured``).
 """
 
 from __future__ import annotations
@@ -9,9 +28,12 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+# The errors the Engine's calls raise on purpose. Every one is an EngineError, whose http_status is
+# what the REST API answers (Connect's status for the same failure).
 from engine.errors import (
     ConfigError,
     ConnectorAlreadyExists,
+    ConnectorInstantiationError,
     ConnectorNotFound,
     EngineError,
     EngineNotRunning,
@@ -20,11 +42,17 @@ from engine.errors import (
     StateTimeout,
     TaskNotFound,
 )
+from engine.observability import logs as _logs
 
+# The runtime: the Engine and the values its calls hand back. Imported for type checkers only; at
+# run time __getattr__ loads each from the module named in _LAZY the first time it is asked for.
 if TYPE_CHECKING:
     from engine.engine import Engine
     from engine.herder.deletion import DeletionOutcome
     from engine.herder.transition_feed import TransitionEvent
+
+# A library writes nothing to stdout or stderr until the application configures logging.
+_logs.quiet_until_configured()
 
 _LAZY = {
     "DeletionOutcome": "engine.herder.deletion",
@@ -35,6 +63,7 @@ _LAZY = {
 __all__ = [
     "ConfigError",
     "ConnectorAlreadyExists",
+    "ConnectorInstantiationError",
     "ConnectorNotFound",
     "DeletionOutcome",
     "Engine",

@@ -21,8 +21,7 @@ from engine.api._invoke import CALLBACK_TIMER
 from engine.api.connector import Connector
 from engine.config.worker import WorkerConfig
 from engine.configlog.base import ConfigLog
-from engine.configlog.file import FileConfigLog
-from engine.configlog.memory import MemoryConfigLog
+from engine.configlog.factory import open_config_log
 from engine.configlog.records import (
     ConfigRecord,
     ConnectorConfigRecord,
@@ -70,8 +69,7 @@ from engine.storage.base import OffsetStore, StatusStore
 from engine.storage.factory import open_offset_store, open_status_store
 from engine.storage.status import Status
 from engine.topics.base import Topics
-from engine.topics.log_config import retention_check_interval_ms, worker_defaults
-from engine.topics.memory import MemoryTopics
+from engine.topics.factory import open_topics
 from engine.validation.connector import check_name, validate_connector_config
 from engine.worker.data_plane import DataPlane, DataSettings
 from engine.worker.sink_loop import group_id as sink_group_id
@@ -86,37 +84,6 @@ if TYPE_CHECKING:
 _SETTLED_POLLS = 5
 _SETTLE_POLL_S = 0.002
 _READ_BACK_TIMEOUT_S = 60.0  # a cluster-wide log level read back from the config topic
-
-
-def _open_config_log(worker: WorkerConfig) -> ConfigLog:
-    if path := worker.get("config.storage.file.filename"):
-        return FileConfigLog(path)
-    if servers := worker.get("bootstrap.servers"):
-        from engine.configlog.kafka import KafkaConfigLog
-
-        return KafkaConfigLog(servers, worker.raw["config.storage.topic"],
-                              replication_factor=int(worker.raw["config.storage.replication.factor"]),
-                              client_args=worker.kafka.own())
-    return MemoryConfigLog()
-
-
-def _open_topics(worker: WorkerConfig) -> Topics:
-    """The data plane's topics: Kafka with ``bootstrap.servers``, else in memory (a file with
-    ``topics.storage.file.filename``, so records survive a restart; ``topics.retention.ms``,
-    ``topics.retention.bytes`` and ``topics.segment.bytes`` are its topics' defaults)."""
-    if servers := worker.get("bootstrap.servers"):
-        from engine.topics.kafka import KafkaTopics
-
-        session = worker.get("consumer.session.timeout.ms")
-        # Connect's precedence: connectors' producers get producer.*, consumers consumer.*, admins the
-        # top level + admin.* (engine.config.kafka_clients); per-connector overrides come on top
-        return KafkaTopics(servers, client_id=f"connect-engine-{worker.worker_id}",
-                           session_timeout_ms=int(session) if session else 10_000,
-                           producer_config=worker.kafka.worker_level("producer"),
-                           consumer_config=worker.kafka.worker_level("consumer"),
-                           admin_config=worker.kafka.worker_level("admin"))
-    return MemoryTopics(worker.get("topics.storage.file.filename"), topic_defaults=worker_defaults(worker.raw),
-                        retention_check_interval_ms=retention_check_interval_ms(worker.raw))
 
 
 DEFAULT_GC_THRESHOLD = (700, 10, 10)  # CPython's
@@ -177,10 +144,10 @@ class Engine:
                                    rest_client if rest_client is not None else RestClient(self.worker),
                                    member_factory=membership, timers=self._timers)
         self.data_settings = DataSettings.parse(self.worker.raw)
-        self.topics: Topics = topics if topics is not None else _open_topics(self.worker)
+        self.topics: Topics = topics if topics is not None else open_topics(self.worker)
         # one per engine; nothing Spark-related happens until a task first runs a job
         self.spark = SparkSupervisor(SparkSettings.from_worker(self.worker.raw))
-        self._log: ConfigLog = config_log if config_log is not None else _open_config_log(self.worker)
+        self._log: ConfigLog = config_log if config_log is not None else open_config_log(self.worker)
         client_id = f"connect-engine-{self.worker.worker_id}"
         own = self.worker.kafka.own()  # the worker's own clients: the top-level security settings
         self._status = status_store if status_store is not None else open_status_store(
@@ -525,9 +492,18 @@ class Engine:
             await asyncio.sleep(0.05)
 
     async def pause_connector(self, name: str) -> None:
+        """Ask for PAUSED; returns once the connector's actor has applied the request (its runners are told),
+        not once they are paused.
+
+        As in Connect, where ``PUT /pause`` answers 202 Accepted: the connector and each task then pause
+        on their own and report PAUSED (a task busy in ``poll`` or ``put`` first finishes that call), so
+        the state follows shortly. ``await engine.wait_for_state(name, "PAUSED", tasks=n)`` waits for it.
+        """
         await self._set_target(name, TargetState.PAUSED)
 
     async def resume_connector(self, name: str) -> None:
+        """Ask for RUNNING again; returns as ``pause_connector`` does, before the tasks report RUNNING
+        (``wait_for_state(name, "RUNNING", tasks=n)`` waits for that)."""
         await self._set_target(name, TargetState.STARTED)
 
     async def stop_connector(self, name: str) -> None:

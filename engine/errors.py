@@ -53,6 +53,30 @@ class ConnectorClassNotFound(ConfigError):
     http_status = 500
 
 
+class MissingExtra(ConnectorClassNotFound):
+    """A built-in plugin needs a library that only an optional extra installs; the message names the
+    ``pip install 'connect-engine[extra]'`` to run. 500 over REST, as a class that cannot be found."""
+
+    def __init__(self, name: str, module: str, extra: str, hint: str) -> None:
+        message = f"Connector class {name} cannot be loaded: {hint}"
+        super().__init__(message, errors={"connector.class": [message]})
+        self.module = module
+        self.extra = extra
+
+
+class ConnectorInstantiationError(EngineError):
+    """``connector.class`` names a connector class that cannot be instantiated (abstract: a method left
+    unwritten, or a constructor that raises). Connect's ``Plugins.newPlugin`` throws
+    ``ConnectException("Instantiation error")``, which REST answers with 500; the cause is chained."""
+
+    http_status = 500
+
+    def __init__(self, class_name: str, cause: BaseException) -> None:
+        super().__init__("Instantiation error")
+        self.class_name = class_name
+        self.detail = f"Could not instantiate class {class_name}: {cause}"
+
+
 class InvalidRequest(EngineError):
     """A request that cannot be carried out as asked (400), e.g. offsets of a running connector."""
 

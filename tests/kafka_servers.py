@@ -14,6 +14,7 @@ import pytest
 
 from engine.testing.kafka import ApacheKafka, apache_kafka
 from engine.testing.kafka.connect import JavaConnect, java_connect
+from tests.integration.brokers import Broker
 
 
 @pytest.fixture(scope="session")
@@ -28,6 +29,26 @@ def kafka39() -> Iterator[ApacheKafka]:
     """Apache Kafka 3.9, one node, the same listeners and users."""
     with apache_kafka("3.9") as kafka:
         yield kafka
+
+
+def apache_broker(name: str, kafka: ApacheKafka) -> Broker:
+    """An Apache Kafka cluster as the suite's ``Broker`` (its first node's PID and its directory)."""
+    process = kafka.nodes[0].process
+    assert process is not None
+    return Broker(name, kafka.bootstrap_servers(), process.pid, kafka.directory)
+
+
+@pytest.fixture(scope="session")
+def kafka(kafka41: ApacheKafka) -> Broker:
+    """Apache Kafka 4.1 as a ``Broker``: what the Kafka-facing tests that need not run on the whole
+    matrix run on (transactions, group offsets, a worker group that expires a killed member)."""
+    return apache_broker("kafka", kafka41)
+
+
+@pytest.fixture(scope="session")
+def kafka_3_9(kafka39: ApacheKafka) -> Broker:
+    """Apache Kafka 3.9 as a ``Broker``, for the smaller matrix."""
+    return apache_broker("kafka-3.9", kafka39)
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ from engine.errors import ConfigError, trace_of
 
 def _raise_chained() -> None:
     try:
-        {}["missing"]
+        dict[str, int]()["missing"]
     except KeyError as exc:
         raise ConfigError("bad config") from exc
 

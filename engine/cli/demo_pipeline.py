@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import importlib.util
 import json
 import os
 import random
@@ -28,6 +29,7 @@ from typing import Any
 from engine.cli.standalone import StandaloneWorker
 from engine.engine import Engine
 from engine.errors import ConnectorNotFound
+from engine.plugins.extras import extras_by_module, install_hint
 from engine.spark.settings import CONF_PREFIX, MASTER, REMOTE
 
 SOURCE = "orders-audit"
@@ -325,11 +327,9 @@ async def _report(engine: Engine, db: Path, counter: RowCounter, stop: asyncio.E
             await asyncio.wait_for(stop.wait(), timeout=wait)
         if stop.is_set():
             return
-        states = []
-        for name in (SOURCE, SINK):
-            if name in await engine.connectors():
-                status = await engine.connector_status(name)
-                states.append(f"{name} {status['connector']['state']}")
+        present = await engine.connectors()
+        states = [status_text(name, await engine.connector_status(name)) for name in (SOURCE, SINK)
+                  if name in present]
         starting = "  (Spark is starting)" if not spark.done() else ""
         try:
             rows = f"{await counter.count():5d}"
@@ -339,10 +339,30 @@ async def _report(engine: Engine, db: Path, counter: RowCounter, stop: asyncio.E
              + ", ".join(states) + starting + "\n")
 
 
+def status_text(name: str, status: Mapping[str, Any]) -> str:
+    """``name STATE``, plus every task whose state differs from its connector's (``task 0 FAILED``)."""
+    state = status["connector"]["state"]
+    odd = [f"task {task['id']} {task['state']}" for task in status["tasks"] if task["state"] != state]
+    return f"{name} {state}" + (f" ({', '.join(odd)})" if odd else "")
+
+
+def missing_spark() -> str | None:
+    """The one line for a pipeline that cannot run its sink: the spark extra is not installed."""
+    extras = extras_by_module()
+    for module in ("pyspark", "pandas"):
+        if importlib.util.find_spec(module) is None:
+            return f"the demo's Parquet sink runs on Spark: {install_hint(module, extras.get(module, 'spark'))}"
+    return None
+
+
 def main(workdir: str, port: int, duration: float | None, *, fresh: bool = False,
          spark_props: Mapping[str, str] | None = None, bootstrap_servers: str | None = None) -> int:
     """``fresh`` (``--reset``): remove what an earlier run left in ``workdir`` first (topics on a Kafka
     cluster stay); ``spark_props`` and ``bootstrap_servers``: see ``run_pipeline``."""
+    missing = missing_spark()
+    if missing is not None:
+        sys.stderr.write(f"connect-engine pipeline: {missing}\n")
+        return 1
     if fresh:
         removed = reset(Path(workdir))
         _say(f"reset {workdir}: removed {', '.join(removed) if removed else 'nothing (it held no pipeline)'}\n")

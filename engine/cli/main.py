@@ -7,6 +7,7 @@ import asyncio
 import sys
 from importlib.metadata import version
 
+from engine.cli.startup_errors import one_line
 from engine.config.worker_keys import help_epilog
 from engine.observability.logs import configure_logging
 
@@ -85,7 +86,7 @@ the other workers take the work over. Deleting a connector runs deleted() on its
                         help="run cluster scenarios on real worker processes and the broker at --bootstrap-servers")
     replay.add_argument("--timeline", metavar="FILE.svg",
                         help="also draw each scenario's transitions per connector/task over time as SVG "
-                             "(several scenarios: FILE-<n>.svg)")
+                             "(several scenarios: FILE-<n>.svg); a name not ending in .svg is refused")
     replay.add_argument("--config-topic-dump", metavar="DUMP",
                         help="replay a Kafka Connect config topic dump (JSON lines of key and value) instead "
                              "and print the connectors, target states and task configs it leaves")
@@ -95,9 +96,22 @@ the other workers take the work over. Deleting a connector runs deleted() on its
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; a start-up error it can explain is one line on stderr and exit 1
+    (``engine.cli.startup_errors``), never a traceback."""
     parser = _parser()
     args = parser.parse_args(argv)
     configure_logging(args.log_level)
+    try:
+        return _run(args, parser)
+    except Exception as exc:
+        line = one_line(exc, worker=args.command in ("standalone", "distributed"))
+        if line is None:
+            raise
+        sys.stderr.write(f"connect-engine {args.command}: {line}\n")
+        return 1
+
+
+def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.command == "pipeline":
         from engine.cli.demo_pipeline import main as run_pipeline
         from engine.cli.demo_pipeline import spark_properties
@@ -124,27 +138,16 @@ def main(argv: list[str] | None = None) -> int:
 
 def _worker(args: argparse.Namespace) -> int:
     """Run a worker; a configuration it cannot start with, or a Kafka cluster it cannot reach or log in to,
-    is one line naming the cause and the setting, exit 1 (no traceback: nothing in it helps an operator)."""
-    from aiokafka.errors import KafkaConnectionError, SaslAuthenticationFailed
+    is one line naming the cause and the setting (``main``), exit 1: nothing in a traceback helps an operator."""
+    if args.command == "distributed":
+        from engine.cli.distributed import run_distributed
 
-    from engine.errors import ConfigError, EngineError
+        asyncio.run(run_distributed(args.worker_properties))
+    else:
+        from engine.cli.standalone import run_standalone, split_files
 
-    try:
-        if args.command == "distributed":
-            from engine.cli.distributed import run_distributed
-
-            asyncio.run(run_distributed(args.worker_properties))
-        else:
-            from engine.cli.standalone import run_standalone, split_files
-
-            worker_file, connector_files = split_files(args.files)
-            asyncio.run(run_standalone(worker_file, connector_files))
-    except ConfigError as exc:
-        sys.stderr.write(f"connect-engine {args.command}: {exc}\n")
-        return 1
-    except (KafkaConnectionError, SaslAuthenticationFailed, EngineError) as exc:  # the config log, stores, topics
-        sys.stderr.write(f"connect-engine {args.command}: cannot start against the Kafka cluster: {exc}\n")
-        return 1
+        worker_file, connector_files = split_files(args.files)
+        asyncio.run(run_standalone(worker_file, connector_files))
     return 0
 
 

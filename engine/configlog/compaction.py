@@ -45,7 +45,7 @@ from engine.configlog.records import (
 )
 from engine.configlog.snapshot import ConfigSnapshot
 from engine.errors import CorruptRecord
-from engine.storage.journal import Entry
+from engine.journal.file import Entry
 from states import TargetState
 
 log = structlog.get_logger(component="configlog")

@@ -22,8 +22,8 @@ from operator import itemgetter
 from engine.configlog.base import LogEntry, RawRecord
 from engine.configlog.compaction import retained
 from engine.errors import EngineNotRunning
-from engine.storage.compaction import DEFAULT_FLOOR, Compactor, StepHook
-from engine.storage.journal import Entry, Journal
+from engine.journal.compaction import DEFAULT_FLOOR, Compactor, StepHook
+from engine.journal.file import Entry, Journal
 
 _offset = itemgetter(0)
 

@@ -8,7 +8,6 @@ its mailbox, so the connector's lifecycles are only ever moved by this one corou
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -25,7 +24,7 @@ from engine.api.context import (
 from engine.api.errors import ConnectException
 from engine.api.task import Task
 from engine.config.providers import reverse_transform
-from engine.configlog.records import ConfigRecord, PendingCleanupCleared, PendingCleanupRecord
+from engine.configlog.records import PendingCleanupRecord
 from engine.configlog.snapshot import (
     ConnectorConfigured,
     ConnectorRemoved,
@@ -37,7 +36,7 @@ from engine.configlog.snapshot import (
 from engine.errors import ConfigError, EngineError, IllegalTransition, trace_of
 from engine.herder.actor_mailbox import Mailbox
 from engine.herder.auto_restart import AutoRestarts, Unit
-from engine.herder.deletion import DeletionOutcome, remove_offsets_if_asked, run_deleted, until_returned
+from engine.herder.deletion import ConnectorDeletion, DeletionServices
 from engine.herder.messages import (
     AwaitStarted,
     Boot,
@@ -59,17 +58,15 @@ from engine.plugins.loading import connector_type, load_connector_class
 from engine.plugins.versions import require
 from engine.spark.supervisor import JobOwner
 from engine.spark.task_spark import TaskSpark
-from engine.storage.base import OffsetStore, StatusStore
 from engine.storage.status import Status
 from engine.worker.connector_runner import ConnectorRunner, InstanceState
 from engine.worker.report import Report
 from engine.worker.task_factory import TaskFactory, load_task_class
 from engine.worker.task_runner import TaskRunner
-from states import ConnectorLifecycle, ConnectorState, TargetState, TaskLifecycle, TaskState, TransitionRecord
+from states import ConnectorLifecycle, ConnectorState, TargetState, TaskLifecycle, TransitionRecord
 from states import IllegalTransition as StatesIllegalTransition
 
 if TYPE_CHECKING:
-    from engine.config.worker import WorkerConfig
     from engine.herder.timers import Timers
     from engine.observability.metrics import EngineMetrics
     from engine.worker.data_plane import DataPlane
@@ -78,35 +75,25 @@ if TYPE_CHECKING:
 log = structlog.get_logger(component="herder")
 
 
-class ActorServices(Protocol):
+class ActorServices(DeletionServices, Protocol):
     """What an actor needs from the herder that owns it."""
 
-    worker: WorkerConfig
-    status: StatusStore
-    offsets: OffsetStore
     data: DataPlane | None
     timers: Timers
     metrics: EngineMetrics
 
     def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]: ...
 
-    async def append(self, records: list[ConfigRecord]) -> int: ...
-
     async def submit_task_configs(self, connector: str, configs: list[dict[str, str]]) -> None: ...
 
     @property
     def distributed(self) -> bool: ...
-
-    @property
-    def generation(self) -> int: ...
 
     def owns_connector(self, connector: str) -> bool: ...
 
     def owns_task(self, connector: str, task: int) -> bool: ...
 
     def pending_cleanup(self, connector: str) -> PendingCleanupRecord | None: ...
-
-    def deletion_started(self, connector: str, incarnation: str | None) -> int: ...
 
     def post(self, connector: str, message: Message) -> None: ...
 
@@ -115,8 +102,6 @@ class ActorServices(Protocol):
     def published(self, record: TransitionRecord, trace: str | None) -> None: ...
 
     def applied(self, connector: str, offset: int) -> None: ...
-
-    def deletion_finished(self, outcome: DeletionOutcome) -> None: ...
 
 
 @dataclass
@@ -153,6 +138,7 @@ class ConnectorActor:
         self._task_factory = TaskFactory(name, worker=services.worker, offsets=services.offsets,
                                          data=services.data, spawn=services.spawn)
         self._report_sink = self._report  # one bound method shared by every runner of this actor
+        self._deletion = ConnectorDeletion(self, services)
 
     # ---- the loop -------------------------------------------------------------------------
 
@@ -202,7 +188,7 @@ class ConnectorActor:
             case FromLog(event=TaskRestartRequested(task=n)):
                 await self._restart_task(n)
             case FromLog(event=ConnectorRemoved()):
-                await self._destroy()
+                await self._deletion.destroy()
             case Report():
                 await self._on_report(message)
             case Reconfigure(runner=runner) if runner is self.runner:
@@ -212,7 +198,7 @@ class ConnectorActor:
             case Boot():
                 await self._boot(message)
             case RunCleanup(record=record):
-                await self._cleanup_only(record)
+                await self._deletion.cleanup_only(record)
             case Shutdown():
                 await self._shutdown()
             case Reconcile(done=done):
@@ -303,9 +289,9 @@ class ConnectorActor:
 
     def _ensure_lifecycle(self) -> None:
         if self.lifecycle is None:
-            # the state machine calls _on_destroyed on entering DESTROYED: the deletion contract
+            # the state machine calls on_destroyed on entering DESTROYED: the deletion contract
             # runs as part of the destroy transition, never beside it
-            self.lifecycle = ConnectorLifecycle(self.name, self._on_destroyed)
+            self.lifecycle = ConnectorLifecycle(self.name, self._deletion.on_destroyed)
 
     async def _start_connector(self) -> None:
         assert self.lifecycle is not None
@@ -675,93 +661,6 @@ class ConnectorActor:
         await self._stop_connector()
         self.finished = True
 
-    async def _destroy(self) -> None:
-        self.restarts.clear()  # deleted: nothing scheduled may restart it
-        self._close_round()
-        if self.lifecycle is None:
-            # the connector runs elsewhere (or nowhere): tasks here learn the deletion (KIP-901),
-            # and deleted() is its owner's to run
-            await self._destroy_tasks()
-            self.finished = True
-            return
-        await self._fire(self.lifecycle, "destroy")
-        self.finished = True
-
-    async def _on_destroyed(self) -> None:
-        """The deletion contract (``docs/ARCHITECTURE.md``, "Deletion contract"), run on entering DESTROYED.
-
-        Tasks ``stop(connector_deleted=True)`` in parallel, then the connector's ``stop()``,
-        then ``deleted()``, then statuses go; every step bounded, none able to block the rest.
-        """
-        started = time.monotonic()
-        attempt = self._s.deletion_started(self.name, self.incarnation)
-        abandoned = await self._stop_tasks(list(self.tasks), deleted=True)
-        task_ids = list(self.tasks)
-        for slot in self.tasks.values():
-            await self._fire(slot.lifecycle, "destroy", write_status=False)
-        self.tasks.clear()
-        runner, self.runner = self.runner, None
-        instance: Connector | None = None
-        config = runner.config if runner is not None else self._resolved_or_raw(self.config)
-        if runner is not None:
-            finished = await runner.shutdown(self._s.worker.connector_shutdown_timeout)
-            if finished and runner.initialized:
-                instance = runner.instance
-            elif not finished and runner.body is not None:
-                abandoned.append(runner.body)
-        self._stopped_for_deletion(task_ids)
-        outcome = await run_deleted(self.name, self.cls, config, instance, self._s.offsets,
-                                    timeout=self._s.worker.deleted_timeout, incarnation=self.incarnation,
-                                    attempt=attempt, spark=self._connector_spark())
-        if abandoned:  # stops that passed their timeout keep the deletion open until they return
-            watched: list[asyncio.Future[Any]] = [outcome.lingering] if outcome.lingering is not None else []
-            outcome = replace(outcome, lingering=until_returned([*watched, *abandoned]))
-        self._s.status.remove_connector(self.name)
-        if outcome.succeeded:
-            remove_offsets_if_asked(self.name, self.cls, self.config, self._s.offsets)
-            await self._s.append([PendingCleanupCleared(self.name)])
-        self._s.deletion_finished(outcome.with_duration(time.monotonic() - started))
-
-    def _stopped_for_deletion(self, task_ids: list[int]) -> None:
-        """While ``deleted()`` runs, the stopped units read UNASSIGNED, as Connect's shut-down ones do
-        (a FAILED task stays FAILED: its thread ended there); their statuses go once it has returned
-        (then the status is a 404)."""
-        status = self._s.status
-        stopped = Status(ConnectorState.UNASSIGNED, self._s.worker.worker_id, self._s.generation)
-        if status.connector(self.name) is not None:
-            status.put_connector(self.name, stopped)
-        tasks = status.tasks(self.name)
-        for task in task_ids:
-            if task in tasks and tasks[task].state != TaskState.FAILED:  # a failed task's thread ended FAILED
-                status.put_task(self.name, task, stopped)
-
-    async def _cleanup_only(self, record: PendingCleanupRecord) -> None:
-        """Run a pending ``deleted()`` left by a deletion that never completed (crash, failure, retry)."""
-        config = record.properties
-        self._incarnate(record.incarnation or "")
-        attempt = self._s.deletion_started(self.name, record.incarnation)
-        try:
-            cls: type[Connector] | None = load_connector_class(config.get("connector.class", ""))
-        except ConfigError:
-            cls = None
-        outcome = await run_deleted(self.name, cls, self._resolved_or_raw(config), None, self._s.offsets,
-                                    timeout=self._s.worker.deleted_timeout, incarnation=record.incarnation,
-                                    attempt=attempt, spark=self._connector_spark())
-        self._s.status.remove_connector(self.name)  # what a crashed owner left behind
-        if outcome.succeeded:
-            remove_offsets_if_asked(self.name, cls, config, self._s.offsets)
-            await self._s.append([PendingCleanupCleared(self.name)])
-        self._s.deletion_finished(outcome)
-        self.finished = True
-
-    async def _destroy_tasks(self) -> None:
-        if not self.tasks:
-            return
-        await self._stop_tasks(list(self.tasks), deleted=True)
-        for slot in self.tasks.values():
-            await self._fire(slot.lifecycle, "destroy")
-        self.tasks.clear()
-
     # ---- distributed: ownership changed -----------------------------------------------------
 
     async def _reconcile(self) -> None:
@@ -770,7 +669,7 @@ class ConnectorActor:
         if not self.config:  # no such connector (any more): its slot may carry a pending cleanup
             record = self._s.pending_cleanup(self.name)
             if owns and record is not None:
-                await self._cleanup_only(record)
+                await self._deletion.cleanup_only(record)
             self.finished = not self.tasks and self.lifecycle is None
             return
         if not owns and self.lifecycle is not None:

@@ -1,5 +1,12 @@
-"""Running ``Connector.deleted()``: bounded, never raising, on a fresh instance when needed.
+"""Deleting a connector: the deletion contract an actor runs, and ``Connector.deleted()`` itself.
 
+``ConnectorDeletion`` is the part of a connector's actor that runs on entering DESTROYED (and the
+pending cleanups a crash or a failure left): tasks ``stop(connector_deleted=True)``, the
+connector's ``stop()``, ``deleted()``, then the statuses (``docs/ARCHITECTURE.md``, "Deletion
+contract"). It works on its actor's state, inside the actor's coroutine: the actor stays the
+single writer of the connector's lifecycles.
+
+``run_deleted`` calls ``deleted()``: bounded, never raising, on a fresh instance when needed.
 Bounded means the caller stops waiting, not that the call stops: an async ``deleted()`` is
 cancelled, a sync one keeps its thread until it returns. The outcome then carries ``lingering``,
 done when the call really ended, so the herder keeps the name blocked until then.
@@ -8,17 +15,29 @@ done when the call really ended, so the herder keeps the name blocked until then
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 
 from engine.api._invoke import invoke, left_running
 from engine.api.connector import Connector, SinkConnector, SourceConnector
 from engine.api.context import ConnectorContext, SinkConnectorContext, SourceConnectorContext
-from engine.errors import trace_of
-from engine.storage.base import OffsetStore
+from engine.configlog.records import ConfigRecord, PendingCleanupCleared, PendingCleanupRecord
+from engine.errors import ConfigError, trace_of
+from engine.plugins.loading import load_connector_class
+from engine.storage.base import OffsetStore, StatusStore
+from engine.storage.status import Status
+from states import ConnectorState, TaskState
+
+if TYPE_CHECKING:
+    from engine.config.worker import WorkerConfig
+    from engine.herder.auto_restart import AutoRestarts
+    from engine.worker.connector_runner import ConnectorRunner
+    from states import ConnectorLifecycle, TransitionRecord
+    from states.lifecycle import Lifecycle
 
 log = structlog.get_logger(component="herder")
 
@@ -153,3 +172,150 @@ def remove_offsets_if_asked(name: str, cls: type[Connector] | None, config: dict
                            and cls.offsets_removed_on_delete):
         removed = offsets.reset(name)
         log.info("connector.offsets_reset", connector=name, partitions=removed)
+
+
+class DeletionServices(Protocol):
+    """What a deletion needs from the herder that owns the actor (part of ``ActorServices``)."""
+
+    worker: WorkerConfig
+    status: StatusStore
+    offsets: OffsetStore
+
+    @property
+    def generation(self) -> int: ...
+
+    async def append(self, records: list[ConfigRecord]) -> int: ...
+
+    def deletion_started(self, connector: str, incarnation: str | None) -> int: ...
+
+    def deletion_finished(self, outcome: DeletionOutcome) -> None: ...
+
+
+class DeletingActor(Protocol):
+    """What a deletion needs from its actor (``ConnectorActor``): the connector's state and the
+    transitions only the actor fires."""
+
+    name: str
+    config: dict[str, str]
+    cls: type[Connector] | None
+    incarnation: str | None
+    lifecycle: ConnectorLifecycle | None
+    runner: ConnectorRunner | None
+    restarts: AutoRestarts
+    finished: bool
+
+    @property
+    def tasks(self) -> dict[int, Any]: ...
+
+    async def _fire(self, lifecycle: Lifecycle[Any], trigger: str, trace: str | None = None,
+                    *, write_status: bool = True) -> TransitionRecord: ...
+
+    async def _stop_tasks(self, ids: list[int], *, deleted: bool = False) -> list[asyncio.Task[None]]: ...
+
+    def _close_round(self) -> None: ...
+
+    def _incarnate(self, incarnation: str) -> None: ...
+
+    def _resolved_or_raw(self, config: dict[str, str]) -> dict[str, str]: ...
+
+    def _connector_spark(self) -> Any: ...
+
+
+class ConnectorDeletion:
+    """One connector's deletion, run by its actor: the tombstone read back, and pending cleanups."""
+
+    def __init__(self, actor: DeletingActor, services: DeletionServices) -> None:
+        self._actor = actor
+        self._s = services
+
+    async def destroy(self) -> None:
+        """The tombstone was read: fire ``destroy``, which runs ``on_destroyed`` (the lifecycle's hook)."""
+        actor = self._actor
+        actor.restarts.clear()  # deleted: nothing scheduled may restart it
+        actor._close_round()
+        if actor.lifecycle is None:
+            # the connector runs elsewhere (or nowhere): tasks here learn the deletion (KIP-901),
+            # and deleted() is its owner's to run
+            await self._destroy_tasks()
+            actor.finished = True
+            return
+        await actor._fire(actor.lifecycle, "destroy")
+        actor.finished = True
+
+    async def on_destroyed(self) -> None:
+        """The deletion contract (``docs/ARCHITECTURE.md``, "Deletion contract"), run on entering DESTROYED.
+
+        Tasks ``stop(connector_deleted=True)`` in parallel, then the connector's ``stop()``,
+        then ``deleted()``, then statuses go; every step bounded, none able to block the rest.
+        """
+        actor, name = self._actor, self._actor.name
+        started = time.monotonic()
+        attempt = self._s.deletion_started(name, actor.incarnation)
+        abandoned = await actor._stop_tasks(list(actor.tasks), deleted=True)
+        task_ids = list(actor.tasks)
+        for slot in actor.tasks.values():
+            await actor._fire(slot.lifecycle, "destroy", write_status=False)
+        actor.tasks.clear()
+        runner, actor.runner = actor.runner, None
+        instance: Connector | None = None
+        config = runner.config if runner is not None else actor._resolved_or_raw(actor.config)
+        if runner is not None:
+            finished = await runner.shutdown(self._s.worker.connector_shutdown_timeout)
+            if finished and runner.initialized:
+                instance = runner.instance
+            elif not finished and runner.body is not None:
+                abandoned.append(runner.body)
+        self._stopped_for_deletion(task_ids)
+        outcome = await run_deleted(name, actor.cls, config, instance, self._s.offsets,
+                                    timeout=self._s.worker.deleted_timeout, incarnation=actor.incarnation,
+                                    attempt=attempt, spark=actor._connector_spark())
+        if abandoned:  # stops that passed their timeout keep the deletion open until they return
+            watched: list[asyncio.Future[Any]] = [outcome.lingering] if outcome.lingering is not None else []
+            outcome = replace(outcome, lingering=until_returned([*watched, *abandoned]))
+        self._s.status.remove_connector(name)
+        if outcome.succeeded:
+            remove_offsets_if_asked(name, actor.cls, actor.config, self._s.offsets)
+            await self._s.append([PendingCleanupCleared(name)])
+        self._s.deletion_finished(outcome.with_duration(time.monotonic() - started))
+
+    def _stopped_for_deletion(self, task_ids: list[int]) -> None:
+        """While ``deleted()`` runs, the stopped units read UNASSIGNED, as Connect's shut-down ones do
+        (a FAILED task stays FAILED: its thread ended there); their statuses go once it has returned
+        (then the status is a 404)."""
+        name, status = self._actor.name, self._s.status
+        stopped = Status(ConnectorState.UNASSIGNED, self._s.worker.worker_id, self._s.generation)
+        if status.connector(name) is not None:
+            status.put_connector(name, stopped)
+        tasks = status.tasks(name)
+        for task in task_ids:
+            if task in tasks and tasks[task].state != TaskState.FAILED:  # a failed task's thread ended FAILED
+                status.put_task(name, task, stopped)
+
+    async def cleanup_only(self, record: PendingCleanupRecord) -> None:
+        """Run a pending ``deleted()`` left by a deletion that never completed (crash, failure, retry)."""
+        actor, name = self._actor, self._actor.name
+        config = record.properties
+        actor._incarnate(record.incarnation or "")
+        attempt = self._s.deletion_started(name, record.incarnation)
+        try:
+            cls: type[Connector] | None = load_connector_class(config.get("connector.class", ""))
+        except ConfigError:
+            cls = None
+        outcome = await run_deleted(name, cls, actor._resolved_or_raw(config), None, self._s.offsets,
+                                    timeout=self._s.worker.deleted_timeout, incarnation=record.incarnation,
+                                    attempt=attempt, spark=actor._connector_spark())
+        self._s.status.remove_connector(name)  # what a crashed owner left behind
+        if outcome.succeeded:
+            remove_offsets_if_asked(name, cls, config, self._s.offsets)
+            await self._s.append([PendingCleanupCleared(name)])
+        self._s.deletion_finished(outcome)
+        actor.finished = True
+
+    async def _destroy_tasks(self) -> None:
+        actor = self._actor
+        if not actor.tasks:
+            return
+        await actor._stop_tasks(list(actor.tasks), deleted=True)
+        for slot in actor.tasks.values():
+            await actor._fire(slot.lifecycle, "destroy")
+        actor.tasks.clear()

@@ -71,8 +71,8 @@ class TaskCounters:
     """One task instance's numbers; the loops add to the attributes directly (once per batch)."""
 
     __slots__ = ("batch_max", "batch_records", "batches", "commit_ms", "commit_ms_max", "commits_failed",
-                 "commits_succeeded", "errors", "kind", "sink_record_read", "sink_record_send",
-                 "source_record_poll", "source_record_write", "throttled_s", "throttles")
+                 "commits_succeeded", "errors", "kind", "log_truncations", "sink_record_read", "sink_record_send",
+                 "source_record_poll", "source_record_write", "throttled_s", "throttles", "truncation_redelivered")
 
     def __init__(self, kind: Kind) -> None:
         self.kind = kind
@@ -90,6 +90,8 @@ class TaskCounters:
         self.errors = ErrorMetrics()  # the task's ToleranceOperator counts into this
         self.throttles = 0  # waits for record.rate.limit / bytes.per.second.max (ours)
         self.throttled_s = 0.0  # their total length, on the pacer's clock
+        self.log_truncations = 0  # sink: partitions found truncated below the position (leader epochs, ours)
+        self.truncation_redelivered = 0  # sink: records read again because of them
 
     def batch(self, size: int) -> None:
         self.batches += 1
@@ -252,6 +254,12 @@ class ConnectMetrics:
                                         "bytes.per.second.max).", labels=labels)
         throttled = CounterMetricFamily("connect_engine_task_throttled_seconds",
                                         "Time the task waited for its rate limits, in seconds.", labels=labels)
+        truncations = CounterMetricFamily("connect_engine_sink_task_log_truncations",
+                                          "Times the task found a partition's log truncated below its position "
+                                          "(leader epochs) and read again from the divergence point.",
+                                          labels=labels)
+        redelivered = CounterMetricFamily("connect_engine_sink_task_truncation_redelivered_records",
+                                          "Records the task read again because of those truncations.", labels=labels)
         for (connector, number), c in sorted(self.tasks.items()):
             key = (connector, str(number))
             throttles.add_metric(key, c.throttles)
@@ -262,6 +270,8 @@ class ConnectMetrics:
             else:
                 read.add_metric(key, c.sink_record_read)
                 send.add_metric(key, c.sink_record_send)
+                truncations.add_metric(key, c.log_truncations)
+                redelivered.add_metric(key, c.truncation_redelivered)
             batch_max.add_metric(key, c.batch_max)
             batch_avg.add_metric(key, c.batch_records / c.batches if c.batches else 0.0)
             attempts = c.commits_succeeded + c.commits_failed
@@ -276,7 +286,7 @@ class ConnectMetrics:
                 family.add_metric(key, getattr(c.errors, field))
         yield from (poll, write, read, send, batch_max, batch_avg, commit_max, commit_avg, commit_ok, commit_failed)
         yield from (family for _, family in errors)
-        yield from (commits, commit_seconds, throttles, throttled)
+        yield from (commits, commit_seconds, throttles, throttled, truncations, redelivered)
 
     def _rebalance(self) -> Iterator[Metric]:
         if self.rebalances is not None:

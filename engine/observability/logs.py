@@ -1,8 +1,13 @@
 """Logging set-up for programs built on the engine: console on a terminal, JSON otherwise.
 
-The engine itself never configures logging (it is a library); the CLI and embedding programs
-call ``configure_logging`` once, before starting an engine (its herder binds its transition
-logger when the engine starts).
+The engine is a library: it never writes to stdout or stderr on its own. Left as they are,
+structlog's defaults would print every event to stdout, mixed into the host program's output; so
+``import engine`` calls ``quiet_until_configured``, which (only while nobody configured structlog)
+hands events to stdlib ``logging`` under ``engine.<component>``, and a ``NullHandler`` on ``engine`` keeps them
+out of sight until the application configures logging: ``logging.basicConfig(level=...)`` shows
+them through stdlib handlers; ``configure_logging`` (what the CLI calls) or the application's own
+``structlog.configure`` replaces this default entirely. Call either once, before starting an
+engine (its herder binds its transition logger when the engine starts).
 """
 
 from __future__ import annotations
@@ -10,11 +15,14 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
+from typing import Any
 
 import structlog
 
 from engine.observability.log_levels import LOG_LEVELS, ROOT, drop_below_level
+
+ENGINE_LOGGER = "engine"
 
 
 class _CurrentStderr:
@@ -57,9 +65,61 @@ class _ToStructlog(logging.Handler):
     """Library (stdlib) records become structlog events of component ``<logger name>``: one format."""
 
     def emit(self, record: logging.LogRecord) -> None:
+        if record.name == ENGINE_LOGGER or record.name.startswith(ENGINE_LOGGER + "."):
+            return  # an engine event handed to stdlib by the quiet default: it came from structlog already
         method = record.levelname.lower() if record.levelno < logging.CRITICAL else "critical"
         getattr(structlog.get_logger(component=record.name), method, structlog.get_logger().error)(
             record.getMessage())
+
+
+_LEVELS = {"critical": logging.CRITICAL, "exception": logging.ERROR, "error": logging.ERROR, "warning": logging.WARNING,
+           "warn": logging.WARNING, "info": logging.INFO, "msg": logging.INFO, "debug": logging.DEBUG}
+_LOGFMT = structlog.processors.LogfmtRenderer(key_order=["event"])
+
+
+def _stdlib_logger(event: MutableMapping[str, Any]) -> logging.Logger:
+    """``engine.<component>``: the namespaces ``/admin/loggers`` knows, as stdlib loggers."""
+    return logging.getLogger(f"{ENGINE_LOGGER}.{event.get('component', 'engine')}")
+
+
+def _enabled_in_stdlib(_logger: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """Drop an event its stdlib logger would not show, before anything is rendered."""
+    if not _stdlib_logger(event).isEnabledFor(_LEVELS.get(method, logging.INFO)):
+        raise structlog.DropEvent
+    return event
+
+
+def _to_stdlib(logger: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """Hand the event, as one logfmt line, to its stdlib logger; nothing is printed by structlog itself."""
+    target = _stdlib_logger(event)
+    target.log(_LEVELS.get(method, logging.INFO), _LOGFMT(logger, method, event))
+    raise structlog.DropEvent
+
+
+def quiet_until_configured() -> None:
+    """Unless structlog is configured already: events go to stdlib ``logging`` as one logfmt line each,
+    under ``engine.<component>`` (``engine.herder``, ``engine.worker`` ...: the namespaces of
+    ``/admin/loggers``), and the ``engine`` logger gets a ``NullHandler``, so an application that
+    configured nothing sees nothing (not even Python's last-resort WARNING lines). Runs once, at
+    ``import engine``; structlog configured later replaces it.
+    """
+    if structlog.is_configured():
+        return
+    structlog.configure(
+        processors=[
+            _enabled_in_stdlib,  # the stdlib level decides, cheaply, before any rendering
+            drop_below_level,  # /admin/loggers levels, as with configure_logging
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.format_exc_info,
+            _to_stdlib,
+        ],
+        wrapper_class=structlog.BoundLogger,
+        logger_factory=structlog.ReturnLoggerFactory(),  # never reached: _to_stdlib hands every event on
+        cache_logger_on_first_use=False,  # an application configuring later must reach every logger
+    )
+    engine_logger = logging.getLogger(ENGINE_LOGGER)
+    if not any(isinstance(h, logging.NullHandler) for h in engine_logger.handlers):
+        engine_logger.addHandler(logging.NullHandler())
 
 
 def configure_logging(level: str = "INFO", *, json: bool | None = None) -> None:

@@ -14,11 +14,20 @@ Three sources, merged into one ``PluginRegistry``:
   ``connect_engine.header_converters``          header converters
   ============================================  ==================================
 
-* ``plugin.path`` (worker config, comma-separated directories): every top-level module or
-  package in each directory is imported (the directory is appended to ``sys.path`` so the
-  classes stay importable by their dotted name) and the Connector subclasses it defines are
-  registered (public, concrete classes only); distributions installed there (``pip install --target``) contribute their entry
-  points too. Only connectors have base classes so far, so only they are found by scanning.
+* ``plugin.path`` (worker config, comma-separated directories) holds plugins, never scripts. A
+  plugin there is either
+
+  - a distribution installed into the directory (``pip install --target DIR``, a ``*.dist-info``
+    beside its packages): its entry points of the groups above, loaded as installed ones are; the
+    packages it brings (its own and its dependencies) are imported only through those, or
+  - a package directory (``acme/`` with an ``__init__.py``) that no distribution there owns: it is
+    imported and the Connector subclasses it defines are registered (public, concrete classes
+    only). Only connectors have base classes so far, so only they are found by scanning.
+
+  Top-level ``.py`` files (and anything else) are never imported: a script left in the directory
+  never runs. Each directory is appended to ``sys.path``, so plugin classes stay importable by
+  their dotted name. Connect's counterpart is a directory of jars, or of directories of jars,
+  each an isolated plugin (``docs/compatibility.md``).
 * dotted paths (``package.module.Class``), resolved by ``engine.plugins.loading`` without any scan.
 
 Aliases follow Connect's ``PluginUtils.computeAliases``: the simple class name and the simple
@@ -36,7 +45,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cache
-from importlib.metadata import EntryPoint, distributions, entry_points
+from importlib.metadata import Distribution, EntryPoint, distributions, entry_points
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +53,7 @@ import structlog
 
 from engine.api.connector import Connector, SinkConnector, SourceConnector
 from engine.plugins.classes import qualified_name
+from engine.plugins.extras import missing_extra
 
 log = structlog.get_logger(component="plugins")
 
@@ -207,6 +217,10 @@ def plugins_from_entry_points(eps: Iterable[EntryPoint]) -> list[PluginDesc]:
         try:
             loaded = ep.load()
         except Exception as exc:
+            needs = missing_extra(exc)
+            if needs is not None:  # a built-in plugin of an extra not installed: silent until it is used
+                _needs_extra(ep, *needs)
+                continue
             log.warning("plugins.entry_point_failed", group=ep.group, entry_point=ep.value, error=repr(exc))
             continue
         kind = ENTRY_POINT_GROUPS[ep.group]
@@ -220,6 +234,24 @@ def plugins_from_entry_points(eps: Iterable[EntryPoint]) -> list[PluginDesc]:
         if ep.dist is not None:  # the version this process imported (engine/plugins/reload.py compares)
             LOADED_DISTRIBUTIONS.setdefault(ep.dist.name, ep.dist.version)
     return found
+
+
+_NEEDING_EXTRAS: dict[str, tuple[str, str]] = {}
+"""Plugins whose entry point could not load for want of an extra: each name it goes by -> (module, extra)."""
+
+
+def _needs_extra(ep: EntryPoint, module: str, extra: str) -> None:
+    log.debug("plugins.needs_extra", entry_point=ep.value, module=module, extra=extra)
+    dotted = ep.value.replace(":", ".")
+    simple = dotted.rpartition(".")[2]
+    for name in (ep.name, dotted, simple, simple.removesuffix("Connector")):
+        _NEEDING_EXTRAS.setdefault(name, (module, extra))
+
+
+def extra_needed_by(name: str) -> tuple[str, str] | None:
+    """``(module, extra)`` when ``name`` (class name or alias) is a plugin that an extra not installed provides."""
+    _installed_plugins()
+    return _NEEDING_EXTRAS.get(name.strip())
 
 
 LOADED_DISTRIBUTIONS: dict[str, str] = {}
@@ -245,7 +277,7 @@ _PATH_PLUGINS: dict[str, PluginDesc] = {}
 
 
 def scan_plugin_path(plugin_path: str | None) -> list[PluginDesc]:
-    """Import every top-level module/package in each directory and collect its connectors."""
+    """The plugins in each directory: its distributions' entry points and its packages' connectors."""
     found: list[PluginDesc] = []
     for raw in (plugin_path or "").split(","):
         directory = raw.strip()
@@ -263,20 +295,40 @@ def scan_plugin_path(plugin_path: str | None) -> list[PluginDesc]:
 def _scan_directory(directory: Path) -> list[PluginDesc]:
     if str(directory) not in sys.path:
         sys.path.append(str(directory))  # appended: installed packages keep precedence over plugins
+    installed = list(distributions(path=[str(directory)]))
+    owned = set().union(*(_top_level_names(dist) for dist in installed))
     found: list[PluginDesc] = []
     for entry in sorted(directory.iterdir()):
-        module_name = _top_level_module(entry)
+        module_name = _plugin_package(entry)
         if module_name is None:
+            if entry.is_file() and entry.suffix == ".py":
+                log.info("plugins.script_ignored", path=str(entry),
+                         reason="plugin.path loads packages and distributions, never top-level scripts")
             continue
+        if module_name in owned:
+            continue  # a distribution's package (or one of its dependencies): reached through entry points
         try:
             module = importlib.import_module(module_name)
         except Exception as exc:
             log.warning("plugins.module_failed", path=str(entry), error=repr(exc))
             continue
         found.extend(_connectors_defined_in(module_name, vars(module).values(), _location(entry)))
-    eps = [ep for dist in distributions(path=[str(directory)]) for ep in dist.entry_points]
+    eps = [ep for dist in installed for ep in dist.entry_points]
     found.extend(replace(desc, location=_location(directory)) for desc in plugins_from_entry_points(eps))
     return found
+
+
+def _top_level_names(dist: Distribution) -> set[str]:
+    """The top-level packages and modules a distribution installed (``top_level.txt``, else its RECORD)."""
+    listed = dist.read_text("top_level.txt")
+    if listed:
+        return {line.strip() for line in listed.splitlines() if line.strip()}
+    names: set[str] = set()
+    for file in dist.files or ():
+        first = file.parts[0] if file.parts else ""
+        if first and not first.endswith((".dist-info", ".egg-info", ".data")) and first != "..":
+            names.add(first.removesuffix(".py"))
+    return names
 
 
 def _location(path: Path) -> str:
@@ -284,16 +336,11 @@ def _location(path: Path) -> str:
     return "file:" + str(path.resolve()) + ("/" if path.is_dir() else "")
 
 
-def _top_level_module(entry: Path) -> str | None:
-    if entry.name.startswith((".", "_")):
+def _plugin_package(entry: Path) -> str | None:
+    """The package name of a plugin directory (``acme/__init__.py``); None for anything else."""
+    if entry.name.startswith((".", "_")) or not entry.is_dir() or not (entry / "__init__.py").is_file():
         return None
-    if entry.is_file() and entry.suffix == ".py":
-        name = entry.stem
-    elif entry.is_dir() and (entry / "__init__.py").is_file():
-        name = entry.name
-    else:
-        return None
-    return name if name.isidentifier() else None
+    return entry.name if entry.name.isidentifier() else None
 
 
 def _connectors_defined_in(module_name: str, members: Iterable[object], location: str) -> Iterator[PluginDesc]:

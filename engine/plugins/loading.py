@@ -8,9 +8,10 @@ import structlog
 
 from engine.api.connector import Connector, SinkConnector, SourceConnector
 from engine.api.task import Task
-from engine.errors import ConnectorClassNotFound
+from engine.errors import ConnectorClassNotFound, MissingExtra
 from engine.plugins.classes import ClassNotFound, import_class
-from engine.plugins.discovery import CONNECTOR_TYPES, process_registry
+from engine.plugins.discovery import CONNECTOR_TYPES, extra_needed_by, process_registry
+from engine.plugins.extras import install_hint, missing_extra
 
 __all__ = ["connector_type", "load_connector_class", "task_twin"]
 
@@ -24,11 +25,16 @@ def load_connector_class(name: str) -> type[Connector]:
     Names that do not import are looked up among discovered connectors (full class name or
     alias such as ``RecordingSource``). Raises ``ConnectorClassNotFound`` with Connect's message
     (``Plugins.connectorClass``); when a module exists but fails to import, that error is its cause.
+    A built-in connector whose optional extra is not installed raises ``MissingExtra``, naming the
+    ``pip install`` to run.
     """
     try:
         cls = import_class(name, strict=True)
     except ClassNotFound as exc:
         cause = exc.error if exc.error is not None and not _missing_module(exc) else None
+        needs = missing_extra(cause) if cause is not None else None
+        if needs is not None:
+            raise MissingExtra(name, *needs, install_hint(*needs)) from cause
         if cause is not None:
             log.warning("plugins.connector_module_failed", connector_class=name, module=exc.module, error=repr(cause))
     else:
@@ -38,6 +44,9 @@ def load_connector_class(name: str) -> type[Connector]:
     desc = process_registry().resolve(name)
     if desc is not None and desc.type in CONNECTOR_TYPES:
         return desc.cls
+    needs = extra_needed_by(name)
+    if needs is not None:
+        raise MissingExtra(name, *needs, install_hint(*needs))
     raise _not_found(name) from cause
 
 

@@ -42,6 +42,8 @@ from aiohttp import web
 
 from engine.errors import ConfigError
 
+__all__ = ["CREDENTIALS_FILE_KEY", "BasicAuth", "PasswordHash", "hash_password", "load_credentials", "main"]
+
 CREDENTIALS_FILE_KEY = "rest.basic.auth.credentials.file"
 REALM = "connect-engine"
 SCHEME = "pbkdf2_sha256"

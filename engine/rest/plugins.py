@@ -13,7 +13,13 @@ from aiohttp import web
 from engine.api._invoke import invoke
 from engine.api.config_def import ConfigDef
 from engine.api.connector import Connector
-from engine.errors import ConfigError, ConnectorClassNotFound, ConnectorNotFound, describe
+from engine.errors import (
+    ConfigError,
+    ConnectorClassNotFound,
+    ConnectorInstantiationError,
+    ConnectorNotFound,
+    describe,
+)
 from engine.observability.request_stage import enter_stage
 from engine.plugins.classes import import_class
 from engine.plugins.discovery import connector_plugin_type
@@ -75,6 +81,7 @@ async def plugin_config(request: web.Request) -> web.Response:
 # What Connect's validation throws where ours raises these: named so in the message, as Connect's is
 _JAVA_NAMES: list[tuple[type[Exception], str]] = [
     (ConnectorClassNotFound, "org.apache.kafka.connect.errors.ConnectException"),
+    (ConnectorInstantiationError, "org.apache.kafka.connect.errors.ConnectException"),
     (ConfigError, "org.apache.kafka.connect.runtime.rest.errors.BadRequestException"),
 ]
 

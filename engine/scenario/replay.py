@@ -72,6 +72,20 @@ def _where(result: ScenarioResult) -> str:
     return f"{result.scenario.path} step {step.index} ({step.verb}): " if step else f"{result.scenario.path}: "
 
 
+def timeline_problem(path: str) -> str | None:
+    """Why ``--timeline path`` cannot be written as asked (None when it can): the timeline is SVG, so
+    the name must say ``.svg``, in a directory that exists."""
+    target = Path(path)
+    if target.suffix.lower() != ".svg":
+        return "the timeline is drawn as SVG: name a .svg file (e.g. timeline.svg)"
+    if target.is_dir():
+        return "is a directory"
+    parent = target.parent
+    if not parent.is_dir():
+        return f"no such directory: {parent}"
+    return None
+
+
 def write_timelines(results: Sequence[ScenarioResult], path: str) -> list[Path]:
     """One SVG per scenario: ``path`` itself for one, ``<stem>-<n>.svg`` beside it for several."""
     target = Path(path)
@@ -111,6 +125,10 @@ async def replay(paths: Sequence[str], log: str, bootstrap_servers: str | None, 
                  seed: int | None = None, explore_runs: int | None = None, processes: bool = False) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
+    problem = timeline_problem(timeline) if timeline else None
+    if problem is not None:  # refused before anything runs, as a malformed file is
+        print(f"error: --timeline {timeline}: {problem}", file=err)
+        return EXIT_BAD_FILE
     try:
         scenarios = [load_scenario(path) for path in paths]  # a typo in any file fails before anything runs
     except ScenarioError as exc:

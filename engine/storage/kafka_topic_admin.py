@@ -123,11 +123,17 @@ async def _check_cleanup_policy(admin: Any, topic: str, property_name: str) -> N
     policy = None
     try:
         # unfiltered: tansu drops the connection when asked for named configs
-        (response,) = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
-        for code, _, _, _, config_entries in response.resources:
+        deadline = time.monotonic() + _METADATA_WAIT_S
+        while True:
+            (response,) = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+            ((code, _, _, _, config_entries),) = response.resources
+            if for_code(code) is UnknownTopicOrPartitionError and time.monotonic() < deadline:
+                await asyncio.sleep(0.2)  # another broker, not told of the topic yet
+                continue
             if code != 0:
                 raise for_code(code)()
             policy = next((value for name, value, *_ in config_entries if name == CLEANUP_POLICY), None)
+            break
     except _UNVERIFIABLE as exc:
         log.warning("internal_topic.cleanup_policy_unverified", topic=topic, reason=describe(exc))
         return

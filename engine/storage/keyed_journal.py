@@ -6,8 +6,8 @@ import asyncio
 import os
 from collections.abc import Callable, Sequence
 
-from engine.storage.compaction import DEFAULT_FLOOR, Compactor, StepHook
-from engine.storage.journal import Journal, Record
+from engine.journal.compaction import DEFAULT_FLOOR, Compactor, StepHook
+from engine.journal.file import Journal, Record
 
 
 class KeyedJournal:

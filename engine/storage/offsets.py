@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from engine.api.errors import DataException
-from engine.storage.compaction import DEFAULT_FLOOR
+from engine.journal.compaction import DEFAULT_FLOOR
 from engine.storage.keyed_journal import KeyedJournal
 
 _PRIMITIVES = (str, int, float, bool, type(None))
@@ -110,7 +110,7 @@ class ConnectorOffsetReader:
 
 class FileOffsetStore(MemoryOffsetStore):
     """``offset.storage.file.filename``: offsets journaled to a file and reloaded on open; the file is
-    compacted to one record per live partition (``engine.storage.compaction``)."""
+    compacted to one record per live partition (``engine.journal.compaction``)."""
 
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = True, floor: int = DEFAULT_FLOOR) -> None:
         super().__init__()

@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from engine.storage.compaction import DEFAULT_FLOOR
+from engine.journal.compaction import DEFAULT_FLOOR
 from engine.storage.keyed_journal import KeyedJournal
 
 
@@ -222,7 +222,7 @@ class MemoryStatusStore:
 
 class FileStatusStore(MemoryStatusStore):
     """Statuses journaled to a file, so the last known status is readable after a restart; the file
-    is compacted to one record per live status (``engine.storage.compaction``)."""
+    is compacted to one record per live status (``engine.journal.compaction``)."""
 
     _journaled = True
 

@@ -27,11 +27,14 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import aiohttp
 
 from engine.testing.waiting import eventually
+
+__all__ = ["HOST", "START_TIMEOUT_S", "WorkerCluster", "WorkerProcess", "free_port", "poll_until", "request",
+           "worker_cluster"]
 
 T = TypeVar("T")
 HOST = "127.0.0.1"
@@ -190,7 +193,17 @@ async def request(worker: WorkerProcess, method: str, path: str, body: Any = Non
                 return response.status, payload
 
 
-async def poll_until(check: Callable[[], Awaitable[T | None]], *, timeout: float = 60.0, interval: float = 0.2,
-                     what: str = "") -> T:
+@overload
+async def poll_until(check: Callable[[], Awaitable[T | None]], *, timeout: float = ..., interval: float = ...,
+                     what: str = ...) -> T: ...
+
+
+@overload
+async def poll_until(check: Callable[[], T | None], *, timeout: float = ..., interval: float = ...,
+                     what: str = ...) -> T: ...
+
+
+async def poll_until(check: Callable[[], object], *, timeout: float = 60.0, interval: float = 0.2,
+                     what: str = "") -> Any:
     """``engine.testing.eventually`` with defaults for worker processes: a rebalance takes seconds."""
     return await eventually(check, timeout=timeout, interval=interval, what=what)

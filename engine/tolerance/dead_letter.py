@@ -138,15 +138,13 @@ async def open_dead_letter_queue(topics: Topics, policy: ErrorPolicy, reporter: 
 
 
 async def ensure_dlq_topic(topics: Topics, policy: ErrorPolicy, client_config: Mapping[str, Any] | None = None) -> bool:
-    """Create the DLQ topic with one partition if it is missing; True if this call created it.
-
-    The ``Topics`` protocol takes no replication factor: ``KafkaTopics`` applies its own, so
-    ``policy.dlq_replication_factor`` is not passed on.
-    """
+    """Create the DLQ topic with one partition and ``errors.deadletterqueue.topic.replication.factor``
+    copies if it is missing; True if this call created it."""
     topic = policy.dlq_topic.strip()
     if not topic:
         return False
-    created = await topics.create_topic(topic, DLQ_PARTITIONS, client_config=client_config)
+    created = await topics.create_topic(topic, DLQ_PARTITIONS, client_config=client_config,
+                                        replication_factor=policy.dlq_replication_factor)
     if created:
         log.info("task.dlq_topic_created", topic=topic, partitions=DLQ_PARTITIONS)
     return created

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import structlog
 
-from engine.storage.journal import Journal
+from engine.journal.file import Journal
 from engine.topics.base import ConsumedRecord, TopicPartition
 from engine.topics.codec import dump, parse_record, record_body
 from engine.topics.segment import TEMP, fsync_directory

@@ -64,6 +64,20 @@ class ConsumedRecord(NamedTuple):
         return TopicPartition(self.topic, self.partition)
 
 
+class Truncation(NamedTuple):
+    """A partition's log found to have diverged below a consumer's position (an unclean leader
+    election, a broker back with a shorter log): the consumer now reads again from ``diverged_at``."""
+
+    tp: TopicPartition
+    position: int  # the offset the consumer was to read next
+    diverged_at: int  # where the log it reads now stops agreeing with what it had read
+
+    @property
+    def redelivered(self) -> int:
+        """Records read again: those between the divergence point and the old position."""
+        return self.position - self.diverged_at
+
+
 class OutgoingRecord(NamedTuple):
     """One record for ``Producer.send_batch``: ``send``'s arguments, in its order."""
 
@@ -187,6 +201,11 @@ class Consumer(Protocol):
         came back with a shorter log, a re-created topic)."""
         ...
 
+    def truncations(self) -> list[Truncation]:
+        """Truncations found since the last call (and forgotten): each already moved its partition's
+        position back to the divergence point. Only Kafka topics detect them (leader epochs)."""
+        ...
+
     async def close(self) -> None:
         """Leave the group (the others rebalance); idempotent. ``on_revoke`` is not called."""
         ...
@@ -201,11 +220,14 @@ class Topics(Protocol):
 
     async def create_topic(self, name: str, partitions: int = 1,
                            configs: Mapping[str, str] | None = None,
-                           client_config: Mapping[str, Any] | None = None) -> bool:
+                           client_config: Mapping[str, Any] | None = None, *,
+                           replication_factor: int | None = None) -> bool:
         """Create the topic if it does not exist; True if this call created it.
 
         ``client_config``: a connector's Kafka admin client arguments (``admin.override.*``); a broker's
-        topics use them, in-process ones have no client to apply them to.
+        topics use them, in-process ones have no client to apply them to. ``replication_factor``: a
+        broker's copies of each partition (-1: the broker's ``default.replication.factor``; None: the
+        backend's own); in-process topics have one copy.
         """
         ...
 

@@ -25,6 +25,7 @@ from aiokafka.errors import (
     GroupAuthorizationFailedError,
     GroupIdNotFound,
     IllegalStateError,
+    IncompatibleBrokerVersion,
     KafkaError,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
@@ -37,6 +38,7 @@ from engine.config.kafka_clients.denials import denial, is_denial
 from engine.config.kafka_clients.starting import start_client
 from engine.errors import EngineNotRunning
 from engine.storage.kafka_topic_admin import describe
+from engine.topics import leader_epochs
 from engine.topics.base import (
     NO_CALLBACK,
     BatchAck,
@@ -46,12 +48,23 @@ from engine.topics.base import (
     RebalanceCallback,
     RecordMetadata,
     TopicPartition,
+    Truncation,
     require_key_or_value,
 )
 from engine.topics.errors import GroupNotEmpty, NotAssigned, TopicsError, UnknownTopic
+from engine.topics.leader_epochs import (
+    NO_EPOCH,
+    NO_OFFSET,
+    commit_metadata,
+    epoch_ends,
+    epoch_of_metadata,
+    record_epoch,
+)
 from engine.topics.partitioner import Partitioner
 
 log = structlog.get_logger(component="topics")
+
+leader_epochs.install()
 
 
 _INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
@@ -184,26 +197,29 @@ class KafkaTopics:
         return client
 
     async def create_topic(self, name: str, partitions: int = 1, configs: Mapping[str, str] | None = None,
-                           client_config: Mapping[str, Any] | None = None) -> bool:
+                           client_config: Mapping[str, Any] | None = None, *,
+                           replication_factor: int | None = None) -> bool:
         """``client_config``: a connector's admin settings (``admin.override.*``), used by an admin client
-        made for this call."""
+        made for this call; ``replication_factor``: None for this instance's own, -1 for the broker's."""
         admin = self._require(self._admin)
+        replicas = self.replication_factor if replication_factor is None else replication_factor
         if client_config is None:
-            return await self._create_topic(admin, name, partitions, configs)
+            return await self._create_topic(admin, name, partitions, configs, replicas)
         own = AIOKafkaAdminClient(**{"bootstrap_servers": self.bootstrap_servers,
                                      "client_id": f"{self.client_id}-admin", **client_config})
         try:
             await start_client(own)
-            return await self._create_topic(own, name, partitions, configs)
+            return await self._create_topic(own, name, partitions, configs, replicas)
         except KafkaError as exc:
             raise _error(exc, f"create topic '{name}'") from exc
         finally:
             await own.close()
 
-    async def _create_topic(self, admin: Any, name: str, partitions: int, configs: Mapping[str, str] | None) -> bool:
+    async def _create_topic(self, admin: Any, name: str, partitions: int, configs: Mapping[str, str] | None,
+                            replicas: int) -> bool:
         # -1 means "broker default"; aiokafka accepts it only alongside an (empty) assignment
-        assignments: dict[int, list[int]] | None = {} if self.replication_factor == -1 else None
-        new = NewTopic(name, partitions, self.replication_factor, replica_assignments=assignments,
+        assignments: dict[int, list[int]] | None = {} if replicas == -1 else None
+        new = NewTopic(name, partitions, replicas, replica_assignments=assignments,
                        topic_configs=dict(configs or {}))
         try:
             response = await admin.create_topics([new])
@@ -211,7 +227,7 @@ class KafkaTopics:
             raise _error(exc, f"create topic '{name}'") from exc
         for _, code, *rest in response.topic_errors:
             if code == 0:
-                log.info("topics.topic_created", topic=name, partitions=partitions)
+                log.info("topics.topic_created", topic=name, partitions=partitions, replication_factor=replicas)
                 return True
             error = for_code(code)
             if error is TopicAlreadyExistsError:
@@ -262,15 +278,16 @@ class KafkaTopics:
             # round robin): sharing "range" lets a sink's group take over from Java consumers still in it
             "partition_assignment_strategy": (RangePartitionAssignor,),
             **chosen, "group_id": group_id})
+        consumer = KafkaConsumer(client, group_id, self._consumers.discard,
+                                 prefix="consumer." if client_config is None else "consumer.override.")
         try:
             await start_client(client)
-            client.subscribe(topics=list(topics), listener=_Listener(group_id, on_assign, on_revoke))
+            client.subscribe(topics=list(topics),
+                             listener=_Listener(group_id, on_assign, on_revoke, consumer.validate_assigned))
         except KafkaError as exc:
             with contextlib.suppress(KafkaError):
                 await client.stop()
             raise _error(exc, f"join group '{group_id}'") from exc
-        consumer = KafkaConsumer(client, group_id, self._consumers.discard,
-                                 prefix="consumer." if client_config is None else "consumer.override.")
         self._consumers.add(consumer)
         return consumer
 
@@ -629,16 +646,20 @@ def _on_ack(future: asyncio.Future[RecordMetadata], done: asyncio.Future[Any], *
 class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
     """aiokafka awaits these from its coordinator task; like it, a failing callback is only logged."""
 
-    def __init__(self, group_id: str, on_assign: RebalanceCallback, on_revoke: RebalanceCallback) -> None:
+    def __init__(self, group_id: str, on_assign: RebalanceCallback, on_revoke: RebalanceCallback,
+                 validate: RebalanceCallback = NO_CALLBACK) -> None:
         self._group_id = group_id
         self._on_assign = on_assign
         self._on_revoke = on_revoke
+        self._validate = validate  # the committed offsets' leader epochs, checked before on_assign sees them
 
     async def on_partitions_revoked(self, revoked: Collection[Any]) -> None:
         if revoked:  # aiokafka reports an empty revoke before the first join; memory never does
             await self._call(self._on_revoke, revoked, "on_revoke")
 
     async def on_partitions_assigned(self, assigned: Collection[Any]) -> None:
+        if assigned:
+            await self._call(self._validate, assigned, "validate")
         await self._call(self._on_assign, assigned, "on_assign")
 
     async def _call(self, callback: RebalanceCallback, tps: Collection[Any], which: str) -> None:
@@ -648,15 +669,50 @@ class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
             log.error("topics.rebalance_callback_failed", group=self._group_id, callback=which, error=repr(exc))
 
 
+_EPOCH_CHECK_ATTEMPTS = 20  # failed OffsetsForLeaderEpoch calls in a row before records go through unchecked
+_EPOCH_SPANS_KEPT = 64
+# How often a consumer asks for metadata again while a topic it subscribed to is missing from it
+# (Java's consumer re-requests it after retry.backoff.ms, up to retry.backoff.max.ms: 1 s).
+MISSING_TOPIC_REFRESH_S = 1.0
+
+
 class KafkaConsumer:
+    """An aiokafka consumer that detects a log truncated under it, as Kafka's consumer does (KIP-320).
+
+    It remembers the leader epoch of the records it reads and commits the epoch of the last record
+    below each committed offset in the commit's metadata. After an assignment (from the committed
+    epoch) and whenever fetched records carry another leader epoch than the last ones read (what
+    follows every leader change, and so every fetch error that moved the leader), it asks the
+    leader where that epoch ends; an end below the position is the divergence point: the consumer
+    seeks there, drops what it fetched past it, and reports a :class:`Truncation`."""
+
     def __init__(self, client: Any, group_id: str, forget: Any, *, prefix: str = "consumer.") -> None:
         self._client = client
         self._prefix = prefix  # where its settings come from, named when the broker refuses it
         self._group_id = group_id
         self._forget = forget
         self._closed = False
+        self._epochs: dict[TopicPartition, list[tuple[int, int]]] = {}  # (first offset, epoch) of what was read
+        self._failed_checks: dict[TopicPartition, int] = {}
+        self._truncations: list[Truncation] = []
+        self._epoch_checks = True  # off once the broker turns out not to know OffsetsForLeaderEpoch
+        self._refreshed_at = 0.0
+
+    def _refresh_missing_topics(self) -> None:
+        """A subscribed topic that did not exist when the group was joined (a sink started before its
+        topic) appears only once metadata is fetched again: aiokafka waits ``metadata_max_age_ms``
+        (5 minutes) for that, Java's consumer retries within a second; so ask again, as Java does."""
+        now = asyncio.get_running_loop().time()
+        if now - self._refreshed_at < MISSING_TOPIC_REFRESH_S:
+            return
+        cluster = self._client._client.cluster
+        known = cluster.topics()
+        if any(topic not in known for topic in self._client.subscription()):
+            self._refreshed_at = now
+            self._client._client.force_metadata_update()
 
     async def getmany(self, timeout_ms: int = 0, max_records: int | None = None) -> list[ConsumedRecord]:
+        self._refresh_missing_topics()
         try:
             batches = await self._client.getmany(timeout_ms=timeout_ms, max_records=max_records)
         except ConsumerStoppedError as exc:
@@ -666,9 +722,118 @@ class KafkaConsumer:
             raise _refused(exc, f"read for group '{self._group_id}'", self._client, operation="READ",
                            resource=resource, prefix=self._prefix) from exc
         add_incoming(self._client, sum(fetched_size(records) for records in batches.values()))
-        return [ConsumedRecord(r.topic, r.partition, r.offset, r.key, r.value,
-                               tuple((h, None if v is None else bytes(v)) for h, v in r.headers or ()), r.timestamp)
-                for records in batches.values() for r in records]
+        consumed: list[ConsumedRecord] = []
+        for ktp, records in batches.items():
+            if not records:
+                continue
+            tp = TopicPartition(ktp.topic, ktp.partition)
+            if self._epoch_checks and await self._diverged(tp, records[0]):
+                continue
+            self._remember(tp, records)
+            consumed.extend(ConsumedRecord(r.topic, r.partition, r.offset, r.key, r.value,
+                                           tuple((h, None if v is None else bytes(v)) for h, v in r.headers or ()),
+                                           r.timestamp)
+                            for r in records)
+        return consumed
+
+    def truncations(self) -> list[Truncation]:
+        found, self._truncations = self._truncations, []
+        return found
+
+    # ---- leader epochs (KIP-320) ------------------------------------------------------------------
+
+    def _remember(self, tp: TopicPartition, records: Sequence[Any]) -> None:
+        spans = self._epochs.setdefault(tp, [])
+        for record in records:
+            epoch = record_epoch(record)
+            if not spans or spans[-1][1] != epoch:
+                spans.append((record.offset, epoch))
+        if len(spans) > _EPOCH_SPANS_KEPT:
+            del spans[:-_EPOCH_SPANS_KEPT]
+
+    def _epoch_at(self, tp: TopicPartition, offset: int) -> int:
+        """The leader epoch of the record at ``offset`` as read (``NO_EPOCH`` if not known)."""
+        epoch = NO_EPOCH
+        for first, span_epoch in self._epochs.get(tp, ()):
+            if first > offset:
+                break
+            epoch = span_epoch
+        return epoch
+
+    async def _diverged(self, tp: TopicPartition, first: Any) -> bool:
+        """Whether the log diverged below ``first`` (the first record fetched) from what was read before
+        it; if so the position is back at the divergence point and the fetched records are dropped."""
+        known = self._epoch_at(tp, first.offset - 1)
+        epoch = record_epoch(first)
+        if known < 0 or epoch < 0 or epoch == known:
+            return False  # same epoch at the position: the logs agree up to it
+        return await self._check(tp, known, first.offset, retry_at=first.offset)
+
+    async def _check(self, tp: TopicPartition, epoch: int, position: int, *, retry_at: int | None) -> bool:
+        """Ask the leader where ``epoch`` ends; a truncation below ``position`` moves the position to it.
+
+        True when the caller must drop what it fetched: a truncation, or a failed check to be retried
+        from ``retry_at``."""
+        if not self._epoch_checks:
+            return False
+        try:
+            answer = (await epoch_ends(self._client._client, {tp: epoch}))[tp]
+        except (IncompatibleBrokerVersion, NotImplementedError) as exc:
+            self._epoch_checks = False
+            log.info("topics.epoch_checks_unsupported", group=self._group_id, error=repr(exc))
+            return False
+        except (KafkaError, KeyError) as exc:
+            failures = self._failed_checks[tp] = self._failed_checks.get(tp, 0) + 1
+            if retry_at is None or failures >= _EPOCH_CHECK_ATTEMPTS:
+                self._failed_checks.pop(tp, None)
+                log.warning("topics.epoch_check_failed", group=self._group_id, partition=f"{tp.topic}-{tp.partition}",
+                            epoch=epoch, position=position, error=repr(exc), attempts=failures)
+                return False
+            self._seek_quietly(tp, retry_at)
+            with contextlib.suppress(KafkaError):  # a leader that moved (NOT_LEADER_OR_FOLLOWER) is found again
+                await self._client._client.force_metadata_update()
+            return True
+        self._failed_checks.pop(tp, None)
+        if answer.end_offset == NO_OFFSET or answer.epoch == NO_EPOCH:
+            # the leader knows no epoch at or below it: Kafka's consumer calls this an undetectable
+            # truncation and applies auto.offset.reset; the records go on from the position here
+            log.warning("topics.truncation_undetectable", group=self._group_id,
+                        partition=f"{tp.topic}-{tp.partition}", epoch=epoch, position=position)
+            return False
+        if answer.end_offset >= position:
+            return False
+        self._seek_quietly(tp, answer.end_offset)
+        spans = self._epochs.get(tp, [])
+        self._epochs[tp] = [s for s in spans if s[0] < answer.end_offset - 1]
+        if answer.end_offset > 0:  # the record before the divergence point is of the epoch that ends there
+            self._epochs[tp].append((answer.end_offset - 1, answer.epoch))
+        self._truncations.append(Truncation(tp, position, answer.end_offset))
+        return True
+
+    def _seek_quietly(self, tp: TopicPartition, offset: int) -> None:
+        with contextlib.suppress(IllegalStateError):  # revoked meanwhile: nothing to re-read
+            self._client.seek(KafkaTopicPartition(*tp), offset)
+
+    async def validate_assigned(self, tps: frozenset[TopicPartition]) -> None:
+        """Check the committed offsets of newly assigned partitions against their committed epochs."""
+        if not self._epoch_checks or self._client._coordinator is None:
+            return
+        ktps = [KafkaTopicPartition(*tp) for tp in tps]
+        try:  # aiokafka retries this itself while the error is retriable
+            committed = await self._client._coordinator.fetch_committed_offsets(ktps)
+        except KafkaError as exc:
+            log.warning("topics.epoch_check_failed", group=self._group_id, partitions=sorted(map(str, tps)),
+                        error=repr(exc), reason="the committed offsets could not be read")
+            return
+        for ktp, meta in committed.items():
+            tp = TopicPartition(ktp.topic, ktp.partition)
+            if meta is None:
+                continue
+            epoch = epoch_of_metadata(getattr(meta, "metadata", None))
+            if meta.offset < 0 or epoch < 0:
+                continue
+            self._epochs[tp] = [(meta.offset - 1, epoch)]
+            await self._check(tp, epoch, meta.offset, retry_at=None)
 
     def seek(self, tp: TopicPartition, offset: int) -> None:
         try:
@@ -684,7 +849,8 @@ class KafkaConsumer:
 
     async def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
         try:
-            await self._client.commit({KafkaTopicPartition(*tp): int(o) for tp, o in offsets.items()})
+            await self._client.commit({KafkaTopicPartition(*tp): (int(o), commit_metadata(self._epoch_at(tp, int(o) - 1)))
+                                       for tp, o in offsets.items()})
         except IllegalStateError as exc:
             tp = next((tp for tp in offsets if KafkaTopicPartition(*tp) not in self._client.assignment()),
                       next(iter(offsets)))

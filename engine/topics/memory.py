@@ -24,6 +24,7 @@ from engine.topics.base import (
     RebalanceCallback,
     RecordMetadata,
     TopicPartition,
+    Truncation,
     require_key_or_value,
 )
 from engine.topics.errors import GroupNotEmpty, NotAssigned, TopicsError, UnknownTopic
@@ -148,8 +149,9 @@ class MemoryTopics:
     # ---- topics ---------------------------------------------------------------------------
 
     async def create_topic(self, name: str, partitions: int = 1, configs: Mapping[str, str] | None = None,
-                           client_config: Mapping[str, Any] | None = None) -> bool:
-        self._require_open()  # client_config: no Kafka client here to apply it to
+                           client_config: Mapping[str, Any] | None = None, *,
+                           replication_factor: int | None = None) -> bool:
+        self._require_open()  # client_config, replication_factor: no Kafka client, one copy in memory
         return self._create(name, partitions, configs or {})
 
     def _create(self, name: str, partitions: int, configs: Mapping[str, str]) -> bool:
@@ -609,6 +611,10 @@ class MemoryConsumer:
 
     def log_end(self, tp: TopicPartition) -> int | None:
         return self._topics.log_end(TopicPartition(*tp))
+
+    def truncations(self) -> list[Truncation]:
+        """None: an in-process log has no leader elections; a shorter log is ``log_end``'s to find."""
+        return []
 
     def pause(self, tps: Collection[TopicPartition]) -> None:
         self._paused.update(self._owned(tp) for tp in tps)

@@ -12,7 +12,7 @@ from engine.api._invoke import invoke
 from engine.api.connector import Config, Connector
 from engine.config.kafka_clients import NO_SETTINGS, ROLES, KafkaClients
 from engine.converters.factory import converter_class
-from engine.errors import ConfigError, OperationTimeout
+from engine.errors import ConfigError, ConnectorInstantiationError, OperationTimeout
 from engine.herder.restart_policy import restart_key_errors
 from engine.observability.request_stage import enter_stage
 from engine.plugins.classes import qualified_name
@@ -30,7 +30,17 @@ _BOOLEAN_KEYS = ("tasks.max.enforce", "offsets.reset.on.delete")
 @cache
 def _validator_instance(cls: type[Connector]) -> Connector:
     # Connect validates with one cached, never-started instance per class.
-    return cls()
+    return instantiate(cls)
+
+
+def instantiate(cls: type[Connector]) -> Connector:
+    """A fresh instance, or ``ConnectorInstantiationError`` (Connect's "Instantiation error", 500) when the
+    class cannot be instantiated: abstract (a method the connector must write is missing) or its
+    constructor raises."""
+    try:
+        return cls()
+    except Exception as exc:
+        raise ConnectorInstantiationError(qualified_name(cls), exc) from exc
 
 
 @cache

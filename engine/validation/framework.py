@@ -44,6 +44,7 @@ from engine.plugins.versions import (
     InvalidVersionSpecification,
     requirement,
 )
+from engine.tolerance.config import DLQ_KEYS, DLQ_TOPIC, ERROR_KEYS
 from engine.transforms.chain import (
     NEGATE_CONFIG,
     PREDICATE_CONFIG,
@@ -67,7 +68,6 @@ from engine.worker.rate_limit import RATE_KEYS
 COMMON_GROUP = "Common"
 TRANSFORMS_GROUP = "Transforms"
 PREDICATES_GROUP = "Predicates"
-ERROR_GROUP = "Error Handling"
 
 CONFIG_DEF_STAGE = "retrieving the configuration definition from the connector"
 NULL_VALUE = "Null value can not be supplied as the configuration value."
@@ -106,7 +106,7 @@ def _common(order: int, name: str, type_: ConfigType, default: Any, importance: 
 def _connector_keys() -> list[ConfigKey]:
     name_check = LambdaValidator(_non_empty_without_control_chars, "non-empty string without ISO control characters")
     aliases = LambdaValidator(unique_aliases)
-    h, m, lo = Importance.HIGH, Importance.MEDIUM, Importance.LOW
+    h, lo = Importance.HIGH, Importance.LOW
     c = ConfigType
     return [
         _common(1, "name", c.STRING, NO_DEFAULT, h, "Globally unique name to use for this connector.",
@@ -154,23 +154,7 @@ def _connector_keys() -> list[ConfigKey]:
         _common(11, "offsets.reset.on.delete", c.BOOLEAN, False, lo,
                 "Drops the connector's source offsets when the connector is deleted, so that a connector "
                 "re-created under the same name starts afresh.", "Reset offsets on delete"),
-        _common(1, "errors.retry.timeout", c.LONG, 0, m,
-                "The maximum duration in milliseconds that a failed operation will be reattempted. 0 means no "
-                "retries, -1 infinite retries.", "Retry Timeout for Errors", group=ERROR_GROUP,
-                width=Width.MEDIUM),
-        _common(2, "errors.retry.delay.max.ms", c.LONG, 60000, m,
-                "The maximum duration in milliseconds between consecutive retry attempts.",
-                "Maximum Delay Between Retries for Errors", group=ERROR_GROUP, width=Width.MEDIUM),
-        _common(3, "errors.tolerance", c.STRING, "none", m,
-                "Behavior for tolerating errors during connector operation. 'none' fails the task on the "
-                "first error; 'all' skips problematic records.", "Error Tolerance", group=ERROR_GROUP,
-                validator=ValidString.in_("none", "all")),
-        _common(4, "errors.log.enable", c.BOOLEAN, False, m,
-                "If true, write each error and the details of the failed operation and problematic record to "
-                "the log.", "Log Errors", group=ERROR_GROUP),
-        _common(5, "errors.log.include.messages", c.BOOLEAN, False, m,
-                "Whether to include in the log the record that caused a failure.", "Log Error Details",
-                group=ERROR_GROUP),
+        *ERROR_KEYS,  # errors.*: declared beside their reader, engine/tolerance/config.py
     ]
 
 
@@ -183,26 +167,7 @@ def _sink_keys() -> list[ConfigKey]:
         _common(4, "topics.regex", c.STRING, "", h,
                 "Regular expression giving topics to consume. Only one of topics or topics.regex may be set.",
                 "Topics regex", width=Width.LONG),
-        *_dlq_keys(),
-    ]
-
-
-def _dlq_keys() -> list[ConfigKey]:
-    """Connect's sink-only ``errors.deadletterqueue.*``; sources accept them too (our addition)."""
-    m = Importance.MEDIUM
-    c = ConfigType
-    return [
-        _common(6, "errors.deadletterqueue.topic.name", c.STRING, "", m,
-                "The name of the topic to be used as the dead letter queue (DLQ) for messages that result in "
-                "an error when processed by this connector (a sink's records as consumed; a source's as its "
-                "converters write them). Empty: no DLQ.",
-                "Dead Letter Queue Topic Name", group=ERROR_GROUP, width=Width.MEDIUM),
-        _common(7, "errors.deadletterqueue.topic.replication.factor", c.SHORT, 3, m,
-                "Replication factor used to create the dead letter queue topic when it doesn't already exist.",
-                "Dead Letter Queue Topic Replication Factor", group=ERROR_GROUP, width=Width.MEDIUM),
-        _common(8, "errors.deadletterqueue.context.headers.enable", c.BOOLEAN, False, m,  # MEDIUM, as Connect
-                "If true, add headers containing error context to the messages written to the dead letter "
-                "queue.", "Enable Error Context Headers", group=ERROR_GROUP, width=Width.MEDIUM),
+        *DLQ_KEYS,
     ]
 
 
@@ -215,7 +180,7 @@ def _config_def(keys: list[ConfigKey]) -> ConfigDef:
 
 # our additions, listed last: a source's errors.deadletterqueue.*; RESTART_KEYS (restart.policy and its
 # backoff, engine/herder/restart_policy.py); RATE_KEYS (records/bytes.per.second.max, engine/worker/rate_limit.py)
-SOURCE_CONFIG_DEF = _config_def([*_connector_keys(), *SOURCE_KEYS, *_dlq_keys(), *RESTART_KEYS, *RATE_KEYS])
+SOURCE_CONFIG_DEF = _config_def([*_connector_keys(), *SOURCE_KEYS, *DLQ_KEYS, *RESTART_KEYS, *RATE_KEYS])
 SINK_CONFIG_DEF = _config_def([*_connector_keys(), *_sink_keys(), *RESTART_KEYS, *RATE_KEYS])
 
 
@@ -230,7 +195,7 @@ def framework_config_def(cls: type[Connector]) -> ConfigDef:
 def _sink_checks(props: Mapping[str, str | None], values: dict[str, ConfigValue]) -> None:
     """``SinkConnectorConfig.validate``: exactly one of topics / topics.regex, and the DLQ is not consumed."""
     topics, regex = props.get("topics") or "", props.get("topics.regex") or ""
-    dlq = (props.get("errors.deadletterqueue.topic.name") or "").strip()
+    dlq = (props.get(DLQ_TOPIC) or "").strip()
     problems: list[tuple[str, str]] = []
     if topics.strip() and regex.strip():
         both = "topics and topics.regex are mutually exclusive options, but both are set."

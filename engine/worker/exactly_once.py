@@ -10,6 +10,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from engine.api.config_def import (
+    CaseInsensitiveValidString,
+    ConfigKey,
+    ConfigType,
+    Importance,
+    LambdaValidator,
+    Range,
+    Width,
+)
 from engine.api.connector import Connector, SourceConnector
 from engine.api.exactly_once import ConnectorTransactionBoundaries, ExactlyOnceSupport
 from engine.errors import ConfigError
@@ -19,6 +28,46 @@ SUPPORT_KEY = "exactly.once.support"
 BOUNDARY_KEY = "transaction.boundary"
 INTERVAL_KEY = "transaction.boundary.interval.ms"
 WORKER_VALUES = ("disabled", "preparing", "enabled")
+
+EXACTLY_ONCE_GROUP = "Exactly Once Support"
+_AT_LEAST_ZERO = Range.at_least(0)
+
+
+def _null_or_at_least_zero(name: str, value: Any) -> None:
+    if value is not None:
+        _AT_LEAST_ZERO(name, value)
+
+
+def _exactly_once_keys() -> list[ConfigKey]:
+    """A source connector's exactly-once keys (Connect's ``SourceConnectorConfig``), declared beside their
+    reader; ``engine.validation.source_config`` lists and validates them with the other source keys."""
+    # Kafka keeps CaseInsensitiveValidString's values in a HashSet, so its messages list them in
+    # that set's order: REQUIRED, REQUESTED and INTERVAL, POLL, CONNECTOR.
+    return [
+        ConfigKey(SUPPORT_KEY, ConfigType.STRING, "requested",
+                  CaseInsensitiveValidString.in_("required", "requested"), Importance.MEDIUM,
+                  "Permitted values are requested, required. With \"required\", creating or validating the "
+                  "connector runs a preflight check that it can provide exactly-once semantics with this "
+                  "configuration (its exactly_once_support() must return SUPPORTED), and fails when the worker "
+                  "does not have exactly-once source support enabled. With \"requested\" no check is made.",
+                  EXACTLY_ONCE_GROUP, 2, Width.SHORT, "Exactly once support"),
+        ConfigKey(BOUNDARY_KEY, ConfigType.STRING, "poll",
+                  CaseInsensitiveValidString.in_("interval", "poll", "connector"), Importance.MEDIUM,
+                  "Permitted values are: poll, interval, connector. 'poll' starts and commits a producer "
+                  "transaction for every batch of records a task's poll() returns; 'connector' lets the connector "
+                  "define the boundaries (not every connector can: creating one that cannot fails); 'interval' "
+                  "commits after transaction.boundary.interval.ms.",
+                  EXACTLY_ONCE_GROUP, 3, Width.SHORT, "Transaction Boundary"),
+        ConfigKey(INTERVAL_KEY, ConfigType.LONG, None,
+                  LambdaValidator(_null_or_at_least_zero, str(_AT_LEAST_ZERO)), Importance.LOW,
+                  "With transaction.boundary=interval, how often tasks commit their producer transaction. "
+                  "Unset: the worker's offset.flush.interval.ms. No effect with any other transaction.boundary.",
+                  EXACTLY_ONCE_GROUP, 4, Width.SHORT, "Transaction boundary interval"),
+    ]
+
+
+EXACTLY_ONCE_KEYS = _exactly_once_keys()
+_DEFAULTS: dict[str, Any] = {key.name: key.default for key in EXACTLY_ONCE_KEYS}
 
 NO_PREFLIGHT = (
     "The connector does not implement the API required for preflight validation of exactly-once source "
@@ -60,7 +109,7 @@ class TransactionSettings:
 
     @classmethod
     def parse(cls, config: Mapping[str, str], worker: Mapping[str, str]) -> TransactionSettings:
-        boundary = config.get(BOUNDARY_KEY, "poll").strip().lower() or "poll"
+        boundary = config.get(BOUNDARY_KEY, _DEFAULTS[BOUNDARY_KEY]).strip().lower() or _DEFAULTS[BOUNDARY_KEY]
         interval = config.get(INTERVAL_KEY, "").strip() or worker.get("offset.flush.interval.ms", "60000")
         return cls(boundary, int(interval) / 1000)
 
@@ -73,8 +122,8 @@ def check_connector(cls: type[Connector], config: Mapping[str, str]) -> None:
     if not issubclass(cls, SourceConnector):
         return
     errors: dict[str, list[str]] = {}
-    support = config.get(SUPPORT_KEY, "requested").strip().lower()
-    boundary = config.get(BOUNDARY_KEY, "poll").strip().lower()
+    support = config.get(SUPPORT_KEY, _DEFAULTS[SUPPORT_KEY]).strip().lower()
+    boundary = config.get(BOUNDARY_KEY, _DEFAULTS[BOUNDARY_KEY]).strip().lower()
     if config.get(INTERVAL_KEY, "").strip() and boundary != "interval":
         errors[INTERVAL_KEY] = [f"{INTERVAL_KEY} may only be set when {BOUNDARY_KEY} is interval"]
     if not errors:

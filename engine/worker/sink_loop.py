@@ -283,6 +283,7 @@ class SinkLoop(TaskLoop):
             timeout = min(timeout, self.context.timeout_ms / 1000)
             self.context.timeout_ms = None
         records = await self._read(consumer, timeout)
+        self._truncated(consumer)
         if records:
             self.counters.sink_record_read += len(records)
             if self.pacer is not None:  # what was read is what put() gets (filtered records count too)
@@ -318,6 +319,19 @@ class SinkLoop(TaskLoop):
                         position=position, log_end=end, reset=reset, seek_to=target)
             consumer.seek(tp, target)
             self._current[tp] = target
+
+    def _truncated(self, consumer: Consumer) -> None:
+        """Partitions whose log diverged below the position (Kafka leader epochs, KIP-320): the
+        consumer already reads again from the divergence point; what was delivered past it is
+        delivered again, and the next commit goes back to it."""
+        for found in consumer.truncations():
+            tp = found.tp
+            log.warning("task.log_truncated", task=self.task_id, partition=f"{tp.topic}-{tp.partition}",
+                        position=found.position, diverged_at=found.diverged_at, redelivered=found.redelivered)
+            self.counters.log_truncations += 1
+            self.counters.truncation_redelivered += found.redelivered
+            if tp in self._current:
+                self._current[tp] = min(self._current[tp], found.diverged_at)
 
     def _apply_target(self, consumer: Consumer) -> None:
         paused = self.control.target is not TargetState.STARTED
@@ -537,6 +551,11 @@ class SinkLoop(TaskLoop):
                 log.warning("task.commit_ignored", task=self.task_id, partition=str(tp), offset=offset,
                             reason="not assigned or beyond what was consumed")
         if not to_commit:  # the task opted out: nothing to write, the attempt succeeded
+            self.counters.commit(True, time.monotonic() - started)
+            return
+        if all(self._committed.get(tp) == offset for tp, offset in to_commit.items()):
+            # Connect's "Skipping offset commit, no change since last commit": an idle or paused sink
+            # does not write the same offsets to the broker every offset.flush.interval.ms
             self.counters.commit(True, time.monotonic() - started)
             return
         try:

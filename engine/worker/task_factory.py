@@ -22,6 +22,7 @@ from engine.plugins.loading import task_twin
 from engine.spark import JobOwner, TaskSpark
 from engine.spark.supervisor import SparkSupervisor
 from engine.storage.base import OffsetStore
+from engine.tolerance.config import ERROR_DEFAULTS, RETRY_DELAY_MAX, RETRY_TIMEOUT
 from engine.worker.data_plane import DataPlane
 from engine.worker.exactly_once_loop import ExactlyOnceSourceLoop
 from engine.worker.report import ReportSink
@@ -95,8 +96,9 @@ class TaskFactory:
             return None
         self._spark_generation += 1
         return TaskSpark(plane.spark, JobOwner(self.connector, n, self._spark_generation),
-                         retry_timeout_ms=_int_or(connector_config.get("errors.retry.timeout"), 0),
-                         retry_delay_max_ms=_int_or(connector_config.get("errors.retry.delay.max.ms"), 60000))
+                         retry_timeout_ms=_int_or(connector_config.get(RETRY_TIMEOUT), ERROR_DEFAULTS[RETRY_TIMEOUT]),
+                         retry_delay_max_ms=_int_or(connector_config.get(RETRY_DELAY_MAX),
+                                                    ERROR_DEFAULTS[RETRY_DELAY_MAX]))
 
     def _spark_canceller(self, n: int) -> Callable[[], None] | None:
         """Cancel the task's running Spark jobs (all generations) at once, off the caller's path.

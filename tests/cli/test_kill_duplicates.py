@@ -22,6 +22,8 @@ import pytest
 
 from tests.integration.brokers import free_port
 
+pytestmark = pytest.mark.integration  # workers killed with -9 over and over
+
 RATE = 500  # lines per second
 INTERVAL_S = 1.0
 KILLS = 4

@@ -36,7 +36,7 @@ from engine.configlog.file import FileConfigLog
 from engine.configlog.records import ConfigRecord
 from engine.configlog.snapshot import ConfigSnapshot
 from engine.errors import CorruptRecord
-from engine.storage.journal import STEPS, Entry
+from engine.journal.file import STEPS, Entry
 from states import TargetState
 from tests.crash import Crash, crash_at
 
@@ -71,14 +71,17 @@ def random_record(rng: random.Random, n: int) -> tuple[str, bytes | None]:
         case 5:
             record = TargetStateTombstone(c)
         case 6:
-            record = rng.choice([RestartRecord(c, True, False), TaskRestartRecord(c, 1)])
+            restarts: list[ConfigRecord] = [RestartRecord(c, True, False), TaskRestartRecord(c, 1)]
+            record = rng.choice(restarts)
         case 7:
             record = PendingCleanupRecord(c, {"v": str(n)}, rng.randrange(3), rng.choice([None, str(n)]))
         case 8:
             record = PendingCleanupCleared(c)
         case 9:
-            record = rng.choice([SessionKeyRecord(bytes([n % 256]), "HmacSHA256", n),
-                                 LoggerLevelRecord(rng.choice(["x", "y"]), rng.choice(["INFO", "DEBUG"]))])
+            unknown: list[ConfigRecord] = [
+                SessionKeyRecord(bytes([n % 256]), "HmacSHA256", n),
+                LoggerLevelRecord(rng.choice(["x", "y"]), rng.choice(["INFO", "DEBUG"]))]
+            record = rng.choice(unknown)
         case _:
             return rng.choice([(f"connector-{c}", b"not json"), (f"task-{c}-x", b"{}"), ("bogus", b"{}")])
     return encode(record)
@@ -212,7 +215,7 @@ async def test_a_reader_part_way_through_never_sees_the_compacted_rest(tmp_path:
     assert first + rest == [0, 1, 2, 3, 4, 5]
     assert [offset for offset, _, _ in await read(log)] == [0, 2, 3, 4, 5]
     assert len(log.journal.path.read_bytes().splitlines()) == 2  # the file is compacted whole
-    await reader.aclose()
+    await reader.aclose()  # type: ignore[attr-defined]  # an async generator, typed as an AsyncIterator
     await log.compact()
     assert [offset for offset, _, _ in await read(log)] == [0, 5]
     await log.close()
@@ -243,7 +246,8 @@ async def test_a_config_log_compaction_killed_at_any_step_loses_nothing(tmp_path
     path = tmp_path / "config"
     log = FileConfigLog(path)
     await log.open()
-    records = [ConnectorConfigRecord("c", {"v": "1"}), TaskConfigRecord("c", 0, {}), TaskCommitRecord("c", 1),
+    records: list[ConfigRecord] = [
+               ConnectorConfigRecord("c", {"v": "1"}), TaskConfigRecord("c", 0, {}), TaskCommitRecord("c", 1),
                ConnectorConfigRecord("c", {"v": "2"}), ConnectorConfigRecord("d", {}), ConnectorTombstone("d"),
                PendingCleanupRecord("d", {}, 0, "4")]
     await log.append([encode(record) for record in records])
@@ -260,9 +264,11 @@ async def test_a_config_log_compaction_killed_at_any_step_loses_nothing(tmp_path
 
 
 # A child that appends records f(offset) forever with tiny compaction thresholds, acknowledging each
-# offset on stdout ("ack <offset>", among its log lines) once append() returned (fsynced).
+# offset on stdout ("ack <offset>", among its log lines, which it routes there) once append() returned
+# (fsynced).
 APPENDING_FOREVER = textwrap.dedent("""
-    import asyncio, sys
+    import asyncio, logging, sys
+    logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(message)s")  # journal.compacted lines
     from engine.configlog.file import FileConfigLog
     sys.path.insert(0, sys.argv[2])
     from test_compaction import record_at

@@ -193,4 +193,4 @@ def test_a_non_empty_commit_for_a_stopped_connector_is_refused() -> None:
     snapshot.apply(TargetStateRecord("c", TargetState.STARTED))
     snapshot.apply(TaskConfigRecord("c", 0, {"a": "1"}))
     assert snapshot.apply(TaskCommitRecord("c", 1)) is not None
-    assert snapshot.tasks["c"] == ({"a": "1"},)
+    assert list(snapshot.tasks["c"]) == [{"a": "1"}]

@@ -19,6 +19,8 @@ from tests.connectors.rabbitmq_support import delete_all, exists, unique
 from tests.postgres_server import LogicalPostgres
 from tests.session_services import rabbitmq_url
 
+pytestmark = pytest.mark.integration  # the session's RabbitMQ node and PostgreSQL
+
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios" / "connectors"
 
 

@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,16 +18,34 @@ import pytest
 
 from engine import Engine
 from engine.api.context import SourceTaskContext
+from engine.api.records import SourceRecord
 from engine.connectors.postgres_cdc import PostgresCdcSourceTask
 from engine.connectors.postgres_cdc.config import default_slot
 from engine.errors import ConfigError
 from engine.storage.offsets import MemoryOffsetStore
 from engine.testing import eventually
 from tests.connectors.cdc_support import FAST, KILLED_IN_DELETED, CdcTable, topic_values
+from tests.integration.brokers import Broker
 from tests.postgres_server import LogicalPostgres
 from tests.session_services import postgres_url
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+# the worker's stores: files, or Apache Kafka 4.1 (config and offset topics, the data topics, the sink's group)
+STORES = pytest.mark.parametrize("stores", ["files", pytest.param("kafka", marks=pytest.mark.integration)])
+
+
+def worker_stores(stores: str, tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, str]:
+    if stores == "kafka":
+        kafka: Broker = request.getfixturevalue("kafka")
+        tag = uuid.uuid4().hex[:8]
+        return {**FAST, "bootstrap.servers": kafka.bootstrap, "config.storage.topic": f"configs-{tag}",
+                "offset.storage.topic": f"offsets-{tag}"}
+    return {**FAST, "config.storage.file.filename": str(tmp_path / "configs.log"),
+            "status.storage.file.filename": str(tmp_path / "status.log"),
+            "offset.storage.file.filename": str(tmp_path / "offsets.log"),
+            "topics.storage.file.filename": str(tmp_path / "topics.log")}
 
 
 @pytest.fixture
@@ -87,14 +106,13 @@ async def test_provisions_streams_and_keeps_the_slot_until_delete_drops_it(table
         assert table.provisioned(slot) == (False, False)
 
 
+@STORES
 async def test_a_worker_restart_keeps_the_slot_and_resumes_after_the_committed_lsn(
-        table: CdcTable, tmp_path: Path) -> None:
+        table: CdcTable, tmp_path: Path, stores: str,
+        request: pytest.FixtureRequest) -> None:
     name = f"cdc-{table.name}"
     slot, topic = _slot(name), f"{name}.public.{table.name}"
-    worker = {**FAST, "config.storage.file.filename": str(tmp_path / "configs.log"),
-              "status.storage.file.filename": str(tmp_path / "status.log"),
-              "offset.storage.file.filename": str(tmp_path / "offsets.log"),
-              "topics.storage.file.filename": str(tmp_path / "topics.log")}
+    worker = worker_stores(stores, tmp_path, request)
     async with Engine(worker) as engine:
         await engine.create_connector(name, table.config())
         await engine.wait_for_state(name, "RUNNING", tasks=1)
@@ -169,7 +187,7 @@ async def test_the_slot_is_confirmed_only_up_to_committed_offsets(table: CdcTabl
             return task
 
         task = await started()
-        records = []
+        records: list[SourceRecord] = []
         while len(records) < 4:
             records += await task.poll() or []
         assert records[3].value["before"] == {"id": 3, "item": "c"}
@@ -184,7 +202,7 @@ async def test_the_slot_is_confirmed_only_up_to_committed_offsets(table: CdcTabl
         await task.stop()
 
         task = await started()  # resumes inside the transaction: the third insert, then the update
-        again = []
+        again: list[SourceRecord] = []
         while len(again) < 2:
             again += await task.poll() or []
         assert [r.value["after"]["id"] for r in again] == [3, 3]
@@ -295,7 +313,7 @@ async def test_nulls_types_and_truncate_become_records(logical_pg: LogicalPostgr
         task = PostgresCdcSourceTask()
         task.initialize(SourceTaskContext(props, offset_reader=MemoryOffsetStore().reader(config.name)))
         await task.start(props)
-        records = []
+        records: list[SourceRecord] = []
         while len(records) < 2:
             records += await task.poll() or []
         await task.stop()

@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import uuid
 from pathlib import Path
 
 import aio_pika
@@ -32,9 +33,28 @@ from tests.connectors.rabbitmq_support import (
     sink_config,
     unique,
 )
+from tests.integration.brokers import Broker
 from tests.session_services import rabbitmq_url
 
+pytestmark = pytest.mark.integration  # the session's RabbitMQ node
+
 ROOT = Path(__file__).resolve().parents[2]
+
+
+# the worker's stores: files, or Apache Kafka 4.1 (config and offset topics, the data topics, the sink's group)
+STORES = pytest.mark.parametrize("stores", ["files", pytest.param("kafka", marks=pytest.mark.integration)])
+
+
+def worker_stores(stores: str, tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, str]:
+    if stores == "kafka":
+        kafka: Broker = request.getfixturevalue("kafka")
+        tag = uuid.uuid4().hex[:8]
+        return {**FAST, "bootstrap.servers": kafka.bootstrap, "config.storage.topic": f"configs-{tag}",
+                "offset.storage.topic": f"offsets-{tag}"}
+    return {**FAST, "config.storage.file.filename": str(tmp_path / "configs.log"),
+            "status.storage.file.filename": str(tmp_path / "status.log"),
+            "offset.storage.file.filename": str(tmp_path / "offsets.log"),
+            "topics.storage.file.filename": str(tmp_path / "topics.log")}
 
 
 async def _arrived(queue: str, count: int, seen: list[bytes]) -> list[bytes]:
@@ -133,28 +153,27 @@ async def test_topics_regex_queues_are_declared_as_topics_are_assigned_and_delet
                          ("queue", ledger_name(name, "0")))
 
 
-async def test_a_worker_restart_keeps_the_queues_and_loses_nothing(tmp_path: Path) -> None:
-    name = unique()
-    worker = {**FAST, "config.storage.file.filename": str(tmp_path / "configs.log"),
-              "status.storage.file.filename": str(tmp_path / "status.log"),
-              "offset.storage.file.filename": str(tmp_path / "offsets.log"),
-              "topics.storage.file.filename": str(tmp_path / "topics.log")}
+@STORES
+async def test_a_worker_restart_keeps_the_queues_and_loses_nothing(tmp_path: Path, stores: str,
+        request: pytest.FixtureRequest) -> None:
+    name, topic = unique(), unique("orders")  # a topic of its own: on Kafka the broker is the session's
+    worker = worker_stores(stores, tmp_path, request)
     seen: list[bytes] = []
     try:
         async with Engine(worker) as engine:
-            await engine.create_connector(name, sink_config(topics="orders"))
+            await engine.create_connector(name, sink_config(topics=topic))
             await engine.wait_for_state(name, "RUNNING", tasks=1)
-            await produce(engine, "orders", ["1", "2"])
-            await _arrived(f"{name}.orders", 2, seen)
-        assert await resources(name, ["orders"]) == {"exchange": True, "ledger": True, "orders": True}
+            await produce(engine, topic, ["1", "2"])
+            await _arrived(f"{name}.{topic}", 2, seen)
+        assert await resources(name, [topic]) == {"exchange": True, "ledger": True, topic: True}
         async with Engine(worker) as engine:
             await engine.wait_for_state(name, "RUNNING", tasks=1)
-            await produce(engine, "orders", ["3"])
-            assert await _arrived(f"{name}.orders", 3, seen) == [b"1", b"2", b"3"]  # committed: not sent twice
+            await produce(engine, topic, ["3"])
+            assert await _arrived(f"{name}.{topic}", 3, seen) == [b"1", b"2", b"3"]  # committed: not sent twice
             assert (await engine.delete_connector(name)).succeeded
-        assert await resources(name, ["orders"]) == {"exchange": False, "ledger": False, "orders": False}
+        assert await resources(name, [topic]) == {"exchange": False, "ledger": False, topic: False}
     finally:
-        await delete_all(("queue", f"{name}.orders"), ("exchange", f"connect.{name}"), ("queue", ledger_name(name, "0")))
+        await delete_all(("queue", f"{name}.{topic}"), ("exchange", f"connect.{name}"), ("queue", ledger_name(name, "0")))
 
 
 KILLED = textwrap.dedent("""

@@ -19,7 +19,7 @@ from confluent_kafka.schema_registry.confluent.type import decimal_pb2
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory, timestamp_pb2
-from google.type import date_pb2, timeofday_pb2
+from google.type import date_pb2, timeofday_pb2  # type: ignore[import-untyped]
 
 from engine.api.errors import DataException
 from engine.converters import converter_for
@@ -56,7 +56,7 @@ def _row() -> tuple[Schema, Struct]:
                .field("n", Schema.INT32_SCHEMA).optional().build())
         .build()
     )
-    inner_opt = schema.field("inner").schema
+    inner_opt = schema.field("inner").schema  # type: ignore[union-attr]
     value = (
         Struct(schema).put("b", True).put("i32", -5).put("i64", 2**40).put("f32", 1.5).put("f64", 2.25)
         .put("s", "héllo").put("raw", b"\x00\xff").put("opt", None).put("opt_set", 0)
@@ -98,7 +98,7 @@ def _their_class(client: SchemaRegistryClient, schema_id: int, name: str) -> Any
     pool = descriptor_pool.DescriptorPool()
     for module in (timestamp_pb2, date_pb2, timeofday_pb2, decimal_pb2):
         pool.AddSerializedFile(module.DESCRIPTOR.serialized_pb)
-    pool.Add(descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(text)))
+    pool.Add(descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(text)))  # type: ignore[arg-type]
     return message_factory.GetMessageClass(pool.FindMessageTypeByName(name))
 
 
@@ -125,8 +125,8 @@ def test_round_trip_through_the_registry(schema_registry_url: str) -> None:
     back = _converter(schema_registry_url).to_connect_data(topic, data)
     assert back.value.schema.name == "shop.Row"
     assert _plain(back.value) == _plain(value)
-    assert back.schema.field("opt").schema.optional
-    assert not back.schema.field("i32").schema.optional
+    assert back.schema.field("opt").schema.optional  # type: ignore[union-attr]
+    assert not back.schema.field("i32").schema.optional  # type: ignore[union-attr]
 
 
 def test_ours_read_by_confluent_and_theirs_read_by_ours(schema_registry_url: str,

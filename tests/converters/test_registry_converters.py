@@ -136,7 +136,7 @@ def _plain_avro(schema: Schema, value: Any) -> Any:
 
 
 def _close(a: Any, b: Any) -> bool:
-    return a == b
+    return bool(a == b)
 
 
 # -- ours -> ours -------------------------------------------------------------------------------------
@@ -255,15 +255,15 @@ def test_avro_written_by_confluent_with_a_hand_written_schema(schema_registry_ur
               "amount": decimal.Decimal("10.50")}
     data = AvroSerializer(client, json.dumps(avro))(record, SerializationContext(topic, MessageField.VALUE))
     back = _avro(schema_registry_url).to_connect_data(topic, data)
-    assert back.schema.name == "shop.Order"
+    assert back.schema.name == "shop.Order"  # type: ignore[union-attr]
     assert back.value.get("id") == 1
     assert back.value.get("note") == "hi"
     assert back.value.get("either").get("string") == "text"
     assert back.value.get("state") == "DONE"
-    assert back.schema.field("state").schema.parameters["io.confluent.connect.avro.Enum.DONE"] == "DONE"
+    assert back.schema.field("state").schema.parameters["io.confluent.connect.avro.Enum.DONE"] == "DONE"  # type: ignore[index, union-attr]
     assert back.value.get("hash") == b"ab"
     assert back.value.get("amount") == decimal.Decimal("10.50")
-    assert back.schema.field("note").schema.optional
+    assert back.schema.field("note").schema.optional  # type: ignore[union-attr]
 
 
 # -- bad input ----------------------------------------------------------------------------------------

@@ -114,8 +114,9 @@ SOURCE_DLQ_KEYS = {"errors.deadletterqueue.topic.name", "errors.deadletterqueue.
 CONVERTER_KEYS = {"key.converter", "value.converter", "header.converter"}
 
 
-def _definition(entry: dict[str, Any]) -> dict[str, Any]:
-    return entry.get("definition", entry)
+def _definition(entry: dict[str, Any]) -> dict[str, Any] | None:
+    definition: dict[str, Any] | None = entry.get("definition", entry)
+    return definition
 
 
 def source_config_defs(answer: Answer) -> Answer:
@@ -137,7 +138,8 @@ def config_defs(answer: Answer, also_ours: frozenset[str] | set[str] = frozenset
         if definition is None:  # a value without a definition (an override key)
             kept.append(entry)
             continue
-        name, group = definition.get("name"), definition.get("group")
+        name: str = definition.get("name") or ""
+        group = definition.get("group")
         if name.endswith("plugin.version") or name in OUR_KEYS or name in also_ours or group in OUR_GROUPS:
             continue
         definition = dict(definition)

@@ -1,7 +1,9 @@
-"""Multi-worker tests. Most run on noida: it rebalances in about half a second. Tests that kill a
-worker run on tansu, because noida 0.2.3 never expires a SIGKILLed member (measured: still in the
-group after 37 s), while tansu does after about session.timeout.ms + 3.5 s. A missing broker fails
-these tests, never skips."""
+"""Multi-worker tests, on the session's Apache Kafka 4.1 node (the ``kafka`` fixture of
+tests/kafka_servers.py): it expires a SIGKILLed member after ``session.timeout.ms`` (6 s here, the
+broker's ``group.min.session.timeout.ms``) and rebalances a joining one at once
+(``group.initial.rebalance.delay.ms=0``). Each cluster has its own group and internal topics.
+A broker that cannot start fails these tests, never skips.
+"""
 
 from __future__ import annotations
 
@@ -11,32 +13,17 @@ from pathlib import Path
 import pytest
 
 from engine.testing.cluster import WorkerCluster, worker_cluster
-from tests.integration.brokers import Broker, running_broker
-
-# tansu answers a join after about half a session timeout: keep it short
-TANSU_GROUP = {"session.timeout.ms": "4000", "heartbeat.interval.ms": "500", "rebalance.timeout.ms": "8000"}
-
-
-@pytest.fixture(scope="session")
-def noida() -> Iterator[Broker]:
-    with running_broker("noida") as started:
-        yield started
-
-
-@pytest.fixture(scope="session")
-def tansu() -> Iterator[Broker]:
-    with running_broker("tansu") as started:
-        yield started
+from tests.integration.brokers import Broker
 
 
 @pytest.fixture
-def cluster(noida: Broker, tmp_path: Path) -> Iterator[WorkerCluster]:
-    with worker_cluster(noida.bootstrap, tmp_path) as made:
+def cluster(kafka: Broker, tmp_path: Path) -> Iterator[WorkerCluster]:
+    with worker_cluster(kafka.bootstrap, tmp_path) as made:
         yield made
 
 
 @pytest.fixture
-def killable_cluster(tansu: Broker, tmp_path: Path) -> Iterator[WorkerCluster]:
-    """A cluster whose broker notices a SIGKILLed worker."""
-    with worker_cluster(tansu.bootstrap, tmp_path, extra=dict(TANSU_GROUP)) as made:
+def killable_cluster(kafka: Broker, tmp_path: Path) -> Iterator[WorkerCluster]:
+    """A cluster whose broker notices a SIGKILLed worker (Apache Kafka: after session.timeout.ms)."""
+    with worker_cluster(kafka.bootstrap, tmp_path) as made:
         yield made

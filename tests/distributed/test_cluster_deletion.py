@@ -102,11 +102,11 @@ async def _exited(worker: object) -> bool:
 
 
 @pytest.fixture
-def retrying_cluster(noida: Broker, tmp_path: Path) -> Iterator[WorkerCluster]:
+def retrying_cluster(kafka: Broker, tmp_path: Path) -> Iterator[WorkerCluster]:
     """Cleanups that fail are retried every 1.5 s, five times; creation waits 1 s for them."""
     extra = {"connector.deleted.timeout.ms": "1000", "connector.deleted.retry.backoff.ms": "1500",
              "connector.deleted.max.retries": "5"}
-    with worker_cluster(noida.bootstrap, tmp_path, extra=extra) as made:
+    with worker_cluster(kafka.bootstrap, tmp_path, extra=extra) as made:
         yield made
 
 

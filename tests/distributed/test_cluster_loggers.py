@@ -4,6 +4,7 @@ cluster, read back from each worker's own ``GET /admin/loggers``, a worker that 
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from engine.testing.cluster import WorkerCluster, WorkerProcess, poll_until, request
@@ -33,7 +34,7 @@ async def test_a_cluster_scope_level_reaches_every_worker_and_one_that_joins_lat
     status, _ = await request(first, "PUT", "/admin/loggers/engine.herder?scope=cluster", {"level": "WARN"})
     assert status == 204
     for worker in (first, second, third):
-        await poll_until(lambda w=worker: _at(w, "engine.herder", "WARN"), timeout=30, what=f"WARN on {worker.name}")
+        await poll_until(partial(_at, worker, "engine.herder", "WARN"), timeout=30, what=f"WARN on {worker.name}")
 
 
 async def test_worker_scope_and_an_unknown_scope_change_only_the_worker_asked(cluster: WorkerCluster) -> None:

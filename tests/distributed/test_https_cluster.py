@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import ssl
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +21,13 @@ pytestmark = pytest.mark.timeout(240)  # separate worker processes and real reba
 
 
 @pytest.fixture
-def https_cluster(noida: Broker, tmp_path: Path) -> Iterator[tuple[WorkerCluster, Pki]]:
+def https_cluster(kafka: Broker, tmp_path: Path) -> Iterator[tuple[WorkerCluster, Pki]]:
     pki = make_pki(tmp_path / "pki")
     client = ssl.create_default_context(cafile=str(pki.ca_pem))
     client.load_cert_chain(str(pki.client_cert), str(pki.client_key))
     tls = {"ssl.keystore.type": "PEM", "ssl.keystore.location": str(pki.server_pem), "ssl.truststore.type": "PEM",
            "ssl.truststore.location": str(pki.ca_pem), "ssl.client.authentication": "required"}
-    with worker_cluster(noida.bootstrap, tmp_path, scheme="https", tls=client, extra=tls) as made:
+    with worker_cluster(kafka.bootstrap, tmp_path, scheme="https", tls=client, extra=tls) as made:
         yield made, pki
 
 
@@ -64,7 +65,7 @@ async def test_forwarding_between_https_workers(https_cluster: tuple[WorkerClust
         assert code == 201, body
         assert body["name"] == name
     leader = next(w for w in workers if w.worker_id == leader_id)
-    statuses = [await poll_until(lambda n=name: running(leader, n, 2), timeout=60) for name in ("one", "two")]
+    statuses = [await poll_until(partial(running, leader, name, 2), timeout=60) for name in ("one", "two")]
     owners = {s["connector"]["worker_id"] for s in statuses}
     # the planner spreads the two connectors: the follower's task configs reached the leader over HTTPS too
     assert owners == {w.worker_id for w in workers}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+from functools import partial
 from typing import Any
 
 import aiohttp
@@ -56,8 +57,8 @@ def current_key(keys: list[dict[str, Any]]) -> SessionKey:
     return SessionKey(base64.b64decode(latest["key"]), latest["algorithm"], latest["creation-timestamp"])
 
 
-async def test_internal_requests_must_be_signed_with_the_session_key(noida: Broker, tmp_path: Any) -> None:
-    with worker_cluster(noida.bootstrap, tmp_path) as cluster:
+async def test_internal_requests_must_be_signed_with_the_session_key(kafka: Broker, tmp_path: Any) -> None:
+    with worker_cluster(kafka.bootstrap, tmp_path) as cluster:
         first, second = cluster.start_worker(), cluster.start_worker()
         await cluster.started(first, second)
         code, _ = await request(first, "POST", "/connectors", {"name": "src", "config": source_config(cluster, 2)})
@@ -111,9 +112,9 @@ async def _non_empty(awaitable: Any) -> Any:
     return found or None
 
 
-async def test_the_leader_rotates_the_session_key_after_its_ttl_and_forwarding_follows(noida: Broker,
+async def test_the_leader_rotates_the_session_key_after_its_ttl_and_forwarding_follows(kafka: Broker,
                                                                                       tmp_path: Any) -> None:
-    with worker_cluster(noida.bootstrap, tmp_path, extra={"inter.worker.key.ttl.ms": "2000"}) as cluster:
+    with worker_cluster(kafka.bootstrap, tmp_path, extra={"inter.worker.key.ttl.ms": "2000"}) as cluster:
         first, second = cluster.start_worker(), cluster.start_worker()
         await cluster.started(first, second)
 
@@ -130,11 +131,11 @@ async def test_the_leader_rotates_the_session_key_after_its_ttl_and_forwarding_f
             code, _ = await request(second, "POST", "/connectors", {"name": name, "config": source_config(cluster, 2)})
             assert code == 201
         for name in ("a", "b"):
-            await poll_until(lambda n=name: running(first, n, 2), what=f"{name} RUNNING with 2 tasks")
+            await poll_until(partial(running, first, name, 2), what=f"{name} RUNNING with 2 tasks")
 
 
-async def test_zombie_fencing_writes_task_count_records_as_connect_does(noida: Broker, tmp_path: Any) -> None:
-    with worker_cluster(noida.bootstrap, tmp_path) as cluster:
+async def test_zombie_fencing_writes_task_count_records_as_connect_does(kafka: Broker, tmp_path: Any) -> None:
+    with worker_cluster(kafka.bootstrap, tmp_path) as cluster:
         first, second = cluster.start_worker(), cluster.start_worker()
         await cluster.started(first, second)
         code, _ = await request(first, "POST", "/connectors", {"name": "eos", "config": source_config(cluster, 2)})

@@ -46,7 +46,7 @@ async def test_create_stopped_then_resume_generates_tasks(engine: Engine) -> Non
 
 
 async def test_initialize_failure_is_failed_and_never_started(engine: Engine) -> None:
-    await engine.create_connector("c", source(**{"test.fail.initialize": "true"}))
+    await engine.create_connector("c", {**source(), "test.fail.initialize": "true"})
     status = await engine.wait_for_state("c", "FAILED", tasks=0)
     assert status is not None
     assert "injected failure in connector.initialize" in status["connector"]["trace"]
@@ -54,7 +54,7 @@ async def test_initialize_failure_is_failed_and_never_started(engine: Engine) ->
 
 
 async def test_start_failure_is_failed_with_trace_no_tasks_and_no_stop(engine: Engine) -> None:
-    await engine.create_connector("c", source(**{"test.fail.start": "true"}))
+    await engine.create_connector("c", {**source(), "test.fail.start": "true"})
     status = await engine.wait_for_state("c", "FAILED", tasks=0)
     assert status is not None
     assert "ConnectException" in status["connector"]["trace"]
@@ -98,7 +98,7 @@ async def test_stop_removes_tasks_with_plain_stop_and_resume_regenerates_them(en
 
 
 async def test_failed_connector_ignores_pause_and_resume(engine: Engine) -> None:
-    await engine.create_connector("c", source(**{"test.fail.start": "true"}))
+    await engine.create_connector("c", {**source(), "test.fail.start": "true"})
     await engine.wait_for_state("c", "FAILED")
     await engine.pause_connector("c")
     await engine.resume_connector("c")
@@ -151,12 +151,12 @@ async def test_restart_plan_with_everything_goes_through_restarting(engine: Engi
     seen = engine.transitions()
     await engine.restart_connector("c", include_tasks=True)
     await engine.wait_for_state("c", "RUNNING", tasks=1)
-    states = []
+    states: list[tuple[int | None, str]] = []
     while len(states) < 4:
         event = await anext(seen)
         states.append((event.task, event.to_state))
     assert states == [(None, "RESTARTING"), (0, "RESTARTING"), (None, "RUNNING"), (0, "RUNNING")]
-    await seen.aclose()  # type: ignore[attr-defined]
+    await seen.aclose()
 
 
 async def test_task_start_failure_fails_the_task_alone_after_stop(engine: Engine) -> None:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from engine import Engine
 from engine.testing import eventually
-from tests.integration.brokers import Broker, running_broker
+from tests.integration.brokers import Broker
 from tests.rest.sink_offsets_walk import walk_sink_offsets
 from tests.worker.probes import SINK, SINKS, SOURCE, SOURCES, records
 
@@ -56,13 +57,48 @@ async def test_records_flow_through_the_broker_and_resume_after_a_restart(broker
         assert await engine.connector_active_topics("snk") == [topic]
 
 
-@pytest.fixture(scope="module")
-def noida() -> Iterator[Broker]:
-    """noida only: tansu's admin ``list_consumer_group_offsets`` breaks the connection (its bug, noted in
-    the README), so KIP-875 sink offsets are exercised on the broker that implements the API."""
-    with running_broker("noida") as started:
-        yield started
+async def broker_group_offsets(broker: Broker, group: str) -> dict[tuple[str, int], int]:
+    """The group's committed offsets as the broker itself lists them (OffsetFetch)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    await admin.start()
+    try:
+        listed = await admin.list_consumer_group_offsets(group)
+    finally:
+        await admin.close()
+    return {(tp.topic, tp.partition): meta.offset for tp, meta in listed.items() if meta.offset >= 0}
 
 
-async def test_sink_offsets_are_listed_rewound_and_reset_on_a_broker(noida: Broker, tmp_path: Path) -> None:
-    await walk_sink_offsets(tmp_path, f"bootstrap.servers={noida.bootstrap}\n")
+@pytest.mark.parametrize("name", ["kafka", "kafka-3.9"])
+async def test_sink_offsets_are_listed_rewound_and_reset_on_a_broker(
+        name: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """On Apache Kafka only: tansu's admin ``list_consumer_group_offsets`` breaks the connection (its
+    bug), and GET/PATCH/DELETE must agree with the group offsets the broker itself holds."""
+    real: Broker = request.getfixturevalue("kafka" if name == "kafka" else "kafka_3_9")
+    await walk_sink_offsets(tmp_path, f"bootstrap.servers={real.bootstrap}\n",
+                            group_offsets=lambda group: broker_group_offsets(real, group))
+
+
+async def test_a_source_creates_its_topics_per_kip_158_groups(kafka: Broker, tmp_path: Path) -> None:
+    """Partitions, replication factor (-1: the broker's) and topic configs from the first matching group."""
+    suffix = uuid.uuid4().hex[:10]
+    wide, narrow = f"wide-{suffix}", f"narrow-{suffix}"
+    async with Engine(worker(kafka, tmp_path, suffix)) as engine:
+        await engine.create_connector("src", {
+            "connector.class": SOURCE, **STRINGS, "topic.creation.groups": "wide",
+            "topic.creation.wide.include": "wide-.*", "topic.creation.wide.partitions": "3",
+            "topic.creation.wide.retention.ms": "3600000",
+            "topic.creation.default.partitions": "1", "topic.creation.default.replication.factor": "-1"})
+        await engine.wait_for_state("src", "RUNNING", tasks=1)
+        SOURCES["src"].feed.put_nowait(records(wide, ["a"]) + records(narrow, ["b"], start=1))
+        await eventually(lambda: len(SOURCES["src"].committed_records) == 2, timeout=30)
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap)
+    await admin.start()
+    try:
+        described = {t["topic"]: t for t in await admin.describe_topics([wide, narrow])}
+        (configs,) = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, wide)])
+    finally:
+        await admin.close()
+    assert [len(described[t]["partitions"]) for t in (wide, narrow)] == [3, 1]
+    assert {len(p["replicas"]) for t in (wide, narrow) for p in described[t]["partitions"]} == {1}  # one broker
+    retention = next(value for name, value, *_ in configs.resources[0][4] if name == "retention.ms")
+    assert retention == "3600000"

@@ -5,8 +5,12 @@ CA nobody trusts. The broker side is Apache Kafka's own SSL listener (``engine.t
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime
 import ipaddress
+import ssl
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +19,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509.oid import NameOID
+
+from tests.integration.loopback_proxy import LoopbackProxy, pipe
 
 PASSWORD = "changeit"
 
@@ -78,3 +84,37 @@ def make_certificates(directory: Path) -> Certificates:
     return Certificates(directory, paths["ca.pem"], paths["ca.p12"], paths["other-ca.pem"], paths["server.pem"],
                         paths["client.p12"], _key_pem(client_key, PASSWORD).decode(),
                         (_pem(client) + _pem(ca)).decode())
+
+
+class TlsTerminator(LoopbackProxy):
+    """Accepts TLS on ``port`` and pipes the plaintext to ``backend_port`` (the schema registry's TLS test
+    puts one in front of the registry)."""
+
+    name = "TLS terminator"
+
+    def __init__(self, certificate_chain: Path, backend_port: int, port: int) -> None:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(certificate_chain)
+        super().__init__(backend_port, port, context)
+        self.handshakes = 0
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.handshakes += 1
+        backend = await self._backend(writer)
+        if backend is None:
+            return
+        backend_reader, backend_writer = backend
+        try:
+            await asyncio.gather(pipe(reader, backend_writer), pipe(backend_reader, writer))
+        finally:
+            self._writers -= {writer, backend_writer}
+
+
+@contextlib.contextmanager
+def terminating(certificate_chain: Path, backend_port: int, port: int) -> Iterator[TlsTerminator]:
+    proxy = TlsTerminator(certificate_chain, backend_port, port)
+    proxy.start()
+    try:
+        yield proxy
+    finally:
+        proxy.stop()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from engine import Engine
@@ -17,7 +18,7 @@ from tests.rest.conftest import FAST, SOURCE
 from tests.worker.probes import SINK, SINKS, SOURCES, records
 from tests.worker.probes import SOURCE as PROBE_SOURCE
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 
 STRINGS = {"value.converter": "org.apache.kafka.connect.storage.StringConverter",
            "key.converter": "org.apache.kafka.connect.storage.StringConverter"}

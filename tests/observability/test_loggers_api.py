@@ -6,12 +6,13 @@ from collections.abc import Iterator
 
 import pytest
 import structlog
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from engine.observability.log_levels import LOG_LEVELS
 from engine.observability.logs import configure_logging
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 
 
 @pytest.fixture(autouse=True)

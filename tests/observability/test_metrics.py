@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from engine import Engine
 from engine.testing import FAULTS
 from tests.rest.conftest import FAST, SOURCE
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 _SAMPLE = re.compile(r'^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>.*)\})? (?P<value>\S+)$')

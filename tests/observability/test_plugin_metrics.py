@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from engine import Engine
@@ -28,7 +29,7 @@ from engine.api.metrics import PluginMetricsRegistry
 from engine.testing import eventually
 from tests.observability.test_metrics import Samples, parse
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 HERE = __name__
 
 

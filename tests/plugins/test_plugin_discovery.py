@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
@@ -146,14 +146,14 @@ def test_entry_points_of_every_group_are_typed_and_broken_ones_skipped() -> None
 # ---- plugin.path ------------------------------------------------------------------------------
 
 @pytest.mark.usefixtures("isolated_path")
-def test_plugin_path_imports_top_level_modules_and_packages(tmp_path: Path) -> None:
+def test_plugin_path_imports_plugin_packages(tmp_path: Path) -> None:
     first, second = tmp_path / "one", tmp_path / "two"
-    write(first / "acme_flat.py", CONNECTOR_MODULE.format(name="Flat", version="1.2"))
+    write(first / "acme_flat" / "__init__.py", CONNECTOR_MODULE.format(name="Flat", version="1.2"))
     write(first / "acme_pkg" / "__init__.py", "from acme_pkg.impl import *\n")
     write(first / "acme_pkg" / "impl.py", CONNECTOR_MODULE.format(name="Pkg", version="3.4"))
-    write(first / "acme_broken.py", "raise RuntimeError('cannot load')\n")
+    write(first / "acme_broken" / "__init__.py", "raise RuntimeError('cannot load')\n")
     write(first / "README.txt", "not a module\n")
-    write(second / "acme_other.py", CONNECTOR_MODULE.format(name="Other", version="0.1"))
+    write(second / "acme_other" / "__init__.py", CONNECTOR_MODULE.format(name="Other", version="0.1"))
 
     found = scan_plugin_path(f" {first} ,, {second}, {tmp_path / 'missing'}")
     assert sorted(d.name for d in found) == [
@@ -178,7 +178,43 @@ def test_plugin_path_imports_top_level_modules_and_packages(tmp_path: Path) -> N
     assert flat.java_repr() == (  # Connect's PluginDesc.toString(), as "available connectors are: ..." lists it
         f"PluginDesc{{klass=class acme_flat.FlatSourceConnector, name='acme_flat.FlatSourceConnector', "
         f"version='1.2', encodedVersion=1.2, type=source, typeName='source', "
-        f"location='file:{(first / 'acme_flat.py').resolve()}'}}")
+        f"location='file:{(first / 'acme_flat').resolve()}/'}}")
+
+
+def dist_info(directory: Path, name: str, *, top_level: str | None = None, record: Sequence[str] = (),
+              entry_points: str = "") -> None:
+    """What ``pip install --target DIR`` leaves for a distribution: its ``*.dist-info``."""
+    info = directory / f"{name}-1.0.dist-info"
+    write(info / "METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    if top_level is not None:
+        write(info / "top_level.txt", top_level + "\n")
+    write(info / "RECORD", "".join(f"{path},,\n" for path in [*record, f"{info.name}/METADATA"]))
+    if entry_points:
+        write(info / "entry_points.txt", entry_points)
+
+
+@pytest.mark.usefixtures("isolated_path")
+def test_a_script_in_plugin_path_never_runs_and_only_a_distributions_entry_points_are_loaded(tmp_path: Path) -> None:
+    plugins, ran = tmp_path / "plugins", tmp_path / "ran"
+    # a user's own script beside the plugins, with side effects (and connectors) at top level
+    write(plugins / "acme_script.py", f"open({str(ran / 'script')!r}, 'w').close()\n"
+          + textwrap.dedent(CONNECTOR_MODULE.format(name="Script", version="1")))
+    # a distribution installed with pip install --target: its package, its dist-info with entry points,
+    # and a dependency installed beside it (a distribution of its own, listed by its RECORD only)
+    write(plugins / "acme_dist" / "__init__.py", CONNECTOR_MODULE.format(name="Dist", version="5.0"))
+    dist_info(plugins, "acme_dist", top_level="acme_dist",
+              entry_points="[connect_engine.connectors]\nDistSourceConnector = acme_dist:DistSourceConnector\n")
+    write(plugins / "acme_dependency" / "__init__.py", f"open({str(ran / 'dependency')!r}, 'w').close()\n")
+    dist_info(plugins, "acme_dependency", record=["acme_dependency/__init__.py"])
+    ran.mkdir()
+
+    found = scan_plugin_path(str(plugins))
+    assert [(d.name, d.location) for d in found] == [
+        ("acme_dist.DistSourceConnector", f"file:{plugins.resolve()}/")]  # the entry point; DistSink is not one
+    assert sorted(p.name for p in ran.iterdir()) == []  # neither the script nor the dependency was imported
+    assert "acme_script" not in sys.modules
+    assert load_connector_class("DistSource").__module__ == "acme_dist"
+    assert PluginRegistry.discover(str(plugins)).resolve("ScriptSource") is None
 
 
 @pytest.mark.usefixtures("isolated_path")

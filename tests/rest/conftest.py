@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from engine import Engine
@@ -31,7 +32,7 @@ async def engine() -> AsyncIterator[Engine]:
 
 
 @pytest.fixture
-async def client(engine: Engine) -> AsyncIterator[TestClient[object, object]]:
+async def client(engine: Engine) -> AsyncIterator[TestClient[web.Request, web.Application]]:
     server = TestServer(make_app(engine, rest_timeout=2.0), host="127.0.0.1")
     async with TestClient(server) as http:
         yield http

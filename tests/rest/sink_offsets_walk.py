@@ -2,13 +2,15 @@
 
 GET must show what the sink committed; PATCH (stopped) must rewind it so records are delivered
 again; DELETE must reset it so everything is delivered again from the start. Shared by the
-in-process and the Kafka variants.
+in-process and the Kafka variants; on Kafka, ``group_offsets`` reads the sink's consumer group
+(``connect-writer``) from the broker itself, which must agree with each answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +42,10 @@ async def start(tmp_path: Path, extra: str = "") -> Worker:
     return await start_worker(properties)
 
 
-async def walk_sink_offsets(tmp_path: Path, extra: str = "") -> None:
+GroupOffsets = Callable[[str], Awaitable[dict[tuple[str, int], int]]]
+
+
+async def walk_sink_offsets(tmp_path: Path, extra: str = "", group_offsets: GroupOffsets | None = None) -> None:
     source_file, out = tmp_path / "in.txt", tmp_path / "out.txt"
     source_file.write_text("".join(line + "\n" for line in LINES))
     topic = f"lines-{uuid.uuid4().hex[:8]}"
@@ -61,6 +66,8 @@ async def walk_sink_offsets(tmp_path: Path, extra: str = "") -> None:
 
         assert await eventually(committed, timeout=30, message="the sink's commit listed") == \
             [{"partition": partition, "offset": {"kafka_offset": 5}}]
+        if group_offsets is not None:
+            assert await group_offsets("connect-writer") == {(topic, 0): 5}
 
         code, _ = await call(worker, "PUT", "/connectors/writer/stop")
         assert code == 204
@@ -70,6 +77,8 @@ async def walk_sink_offsets(tmp_path: Path, extra: str = "") -> None:
         assert (code, body["message"]) == (200, "The offsets for this connector have been altered successfully")
         _, body = await call(worker, "GET", "/connectors/writer/offsets")
         assert body["offsets"] == [{"partition": partition, "offset": {"kafka_offset": 2}}]
+        if group_offsets is not None:  # the PATCH wrote the group's offset on the broker
+            assert await group_offsets("connect-writer") == {(topic, 0): 2}
         code, _ = await call(worker, "PUT", "/connectors/writer/resume")
         assert code == 202
         await eventually(lambda: delivered(out) == LINES + LINES[2:], timeout=30, message="a rewind re-delivers")
@@ -81,6 +90,8 @@ async def walk_sink_offsets(tmp_path: Path, extra: str = "") -> None:
         assert "reset successfully" in body["message"]
         _, body = await call(worker, "GET", "/connectors/writer/offsets")
         assert body["offsets"] == []
+        if group_offsets is not None:  # the DELETE deleted the group on the broker, as Connect does
+            assert await group_offsets("connect-writer") == {}
         await call(worker, "PUT", "/connectors/writer/resume")
         await eventually(lambda: delivered(out) == LINES + LINES[2:] + LINES, timeout=30,
                          message="a reset re-delivers from the start (auto.offset.reset=earliest)")

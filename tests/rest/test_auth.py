@@ -12,6 +12,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from engine import Engine
@@ -25,7 +26,7 @@ from tests.integration.brokers import free_port
 from tests.observability.test_metrics import parse, value
 from tests.rest.conftest import FAST
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 ITERATIONS = 1000  # fast for tests; the CLI defaults to 600 000
 
 

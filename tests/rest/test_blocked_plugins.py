@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from engine import Engine
 from engine.testing import FAULTS
 from tests.rest.conftest import SOURCE
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 
 
 async def test_a_blocking_validate_times_out_with_the_stage_and_others_are_served(client: Client) -> None:

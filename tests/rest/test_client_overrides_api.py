@@ -7,13 +7,14 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from engine import Engine
 from engine.rest.app import make_app
 from tests.rest.conftest import FAST, SINK, SOURCE
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 SCRAM = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="s3cret";'
 
 

@@ -7,13 +7,16 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 
-from engine import Engine
+from engine import ConnectorInstantiationError, Engine, EngineError
+from engine.api import SourceConnector
 from engine.testing import CALLS, FAULTS
 from tests.rest.conftest import SINK, SOURCE
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 
 
 async def create(client: Client, name: str = "orders", config: dict[str, str] | None = None,
@@ -271,6 +274,36 @@ async def test_an_unknown_connector_class_is_500_listing_the_connectors_as_conne
         assert await error(validated, 500) == "org.apache.kafka.connect.errors.ConnectException: " + message
     put = await client.put("/connectors/y/config", json={**SOURCE, "connector.class": "Nope"})
     assert (await error(put, 500)).startswith(prefix.format("Nope"))
+    assert await (await client.get("/connectors")).json() == []
+
+
+class HalfWrittenSource(SourceConnector):
+    """A connector whose author forgot ``task_class``: abstract, so it cannot be instantiated."""
+
+    def start(self, props: dict[str, str]) -> None:
+        pass
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [{}]
+
+    def stop(self) -> None:
+        pass
+
+
+async def test_a_connector_class_that_cannot_be_instantiated_is_500_instantiation_error_as_in_connect(
+        client: Client, engine: Engine) -> None:
+    half = f"{__name__}.HalfWrittenSource"
+    created = await client.post("/connectors", json={"name": "x", "config": {**SOURCE, "connector.class": half}})
+    assert await error(created, 500) == "Instantiation error"  # Connect's Plugins.newPlugin
+    put = await client.put("/connectors/x/config", json={**SOURCE, "connector.class": half})
+    assert await error(put, 500) == "Instantiation error"
+    validated = await client.put(f"/connector-plugins/{half}/config/validate", json={"connector.class": half})
+    assert await error(validated, 500) == "org.apache.kafka.connect.errors.ConnectException: Instantiation error"
+    with pytest.raises(ConnectorInstantiationError) as raised:  # embedded: a typed EngineError, the cause chained
+        await engine.create_connector("x", {**SOURCE, "connector.class": half})
+    assert isinstance(raised.value, EngineError)
+    assert isinstance(raised.value.__cause__, TypeError)
+    assert "task_class" in raised.value.detail
     assert await (await client.get("/connectors")).json() == []
 
 

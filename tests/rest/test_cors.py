@@ -8,6 +8,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from engine import Engine
@@ -19,7 +20,7 @@ UI = "https://ui.example.com"
 CORS_HEADERS = ("Access-Control-Allow-Origin", "Access-Control-Allow-Credentials", "Access-Control-Allow-Methods",
                 "Access-Control-Allow-Headers", "Access-Control-Max-Age")
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 
 
 @pytest.fixture

@@ -4,17 +4,20 @@ KIP-875's ``PATCH /offsets`` checks them, written before the connector first run
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from engine import Engine
+from engine.api import TopicPartition as ApiTopicPartition
 from engine.testing import RecordingSinkConnector, RecordingSourceConnector, eventually
 from engine.topics.base import TopicPartition
 from tests.rest.conftest import SINK, SOURCE
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 FILE_SOURCE = "engine.connectors.file.FileStreamSourceConnector"
 FRAMEWORK = ("The Connect framework-managed offsets for this connector have been altered successfully. However, if "
              "this connector manages offsets externally, they will need to be manually altered in the system that "
@@ -25,18 +28,18 @@ SEEN: list[Any] = []
 class ManagingSource(RecordingSourceConnector):
     """A source that manages its offsets itself: ``alter_offsets`` answers True."""
 
-    def alter_offsets(self, config: dict[str, str], offsets: dict[str, Any]) -> bool:
+    def alter_offsets(self, config: Mapping[str, str], offsets: Mapping[Any, Any]) -> bool:
         SEEN.append(offsets)
         return True
 
 
 class RefusingSource(RecordingSourceConnector):
-    def alter_offsets(self, config: dict[str, str], offsets: dict[str, Any]) -> bool:
+    def alter_offsets(self, config: Mapping[str, str], offsets: Mapping[Any, Any]) -> bool:
         raise NotImplementedError
 
 
 class PickySink(RecordingSinkConnector):
-    def alter_offsets(self, config: dict[str, str], offsets: dict[Any, int | None]) -> bool:
+    def alter_offsets(self, config: Mapping[str, str], offsets: Mapping[ApiTopicPartition, int | None]) -> bool:
         if any(offset is not None and offset > 100 for offset in offsets.values()):
             raise ValueError("offsets above 100 are not allowed here")
         return False

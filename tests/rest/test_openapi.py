@@ -6,13 +6,14 @@ import asyncio
 import sys
 from pathlib import Path
 
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from engine import Engine
 from engine.rest.app import make_app
 from engine.rest.openapi import OPERATIONS
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 SCHEMATHESIS = str(Path(sys.executable).with_name("st"))
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from engine import Engine
@@ -18,7 +19,7 @@ from engine.plugins import discovery
 from engine.rest.app import make_app
 from tests.rest.conftest import FAST
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 
 MODULE = '''
 from engine.api import SourceConnector, SourceTask

@@ -7,13 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from engine import Engine
 from engine.configlog.records import ConnectorConfigRecord
 from engine.plugins.versions import InvalidVersionSpecification, VersionMismatch, require, requirement
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 SOURCE = "engine.connectors.file.source.FileStreamSourceConnector"
 INSERT = "org.apache.kafka.connect.transforms.InsertField$Value"
 

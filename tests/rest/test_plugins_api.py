@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from engine import Engine
@@ -18,7 +19,7 @@ from engine.rest.app import make_app
 from engine.testing import FAULTS, RecordingSinkConnector, RecordingSourceConnector
 from tests.rest.conftest import FAST, SINK, SOURCE
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 
 RECORDING_SOURCE = "engine.testing.recording.RecordingSourceConnector"
 RECORDING_SINK = "engine.testing.recording.RecordingSinkConnector"
@@ -84,8 +85,9 @@ FRAMEWORK_SINK_KEYS = [*FRAMEWORK_KEYS, "topics", "topics.regex", *DLQ_KEYS, *RE
 
 @pytest.fixture
 async def acme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Client]:
-    """An engine whose plugin.path holds the ``acme_rest`` module, behind the REST app."""
-    (tmp_path / "acme_rest.py").write_text(textwrap.dedent(ACME), encoding="utf-8")
+    """An engine whose plugin.path holds the ``acme_rest`` plugin package, behind the REST app."""
+    (tmp_path / "acme_rest").mkdir()
+    (tmp_path / "acme_rest" / "__init__.py").write_text(textwrap.dedent(ACME), encoding="utf-8")
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.setattr(plugin_discovery, "_PATH_PLUGINS", {})
     try:

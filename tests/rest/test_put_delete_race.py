@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import asyncio
 
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from tests.rest.conftest import SOURCE
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 ROUNDS = 60
 
 

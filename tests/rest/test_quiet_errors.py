@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from structlog.testing import capture_logs
 
@@ -15,7 +16,7 @@ from engine.rest.app import make_app
 from engine.testing import CALLS, FAULTS
 from tests.rest.conftest import FAST, SOURCE
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 QUIET = {**FAST, "error.rest.response.message.detail.enabled": "false"}
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from engine.testing import FAULTS
 from engine.testing.waiting import eventually
 from tests.rest.conftest import SOURCE
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 
 
 async def test_a_deleting_connector_reads_unassigned_then_404(client: Client) -> None:
@@ -26,7 +27,7 @@ async def test_a_deleting_connector_reads_unassigned_then_404(client: Client) ->
 
     body = await eventually(unassigned, timeout=10, what="the deleting connector UNASSIGNED")
     assert body["type"] == "source"
-    assert [t["state"] for t in body["tasks"]] == ["UNASSIGNED", "UNASSIGNED"]  # type: ignore[index]
+    assert [t["state"] for t in body["tasks"]] == ["UNASSIGNED", "UNASSIGNED"]  # type: ignore[attr-defined]
     assert (await client.get("/connectors/d")).status == 404  # the config is gone already
     assert not deleting.done()
     FAULTS.clear("d")

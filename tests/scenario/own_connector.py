@@ -13,7 +13,7 @@ class LedgerTask(SourceTask):
     async def poll(self) -> list[SourceRecord] | None:
         return None
 
-    def stop(self) -> None:
+    def stop(self, connector_deleted: bool = False) -> None:
         self.account = ""
 
     def version(self) -> str:

@@ -79,7 +79,7 @@ def long_udf_job(marker: str) -> Callable[[Any], int]:
             _time.sleep(0.2)
             return value
 
-        slow_udf = F.udf(slow, "long")
+        slow_udf: Any = F.udf(slow, "long")  # pyspark's stubs type a udf as Column | UDF
         row = spark.range(0, 1000, 1, 2).select(slow_udf("id").alias("v")).agg(F.sum("v")).collect()[0]
         return int(row[0])
 

@@ -23,6 +23,8 @@ from engine.connectors.spark_sink import read_committed
 from engine.spark import SparkSupervisor
 from tests.spark_servers import QUICK_JVM, child_env
 
+pytestmark = pytest.mark.integration  # the demo pipeline as a process, its Spark JVM started afresh per run
+
 ENV = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
 
 
@@ -42,6 +44,7 @@ SLOW_SOURCE = """
 import sys, time
 from engine.cli import main
 from engine.connectors.audit import AuditTableSourceConnector
+
 start = AuditTableSourceConnector.start
 def slow_start(self, props):
     time.sleep(1.5)
@@ -72,7 +75,7 @@ def test_the_first_order_reaches_parquet(first_run: tuple[Path, str], supervisor
     """The generator starts once the source has provisioned its triggers: order 1 is captured too."""
     workdir, _ = first_run
     spark = asyncio.run(supervisor.session())
-    ids = {int(row["row"]["id"]) for row in read_committed(workdir / "parquet", spark).select("row").collect()}
+    ids = {int(row["row"]["id"]) for row in read_committed(str(workdir / "parquet"), spark).select("row").collect()}
     assert ids
     assert min(ids) == 1
 
@@ -197,7 +200,7 @@ def test_the_pipeline_on_a_standalone_cluster(spark_master_url: str, tmp_path: P
     rows = _stopped_rows(lines)
     assert rows > 0
     spark = asyncio.run(supervisor.session())  # the files are on this machine: read them back locally
-    ids = [int(row["row"]["id"]) for row in read_committed(tmp_path / "parquet", spark).select("row").collect()]
+    ids = [int(row["row"]["id"]) for row in read_committed(str(tmp_path / "parquet"), spark).select("row").collect()]
     assert len(ids) == rows == parquet_rows(tmp_path / "parquet")
     assert len(set(ids)) == len(ids)
     assert rows <= count_orders(tmp_path / "shop.db")

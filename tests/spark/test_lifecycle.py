@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from engine.spark import SparkSettings, SparkSupervisor
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,6 +58,7 @@ def test_shutdown_of_an_unused_supervisor_is_safe_and_idempotent() -> None:
     assert sup.running() == 0
 
 
+@pytest.mark.integration  # starts a Spark session (a JVM) in a child process
 def test_shutdown_stops_the_session_once_and_refuses_new_jobs() -> None:
     out = run_python(
         """
@@ -90,6 +93,7 @@ def test_shutdown_stops_the_session_once_and_refuses_new_jobs() -> None:
     assert "shut down" in out
 
 
+@pytest.mark.integration  # starts a Spark session (a JVM) in a child process
 def test_a_task_interrupted_while_spark_starts_never_waits_for_the_start() -> None:
     """Ctrl-C during Spark's start-up: the waiting job and the stop-time commit are refused at once."""
     out = run_python(

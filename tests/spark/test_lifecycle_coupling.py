@@ -46,7 +46,7 @@ class SparkPollConnector(SourceConnector):
     async def stop(self) -> None:
         return None
 
-    async def task_class(self) -> type[Task]:
+    async def task_class(self) -> type[Task]:  # type: ignore[override]  # user code may be async (docs/ARCHITECTURE.md, decision 7)
         return SparkPollTask
 
     async def task_configs(self, max_tasks: int) -> list[dict[str, str]]:

@@ -37,7 +37,7 @@ class UdfPollTask(SparkPollTask):
 
 
 class UdfPollConnector(SparkPollConnector):
-    async def task_class(self) -> type[UdfPollTask]:
+    async def task_class(self) -> type[UdfPollTask]:  # type: ignore[override]  # user code may be async (docs/ARCHITECTURE.md, decision 7)
         return UdfPollTask
 
 

@@ -20,6 +20,8 @@ import pytest
 
 from engine.cli.demo_pipeline import count_orders, parquet_rows
 
+pytestmark = pytest.mark.integration  # the README's walkthrough: the pipeline process on Spark, twice
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 

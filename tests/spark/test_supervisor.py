@@ -203,7 +203,11 @@ async def test_a_job_the_owner_starts_after_a_cancel_is_not_cancelled_by_it(
     await asyncio.sleep(0.5)  # the first action is cancelled; the job lingers, the cancel is re-issued
 
     def short(spark: Any) -> int:
-        return int(spark.sparkContext.parallelize(range(4), 2).map(lambda x: time.sleep(0.4) or x).count())
+        def slow(x: int) -> int:
+            time.sleep(0.4)
+            return x
+
+        return int(spark.sparkContext.parallelize(range(4), 2).map(slow).count())
 
     assert await supervisor.run(owner, short) == 4
     with pytest.raises(SparkJobCancelled):

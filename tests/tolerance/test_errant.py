@@ -64,7 +64,7 @@ async def setup(request: pytest.FixtureRequest) -> AsyncIterator[Setup]:
         yield Setup(topics, consumed, sink_record(consumed), op, errant)
 
 
-def headers(record: ConsumedRecord) -> dict[str, bytes]:
+def headers(record: ConsumedRecord) -> dict[str, bytes | None]:
     return dict(record.headers)
 
 

@@ -536,9 +536,11 @@ async def test_the_engine_checks_retention_as_often_as_its_retention_asks(tmp_pa
         assert isinstance(engine.topics, MemoryTopics)
         await engine.topics.create_topic("t", 1)
         producer = engine.topics.producer()
+        memory = engine.topics
+        assert isinstance(memory, MemoryTopics)
 
         async def dropped() -> bool:  # real time: records keep arriving; retention runs by itself
             await producer.send("t", None, b"x")
-            return engine.topics.partition_log(TopicPartition("t", 0)).start > 0
+            return memory.partition_log(TopicPartition("t", 0)).start > 0
 
         await eventually(dropped, timeout=30, interval=0.05, message="retention dropped the oldest segment")

@@ -70,7 +70,9 @@ def test_type_names(type_name: str) -> None:
         "transforms": "r", "transforms.r.type": type_name, "transforms.r.regex": "(.*)",
         "transforms.r.replacement": "$1-x"})
     assert isinstance(chain.stages[0].transformation, RegexRouter)
-    assert chain.apply(_record()).topic == "orders-x"
+    routed = chain.apply(_record())
+    assert routed is not None
+    assert routed.topic == "orders-x"
 
 
 @pytest.mark.parametrize("type_name", [
@@ -90,6 +92,7 @@ def test_stages_run_in_order_and_see_only_their_keys(user_module: str) -> None:
         "transforms.route.type": "RegexRouter", "transforms.route.regex": "orders",
         "transforms.route.replacement": "done"})
     out = chain.apply(_record())
+    assert out is not None
     assert (out.topic, out.value) == ("done", "V!")
     assert chain.stages[0].transformation.configs == {"suffix": "!"}  # type: ignore[attr-defined]
 
@@ -111,7 +114,9 @@ def test_drop_stops_the_chain(user_module: str) -> None:
         "transforms.up.type": f"{user_module}.Upper",
         "predicates": "t", "predicates.t.type": "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone"})
     assert chain.apply(_record(value=None)) is None
-    assert chain.apply(_record(value="a")).value == "A"
+    upper = chain.apply(_record(value="a"))
+    assert upper is not None
+    assert upper.value == "A"
 
 
 def test_header_predicate() -> None:

@@ -25,6 +25,7 @@ def test_drops_listed_headers_and_keeps_the_rest() -> None:
 def test_sink_record_keeps_its_coordinates() -> None:
     record = SinkRecord(topic="t", kafka_partition=1, kafka_offset=5, headers=(Header("x", None),))
     out = _drop("x").apply(record)
+    assert isinstance(out, SinkRecord)
     assert out.headers == ()
     assert (out.original_topic, out.kafka_offset) == ("t", 5)
 

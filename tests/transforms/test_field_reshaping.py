@@ -43,14 +43,14 @@ def test_extract_field_takes_the_field_and_its_schema() -> None:
 def test_hoist_field_wraps_in_a_struct_or_a_dict() -> None:
     out = smt(HoistField.Key, field="wrapped").apply(SourceRecord(topic="t", key_schema=Schema.INT64_SCHEMA, key=5))
     assert out.key_schema is not None
-    assert out.key_schema.field("wrapped").schema == Schema.INT64_SCHEMA  # type: ignore[union-attr]
+    assert out.key_schema.field("wrapped").schema == Schema.INT64_SCHEMA
     assert out.key.get("wrapped") == 5
     assert smt(HoistField.Value, field="w").apply(with_value(1)).value == {"w": 1}
 
 
 def test_value_to_key_builds_the_key_from_value_fields() -> None:
     out = smt(ValueToKey, fields="id,name").apply(with_value(row(), SCHEMA))
-    assert [f.name for f in out.key_schema.fields] == ["id", "name"]  # type: ignore[union-attr]
+    assert [f.name for f in out.key_schema.fields] == ["id", "name"]
     assert (out.key.get("id"), out.key.get("name")) == (7, "ada")
     assert smt(ValueToKey, fields="id").apply(with_value({"id": 1, "x": 2})).key == {"id": 1}
     with pytest.raises(DataException, match="Field does not exist: nope"):
@@ -59,7 +59,7 @@ def test_value_to_key_builds_the_key_from_value_fields() -> None:
 
 def test_replace_field_excludes_includes_and_renames() -> None:
     out = smt(ReplaceField.Value, exclude="secret", renames="name:full_name").apply(with_value(row(), SCHEMA))
-    assert [f.name for f in out.value_schema.fields] == ["id", "full_name"]  # type: ignore[union-attr]
+    assert [f.name for f in out.value_schema.fields] == ["id", "full_name"]
     assert out.value.get("full_name") == "ada"
     kept = smt(ReplaceField.Value, include="id,secret", exclude="secret").apply(with_value({"id": 1, "secret": 2, "x": 3}))
     assert kept.value == {"id": 1}

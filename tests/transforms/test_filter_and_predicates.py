@@ -13,7 +13,7 @@ from engine.transforms.predicates import HasHeaderKey, RecordIsTombstone, TopicN
 def test_filter_drops_everything() -> None:
     f = Filter()
     f.configure({})
-    assert f.apply(SourceRecord(topic="t", value=1)) is None
+    assert f.apply(SourceRecord(topic="t", value=1)) is None  # type: ignore[func-returns-value]
     assert f.config().names() == []
 
 

@@ -30,8 +30,8 @@ def test_nested_struct_fields_are_joined_and_made_optional_under_an_optional_par
     schema = out.value_schema
     assert schema is not None
     assert [f.name for f in schema.fields] == ["name", "address.home.city", "address.home.zip", "tags"]
-    assert schema.field("address.home.city").schema.optional  # type: ignore[union-attr]
-    assert not schema.field("name").schema.optional  # type: ignore[union-attr]
+    assert schema.field("address.home.city").schema.optional
+    assert not schema.field("name").schema.optional
     assert schema.name == "person"
     assert out.value.get("address.home.zip") == 75001
     assert out.value.get("tags") == ["x"]
@@ -81,7 +81,7 @@ def test_the_top_level_schema_keeps_its_name_but_not_its_optionality() -> None:
     assert out.value_schema is not None
     assert (out.value_schema.name, out.value_schema.version, out.value_schema.doc) == ("n", 2, "d")
     assert not out.value_schema.optional
-    assert out.value_schema.field("a").schema.optional  # type: ignore[union-attr]
+    assert out.value_schema.field("a").schema.optional
 
 
 def test_defaults_come_from_the_field_or_the_nearest_struct_default() -> None:
@@ -93,8 +93,8 @@ def test_defaults_come_from_the_field_or_the_nearest_struct_default() -> None:
     outer = SchemaBuilder.struct().field("in", with_default).build()
     out = smt(Flatten.Value).apply(SourceRecord(topic="t", value_schema=outer, value=Struct(outer)))
     assert out.value_schema is not None
-    assert out.value_schema.field("in.x").schema.default_value == 5  # type: ignore[union-attr]
-    assert out.value_schema.field("in.y").schema.default_value == 9  # type: ignore[union-attr]
+    assert out.value_schema.field("in.x").schema.default_value == 5
+    assert out.value_schema.field("in.y").schema.default_value == 9
     assert (out.value.get("in.x"), out.value.get("in.y")) == (5, 9)
 
 

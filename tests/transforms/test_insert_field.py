@@ -27,9 +27,9 @@ def test_struct_values_get_the_fields_with_their_schemas() -> None:
     schema = out.value_schema
     assert schema is not None
     assert [f.name for f in schema.fields] == ["id", "topic", "part", "off", "ts", "origin"]
-    assert not schema.field("topic").schema.optional  # type: ignore[union-attr]
-    assert schema.field("part").schema.optional  # type: ignore[union-attr]
-    assert schema.field("ts").schema.name == "org.apache.kafka.connect.data.Timestamp"  # type: ignore[union-attr]
+    assert not schema.field("topic").schema.optional
+    assert schema.field("part").schema.optional
+    assert schema.field("ts").schema.name == "org.apache.kafka.connect.data.Timestamp"
     assert [out.value.get(n) for n in ("id", "topic", "part", "off", "origin")] == [1, "orders", 3, 42, "db"]
     assert out.value.get("ts") == dt.datetime(1970, 1, 1, 0, 0, 1, tzinfo=dt.UTC)
 
@@ -60,7 +60,7 @@ def test_a_key_struct_gets_the_fields_and_the_value_is_untouched() -> None:
     out = smt(InsertField.Key, **{"partition.field": "p!"}).apply(
         SinkRecord(topic="t", kafka_partition=2, key_schema=SCHEMA, key=key, value="v"))
     assert out.key_schema is not None
-    assert not out.key_schema.field("p").schema.optional  # type: ignore[union-attr]
+    assert not out.key_schema.field("p").schema.optional
     assert (out.key.get("id"), out.key.get("p"), out.value) == (5, 2, "v")
     assert out.key_schema.name == "row"
 

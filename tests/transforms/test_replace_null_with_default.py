@@ -40,7 +40,7 @@ CASES: dict[str, tuple[dict[str, str], Any]] = {
 DEFAULTS = {"Cast$Value": "9"}
 
 
-def _chain(alias: str, configs: dict[str, str], replace: str | None) -> TransformationChain:
+def _chain(alias: str, configs: dict[str, str], replace: str | None) -> TransformationChain[Any]:
     props = {"transforms": "x", "transforms.x.type": alias, **{f"transforms.x.{k}": v for k, v in configs.items()}}
     if replace is not None:
         props["transforms.x.replace.null.with.default"] = replace

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from importlib.metadata import entry_points
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from engine import Engine
@@ -18,7 +19,7 @@ from engine.transforms.header_from import HeaderFrom
 from engine.transforms.resolve import BUILTIN_PREDICATES, BUILTIN_TRANSFORMS, find_class
 from tests.rest.conftest import FAST
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 
 MINE = {
     "DropHeaders", "Filter", "InsertHeader", "RegexRouter", "TimestampRouter", "HeaderFrom$Key", "HeaderFrom$Value",

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from engine import Engine
@@ -13,7 +14,7 @@ from engine.rest.app import make_app
 from engine.validation.framework import validate_config_infos
 from tests.rest.conftest import FAST
 
-Client = TestClient[object, object]
+Client = TestClient[web.Request, web.Application]
 SOURCE = {"connector.class": "engine.testing.RecordingSourceConnector", "name": "c"}
 
 

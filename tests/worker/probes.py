@@ -72,7 +72,7 @@ class ProbeSourceConnector(SourceConnector):
     async def stop(self) -> None:
         return None
 
-    async def task_class(self) -> type[Task]:
+    async def task_class(self) -> type[Task]:  # type: ignore[override]  # user code may be async (docs/ARCHITECTURE.md, decision 7)
         return ProbeSourceTask
 
     async def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
@@ -155,7 +155,7 @@ class ProbeSinkConnector(SinkConnector):
     async def stop(self) -> None:
         return None
 
-    async def task_class(self) -> type[Task]:
+    async def task_class(self) -> type[Task]:  # type: ignore[override]  # user code may be async (docs/ARCHITECTURE.md, decision 7)
         return ProbeSinkTask
 
     async def task_configs(self, max_tasks: int) -> list[dict[str, str]]:

@@ -28,6 +28,8 @@ from tests.spark_servers import child_env
 from .crash_child import PER_ROUND, TPS, committed_offsets, finish
 from .support import assign, committed_ids, data_dirs, listed_dirs, manifests, orders, started_task
 
+pytestmark = pytest.mark.integration  # crash children, each with its own Spark JVM
+
 ROUNDS = 3
 TOTAL = ROUNDS * PER_ROUND
 PARALLEL = 2  # children at once: more only fight over the CPUs

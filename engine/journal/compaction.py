@@ -14,14 +14,14 @@ from typing import Any
 
 import structlog
 
-from engine.storage.journal import Entry, Journal, Mark
+from engine.journal.file import Entry, Journal, Mark
 
 log = structlog.get_logger(component="journal")
 
 DEFAULT_FLOOR = 1 << 20
 
 StepHook = Callable[[str], None] | None
-"""Called before each step of a rewrite (``journal.STEPS``): tests stop a compaction there."""
+"""Called before each step of a rewrite (``engine.journal.file.STEPS``): tests stop a compaction there."""
 
 
 class Compactor:

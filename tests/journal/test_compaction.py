@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from engine.storage.journal import STEPS
+from engine.journal.file import STEPS
 from engine.storage.offsets import FileOffsetStore
 from engine.storage.status import FileStatusStore, Status, TopicStatus
 from tests.crash import Crash, crash_at

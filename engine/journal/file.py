@@ -14,7 +14,7 @@ with UPSERT: the format stays the one older versions and Kafka Connect's tooling
 offset files stay fully readable by older versions), appends stay one ``write`` of one line, the
 config log keeps its offsets as plain fields, and every step of the rewrite is ours to crash-test.
 Like Kafka's ``FileOffsetBackingStore`` it writes a whole snapshot and renames it over the file, but
-only once garbage outweighs the live records (``engine.storage.compaction``), not on every flush.
+only once garbage outweighs the live records (``engine.journal.compaction``), not on every flush.
 
 The rewrite, in ``STEPS`` order, is safe to kill at any point: until the rename the old file is
 whole and the temporary one is deleted on the next open; after it the new file is whole.

@@ -9,7 +9,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from engine.configlog.file import FileConfigLog
-from engine.storage.journal import STEPS, Journal
+from engine.journal.file import STEPS, Journal
 from tests.crash import Crash, crash_at
 
 

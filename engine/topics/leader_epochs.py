@@ -1,0 +1,200 @@
+"""Leader epochs for aiokafka consumers: what Kafka's own consumer does with them (KIP-320), which
+aiokafka does not.
+
+A partition's log can lose records it had acknowledged (an unclean leader election, a broker back
+with a shorter disk) and be refilled past a consumer's position before that consumer fetches again;
+a position check then sees nothing wrong and the lost range is skipped in silence. The leader epoch
+of every record batch tells: a consumer remembers the epoch of the last record it read (and commits
+it with the offset), and asks the partition's leader, with OffsetsForLeaderEpoch (API key 23), where
+that epoch ends in its log now. An end below the position is the divergence point.
+
+aiokafka parses neither the epoch of a record batch nor this API, so this module reads the epoch
+from each batch header of a fetch response (``install``) and builds the request itself (version 3:
+Kafka 4 removed 0 and 1, KIP-896; version 4 is the flexible encoding, not needed).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+from aiokafka.consumer import fetcher as aiokafka_fetcher
+from aiokafka.errors import for_code
+from aiokafka.protocol.api import Request, RequestStruct, Response
+from aiokafka.protocol.types import Array, Int16, Int32, Int64, Schema, String
+from aiokafka.structs import TopicPartition as KafkaTopicPartition
+
+NO_EPOCH = -1
+NO_OFFSET = -1
+_METADATA_PREFIX = "leader_epoch="
+
+# A v2 record batch header: BaseOffset Int64, Length Int32, PartitionLeaderEpoch Int32, Magic Int8
+_BATCH_HEAD = struct.Struct(">qiib")
+_AFTER_LENGTH = 12
+
+
+def batch_epochs(data: bytes | bytearray | memoryview) -> list[tuple[int, int]]:
+    """``(base offset, leader epoch)`` of each record batch in a fetched record set, in order.
+
+    Message formats before v2 carry no epoch (``NO_EPOCH``); a truncated last batch (a fetch
+    cut at ``max_partition_fetch_bytes``) is read as far as its header goes."""
+    spans: list[tuple[int, int]] = []
+    view = memoryview(data)
+    position, end = 0, len(view)
+    while position + _BATCH_HEAD.size <= end:
+        base_offset, length, epoch, magic = _BATCH_HEAD.unpack_from(view, position)
+        spans.append((base_offset, epoch if magic >= 2 else NO_EPOCH))
+        position += _AFTER_LENGTH + length
+    return spans
+
+
+# ---- reading the epoch of fetched records ------------------------------------------------------
+
+_pending_spans: list[tuple[int, int]] = []  # from the MemoryRecords just built to its PartitionRecords
+
+
+def _memory_records(data: Any) -> Any:
+    global _pending_spans
+    _pending_spans = batch_epochs(data) if data else []
+    return _MemoryRecords(data)
+
+
+class _EpochPartitionRecords(aiokafka_fetcher.PartitionRecords):  # type: ignore[misc]
+    """aiokafka's ``PartitionRecords`` that also sets ``leader_epoch`` on each ``ConsumerRecord``.
+
+    The fetcher builds this right after the ``MemoryRecords`` of the same response part, with no
+    await between (``Fetcher._proc_fetch_request``), so the spans parsed there are this part's."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._spans = _pending_spans
+        self._span = 0
+        super().__init__(*args, **kwargs)
+
+    def _consumer_record(self, tp: Any, record: Any) -> Any:
+        consumer_record = super()._consumer_record(tp, record)
+        spans, i = self._spans, self._span
+        offset = record.offset
+        while i + 1 < len(spans) and spans[i + 1][0] <= offset:
+            i += 1
+        self._span = i
+        consumer_record.leader_epoch = spans[i][1] if spans and spans[i][0] <= offset else NO_EPOCH
+        return consumer_record
+
+
+_MemoryRecords = aiokafka_fetcher.MemoryRecords
+_installed = False
+
+
+def install() -> None:
+    """Make aiokafka's fetcher record each batch's leader epoch on its records (idempotent)."""
+    global _installed
+    if _installed:
+        return
+    aiokafka_fetcher.MemoryRecords = _memory_records
+    aiokafka_fetcher.PartitionRecords = _EpochPartitionRecords
+    _installed = True
+
+
+def record_epoch(record: Any) -> int:
+    return int(getattr(record, "leader_epoch", NO_EPOCH))
+
+
+# ---- the epoch in the committed offset's metadata ----------------------------------------------
+
+def commit_metadata(epoch: int) -> str:
+    """The offset commit's metadata carrying ``epoch``: aiokafka's OffsetCommit stops at version 3,
+    before the ``committed_leader_epoch`` field (version 6), so the epoch goes in the metadata."""
+    return f"{_METADATA_PREFIX}{epoch}" if epoch >= 0 else ""
+
+
+def epoch_of_metadata(metadata: str | None) -> int:
+    if not metadata or not metadata.startswith(_METADATA_PREFIX):
+        return NO_EPOCH
+    try:
+        return int(metadata[len(_METADATA_PREFIX):])
+    except ValueError:
+        return NO_EPOCH
+
+
+# ---- OffsetsForLeaderEpoch ----------------------------------------------------------------------
+
+class _OffsetForLeaderEpochResponse_v3(Response):  # type: ignore[misc]  # noqa: N801 - aiokafka's naming
+    API_KEY = 23
+    API_VERSION = 3
+    SCHEMA = Schema(
+        ("throttle_time_ms", Int32),
+        ("topics", Array(
+            ("topic", String("utf-8")),
+            ("partitions", Array(
+                ("error_code", Int16),
+                ("partition", Int32),
+                ("leader_epoch", Int32),
+                ("end_offset", Int64))))))
+
+
+class _OffsetForLeaderEpochRequest_v3(RequestStruct):  # type: ignore[misc]  # noqa: N801
+    API_KEY = 23
+    API_VERSION = 3
+    RESPONSE_TYPE = _OffsetForLeaderEpochResponse_v3
+    SCHEMA = Schema(
+        ("replica_id", Int32),
+        ("topics", Array(
+            ("topic", String("utf-8")),
+            ("partitions", Array(
+                ("partition", Int32),
+                ("current_leader_epoch", Int32),
+                ("leader_epoch", Int32))))))
+
+
+class OffsetForLeaderEpochRequest(Request[_OffsetForLeaderEpochRequest_v3]):  # type: ignore[misc]
+    """As a consumer sends it: replica id -1, current leader epoch unknown (-1)."""
+
+    API_KEY = 23
+
+    def __init__(self, epochs: Mapping[tuple[str, int], int]) -> None:
+        self._epochs = dict(epochs)
+
+    def build(self, request_struct_class: type[_OffsetForLeaderEpochRequest_v3]) -> _OffsetForLeaderEpochRequest_v3:
+        topics: dict[str, list[tuple[int, int, int]]] = {}
+        for (topic, partition), epoch in self._epochs.items():
+            topics.setdefault(topic, []).append((partition, NO_EPOCH, epoch))
+        return request_struct_class(-1, list(topics.items()))
+
+
+class EpochEnd(NamedTuple):
+    """The leader's answer for one partition: the largest epoch it knows at or below the one asked
+    for, and the offset where that epoch ends in its log (``NO_OFFSET`` if it knows none)."""
+
+    epoch: int
+    end_offset: int
+
+
+async def epoch_ends(client: Any, epochs: Mapping[tuple[str, int], int]) -> dict[tuple[str, int], EpochEnd]:
+    """Ask each partition's leader where ``epochs[tp]`` ends; ``client`` is an ``AIOKafkaClient``.
+
+    Raises the broker's error (a ``KafkaError``) for a partition it refused, e.g. a leader that moved."""
+    by_leader: dict[int, dict[tuple[str, int], int]] = {}
+    for tp, epoch in epochs.items():
+        leader = client.cluster.leader_for_partition(KafkaTopicPartition(*tp))
+        if leader is None or leader < 0:
+            await client.force_metadata_update()
+            leader = client.cluster.leader_for_partition(KafkaTopicPartition(*tp))
+        if leader is None or leader < 0:
+            raise for_code(5)(f"no leader for {tp[0]}-{tp[1]}")  # LEADER_NOT_AVAILABLE
+        by_leader.setdefault(leader, {})[tp] = epoch
+    answers: dict[tuple[str, int], EpochEnd] = {}
+    for leader, asked in by_leader.items():
+        response = await client.send(leader, OffsetForLeaderEpochRequest(asked))
+        answers.update(_read(response.topics))
+    return answers
+
+
+def _read(topics: Iterable[Any]) -> dict[tuple[str, int], EpochEnd]:
+    answers = {}
+    for topic, partitions in topics:
+        for error_code, partition, epoch, end_offset in partitions:
+            if error_code:
+                raise for_code(error_code)(f"OffsetsForLeaderEpoch for {topic}-{partition}")
+            answers[(topic, partition)] = EpochEnd(epoch, end_offset)
+    return answers

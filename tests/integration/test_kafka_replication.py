@@ -1,0 +1,249 @@
+"""Broker faults, for real: a 3-node Apache Kafka 4.1 cluster, replication factor 3 everywhere
+(``min.insync.replicas=2``; the worker's config, offset and status topics created with replication
+factor 3 by its ``*.storage.replication.factor`` keys, the data topic by KIP-158 topic creation), and
+a distributed worker moving lines FileStreamSource -> topic -> FileStreamSink while a file writer
+keeps appending. The leader of the data partition, and separately the leader of the config topic,
+is killed with SIGKILL under that load, and started again later.
+
+What must hold, with no help from the test (no restart call, no config change):
+- 0 records lost: every line the source's committed offset covers is on the topic (read back from
+  the earliest offset), and the sink wrote every one of them at least once;
+- the worker and its tasks recover by themselves, and none stays RUNNING while stuck: once the
+  killed broker is back, the source's committed offset and the sink's output both advance again
+  (progress is the test, not the reported state), and every task ends RUNNING.
+
+Slow by nature (a 3-node cluster, a broker fenced after ``broker.session.timeout.ms``): about a
+minute per test on the 2-core machine, plus the cluster's start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+
+from engine.testing import eventually
+from engine.testing.cluster import WorkerCluster, WorkerProcess, poll_until, request, worker_cluster
+from engine.testing.kafka import ApacheKafka, apache_kafka
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+
+STRINGS = {"value.converter": "org.apache.kafka.connect.storage.StringConverter",
+           "key.converter": "org.apache.kafka.connect.storage.StringConverter"}
+REPLICATED = {f"{store}.storage.replication.factor": "3" for store in ("config", "offset", "status")}
+WRITE_EVERY_S = 0.02  # the writer's pace: ~50 lines a second
+PROGRESS_TIMEOUT_S = 120.0  # fencing the dead broker, electing leaders, the client's retries
+
+
+@pytest.fixture(scope="module")
+def three_nodes() -> Iterator[ApacheKafka]:
+    with apache_kafka("4.1", nodes=3, broker_config={"min.insync.replicas": "2",
+                                                     "unclean.leader.election.enable": "false"}) as kafka:
+        yield kafka
+
+
+@dataclass
+class Writer:
+    """Appends ``line-N`` to a file at a steady pace until stopped."""
+
+    path: Path
+    written: int = 0
+    task: asyncio.Task[None] | None = field(default=None, repr=False)
+
+    async def run(self) -> None:
+        with self.path.open("a") as out:
+            while True:
+                out.write(f"line-{self.written}\n")
+                out.flush()
+                self.written += 1
+                await asyncio.sleep(WRITE_EVERY_S)
+
+    def lines(self) -> list[str]:
+        return [f"line-{n}" for n in range(self.written)]
+
+
+@dataclass
+class Pipeline:
+    kafka: ApacheKafka
+    cluster: WorkerCluster
+    worker: WorkerProcess
+    writer: Writer
+    topic: str
+    out: Path
+
+    def delivered(self) -> list[str]:
+        return self.out.read_text().splitlines() if self.out.exists() else []
+
+    async def committed_position(self) -> int:
+        """The byte position the source's committed offset says was written (0 before any commit)."""
+        code, body = await request(self.worker, "GET", "/connectors/src/offsets")
+        assert code == 200, body
+        return int(body["offsets"][0]["offset"]["position"]) if body["offsets"] else 0
+
+    async def progress(self, what: str) -> None:
+        """New data flows end to end: the source commits past the file's end as it is now, and the sink
+        writes a line written from now on (what was in flight at the call does not count)."""
+        mark, size = self.writer.written, self.writer.path.stat().st_size
+
+        async def moved() -> bool:
+            if await self.committed_position() <= size:
+                return False
+            numbers = [line[5:] for line in self.delivered()[-200:]]  # the last one may be half written
+            return any(n.isdigit() and int(n) >= mark for n in numbers)
+
+        await poll_until(moved, timeout=PROGRESS_TIMEOUT_S, interval=0.5, what=what)
+
+    async def states(self) -> dict[str, list[str]]:
+        found = {}
+        for name in ("src", "snk"):
+            code, body = await request(self.worker, "GET", f"/connectors/{name}/status")
+            assert code == 200, body
+            found[name] = [body["connector"]["state"], *(t["state"] for t in body["tasks"])]
+        return found
+
+
+async def leader_of(kafka: ApacheKafka, topic: str) -> int:
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers())
+    await admin.start()
+    try:
+        (described,) = await admin.describe_topics([topic])
+    finally:
+        await admin.close()
+    (partition,) = [p for p in described["partitions"] if p["partition"] == 0]
+    return int(partition["leader"])
+
+
+async def replication_factor(kafka: ApacheKafka, topic: str) -> int:
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers())
+    await admin.start()
+    try:
+        (described,) = await admin.describe_topics([topic])
+    finally:
+        await admin.close()
+    return len(described["partitions"][0]["replicas"])
+
+
+async def topic_values(kafka: ApacheKafka, topic: str) -> list[str]:
+    """Everything on partition 0 of ``topic``, from its earliest offset to its end."""
+    partition = TopicPartition(topic, 0)
+    consumer = AIOKafkaConsumer(bootstrap_servers=kafka.bootstrap_servers(), enable_auto_commit=False,
+                                group_id=None, auto_offset_reset="earliest")
+    await consumer.start()
+    try:
+        consumer.assign([partition])
+        end = (await consumer.end_offsets([partition]))[partition]
+        values: list[str] = []
+        while await consumer.position(partition) < end:
+            for batch in (await consumer.getmany(timeout_ms=500)).values():
+                values.extend(r.value.decode() for r in batch)
+        return values
+    finally:
+        await consumer.stop()
+
+
+@contextlib.asynccontextmanager
+async def pipeline(kafka: ApacheKafka, directory: Path) -> AsyncIterator[Pipeline]:
+    tag = uuid.uuid4().hex[:8]
+    topic, source_file, out = f"lines-{tag}", directory / "in.txt", directory / "out.txt"
+    source_file.touch()
+    writer = Writer(source_file)
+    extra = {**REPLICATED, "offset.flush.interval.ms": "500"}
+    with worker_cluster(kafka.bootstrap_servers(), directory, extra=extra) as cluster:
+        worker = cluster.start_worker()
+        await cluster.started(worker)
+        flow = Pipeline(kafka, cluster, worker, writer, topic, out)
+        code, body = await request(worker, "POST", "/connectors", {"name": "src", "config": {
+            "connector.class": "FileStreamSource", "file": str(source_file), "topic": topic, **STRINGS,
+            "topic.creation.default.replication.factor": "3", "topic.creation.default.partitions": "1"}})
+        assert code == 201, body
+        code, body = await request(worker, "POST", "/connectors", {"name": "snk", "config": {
+            "connector.class": "FileStreamSink", "file": str(out), "topics": topic, **STRINGS}})
+        assert code == 201, body
+        writer.task = asyncio.create_task(writer.run())
+        try:
+            await eventually(lambda: len(flow.delivered()) >= 50, timeout=60,
+                             what="the first lines through the pipeline")
+            yield flow
+        finally:
+            writer.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await writer.task
+
+
+async def nothing_lost(flow: Pipeline) -> None:
+    """With the writer stopped: the source commits everything written, the topic holds every line
+    its committed offset covers, and the sink wrote each of them at least once."""
+    assert flow.writer.task is not None
+    flow.writer.task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await flow.writer.task
+    size = flow.writer.path.stat().st_size
+
+    async def all_committed() -> bool:
+        return await flow.committed_position() == size
+
+    await poll_until(all_committed, timeout=PROGRESS_TIMEOUT_S, interval=0.5,
+                     what="the source's offset committed at the end of the file")
+    written = flow.writer.lines()  # the committed position is the file's end: every line is covered
+    on_topic = await topic_values(flow.kafka, flow.topic)
+    assert [line for line in written if line not in set(on_topic)] == [], "lines lost on the topic"
+
+    async def all_delivered() -> bool:
+        return set(written) <= set(flow.delivered())
+
+    await poll_until(all_delivered, timeout=PROGRESS_TIMEOUT_S, interval=0.5, what="the sink wrote every line")
+    assert await flow.states() == {"src": ["RUNNING", "RUNNING"], "snk": ["RUNNING", "RUNNING"]}
+    assert flow.worker.alive, "the worker process itself carried on"
+
+
+async def survive_the_loss_of(flow: Pipeline, topic: str) -> dict[str, Any]:
+    """Kill -9 the leader of ``topic``'s partition 0 under load, let the pipeline carry on with two
+    nodes, start the node again, and check progress after each step."""
+    victim = await leader_of(flow.kafka, topic)
+    flow.kafka.node(victim).kill()
+    await flow.progress(f"progress with node {victim} (leader of {topic}) dead")
+    new_leader = await leader_of(flow.kafka, topic)
+    await asyncio.to_thread(flow.kafka.start_node, victim)
+    await flow.progress(f"progress after node {victim} came back")
+    return {"killed": victim, "new_leader": new_leader}
+
+
+async def test_killing_the_leader_of_the_data_partition_loses_nothing(three_nodes: ApacheKafka,
+                                                                      tmp_path: Path) -> None:
+    async with pipeline(three_nodes, tmp_path) as flow:
+        assert await replication_factor(three_nodes, flow.topic) == 3  # KIP-158 topic creation
+        for store in ("config", "offset", "status"):
+            assert await replication_factor(three_nodes, flow.cluster.topics[f"{store}.storage.topic"]) == 3
+        moved = await survive_the_loss_of(flow, flow.topic)
+        assert moved["new_leader"] != moved["killed"]
+        await nothing_lost(flow)
+
+
+async def test_killing_the_leader_of_the_config_topic_loses_nothing(three_nodes: ApacheKafka,
+                                                                    tmp_path: Path) -> None:
+    async with pipeline(three_nodes, tmp_path) as flow:
+        config_topic = flow.cluster.topics["config.storage.topic"]
+        victim = await leader_of(three_nodes, config_topic)
+        three_nodes.node(victim).kill()
+        # the config topic is written while its old leader is dead: a pause and a resume go through
+        code, body = await request(flow.worker, "PUT", "/connectors/snk/pause", timeout=PROGRESS_TIMEOUT_S)
+        assert code == 202, body
+
+        async def paused() -> bool:
+            return (await flow.states())["snk"] == ["PAUSED", "PAUSED"]
+
+        await poll_until(paused, timeout=PROGRESS_TIMEOUT_S, what="the sink paused with its config leader dead")
+        code, body = await request(flow.worker, "PUT", "/connectors/snk/resume", timeout=PROGRESS_TIMEOUT_S)
+        assert code == 202, body
+        await flow.progress(f"progress with node {victim} (leader of the config topic) dead")
+        await asyncio.to_thread(three_nodes.start_node, victim)
+        await flow.progress(f"progress after node {victim} came back")
+        await nothing_lost(flow)
