@@ -47,8 +47,8 @@ bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spar
 	$(BIN)/python bench/spark_sink.py --append BENCHMARKS.md
 	$(BIN)/python bench/distributed.py --append BENCHMARKS.md
 	$(BIN)/python bench/java_connect.py --part data --append BENCHMARKS.md
-	$(BIN)/python bench/java_connect.py --part rest --connectors 300 --append BENCHMARKS.md
-	$(BIN)/python bench/java_connect.py --part cluster --connectors 100 --append BENCHMARKS.md
+	$(BIN)/python bench/java_connect.py --part rest --connectors 100 --no-profile --append BENCHMARKS.md
+	$(BIN)/python bench/java_connect.py --part cluster --connectors 60 --samples 10 --append BENCHMARKS.md
 	$(BIN)/python bench/postgres_cdc.py --append BENCHMARKS.md
 	$(BIN)/python bench/rabbitmq_sink.py --append BENCHMARKS.md
 	$(BIN)/python bench/metrics_cost.py --append BENCHMARKS.md
