@@ -1,6 +1,7 @@
 """Connectors for the data-plane benchmark (bench/data_plane.py).
 
-The source task hands out pre-built ``SourceRecord`` batches, then parks; the sink task counts
+The source task hands out pre-built ``SourceRecord`` batches (or, ``BuildingSourceConnector``, builds
+each batch of 1,000 in ``poll()`` as a real connector does), then parks; the sink task counts
 what ``put`` receives and marks the moment the last expected record arrived. Both are async, so
 the measure is the engine's loops, not thread hops. Each run is keyed by ``bench.run`` in the
 connector config, looked up in ``RUNS``.
@@ -24,6 +25,8 @@ from engine.api import (
     TopicPartition,
 )
 
+BATCH = 1000  # records a building source task makes per poll
+
 
 @dataclass
 class Run:
@@ -38,6 +41,7 @@ class Run:
     assigned: asyncio.Event = field(default_factory=asyncio.Event)
     done: asyncio.Event = field(default_factory=asyncio.Event)
     opened: set[TopicPartition] = field(default_factory=set)
+    build_topic: str | None = None  # set: the source builds its records in poll() (100-byte values)
 
     @property
     def seconds(self) -> float:
@@ -66,6 +70,38 @@ class BenchSourceTask(SourceTask):
         batch = self.batches[self.next]
         self.next += 1
         return batch
+
+    async def stop(self, connector_deleted: bool = False) -> None:
+        return None
+
+
+class BuildingSourceTask(SourceTask):
+    """Builds each batch of 100-byte records in ``poll()``, as a real connector does; task ``i`` of
+    ``n`` builds batches ``i``, ``i + n``, ... of the run's ``expected`` records."""
+
+    async def start(self, props: dict[str, str]) -> None:
+        self.run = RUNS[props["bench.run"]]
+        self.batch = int(props.get("bench.task", "0"))
+        self.step = int(props.get("bench.tasks", "1"))
+        self.partition = {"bench": "data-plane"}
+        assert self.run.build_topic is not None
+        self.topic: str = self.run.build_topic
+
+    async def poll(self) -> list[SourceRecord] | None:
+        run = self.run
+        first = self.batch * BATCH
+        if first >= run.expected:
+            await asyncio.get_running_loop().create_future()  # all built: park until stop cancels
+        if not run.started:
+            run.started = time.perf_counter()
+        self.batch += self.step
+        topic, partition = self.topic, self.partition
+        return [
+            SourceRecord(
+                topic=topic, value=(b"%010d" % i) * 10, source_partition=partition, source_offset={"i": i}
+            )
+            for i in range(first, min(first + BATCH, run.expected))
+        ]
 
     async def stop(self, connector_deleted: bool = False) -> None:
         return None
@@ -117,5 +153,10 @@ class BenchSinkConnector(FanOutConnector, SinkConnector):
     task = BenchSinkTask
 
 
+class BuildingSourceConnector(FanOutConnector, SourceConnector):
+    task = BuildingSourceTask
+
+
 SOURCE = f"{__name__}.BenchSourceConnector"
 SINK = f"{__name__}.BenchSinkConnector"
+BUILDING_SOURCE = f"{__name__}.BuildingSourceConnector"

@@ -22,13 +22,17 @@ A fresh topic per measurement; median of 3, engine and baseline alternating.
 
 Targets: broker bytes and schema-less JSON >= 0.8x their baseline; in-process bytes >= 0.6x.
 
-    python bench/data_plane.py [--records N] [--broker-records N] [--append BENCHMARKS.md]
+Also ``bytes-poll``: the source task builds its 1,000 records in ``poll()`` (issue 29), beside the
+pre-built ``bytes``. Brokers: noida and Apache Kafka 4.1 (``--brokers``).
+
+    python bench/data_plane.py [--records N] [--broker-records N] [--brokers noida,kafka] [--append BENCHMARKS.md]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import platform
@@ -36,7 +40,7 @@ import statistics
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,12 +52,14 @@ import orjson  # noqa: E402
 import structlog  # noqa: E402
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer  # noqa: E402
 
-from bench.data_connectors import RUNS, SINK, SOURCE, Run  # noqa: E402
+from bench.data_connectors import BUILDING_SOURCE, RUNS, SINK, SOURCE, Run  # noqa: E402
 from bench.report import append_to  # noqa: E402
+from bench.runtimes import BENCH_JVM, BENCH_JVM_TEXT  # noqa: E402
 from engine import Engine  # noqa: E402
 from engine.api import SourceRecord  # noqa: E402
 from engine.converters.json_converter import JsonConverter  # noqa: E402
 from engine.data import Schema, SchemaBuilder, Struct  # noqa: E402
+from engine.testing.kafka import apache_kafka  # noqa: E402
 from engine.topics.memory import MemoryTopics  # noqa: E402
 from tests.integration.brokers import running_broker  # noqa: E402
 
@@ -103,6 +109,7 @@ class Scenario:
     tasks: int = 1
     sink_extra: dict[str, str] = field(default_factory=dict)
     target: float | None = None
+    build: bool = False  # the source task builds its records in poll() instead of handing out pre-built ones
 
 
 MEMORY_SCENARIOS = [
@@ -111,6 +118,14 @@ MEMORY_SCENARIOS = [
 ]
 BROKER_SCENARIOS = [
     Scenario("bytes", "byte pass-through (100 B)", "bytes", "raw aiokafka", target=0.8),
+    Scenario(
+        "bytes-poll",
+        "byte pass-through (100 B), records built in `poll()`",
+        "bytes",
+        "raw aiokafka",
+        target=0.9,
+        build=True,
+    ),
     Scenario("json", "schema-less JSON", "json", "raw aiokafka + orjson both ways", target=0.8),
     Scenario(
         "schema", "JSON with schemas (Struct)", "schema", "raw aiokafka + orjson both ways (same envelope)"
@@ -187,15 +202,19 @@ async def engine_run(engine: Engine, scenario: Scenario, data: Payload) -> float
     name = _name()
     topic = f"bench-{name}"
     await engine.topics.create_topic(topic, scenario.partitions)
-    run = RUNS[name] = Run(batches(topic, data), len(data.values), partitions=scenario.partitions)
+    if scenario.build:
+        run = RUNS[name] = Run([], len(data.values), partitions=scenario.partitions, build_topic=topic)
+    else:
+        run = RUNS[name] = Run(batches(topic, data), len(data.values), partitions=scenario.partitions)
     config = {"bench.run": name, "tasks.max": str(scenario.tasks), **CONVERTERS[scenario.payload]}
+    source = BUILDING_SOURCE if scenario.build else SOURCE
     try:
         await engine.create_connector(
             f"sink-{name}", {"connector.class": SINK, "topics": topic, **config, **scenario.sink_extra}
         )
         async with asyncio.timeout(RUN_TIMEOUT_S):
             await run.assigned.wait()  # the sink owns every partition before anything is sent
-        await engine.create_connector(f"source-{name}", {"connector.class": SOURCE, **config})
+        await engine.create_connector(f"source-{name}", {"connector.class": source, **config})
         async with asyncio.timeout(RUN_TIMEOUT_S):
             await run.done.wait()
     finally:
@@ -363,12 +382,26 @@ async def in_process(n: int, only: set[str] | None) -> list[dict[str, Any]]:
     return rows
 
 
-async def on_broker(n: int, only: set[str] | None) -> list[dict[str, Any]]:
+BROKERS = {"noida": "noida", "kafka": "Apache Kafka 4.1"}
+
+
+@contextlib.contextmanager
+def broker_at(name: str) -> Iterator[str]:
+    """The bootstrap address of a started broker: noida, or Apache Kafka 4.1 (one KRaft node, JIT JVM)."""
+    if name == "kafka":
+        with apache_kafka("4.1", jvm_options=BENCH_JVM) as kafka:
+            yield kafka.bootstrap_servers()
+    else:
+        with running_broker(name) as broker:
+            yield broker.bootstrap
+
+
+async def on_broker(name: str, n: int, only: set[str] | None) -> list[dict[str, Any]]:
     rows = []
-    with running_broker("noida") as broker:
+    with broker_at(name) as bootstrap:
         worker = {
             **WORKER,
-            "bootstrap.servers": broker.bootstrap,
+            "bootstrap.servers": bootstrap,
             "config.storage.topic": f"bench-configs-{_name()}",
             "consumer.session.timeout.ms": "6000",
         }
@@ -379,11 +412,11 @@ async def on_broker(n: int, only: set[str] | None) -> list[dict[str, Any]]:
                 data = payload(scenario.payload, n)
                 rows.append(
                     await measure(
-                        "broker",
+                        BROKERS[name],
                         scenario,
                         n,
                         lambda s=scenario, d=data: engine_run(engine, s, d),
-                        lambda s=scenario, d=data: kafka_baseline(engine, broker.bootstrap, s, d),
+                        lambda s=scenario, d=data: kafka_baseline(engine, bootstrap, s, d),
                     )
                 )
     return rows
@@ -397,16 +430,21 @@ def markdown(rows: list[dict[str, Any]], command: str, n_memory: int, n_broker: 
         f"{platform.machine()}, {os.cpu_count()} cores, 1-min load average {load:.1f} at start, "
         f"run {time.strftime('%Y-%m-%d')}).",
         "",
+        "**Taken under load** where the load average is high: the machine is shared with other agents; the "
+        "ratios are same-run.",
+        "",
         f"N = {n_memory:,} records in process, {n_broker:,} through the broker; one fresh topic per measurement; "
         f"median of {REPEATS} (engine and baseline alternating). The source tasks return pre-built batches of "
-        f"{BATCH} `SourceRecord`s; the sink tasks count `put`. Engine clock: first `poll` -> last record in "
+        f"{BATCH} `SourceRecord`s, except `bytes-poll`, whose one source task builds its {BATCH} records in "
+        "`poll()` (100-byte values made there, as a real connector does); the sink tasks count `put`. Engine clock: first `poll` -> last record in "
         "`put`. Baseline clock: first send -> last record read. Sink tasks and baseline consumers own every "
         "partition before the clock starts.",
         "",
         "- in-process: engine on `MemoryTopics`; baseline = a bare loop over the same in-process log "
         "(`producer().send` per value, awaiting the futures, then a group consumer's `getmany` until all N are "
         "read).",
-        "- broker: noida on 127.0.0.1; engine on Kafka topics; baseline = raw aiokafka "
+        "- noida / Apache Kafka 4.1: a broker on 127.0.0.1 (noida; or one KRaft node from Apache Kafka's Maven "
+        f"jars on a {BENCH_JVM_TEXT}); engine on Kafka topics; baseline = raw aiokafka "
         '(`AIOKafkaProducer(acks="all", enable_idempotence=False)`, send all without awaiting each, flush; '
         "`AIOKafkaConsumer` group members, `getmany` until all N are read).",
         f"- `consumer.max.poll.records={MAX_POLL}` in the engine's worker config (Kafka's default is 500) and "
@@ -446,10 +484,12 @@ def quiet() -> None:
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
 
 
-async def run(n_memory: int, n_broker: int, broker: bool, only: set[str] | None) -> list[dict[str, Any]]:
-    rows = await in_process(n_memory, only)
-    if broker:
-        rows += await on_broker(n_broker, only)
+async def run(
+    n_memory: int, n_broker: int, brokers: list[str], only: set[str] | None
+) -> list[dict[str, Any]]:
+    rows = await in_process(n_memory, only) if not only or only & {s.key for s in MEMORY_SCENARIOS} else []
+    for name in brokers:
+        rows += await on_broker(name, n_broker, only)
     return rows
 
 
@@ -461,15 +501,19 @@ def main() -> None:
     parser.add_argument("--broker-records", type=int, default=50_000, help="records per broker measurement")
     parser.add_argument("--no-broker", action="store_true", help="in-process scenarios only")
     parser.add_argument(
+        "--brokers",
+        default="noida,kafka",
+        help="comma-separated brokers: noida, kafka (Apache Kafka 4.1 from Maven jars)",
+    )
+    parser.add_argument(
         "--only", action="append", help="run only these scenarios (bytes, json, schema, smt, 4x4)"
     )
     parser.add_argument("--append", metavar="FILE", help="append the markdown section to FILE")
     args = parser.parse_args()
     quiet()
     load = os.getloadavg()[0]
-    rows = asyncio.run(
-        run(args.records, args.broker_records, not args.no_broker, set(args.only or ()) or None)
-    )
+    brokers = [] if args.no_broker else [b for b in args.brokers.split(",") if b]
+    rows = asyncio.run(run(args.records, args.broker_records, brokers, set(args.only or ()) or None))
     command = "python bench/data_plane.py " + " ".join(sys.argv[1:])
     report = markdown(rows, command.strip(), args.records, args.broker_records, load)
     print(report)
