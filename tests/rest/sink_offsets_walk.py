@@ -3,7 +3,7 @@
 GET must show what the sink committed; PATCH (stopped) must rewind it so records are delivered
 again; DELETE must reset it so everything is delivered again from the start. Shared by the
 in-process and the Kafka variants; on Kafka, ``group_offsets`` reads the sink's consumer group
-(``connect-writer``) from the broker itself, which must agree with each answer.
+(``connect-writer-<suffix>``) from the broker itself, which must agree with each answer.
 """
 
 from __future__ import annotations
@@ -54,7 +54,10 @@ async def walk_sink_offsets(
 ) -> None:
     source_file, out = tmp_path / "in.txt", tmp_path / "out.txt"
     source_file.write_text("".join(line + "\n" for line in LINES))
-    topic = f"lines-{uuid.uuid4().hex[:8]}"
+    suffix = uuid.uuid4().hex[:8]
+    # names (and so the sink's group) of their own: tests share a broker, and a group another test's
+    # worker left a member in (killed, or not yet expired) would not be empty when it is altered
+    topic, reader, writer = f"lines-{suffix}", f"reader-{suffix}", f"writer-{suffix}"
     worker = await start(tmp_path, extra)
     try:
         code, _ = await call(
@@ -62,7 +65,7 @@ async def walk_sink_offsets(
             "POST",
             "/connectors",
             {
-                "name": "reader",
+                "name": reader,
                 "config": {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic},
             },
         )
@@ -72,7 +75,7 @@ async def walk_sink_offsets(
             "POST",
             "/connectors",
             {
-                "name": "writer",
+                "name": writer,
                 "config": {"connector.class": "FileStreamSink", "file": str(out), "topics": topic},
             },
         )
@@ -81,7 +84,7 @@ async def walk_sink_offsets(
         partition = {"kafka_topic": topic, "kafka_partition": 0}
 
         async def committed() -> list[Any] | None:
-            _, body = await call(worker, "GET", "/connectors/writer/offsets")
+            _, body = await call(worker, "GET", f"/connectors/{writer}/offsets")
             return (
                 body["offsets"]
                 if body["offsets"] and body["offsets"][0]["offset"]["kafka_offset"] == 5
@@ -92,14 +95,14 @@ async def walk_sink_offsets(
             {"partition": partition, "offset": {"kafka_offset": 5}}
         ]
         if group_offsets is not None:
-            assert await group_offsets("connect-writer") == {(topic, 0): 5}
+            assert await group_offsets(f"connect-{writer}") == {(topic, 0): 5}
 
-        code, _ = await call(worker, "PUT", "/connectors/writer/stop")
+        code, _ = await call(worker, "PUT", f"/connectors/{writer}/stop")
         assert code == 204
         code, body = await call(
             worker,
             "PATCH",
-            "/connectors/writer/offsets",
+            f"/connectors/{writer}/offsets",
             {"offsets": [{"partition": partition, "offset": {"kafka_offset": 2}}]},
         )
         # the FileStream sink's alter_offsets says yes, as Java's does: the short message
@@ -107,26 +110,26 @@ async def walk_sink_offsets(
             200,
             "The offsets for this connector have been altered successfully",
         )
-        _, body = await call(worker, "GET", "/connectors/writer/offsets")
+        _, body = await call(worker, "GET", f"/connectors/{writer}/offsets")
         assert body["offsets"] == [{"partition": partition, "offset": {"kafka_offset": 2}}]
         if group_offsets is not None:  # the PATCH wrote the group's offset on the broker
-            assert await group_offsets("connect-writer") == {(topic, 0): 2}
-        code, _ = await call(worker, "PUT", "/connectors/writer/resume")
+            assert await group_offsets(f"connect-{writer}") == {(topic, 0): 2}
+        code, _ = await call(worker, "PUT", f"/connectors/{writer}/resume")
         assert code == 202
         await eventually(
             lambda: delivered(out) == LINES + LINES[2:], timeout=30, message="a rewind re-delivers"
         )
 
-        code, _ = await call(worker, "PUT", "/connectors/writer/stop")
+        code, _ = await call(worker, "PUT", f"/connectors/{writer}/stop")
         await asyncio.sleep(0.5)
-        code, body = await call(worker, "DELETE", "/connectors/writer/offsets")
+        code, body = await call(worker, "DELETE", f"/connectors/{writer}/offsets")
         assert code == 200, body
         assert "reset successfully" in body["message"]
-        _, body = await call(worker, "GET", "/connectors/writer/offsets")
+        _, body = await call(worker, "GET", f"/connectors/{writer}/offsets")
         assert body["offsets"] == []
         if group_offsets is not None:  # the DELETE deleted the group on the broker, as Connect does
-            assert await group_offsets("connect-writer") == {}
-        await call(worker, "PUT", "/connectors/writer/resume")
+            assert await group_offsets(f"connect-{writer}") == {}
+        await call(worker, "PUT", f"/connectors/{writer}/resume")
         await eventually(
             lambda: delivered(out) == LINES + LINES[2:] + LINES,
             timeout=30,

@@ -41,6 +41,7 @@ async def test_a_log_that_lost_records_is_read_again_from_its_start(
     else:
         engine = Engine({"offset.flush.interval.ms": "100"}, topics=MemoryTopics())
     topic = f"lines-{uuid.uuid4().hex[:8]}"
+    writer = f"writer-{topic}"  # a group of its own on the shared broker
     async with engine:
         topics = engine.topics
         await topics.create_topic(topic)
@@ -49,7 +50,7 @@ async def test_a_log_that_lost_records_is_read_again_from_its_start(
             await producer.send(topic, None, f"old-{n}".encode())
         await producer.flush()
         await engine.create_connector(
-            "writer",
+            writer,
             {
                 "connector.class": "FileStreamSink",
                 "file": str(out),
@@ -60,14 +61,14 @@ async def test_a_log_that_lost_records_is_read_again_from_its_start(
         await eventually(lambda: len(lines(out)) == 5, timeout=10, message="the first five delivered")
         # the committed position ends up past the log end (what a broker that lost records leaves;
         # here set through KIP-875 while the sink is stopped)
-        await engine.stop_connector("writer")
-        await engine.wait_for_state("writer", "STOPPED")
+        await engine.stop_connector(writer)
+        await engine.wait_for_state(writer, "STOPPED")
         await engine.alter_connector_offsets(
-            "writer",
+            writer,
             [{"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 9}}],
         )
         with structlog.testing.capture_logs() as logged:
-            await engine.resume_connector("writer")
+            await engine.resume_connector(writer)
             if topics_on == "memory":
                 await eventually(
                     lambda: any(e["event"] == "task.offset_beyond_log_end" for e in logged),
