@@ -76,6 +76,7 @@ async def broker_group_offsets(broker: Broker, group: str) -> dict[tuple[str, in
     return {(tp.topic, tp.partition): meta.offset for tp, meta in listed.items() if meta.offset >= 0}
 
 
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("name", ["kafka", "kafka-3.9"])
 async def test_sink_offsets_are_listed_rewound_and_reset_on_a_broker(
     name: str, request: pytest.FixtureRequest, tmp_path: Path
