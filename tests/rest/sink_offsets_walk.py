@@ -9,6 +9,7 @@ in-process and the Kafka variants; on Kafka, ``group_offsets`` reads the sink's 
 from __future__ import annotations
 
 import asyncio
+import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -136,6 +137,10 @@ async def walk_sink_offsets(
             timeout=30,
             message="a reset re-delivers from the start (auto.offset.reset=earliest)",
         )
+    except BaseException:
+        # pytest shows captured stderr with the failure: the worker's own account of it
+        sys.stderr.write("\n".join(worker.log) + "\n")
+        raise
     finally:
         if worker.process.returncode is None:
             worker.process.kill()

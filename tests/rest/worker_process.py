@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import signal
 import sys
 from pathlib import Path
@@ -12,10 +13,32 @@ import aiohttp
 READY_TIMEOUT_S = 20
 
 
+LOG_LINES_KEPT = 2000
+
+
 class Worker:
+    """A worker process whose stderr is read for as long as it runs.
+
+    An unread pipe fills (64 KiB on Linux) and the worker's next log line then blocks its whole
+    event loop: a worker that logs a little more than usual would stop delivering mid-test.
+    """
+
     def __init__(self, process: asyncio.subprocess.Process, url: str) -> None:
         self.process = process
         self.url = url
+        self.log: collections.deque[str] = collections.deque(maxlen=LOG_LINES_KEPT)
+        self.log_bytes = 0
+        self._drain = asyncio.create_task(self._read_stderr())
+
+    async def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        pending = b""
+        while chunk := await self.process.stderr.read(65536):
+            self.log_bytes += len(chunk)
+            *lines, pending = (pending + chunk).split(b"\n")
+            self.log.extend(line.decode(errors="replace") for line in lines)
+        if pending:
+            self.log.append(pending.decode(errors="replace"))
 
     async def get(self, path: str) -> tuple[int, object]:
         async with aiohttp.ClientSession() as session, session.get(self.url + path) as response:

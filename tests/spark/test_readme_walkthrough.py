@@ -37,10 +37,13 @@ def walkthrough_commands() -> list[list[str]]:
     return [[part.strip("'") for part in command] for command in commands]
 
 
-def _start(workdir: Path, port: int) -> subprocess.Popen[str]:
+def _start(workdir: Path, port: int, log: Path) -> subprocess.Popen[str]:
+    """Start the demo with its stderr in ``log``: a pipe nobody reads until the end would fill and
+    block the demo once it (or Spark's JVM, which shares the stream) logs 64 KiB."""
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
     args = [sys.executable, "-m", "engine.cli", "pipeline", "--dir", str(workdir), "--port", str(port)]
-    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    with log.open("w") as stderr:
+        return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=env)
 
 
 def _wait(condition: object, timeout: float, what: str) -> None:
@@ -56,7 +59,8 @@ def _wait(condition: object, timeout: float, what: str) -> None:
 def test_the_readme_walkthrough_then_a_second_run_loses_no_row(tmp_path: Path) -> None:
     port = _free_port()
     output, db = tmp_path / "parquet", tmp_path / "shop.db"
-    first = _start(tmp_path, port)
+    first_log, second_log = tmp_path / "first.log", tmp_path / "second.log"
+    first = _start(tmp_path, port, first_log)
     try:
         _wait(lambda: parquet_rows(output) > 0, 240, "a first Parquet commit")
         for command in walkthrough_commands():
@@ -72,18 +76,19 @@ def test_the_readme_walkthrough_then_a_second_run_loses_no_row(tmp_path: Path) -
             time.sleep(1)
     finally:
         first.send_signal(signal.SIGINT)  # Ctrl-C
-        _, stderr = first.communicate(timeout=120)
-    assert first.returncode == 0, stderr[-3000:]
+        first.wait(timeout=120)
+    assert first.returncode == 0, first_log.read_text()[-3000:]
     delivered = parquet_rows(output)
 
-    second = _start(tmp_path, _free_port())
+    second = _start(tmp_path, _free_port(), second_log)
     try:
         # the re-created pair captures and delivers the second run's orders (not stuck after the
         # delete); waited for, not timed, so a loaded machine's slow Spark start cannot fail it
         _wait(lambda: parquet_rows(output) >= delivered + 20, 300, "20 more rows after the re-create")
     finally:
         second.send_signal(signal.SIGINT)
-        _, stderr = second.communicate(timeout=120)
+        second.wait(timeout=120)
+    stderr = second_log.read_text()
     assert second.returncode == 0, stderr[-3000:]
     assert "offset_beyond_table" not in stderr
     assert parquet_rows(output) <= count_orders(db)
