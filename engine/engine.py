@@ -11,13 +11,14 @@ import json
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 import structlog
 
 from engine import offsets_admin
-from engine.api._invoke import CALLBACK_TIMER
+from engine.api._invoke import CALLBACK_TIMER, TASK_THREADS
 from engine.api.connector import Connector
 from engine.config.worker import WorkerConfig
 from engine.configlog.base import ConfigLog
@@ -278,6 +279,11 @@ class Engine:
 
     async def _run(self, ready: asyncio.Future[None]) -> None:
         CALLBACK_TIMER.set(self.metrics.callback)  # this task's context: every unit and runner inherits it
+        # tasks' synchronous poll()/put() get threads of their own, apart from the lifecycle calls'
+        task_threads = ThreadPoolExecutor(
+            self.data_settings.task_threads_max, thread_name_prefix="connect-task"
+        )
+        TASK_THREADS.set(task_threads)
         if self.cluster is not None:  # every log line, and every callback's thread, knows which worker it is
             structlog.contextvars.bind_contextvars(worker=self.worker.worker_id)
         try:
@@ -319,6 +325,8 @@ class Engine:
                     member.cancel()
                 reader.cancel()
         finally:
+            # a poll() still running was abandoned with its task: its thread is not waited for
+            task_threads.shutdown(wait=False, cancel_futures=True)
             await self.spark.shutdown()  # after every task stopped: no job outlives its task
             await self.topics.close()
             await self._log.close()

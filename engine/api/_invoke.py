@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+import threading
 from collections.abc import Callable
+from concurrent.futures import Executor
 from contextlib import suppress
 from contextvars import ContextVar
 from functools import cache, partial
@@ -19,6 +21,12 @@ from engine.api._inline import INLINE_ATTRIBUTE
 # ``engine.observability.metrics`` reads it; it lives here so the API imports no runtime.
 CALLBACK_TIMER: ContextVar[Callable[[str, float], None] | None] = ContextVar("callback_timer", default=None)
 
+# Where tasks' synchronous data-plane calls (``poll``, ``put``, ``pre_commit``, ``commit``) run: the
+# engine points it at a pool of its own, so tasks that block or sleep in ``poll()`` (most synchronous
+# sources do when idle) never hold the threads that start, stop and reconfigure connectors, which
+# stay on the loop's default executor. None: the default executor (a task run outside an engine).
+TASK_THREADS: ContextVar[Executor | None] = ContextVar("task_threads", default=None)
+
 
 async def invoke(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Await ``fn(*args)``: coroutines on the loop, sync code in a worker thread.
@@ -27,6 +35,18 @@ async def invoke(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     returns an awaitable gets it awaited, so wrappers and lambdas around coroutines work too.
     The duration goes to the engine's metrics (``CALLBACK_TIMER``), raising or not.
     """
+    return await _invoke(None, fn, args, kwargs)
+
+
+async def invoke_task_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``invoke`` for a task's data-plane calls: sync code runs on the engine's task threads
+    (``TASK_THREADS``), apart from the lifecycle calls."""
+    return await _invoke(TASK_THREADS.get(), fn, args, kwargs)
+
+
+async def _invoke(
+    executor: Executor | None, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
     timer = CALLBACK_TIMER.get()
     started = perf_counter()
     try:
@@ -35,7 +55,7 @@ async def invoke(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         if getattr(fn, INLINE_ATTRIBUTE, False):
             result = fn(*args, **kwargs)
         else:
-            result = await _in_thread(fn, *args, **kwargs)
+            result = await in_thread(executor, fn, *args, **kwargs)
         if inspect.isawaitable(result):
             return await result
         return result
@@ -56,19 +76,54 @@ def left_running(task: asyncio.Task[Any]) -> asyncio.Future[BaseException | None
     return _LEFT_RUNNING.get(task)
 
 
-async def _in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """``asyncio.to_thread``, except that a caller cancelled mid-call can still learn when the thread
-    returns (``left_running``). The common path adds no loop callback: the thread only reports back
-    once somebody is watching."""
+class ThreadCall:
+    """A sync call handed to a thread pool that can be dropped while it still waits for a thread.
+
+    A thread cannot be cancelled, but a call no thread has taken yet can: ``drop()`` makes sure it
+    never runs. ``future`` is the call's outcome on the loop (None once dropped).
+    """
+
+    __slots__ = ("_claim", "_dropped", "_started", "future")
+
+    def __init__(self, executor: Executor | None, call: Callable[[], Any]) -> None:
+        self._claim = threading.Lock()
+        self._started = self._dropped = False
+        self.future: asyncio.Future[Any] = asyncio.get_running_loop().run_in_executor(
+            executor, self._run, call
+        )
+
+    def _run(self, call: Callable[[], Any]) -> Any:
+        with self._claim:
+            if self._dropped:
+                return None
+            self._started = True
+        return call()
+
+    def drop(self) -> bool:
+        """True if the call had not started and now never will; False if a thread runs (or ran) it."""
+        with self._claim:
+            if self._started:
+                return False
+            self._dropped = True
+        self.future.cancel()  # frees its place in the pool's queue
+        return True
+
+
+async def in_thread(executor: Executor | None, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``asyncio.to_thread`` on ``executor`` (None: the loop's default), except that a caller
+    cancelled mid-call can still learn when the thread returns (``left_running``), and a caller
+    cancelled while the call still waits for a thread drops it (it never runs: a pool busy with
+    sleeping ``poll()`` calls must not keep a stop waiting its turn). The common path adds no loop
+    callback: the thread only reports back once somebody is watching."""
     loop = asyncio.get_running_loop()
-    call = partial(contextvars.copy_context().run, fn, *args, **kwargs)
+    user_call = partial(contextvars.copy_context().run, fn, *args, **kwargs)
     watchers: list[asyncio.Future[BaseException | None]] = []
     outcome: list[BaseException | None] = []  # set once the call returned (GIL: append is atomic)
 
     def run() -> Any:
         error: BaseException | None = None
         try:
-            return call()
+            return user_call()
         except BaseException as exc:
             error = exc
             raise
@@ -78,9 +133,12 @@ async def _in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
                 with suppress(RuntimeError):  # the loop closed meanwhile: nobody is left to tell
                     loop.call_soon_threadsafe(_settle, watchers[0], error)
 
+    call = ThreadCall(executor, run)
     try:
-        return await loop.run_in_executor(None, run)
+        return await call.future
     except asyncio.CancelledError:
+        if call.drop():
+            raise
         task = asyncio.current_task()
         if task is not None:
             ended: asyncio.Future[BaseException | None] = loop.create_future()

@@ -286,6 +286,12 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
         "connector.deleted.retry.backoff.ms", "10000", "a failed deleted() is retried this often", LIFECYCLE
     ),
     WorkerKey("connector.deleted.max.retries", "10", "... this many times, then given up", LIFECYCLE),
+    WorkerKey(
+        "task.threads.max",
+        "1024",
+        "threads for synchronous tasks' poll()/put() (ours: Java gives each task one)",
+        LIFECYCLE,
+    ),
     # data plane
     WorkerKey(
         "offset.flush.interval.ms", "60000", "how often source offsets and sink commits are made", DATA

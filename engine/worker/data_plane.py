@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.config.kafka_clients import NO_SETTINGS, OVERRIDE_PREFIXES, KafkaClients, Role
+from engine.config.worker import int_setting
 from engine.errors import ConfigError
 from engine.observability.connect_metrics import ConnectMetrics, Kind, TaskCounters
 from engine.spark.supervisor import SparkSupervisor
@@ -17,6 +18,10 @@ from engine.topics.base import Producer, Topics
 from engine.topics.errors import TopicsError
 from engine.worker.exactly_once import worker_enabled
 from engine.worker.rate_limit import PacingTimers
+
+# Java Connect gives every task a thread of its own; a pool this size does the same for up to this
+# many synchronous tasks, and bounds the threads (their stacks, their start-up) past that
+TASK_THREADS_MAX = 1024
 
 DATA_PLANE_DEFAULTS: dict[str, str] = {
     "offset.flush.interval.ms": "60000",
@@ -53,8 +58,8 @@ def _positive_int(raw: Mapping[str, str], key: str) -> int:
 
 @dataclass(frozen=True, slots=True)
 class DataSettings:
-    """The worker keys the loops read: ``offset.flush.*``, ``topic.tracking.*``, ``consumer.max.poll.records``
-    and ``exactly.once.source.support``."""
+    """The worker keys the loops read: ``offset.flush.*``, ``topic.tracking.*``, ``consumer.max.poll.records``,
+    ``exactly.once.source.support`` and ``task.threads.max``."""
 
     offset_flush_interval_s: float
     offset_flush_timeout_s: float
@@ -62,6 +67,8 @@ class DataSettings:
     topic_tracking_reset: bool
     max_poll_records: int
     exactly_once: bool  # exactly.once.source.support=enabled: source tasks write in transactions
+    # task.threads.max: how many synchronous poll()/put() calls run at once (the engine's task threads)
+    task_threads_max: int
 
     @classmethod
     def parse(cls, raw: Mapping[str, str]) -> DataSettings:
@@ -72,6 +79,7 @@ class DataSettings:
             topic_tracking_reset=_flag(raw, "topic.tracking.allow.reset"),
             max_poll_records=max(1, _positive_int(raw, "consumer.max.poll.records")),
             exactly_once=worker_enabled(raw),
+            task_threads_max=int_setting(raw, "task.threads.max", TASK_THREADS_MAX, minimum=1),
         )
 
 

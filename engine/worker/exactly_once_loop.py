@@ -19,7 +19,7 @@ import structlog
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaConnectionError, KafkaError, SaslAuthenticationFailed
 
-from engine.api._invoke import invoke
+from engine.api._invoke import invoke_task_call
 from engine.api.context import SourceTaskContext
 from engine.api.errors import ConnectException
 from engine.api.exactly_once import TransactionContext
@@ -127,7 +127,7 @@ class ExactlyOnceSourceLoop(SourceLoop):
             await self._commit_transaction()
         await self._process_acks()
         try:
-            await invoke(self.task.commit)
+            await invoke_task_call(self.task.commit)
         except Exception as exc:  # user code: logged and ignored, as in Connect
             log.warning("task.commit_failed", task=self.task_id, error=repr(exc))
 

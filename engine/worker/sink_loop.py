@@ -21,7 +21,7 @@ from typing import Any
 
 import structlog
 
-from engine.api._invoke import invoke
+from engine.api._invoke import invoke_task_call
 from engine.api.context import SinkTaskContext
 from engine.api.errors import ConnectException, RetriableException
 from engine.api.records import Header, SinkRecord
@@ -288,7 +288,7 @@ class SinkLoop(TaskLoop):
         elif self.context.paused:
             consumer.pause([_own(tp) for tp in self.context.paused])
         if tps:
-            await invoke(self.task.open, sorted(self.context.assigned))
+            await invoke_task_call(self.task.open, sorted(self.context.assigned))
         self._apply_rewinds()
 
     async def _on_revoke(self, tps: frozenset[TopicPartition]) -> None:
@@ -304,7 +304,7 @@ class SinkLoop(TaskLoop):
 
     async def _close_partitions(self, tps: frozenset[TopicPartition]) -> None:
         try:
-            await invoke(self.task.close, sorted(_api(tp) for tp in tps))
+            await invoke_task_call(self.task.close, sorted(_api(tp) for tp in tps))
         finally:
             for tp in tps:
                 self._current.pop(tp, None)
@@ -571,7 +571,7 @@ class SinkLoop(TaskLoop):
     async def _deliver(self, consumer: Consumer) -> None:
         batch = self._batch
         try:
-            await invoke(self.task.put, list(batch))
+            await invoke_task_call(self.task.put, list(batch))
         except RetriableException as exc:
             log.warning("task.put_retriable", task=self.task_id, error=repr(exc), records=len(batch))
             if not self._redelivering:
@@ -623,7 +623,9 @@ class SinkLoop(TaskLoop):
         if self.errant is not None:
             await self.errant.await_partitions([_api(tp) for tp in current])
         try:
-            returned = await invoke(self.task.pre_commit, {_api(tp): o for tp, o in current.items()})
+            returned = await invoke_task_call(
+                self.task.pre_commit, {_api(tp): o for tp, o in current.items()}
+            )
         except Exception as exc:  # user code: rewind to what was committed, as Connect does
             self._log_pre_commit_failure(exc)
             self.counters.commit(False, time.monotonic() - started)

@@ -15,6 +15,7 @@ Connect), so an async poll must not take records from its source before its last
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import time
 from collections.abc import Awaitable, Callable
@@ -23,7 +24,7 @@ from typing import Any
 
 import structlog
 
-from engine.api._invoke import invoke
+from engine.api._invoke import TASK_THREADS, ThreadCall, in_thread, invoke_task_call
 from engine.api.errors import ConnectException, RetriableException
 from engine.api.records import RecordMetadata, SourceRecord
 from engine.api.task import SourceTask
@@ -169,9 +170,12 @@ class SourceLoop(TaskLoop):
 
     async def _poll(self) -> list[SourceRecord] | None:
         """One ``poll``, parked (idle for ``Engine.settled``); offsets commit on time meanwhile."""
-        work: asyncio.Future[Any] = asyncio.ensure_future(
-            self.task.poll() if self._async_poll else asyncio.to_thread(self.task.poll)
-        )
+        polling: ThreadCall | None = None  # a sync poll, on the engine's task threads
+        if self._async_poll:
+            work: asyncio.Future[Any] = asyncio.ensure_future(self.task.poll())
+        else:
+            polling = ThreadCall(TASK_THREADS.get(), partial(contextvars.copy_context().run, self.task.poll))
+            work = polling.future
         control = self.control
         try:
             while not work.done():
@@ -183,8 +187,10 @@ class SourceLoop(TaskLoop):
                     or control.target is not TargetState.STARTED
                     or self._send_error is not None
                 ):
-                    if self._async_poll:
+                    if polling is None:
                         work.cancel()
+                    elif polling.drop():  # still waiting for a thread: it never runs
+                        return None
                     await asyncio.wait((work,))
         except asyncio.CancelledError:
             work.cancel()
@@ -459,7 +465,7 @@ class SourceLoop(TaskLoop):
         # as Connect, an attempt with nothing to write succeeds too (commit() still runs)
         self.counters.commit(True, time.monotonic() - started)
         try:
-            await invoke(self.task.commit)
+            await invoke_task_call(self.task.commit)
         except Exception as exc:  # user code: logged and ignored, as in Connect
             log.warning("task.commit_failed", task=self.task_id, error=repr(exc))
 
@@ -515,7 +521,7 @@ async def _commit_records(task: SourceTask, calls: list[tuple[SourceRecord, Reco
             except Exception as exc:  # user code
                 log.warning("task.commit_record_failed", error=repr(exc))
 
-    await asyncio.to_thread(run_all)
+    await in_thread(TASK_THREADS.get(), run_all)
 
 
 def _close_awaitable(result: Awaitable[Any]) -> None:
