@@ -87,7 +87,9 @@ async def _baseline(n: int) -> dict[str, Any]:
     }
 
 
-async def _engine(n: int, delete_samples: int) -> dict[str, Any]:
+async def _engine(
+    n: int, delete_samples: int, connector_class: str = "bench.noop.NoopConnector"
+) -> dict[str, Any]:
     import structlog
 
     sys.path.insert(0, str(ROOT))
@@ -95,7 +97,7 @@ async def _engine(n: int, delete_samples: int) -> dict[str, Any]:
     from engine import Engine
 
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-    config = {"connector.class": "bench.noop.NoopConnector", "tasks.max": str(TASKS)}
+    config = {"connector.class": connector_class, "tasks.max": str(TASKS)}
     phases: dict[str, float] = {}
     async with Engine() as engine:
         feed = engine.transitions()
@@ -221,25 +223,61 @@ def _report(results: dict[int, dict[str, dict[str, Any]]], command: str) -> str:
     ]
     for n, r in results.items():
         lines.append(f"| {n} | {r['engine']['delete_p50_ms']:.2f} | {r['engine']['delete_p99_ms']:.2f} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _sync_report(results)) + "\n"
+
+
+def _sync_report(results: dict[int, dict[str, dict[str, Any]]]) -> list[str]:
+    """The same walk with synchronous connectors (``bench.noop.SyncNoopConnector``), as most users
+    write them: every method on a thread, and an idle ``poll()`` sleeping 0.1 s as FileStream's does."""
+    lines = [
+        "",
+        "## Lifecycle: N connectors x 2 tasks, memory log, synchronous connectors",
+        "",
+        "The same walk and baseline (the same bare `transitions` run as above); the connectors' and tasks' methods are",
+        "`def`, so each runs on a thread, and each task's idle `poll()` sleeps 0.1 s (as the FileStream source does",
+        "on an empty file) on the engine's task threads (`task.threads.max`, default 128).",
+        "",
+        "| N | engine s | baseline s | ratio (target <= 2) | engine peak RSS MiB | RSS ratio (target <= 2) "
+        "| create | pause | resume | delete | delete p50 / p99 ms |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for n, r in results.items():
+        e, b = r["engine-sync"], r["baseline"]
+        p = e["phases"]
+        lines.append(
+            f"| {n} | {e['total_s']:.2f} | {b['total_s']:.2f} | {e['total_s'] / b['total_s']:.2f} | "
+            f"{e['peak_rss_mib']:.0f} | {e['peak_rss_mib'] / b['peak_rss_mib']:.2f} | {p['create']:.2f} | "
+            f"{p['pause']:.2f} | {p['resume']:.2f} | {p['delete']:.2f} | "
+            f"{e['delete_p50_ms']:.2f} / {e['delete_p99_ms']:.2f} |"
+        )
+    return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--child", choices=["engine", "baseline"])
+    parser.add_argument("--child", choices=["engine", "engine-sync", "baseline"])
     parser.add_argument("--n", type=int, nargs="*", default=[1000, 10000])
     parser.add_argument("--write", help="write the markdown report to this file")
     args = parser.parse_args()
     if args.child:
         n = args.n[0]
-        result = asyncio.run(_engine(n, DELETE_SAMPLES) if args.child == "engine" else _baseline(n))
+        if args.child == "baseline":
+            result = asyncio.run(_baseline(n))
+        else:
+            kind = "SyncNoopConnector" if args.child == "engine-sync" else "NoopConnector"
+            result = asyncio.run(_engine(n, DELETE_SAMPLES, f"bench.noop.{kind}"))
         print(json.dumps(result))
         return
     results = {}
     for n in args.n:
-        results[n] = {"baseline": _measure("baseline", n), "engine": _measure("engine", n)}
+        results[n] = {
+            "baseline": _measure("baseline", n),
+            "engine": _measure("engine", n),
+            "engine-sync": _measure("engine-sync", n),
+        }
         print(
-            f"N={n}: engine {results[n]['engine']['total_s']:.2f}s baseline {results[n]['baseline']['total_s']:.2f}s",
+            f"N={n}: engine {results[n]['engine']['total_s']:.2f}s, with sync connectors "
+            f"{results[n]['engine-sync']['total_s']:.2f}s; baseline {results[n]['baseline']['total_s']:.2f}s",
             flush=True,
         )
     report = _report(results, "make bench")

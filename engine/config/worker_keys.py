@@ -288,8 +288,8 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
     WorkerKey("connector.deleted.max.retries", "10", "... this many times, then given up", LIFECYCLE),
     WorkerKey(
         "task.threads.max",
-        "1024",
-        "threads for synchronous tasks' poll()/put() (ours: Java gives each task one)",
+        "128",
+        "threads for synchronous tasks' poll()/put() at once (ours: Java gives each task one)",
         LIFECYCLE,
     ),
     # data plane

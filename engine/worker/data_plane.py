@@ -20,8 +20,10 @@ from engine.worker.exactly_once import worker_enabled
 from engine.worker.rate_limit import PacingTimers
 
 # Java Connect gives every task a thread of its own; a pool this size does the same for up to this
-# many synchronous tasks, and bounds the threads (their stacks, their start-up) past that
-TASK_THREADS_MAX = 1024
+# many synchronous tasks at once, and past that they take turns. Not more by default: every thread
+# that wakes from a poll() contends for the GIL with the event loop, and at 1,024 sleeping polls
+# (bench/lifecycle.py --child engine-sync) the loop slowed tenfold (BENCHMARKS.md)
+TASK_THREADS_MAX = 128
 
 DATA_PLANE_DEFAULTS: dict[str, str] = {
     "offset.flush.interval.ms": "60000",
