@@ -437,8 +437,11 @@ def markdown(rows: list[dict[str, Any]], command: str, n_memory: int, n_broker: 
         f"{platform.machine()}, {os.cpu_count()} cores, 1-min load average {load:.1f} at start, "
         f"run {time.strftime('%Y-%m-%d')}).",
         "",
-        "**Taken under load** where the load average is high: the machine is shared with other agents; the "
-        "ratios are same-run.",
+        (
+            "**Taken under load**: the machine is shared with other work; the ratios are same-run."
+            if load > (os.cpu_count() or 1)
+            else "Taken on a quiet machine; the ratios are same-run."
+        ),
         "",
         f"N = {n_memory:,} records in process, {n_broker:,} through the broker; one fresh topic per measurement; "
         f"median of {REPEATS} (engine and baseline alternating). The source tasks return pre-built batches of "
