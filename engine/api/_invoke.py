@@ -80,7 +80,7 @@ class ThreadCall:
     """A sync call handed to a thread pool that can be dropped while it still waits for a thread.
 
     A thread cannot be cancelled, but a call no thread has taken yet can: ``drop()`` makes sure it
-    never runs. ``future`` is the call's outcome on the loop (None once dropped).
+    never runs. ``future`` is the call's outcome on the loop (cancelled once dropped).
     """
 
     __slots__ = ("_claim", "_dropped", "_started", "future")

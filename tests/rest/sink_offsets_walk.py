@@ -83,8 +83,7 @@ async def walk_sink_offsets(
             },
         )
         assert code == 201
-        # late in a long session the shared broker can take a while to hand the new topic to the new group
-        await eventually(lambda: delivered(out) == LINES, timeout=120, message="all lines delivered")
+        await eventually(lambda: delivered(out) == LINES, timeout=60, message="all lines delivered")
         partition = {"kafka_topic": topic, "kafka_partition": 0}
 
         async def committed() -> list[Any] | None:

@@ -27,14 +27,12 @@ class Worker:
         self.process = process
         self.url = url
         self.log: collections.deque[str] = collections.deque(maxlen=LOG_LINES_KEPT)
-        self.log_bytes = 0
         self._drain = asyncio.create_task(self._read_stderr())
 
     async def _read_stderr(self) -> None:
         assert self.process.stderr is not None
         pending = b""
         while chunk := await self.process.stderr.read(65536):
-            self.log_bytes += len(chunk)
             *lines, pending = (pending + chunk).split(b"\n")
             self.log.extend(line.decode(errors="replace") for line in lines)
         if pending:
