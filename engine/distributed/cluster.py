@@ -104,12 +104,13 @@ class Cluster:
     def work_changed(self, offset: int) -> None:
         """A record changed the set of connectors, tasks or cleanups: a rebalance is due.
 
-        The leader asks for it (it plans from what it has read); one rejoin rebalances the whole
-        group, so followers asking too would only add rounds. Without a known leader, anyone asks.
+        Every worker that reads it asks, as each of Connect's does (``DistributedHerder``'s config
+        listener sets ``needsReconfigRebalance`` on leader and followers alike): a round completes
+        once every member has rejoined, and a follower that waited for its next heartbeat to hear of
+        the round held it up by up to ``heartbeat.interval.ms``, twice per new connector.
         """
         self._rebalance_wanted_at = max(self._rebalance_wanted_at, offset)
-        if self.leader is None or self.is_leader:
-            self.member.request_rejoin()
+        self.member.request_rejoin()
 
     async def forward_task_configs(self, connector: str, configs: list[dict[str, str]]) -> bool:
         """A follower hands its connector's task configs to the leader (Connect's ``forwardRequest``)."""
