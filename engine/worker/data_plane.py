@@ -21,8 +21,8 @@ from engine.worker.rate_limit import PacingTimers
 
 # Java Connect gives every task a thread of its own; a pool this size does the same for up to this
 # many synchronous tasks at once, and past that they take turns. Not more by default: every thread
-# that wakes from a poll() contends for the GIL with the event loop, and at 1,024 sleeping polls
-# (bench/lifecycle.py --child engine-sync) the loop slowed tenfold (BENCHMARKS.md)
+# that wakes from a poll() contends for the GIL with the event loop: with 1,024 threads and 2,400
+# idle sync tasks, 200 deletes took 40 s instead of 0.1-0.5 s (BENCHMARKS.md, issue 29 section)
 TASK_THREADS_MAX = 128
 
 DATA_PLANE_DEFAULTS: dict[str, str] = {
