@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal, cast
 
 from engine.api.config_def import ConfigKey, ConfigType, Importance, ValidString, Width
 from engine.api.errors import ConfigException
+from engine.config.grouped_key import grouped_key
 
 RETRY_TIMEOUT = "errors.retry.timeout"
 RETRY_DELAY_MAX = "errors.retry.delay.max.ms"
@@ -29,30 +31,7 @@ ERROR_GROUP = "Error Handling"
 _SHORT_MIN, _SHORT_MAX = -(2**15), 2**15 - 1
 
 
-def _key(
-    order: int,
-    name: str,
-    type_: ConfigType,
-    default: Any,
-    importance: Importance,
-    doc: str,
-    display: str,
-    *,
-    validator: Any = None,
-    width: Width = Width.SHORT,
-) -> ConfigKey:
-    return ConfigKey(
-        name=name,
-        type=type_,
-        default=default,
-        validator=validator,
-        importance=importance,
-        documentation=doc,
-        group=ERROR_GROUP,
-        order_in_group=order,
-        width=width,
-        display_name=display,
-    )
+_key = partial(grouped_key, group=ERROR_GROUP)
 
 
 def _error_keys() -> list[ConfigKey]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from engine.api._invoke import invoke
@@ -30,6 +31,7 @@ from engine.api.config_def import (
 )
 from engine.api.connector import Config, Connector, SinkConnector, SourceConnector
 from engine.api.errors import ConfigException
+from engine.config.grouped_key import grouped_key
 from engine.config.kafka_clients import NO_SETTINGS, OVERRIDE_PREFIXES, KafkaClients
 from engine.config.masking import is_secret_key
 from engine.converters.factory import converter_class
@@ -99,31 +101,7 @@ def _version_spec(name: str, value: Any) -> None:
 VERSION_SPEC = LambdaValidator(_version_spec, "a version or a Maven version range")
 
 
-def _common(
-    order: int,
-    name: str,
-    type_: ConfigType,
-    default: Any,
-    importance: Importance,
-    doc: str,
-    display: str,
-    *,
-    group: str = COMMON_GROUP,
-    validator: Any = None,
-    width: Width = Width.SHORT,
-) -> ConfigKey:
-    return ConfigKey(
-        name=name,
-        type=type_,
-        default=default,
-        validator=validator,
-        importance=importance,
-        documentation=doc,
-        group=group,
-        order_in_group=order,
-        width=width,
-        display_name=display,
-    )
+_common = partial(grouped_key, group=COMMON_GROUP)
 
 
 def _connector_keys() -> list[ConfigKey]:
