@@ -4,11 +4,14 @@ in memory on a free 127.0.0.1 port, reached through its Confluent-compatible API
 and stopped by process group at its end. One that cannot be fetched or started FAILS the test
 that needs it (never a skip): the converters' tests mean nothing against a stand-in.
 
-Fetching: ``mvn dependency:get`` of ``io.apicurio:apicurio-registry-app:<v>:tar.gz:all`` (the
-published Quarkus application, a ``-runner.jar`` and its ``lib/``; ~115 MB, once into ~/.m2),
-unpacked under ``$XDG_CACHE_HOME/connect-engine``. 3.0.9 is the newest release whose classes
-run on Java 17 (3.3.x is compiled for Java 21); its parent POM is not on Maven Central, so
-``-Dtransitive=false`` (the tarball needs nothing else).
+Fetching: the published Quarkus application (``io.apicurio:apicurio-registry-app:<v>:tar.gz:all``,
+a ``-runner.jar`` and its ``lib/``; ~105 MB) is downloaded once straight from Maven Central over
+HTTPS, checked against the ``.sha1`` Central publishes beside it, and unpacked under
+``$XDG_CACHE_HOME/connect-engine``. Not through ``mvn dependency:get``: Maven reads the artifact's
+descriptor first, and its parent ``io.apicurio:apicurio-registry:pom:3.0.9`` is not served, so a
+machine with an empty ``~/.m2`` could not fetch a tarball that is itself served. 3.0.9 is the newest
+release whose classes run on Java 17 (3.3.x is compiled for Java 21). ``python -m
+tests.schema_registry`` fetches it (CI does, before the tests) and says in one line what failed.
 
 Registered as a pytest plugin by ``tests/conftest.py``; ``bench/avro_converter.py`` uses
 :func:`start_registry` directly.
@@ -17,16 +20,19 @@ Registered as a pytest plugin by ``tests/conftest.py``; ``bench/avro_converter.p
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tarfile
 import time
 import urllib.error
 import urllib.request
+import urllib.response
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +41,10 @@ import pytest
 
 APICURIO_VERSION = "3.0.9"
 ARTIFACT = f"io.apicurio:apicurio-registry-app:{APICURIO_VERSION}:tar.gz:all"
-DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
+MAVEN_CENTRAL = "https://repo.maven.apache.org/maven2"
+TARBALL = f"apicurio-registry-app-{APICURIO_VERSION}-all.tar.gz"
+TARBALL_URL = f"{MAVEN_CENTRAL}/io/apicurio/apicurio-registry-app/{APICURIO_VERSION}/{TARBALL}"
+DOWNLOAD_TIMEOUT_S = 60.0  # per read: a stalled connection fails, a slow one does not
 START_TIMEOUT_S = 180.0
 CCOMPAT = "/apis/ccompat/v7"
 QUICK_JVM = ["-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData"]
@@ -65,44 +74,65 @@ def _cache_dir() -> Path:
     return base / "connect-engine" / f"apicurio-registry-{APICURIO_VERSION}"
 
 
-def _m2_tarball() -> Path:
-    repo = Path.home() / ".m2" / "repository" / "io" / "apicurio" / "apicurio-registry-app" / APICURIO_VERSION
-    return repo / f"apicurio-registry-app-{APICURIO_VERSION}-all.tar.gz"
+def _get(url: str) -> urllib.response.addinfourl:
+    """An open response for ``url``, or a one-line :class:`RegistryUnavailable` naming what failed."""
+    try:
+        return urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S)  # type: ignore[no-any-return]
+    except urllib.error.HTTPError as exc:
+        raise RegistryUnavailable(f"{ARTIFACT} is not served: {url} answered HTTP {exc.code}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise RegistryUnavailable(f"cannot reach {MAVEN_CENTRAL} for {ARTIFACT}: {reason}") from None
+
+
+def _download(target: Path) -> None:
+    """Stream the tarball to ``target``, checked against Maven Central's published SHA-1."""
+    with _get(TARBALL_URL + ".sha1") as response:
+        expected = response.read().decode("ascii", "replace").split()[0].strip().lower()
+    digest = hashlib.sha1(usedforsecurity=False)
+    partial = target.with_name(target.name + f".partial-{os.getpid()}")
+    try:
+        with _get(TARBALL_URL) as response, partial.open("wb") as out:
+            while chunk := response.read(1 << 20):
+                digest.update(chunk)
+                out.write(chunk)
+        if digest.hexdigest() != expected:
+            raise RegistryUnavailable(
+                f"{TARBALL_URL} arrived with SHA-1 {digest.hexdigest()}, Maven Central publishes {expected}"
+            )
+        partial.rename(target)
+    except OSError as exc:
+        raise RegistryUnavailable(f"downloading {TARBALL_URL} failed: {exc}") from None
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def install() -> Path:
-    """The unpacked application directory, fetching it through Maven on first use."""
+    """The unpacked application's runner jar, downloading and unpacking it on first use."""
     home = _cache_dir()
     runner = home / f"apicurio-registry-app-{APICURIO_VERSION}-runner.jar"
     if runner.exists():
         return runner
-    tarball = _m2_tarball()
+    home.parent.mkdir(parents=True, exist_ok=True)
+    tarball = home.parent / TARBALL
     if not tarball.exists():
-        mvn = shutil.which("mvn")
-        if mvn is None:
-            raise RegistryUnavailable("mvn is not on PATH: cannot fetch Apicurio Registry from Maven Central")
-        done = subprocess.run(
-            [mvn, "-q", "-B", f"{DEPENDENCY_PLUGIN}:get", f"-Dartifact={ARTIFACT}", "-Dtransitive=false"],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
-        if done.returncode != 0 or not tarball.exists():
-            raise RegistryUnavailable(
-                f"mvn dependency:get {ARTIFACT} failed ({done.returncode}):\n"
-                f"{(done.stdout + done.stderr)[-3000:]}"
-            )
+        _download(tarball)
     partial = home.with_name(home.name + f".partial-{os.getpid()}")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
-    with tarfile.open(tarball) as archive:
-        archive.extractall(partial, filter="data")
+    try:
+        with tarfile.open(tarball) as archive:
+            archive.extractall(partial, filter="data")
+    except (tarfile.TarError, OSError) as exc:
+        tarball.unlink(missing_ok=True)  # a damaged download is fetched again next time
+        shutil.rmtree(partial, ignore_errors=True)
+        raise RegistryUnavailable(f"cannot unpack {tarball}: {exc}") from None
     with contextlib.suppress(OSError):
         partial.rename(home)  # another session may have won the race: theirs is as good
     shutil.rmtree(partial, ignore_errors=True)
     if not runner.exists():
         raise RegistryUnavailable(f"{tarball} holds no {runner.name}")
+    tarball.unlink(missing_ok=True)  # unpacked: the 105 MB archive is no longer needed
     return runner
 
 
@@ -195,3 +225,18 @@ def schema_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Regist
 @pytest.fixture(scope="session")
 def schema_registry_url(schema_registry: Registry) -> str:
     return schema_registry.url
+
+
+def main() -> int:
+    """Fetch and unpack the registry (CI's step before the tests); a failure is one line on stderr."""
+    try:
+        runner = install()
+    except RegistryUnavailable as exc:
+        sys.stderr.write(f"schema registry: {exc}\n")
+        return 1
+    sys.stdout.write(f"schema registry: Apicurio Registry {APICURIO_VERSION} at {runner.parent}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -64,9 +64,23 @@ def kafka_classpath(version: str = DEFAULT_VERSION) -> str:
     ]
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if done.returncode != 0 or not target.is_file():
-        output = (done.stdout + done.stderr).strip().splitlines()[-15:]
-        raise KafkaUnavailable(f"Maven could not resolve Apache Kafka {resolved}:\n" + "\n".join(output))
+        log = target.with_name("resolve.log")
+        log.write_text(done.stdout + done.stderr, encoding="utf-8")
+        raise KafkaUnavailable(
+            f"Maven could not resolve Apache Kafka {resolved}: {maven_failure(done.stdout + done.stderr)} "
+            f"(Maven's output: {log})"
+        )
     return target.read_text(encoding="utf-8").strip()
+
+
+def maven_failure(output: str) -> str:
+    """The one line of Maven's output that says why a resolution failed (a missing artifact, most often)."""
+    errors = [line.removeprefix("[ERROR]").strip() for line in output.splitlines() if "[ERROR]" in line]
+    for line in errors:
+        for marker in ("Could not find artifact", "Could not transfer artifact", "Could not resolve"):
+            if marker in line:
+                return line[line.index(marker) :].split(" -> [Help")[0].strip()
+    return errors[0] if errors and errors[0] else f"mvn failed with no [ERROR] line ({output.strip()[-200:]})"
 
 
 def java() -> str:
