@@ -274,7 +274,7 @@ async def kafka_baseline(engine: Engine, bootstrap: str, scenario: Scenario, dat
     await engine.topics.create_topic(topic, scenario.partitions)
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=False)
     group = f"group-{topic}"
-    # the engine's consumer settings (engine/topics/kafka.py): no auto-commit, 100 ms fetch wait
+    # the engine's consumer settings (KafkaTopics.consumer): no auto-commit, 100 ms fetch wait
     consumers = [
         AIOKafkaConsumer(
             topic,

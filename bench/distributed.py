@@ -235,7 +235,7 @@ def _standalone(directory: Path) -> Iterator[WorkerProcess]:
 async def catch_up(bootstrap: str, connectors: int) -> tuple[float, float]:
     """A worker joining a cluster whose config topic holds ``connectors`` connectors: records/s read
     into its snapshot (start until booted), and a bare consumer's records/s on the same topic."""
-    from engine import Engine
+    from engine import Engine, EngineNotRunning
 
     tag = os.urandom(4).hex()
     topic = f"catchup-{tag}"
@@ -264,9 +264,14 @@ async def catch_up(bootstrap: str, connectors: int) -> tuple[float, float]:
     )
     began = time.perf_counter()
     start = asyncio.create_task(engine.start())
-    while engine._herder is None:  # noqa: ASYNC110 - the herder exists once the engine's task runs
-        await asyncio.sleep(0)
-    await engine._herder.wait_read(connectors, 300)
+    while True:  # the herder exists once the engine's task runs
+        try:
+            herder = engine.herder
+        except EngineNotRunning:
+            await asyncio.sleep(0)
+        else:
+            break
+    await herder.wait_read(connectors, 300)
     engine_rate = connectors / (time.perf_counter() - began)
     await engine.abort()  # caught up: what it does with 10,000 connectors next is not measured here
     with contextlib.suppress(asyncio.CancelledError, Exception):

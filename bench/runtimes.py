@@ -1,7 +1,7 @@
 """The two Connect runtimes side by side on one Apache Kafka, for bench/java_connect.py.
 
 A worker is a process reached over REST, the same way for both: Java Connect
-(``engine.testing.kafka.connect``, a normal JIT JVM, :data:`BENCH_JVM`) and ours
+(``tests/differential/java_connect.py``, a normal JIT JVM, :data:`BENCH_JVM`) and ours
 (``python -m engine standalone|distributed``). Each gets the same worker settings where Connect
 has them (:data:`GROUP_SETTINGS`), and the bench asks both the same REST calls.
 """
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.testing.kafka.connect import JavaConnect, Response, rest_call, start_java_connect
 from engine.testing.kafka.node import free_port
+from tests.differential.java_connect import JavaConnect, Response, rest_call, start_java_connect
 
 ROOT = Path(__file__).resolve().parents[1]
 # A normal JIT JVM (C1 + C2, G1), for Java Connect and the broker alike: not the quick C1-only test JVM.

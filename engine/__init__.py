@@ -1,8 +1,10 @@
 """connect-engine: run Kafka Connect-style connectors in asyncio, with deletion callbacks.
 
-The public surface is this module and the modules the documentation sends users to; each lists
-its names in ``__all__``, and ``tests/test_public_api.py`` pins every list. Anything else
-(``engine.herder``, ``engine.worker``, ...) is internal and changes without notice.
+The public surface is this module and the modules the documentation sends users to, the table
+below; ``PUBLIC_MODULES`` lists them for the code that needs the list (``tests/test_public_api.py``
+pins each one's ``__all__`` and checks this table against it; ``docs/gen_reference.py`` gives each a
+reference page). Anything else (``engine.herder``, ``engine.worker``, ...) is internal and changes
+without notice.
 
 ==========================  ====================================================================
 module                      for
@@ -54,6 +56,19 @@ if TYPE_CHECKING:
 # A library writes nothing to stdout or stderr until the application configures logging.
 _logs.quiet_until_configured()
 
+# The modules of the table in the docstring, in its order.
+PUBLIC_MODULES: tuple[str, ...] = (
+    "engine",
+    "engine.api",
+    "engine.data",
+    "engine.topics",
+    "engine.spark",
+    "engine.testing",
+    "engine.testing.cluster",
+    "engine.testing.kafka",
+    "engine.rest.auth",
+)
+
 _LAZY = {
     "DeletionOutcome": "engine.herder.deletion",
     "Engine": "engine.engine",
@@ -61,6 +76,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "PUBLIC_MODULES",
     "ConfigError",
     "ConnectorAlreadyExists",
     "ConnectorInstantiationError",

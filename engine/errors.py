@@ -1,24 +1,36 @@
-"""The engine's exception tree, and the HTTP status each maps to.
+"""The engine's exception tree, and the HTTP status each maps to (500 unless said).
 
-* EngineError
-  x ConfigError                 bad connector or worker config (400); ``errors`` maps key -> messages
-    + ConnectorClassNotFound    ``connector.class`` names no connector (500, as Connect's ConnectException)
-  x Forbidden                   an operation the worker config disables (403), e.g. topic tracking
-  x ConnectorNotFound           (404)
-  x TaskNotFound                (404)
-  x ConnectorAlreadyExists      (409)
-  x CleanupPending              a previous incarnation of the name is still being cleaned up (409)
-  x IllegalTransition           a trigger the lifecycle table forbids (409); also a
-                                ``states.IllegalTransition``
-  x EngineNotRunning            the engine was used before ``__aenter__`` or after shutdown
-  x RebalanceNeeded             distributed: a config change awaits a rebalance (409, retry)
-  x NotLeader                   distributed: only the leader may do this; REST forwards it (409
-                                when it cannot)
-  x ForwardingFailed            distributed: a forwarded request did not get through (its status)
-  x FencingConflict             distributed: new task configs came while their zombies were fenced (409)
-  x OperationTimeout            a wait exceeded its bound (500), naming what was pending
-  x ConfigLogError              the config log cannot be read or written (retriable)
-    + CorruptRecord             one record could not be decoded: skipped, logged, counted
+Every class below, drawn under its parent (``tests/test_errors.py`` checks the drawing is exactly
+this module's classes, so a new one must be drawn here); a base from outside this module is named
+on the class's line.
+
+* EngineError                     root of every error raised on purpose (an ``Exception``)
+  * ConfigError                   bad connector or worker config (400); ``errors`` maps key -> messages
+    * ConnectorClassNotFound      ``connector.class`` names no connector (500, as Connect's ConnectException)
+      * MissingExtra              the plugin needs an optional extra's library; names the pip install
+  * ConnectorInstantiationError   the connector class cannot be instantiated (500, "Instantiation error")
+  * InvalidRequest                a request that cannot be carried out as asked (400)
+  * Forbidden                     an operation the worker config disables (403), e.g. topic tracking
+  * ConnectorNotFound             (404)
+  * TaskNotFound                  (404)
+  * ConnectorAlreadyExists        (409)
+  * CleanupPending                a previous incarnation of the name is still being cleaned up (409)
+  * IllegalTransition             a trigger the lifecycle table forbids (409); also a
+                                  ``states.IllegalTransition``
+  * EngineNotRunning              the engine was used before ``__aenter__`` or after shutdown
+  * OperationTimeout              a wait exceeded its bound (500), naming what was pending
+  * ConnectorStartFailed          standalone, when asked: the connector is written but its start failed (500)
+  * InternalTopicError            an internal topic (config, status or offsets) cannot be created, read
+                                  or written (retriable); ``topic`` names it
+    * ConfigLogError              the config log cannot be read or written (retriable)
+      * CorruptRecord             one record could not be decoded: skipped, logged, counted
+  * SettleTimeout                 ``Engine.settled`` gave up; also a ``TimeoutError``
+  * StateTimeout                  ``wait_for_state`` gave up, saying what it saw; also a ``TimeoutError``
+  * RebalanceNeeded               distributed: a config change awaits a rebalance (409, retry)
+  * NotLeader                     distributed: only the leader may do this; REST forwards it (409
+                                  when it cannot)
+  * FencingConflict               distributed: new task configs came while their zombies were fenced (409)
+  * ForwardingFailed              distributed: a forwarded request did not get through (its status)
 """
 
 from __future__ import annotations
@@ -149,8 +161,30 @@ class OperationTimeout(EngineError):
         self.what = what
 
 
-class ConfigLogError(EngineError):
+class ConnectorStartFailed(EngineError):
+    """The connector is written, but its start failed (it is FAILED): Kafka's standalone herder answers
+    the write with 500 and ``WorkerConnector.doTransitionTo``'s message. Raised when a write asks for it
+    (REST does; embedded callers get the info and read the status)."""
+
+    def __init__(self, connector: str, target: str) -> None:
+        super().__init__(f"Failed to transition connector {connector} to state {target}")
+        self.connector = connector
+        self.target = target
+
+
+class InternalTopicError(EngineError):
+    """One of Connect's internal topics (``config``, ``status`` or ``offset.storage.topic``) cannot be
+    created, read or written; the message names the topic, and so does ``topic`` when it is known."""
+
     retriable = True
+
+    def __init__(self, message: str, *, topic: str | None = None) -> None:
+        super().__init__(message)
+        self.topic = topic
+
+
+class ConfigLogError(InternalTopicError):
+    """The config log cannot be read or written: on Kafka, the config topic's ``InternalTopicError``."""
 
 
 class CorruptRecord(ConfigLogError):

@@ -1,5 +1,5 @@
-"""KIP-875 offset administration: preconditions, the sink offset format, the connector hook; KIP-995's
-``initial_offsets`` at creation reuses them."""
+"""KIP-875 offset administration: a connector's offsets read, altered and reset, with their preconditions,
+the sink offset format and the connector hook; KIP-995's ``initial_offsets`` at creation reuses them."""
 
 from __future__ import annotations
 
@@ -13,16 +13,98 @@ import structlog
 from engine.api._invoke import invoke
 from engine.api.connector import Connector, SinkConnector
 from engine.api.records import TopicPartition
-from engine.errors import EngineError, InvalidRequest
+from engine.configlog.snapshot import ConfigSnapshot
+from engine.errors import ConfigError, ConnectorNotFound, EngineError, InvalidRequest
+from engine.plugins.loading import load_connector_class
 from engine.storage.base import OffsetStore
 from engine.topics.base import TopicPartition as DataTopicPartition
 from engine.topics.base import Topics
 from engine.topics.errors import GroupNotEmpty, TopicsError
+from engine.worker.sink_loop import group_id as sink_group_id
+from states import TargetState
 
 log = structlog.get_logger(component="offsets")
 
 ALTERED = "altered"
 RESET = "reset"
+
+
+# ---- the verbs: GET, PATCH and DELETE /connectors/{c}/offsets ------------------------------------
+
+
+async def connector_offsets(
+    snapshot: ConfigSnapshot, topics: Topics, store: OffsetStore, name: str
+) -> dict[str, Any]:
+    """KIP-875's ``GET /connectors/{c}/offsets`` shape: ``{"offsets": [{"partition", "offset"}]}``.
+
+    A source's come from the offset store; a sink's are its consumer group's committed offsets
+    (``connect-<name>`` or ``consumer.override.group.id``), as Kafka's worker lists them.
+    """
+    config = _config(snapshot, name)
+    if _is_sink_config(config):
+        committed = await topics.group_offsets(sink_group_id(name, config))
+        return {"offsets": sink_offsets_json(committed)}
+    return {"offsets": [{"partition": p, "offset": store.get(name, p)} for p in store.partitions(name)]}
+
+
+async def alter_connector_offsets(
+    snapshot: ConfigSnapshot, topics: Topics, store: OffsetStore, name: str, offsets: Sequence[Any]
+) -> str:
+    """KIP-875 ``PATCH /offsets``: only for a STOPPED connector with no tasks; returns Connect's message."""
+    config, cls = _stopped(snapshot, name)
+    if is_sink(cls):
+        sink = sink_offsets(offsets)
+        by_connector = await call_alter_offsets(cls, name, config, sink)
+        await write_group_offsets(topics, name, sink_group_id(name, config), sink)
+    else:
+        pairs = source_offsets(offsets)
+        by_connector = await call_alter_offsets(cls, name, config, source_hook_offsets(pairs))
+        store.write(name, pairs)
+    return result_message(by_connector, ALTERED)
+
+
+async def reset_connector_offsets(
+    snapshot: ConfigSnapshot, topics: Topics, store: OffsetStore, name: str
+) -> str:
+    """KIP-875 ``DELETE /offsets``: every known partition's offset removed; idempotent."""
+    config, cls = _stopped(snapshot, name)
+    if is_sink(cls):
+        group = sink_group_id(name, config)
+        committed = await topics.group_offsets(group)
+        hook: Any = {api_partition(tp): None for tp in committed}
+        by_connector = await call_alter_offsets(cls, name, config, hook)
+        await delete_group(topics, name, group)
+    else:
+        partitions = store.partitions(name)
+        by_connector = await call_alter_offsets(
+            cls, name, config, source_hook_offsets([(p, None) for p in partitions])
+        )
+        store.reset(name)
+    return result_message(by_connector, RESET)
+
+
+def _config(snapshot: ConfigSnapshot, name: str) -> dict[str, str]:
+    config = snapshot.connectors.get(name)
+    if config is None:
+        raise ConnectorNotFound(name)
+    return config
+
+
+def _is_sink_config(config: Mapping[str, str]) -> bool:
+    try:
+        return is_sink(load_connector_class(config.get("connector.class", "")))
+    except ConfigError:
+        return False
+
+
+def _stopped(snapshot: ConfigSnapshot, name: str) -> tuple[dict[str, str], type[Connector]]:
+    config = _config(snapshot, name)
+    if snapshot.target(name) is not TargetState.STOPPED or snapshot.tasks.get(name):
+        raise InvalidRequest(not_stopped_message(name))
+    return config, load_connector_class(config.get("connector.class", ""))
+
+
+# ---- the pieces ---------------------------------------------------------------------------------
 
 
 def not_stopped_message(name: str) -> str:

@@ -80,5 +80,11 @@ class Lifecycle(Generic[StateT]):
         try:
             if self._on_destroyed is not None:
                 await self._on_destroyed()
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is None or not current.cancelling():
+                raise
+            # the unit's coroutine is cancelled (an abort): ``fire`` raises it again, where transitions
+            # would log it as an error while processing the trigger
         finally:
             self._machine.remove_model(self)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from engine.testing.kafka import ApacheKafka, apache_kafka
-from engine.testing.kafka.connect import JavaConnect, java_connect
+from tests.differential.java_connect import JavaConnect, java_connect
 from tests.integration.brokers import Broker
 
 

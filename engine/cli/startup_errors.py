@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import errno
 
-from engine.errors import ConfigError, ConfigLogError, EngineError
+from engine.errors import ConfigError, EngineError, InternalTopicError
 from engine.plugins.extras import install_hint, missing_extra
 
 KAFKA = "cannot start against the Kafka cluster: "
@@ -22,7 +22,7 @@ def one_line(exc: BaseException, *, worker: bool = False) -> str | None:
         return one_line(exc.exceptions[0], worker=worker)
     from aiokafka.errors import KafkaConnectionError, SaslAuthenticationFailed
 
-    if isinstance(exc, KafkaConnectionError | SaslAuthenticationFailed | ConfigLogError):
+    if isinstance(exc, KafkaConnectionError | SaslAuthenticationFailed | InternalTopicError):
         return KAFKA + str(exc)
     if isinstance(exc, EngineError):  # ConfigError, MissingExtra ... each message names its cause
         return KAFKA + str(exc) if worker and not isinstance(exc, ConfigError) else str(exc)

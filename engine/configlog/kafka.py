@@ -8,19 +8,18 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import structlog
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import TopicPartition
 from aiokafka.errors import ConsumerStoppedError, KafkaError
 
 from engine.config.kafka_clients.accounting import add_incoming, add_outgoing, fetched_size, record_size
-from engine.config.kafka_clients.denials import denial, is_denial
 from engine.config.kafka_clients.starting import start_client
 from engine.configlog.base import LogEntry, RawRecord
 from engine.errors import ConfigLogError, EngineNotRunning
-from engine.storage.kafka_topic_admin import describe, ensure_compacted_topic
+from engine.storage.internal_topic import InternalTopic
+from engine.storage.kafka_topic_admin import CONFIG_PROPERTY, describe
 
 log = structlog.get_logger(component="configlog")
 
-TOPIC_PROPERTY = "config.storage.topic"
 # Why a probe waits at all: tansu leaves the partition out of a fetch response when there is
 # nothing to return and max_wait is 0, so the high-watermark would never arrive.
 _PROBE_WAIT_MS = 10
@@ -54,10 +53,17 @@ class KafkaConfigLog:
         client_args: Mapping[str, Any] | None = None,
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
-        self._client_args = dict(client_args or {})  # the worker's security settings (KafkaClients.own())
         self.topic = topic
         self.replication_factor = replication_factor
         self.client_id = client_id
+        self._topic = InternalTopic(
+            bootstrap_servers,
+            topic,
+            property_name=CONFIG_PROPERTY,
+            client_id=f"{client_id}-configlog",
+            producer_client_id=client_id,
+            client_args=client_args,  # the worker's security settings (KafkaClients.own())
+        )
         self._tp = TopicPartition(topic, 0)
         self._producer: Any = None
         self._consumer: Any = None
@@ -75,24 +81,19 @@ class KafkaConfigLog:
         if not self._closed:
             return
         try:
-            await self._ensure_topic()
-            self._producer = AIOKafkaProducer(
-                **{  # tansu rejects InitProducerId
-                    **self._client_args,
-                    "bootstrap_servers": self.bootstrap_servers,
-                    "client_id": self.client_id,
-                    "acks": "all",
-                    "enable_idempotence": False,
-                }
+            await self._topic.ensure(
+                partitions=1, replication_factor=self.replication_factor, single_partition=True
             )
+            self._producer = self._topic.new_producer()
             await start_client(self._producer)
-            self._consumer = self._new_consumer("reader", fetch_max_wait_ms=_TAIL_WAIT_MS)
+            self._consumer = self._topic.new_consumer("reader", fetch_max_wait_ms=_TAIL_WAIT_MS)
             await start_client(self._consumer)
             self._consumer.assign([self._tp])
         except KafkaError as exc:
             await self._stop_clients()
             raise ConfigLogError(
-                f"Could not open config topic '{self.topic}' on {self.bootstrap_servers}: {describe(exc)}"
+                f"Could not open config topic '{self.topic}' on {self.bootstrap_servers}: {describe(exc)}",
+                topic=self.topic,
             ) from exc
         except BaseException:
             await self._stop_clients()
@@ -118,33 +119,6 @@ class KafkaConfigLog:
                 with contextlib.suppress(KafkaError):
                     await client.stop()
 
-    def _new_consumer(self, role: str, **extra: Any) -> Any:
-        return AIOKafkaConsumer(
-            **{
-                **self._client_args,
-                "bootstrap_servers": self.bootstrap_servers,
-                "client_id": f"{self.client_id}-configlog-{role}",
-                "group_id": None,
-                "enable_auto_commit": False,
-                "auto_offset_reset": "earliest",
-                **extra,
-            }
-        )
-
-    # ---- the topic ------------------------------------------------------------------------
-
-    async def _ensure_topic(self) -> None:
-        await ensure_compacted_topic(
-            self.bootstrap_servers,
-            self.topic,
-            partitions=1,
-            replication_factor=self.replication_factor,
-            property_name=TOPIC_PROPERTY,
-            client_id=f"{self.client_id}-configlog",
-            single_partition=True,
-            client_args=self._client_args,
-        )
-
     # ---- writing --------------------------------------------------------------------------
 
     async def append(self, records: Sequence[RawRecord]) -> int:
@@ -161,8 +135,9 @@ class KafkaConfigLog:
                 add_outgoing(producer, sum(record_size(key.encode(), value) for key, value in records))
                 offsets = [(await ack).offset for ack in pending]
             except KafkaError as exc:
+                why = self._topic.why(exc, producer, "WRITE")
                 raise ConfigLogError(
-                    f"Could not write to config topic '{self.topic}': {self._why(exc, producer, 'WRITE')}"
+                    f"Could not write to config topic '{self.topic}': {why}", topic=self.topic
                 ) from exc
         last = int(offsets[-1])
         self._known_end = max(self._known_end, last + 1)
@@ -179,7 +154,7 @@ class KafkaConfigLog:
         record before the known end, so a non-empty topic answers at once.
         """
         self._require(self._consumer)
-        probe = self._new_consumer("end-offset", fetch_max_wait_ms=_PROBE_WAIT_MS)
+        probe = self._topic.new_consumer("end-offset", fetch_max_wait_ms=_PROBE_WAIT_MS)
         try:
             await start_client(probe)
             probe.assign([self._tp])
@@ -193,25 +168,19 @@ class KafkaConfigLog:
         except TimeoutError as exc:
             raise ConfigLogError(
                 f"Could not read the end of config topic '{self.topic}': no fetch answered "
-                f"within {_END_OFFSET_TIMEOUT_S:g} s"
+                f"within {_END_OFFSET_TIMEOUT_S:g} s",
+                topic=self.topic,
             ) from exc
         except KafkaError as exc:
+            why = self._topic.why(exc, probe, "READ")
             raise ConfigLogError(
-                f"Could not read the end of config topic '{self.topic}': {self._why(exc, probe, 'READ')}"
+                f"Could not read the end of config topic '{self.topic}': {why}", topic=self.topic
             ) from exc
         finally:
             with contextlib.suppress(KafkaError):
                 await probe.stop()
         self._known_end = max(self._known_end, high)
         return high
-
-    def _why(self, exc: KafkaError, client: Any, operation: str) -> str:
-        """The cause; for an ACL refusal the principal, the ACL to grant and the worker setting to check."""
-        if not is_denial(exc):
-            return describe(exc)
-        return (
-            f"{denial(exc, client, operation=operation, resource=self.topic)} ({TOPIC_PROPERTY}={self.topic})"
-        )
 
     def entries(self) -> AsyncIterator[LogEntry]:
         """Every record from the beginning, then new ones until ``close``; one reader per ``open``."""
@@ -243,8 +212,9 @@ class KafkaConfigLog:
             except ConsumerStoppedError:
                 return
             except KafkaError as exc:
+                why = self._topic.why(exc, consumer, "READ")
                 raise ConfigLogError(
-                    f"Could not read config topic '{self.topic}': {self._why(exc, consumer, 'READ')}"
+                    f"Could not read config topic '{self.topic}': {why}", topic=self.topic
                 ) from exc
             for record in records:
                 offset = int(record.offset)

@@ -22,6 +22,7 @@ from engine.distributed.planner import ClusterWork, plan
 from engine.distributed.protocol import Assignment, ClusterView, JoinMetadata, Work
 from engine.distributed.request_signing import Refusal, SessionKey, sign, verify
 from engine.distributed.settings import ClusterSettings
+from engine.herder.cleanups import Cleanups
 from engine.herder.messages import Message, Reconcile
 from engine.herder.timers import LoopTimers, TimerHandle, Timers
 
@@ -33,7 +34,7 @@ class ClusterHost(Protocol):
 
     snapshot: ConfigSnapshot
     read_end: int
-    deleting: set[str]
+    cleanups: Cleanups  # its ``deleting``: the deletions running here
 
     async def wait_read(self, offset: int, timeout: float) -> None: ...
 
@@ -277,7 +278,7 @@ class Cluster:
     def _join_metadata(self) -> JoinMetadata:
         herder = self._herder
         read_end = herder.read_end if herder is not None else 0
-        deleting = frozenset(herder.deleting) if herder is not None else frozenset()
+        deleting = frozenset(herder.cleanups.deleting) if herder is not None else frozenset()
         return JoinMetadata(self.worker_id, self.settings.url, read_end, self.owned, deleting, self.view)
 
     def _plan(

@@ -24,7 +24,6 @@ from engine.api.context import (
 from engine.api.errors import ConnectException
 from engine.api.task import Task
 from engine.config.providers import reverse_transform
-from engine.configlog.records import PendingCleanupRecord
 from engine.configlog.snapshot import (
     ConnectorConfigured,
     ConnectorRemoved,
@@ -93,8 +92,6 @@ class ActorServices(DeletionServices, Protocol):
 
     def owns_task(self, connector: str, task: int) -> bool: ...
 
-    def pending_cleanup(self, connector: str) -> PendingCleanupRecord | None: ...
-
     def post(self, connector: str, message: Message) -> None: ...
 
     def post_threadsafe(self, connector: str, message: Message) -> None: ...
@@ -111,7 +108,11 @@ class TaskSlot:
 
 
 class ConnectorActor:
-    """The single writer of one connector's observed state."""
+    """The single writer of one connector's observed state.
+
+    Its public methods (``fire``, ``stop_tasks``, ``close_round``, ``incarnate``, ``connector_spark``)
+    are the port its deletion (``ConnectorDeletion``) works through, always inside this actor's coroutine.
+    """
 
     def __init__(self, name: str, services: ActorServices) -> None:
         self.name = name
@@ -184,7 +185,7 @@ class ConnectorActor:
     async def _handle(self, message: Message) -> None:
         match message:
             case FromLog(event=ConnectorConfigured(config=config, target=target, incarnation=incarnation)):
-                self._incarnate(incarnation)
+                self.incarnate(incarnation)
                 await self._configure(config, target)
             case FromLog(event=TargetStateChanged(target=target)):
                 self._retarget(target)
@@ -227,9 +228,10 @@ class ConnectorActor:
 
     # ---- transitions ----------------------------------------------------------------------
 
-    async def _fire(
+    async def fire(
         self, lifecycle: Lifecycle[Any], trigger: str, trace: str | None = None, *, write_status: bool = True
     ) -> TransitionRecord:
+        """Take ``trigger`` on one of this connector's lifecycles: the only place its states change."""
         try:
             record = await lifecycle.fire(trigger)
         except StatesIllegalTransition as exc:
@@ -267,11 +269,11 @@ class ConnectorActor:
 
     async def _fire_if(self, lifecycle: Lifecycle[Any], trigger: str, *, unless: str) -> None:
         if lifecycle.state != unless:
-            await self._fire(lifecycle, trigger)
+            await self.fire(lifecycle, trigger)
 
     # ---- connector instance ---------------------------------------------------------------
 
-    def _incarnate(self, incarnation: str) -> None:
+    def incarnate(self, incarnation: str) -> None:
         """Every log line of this actor and of the runners it starts names the incarnation."""
         if incarnation and incarnation != self.incarnation:
             self.incarnation = incarnation
@@ -289,7 +291,7 @@ class ConnectorActor:
             self._ensure_lifecycle()
             await self._start_connector()
 
-    def _close_round(self) -> None:
+    def close_round(self) -> None:
         """The connector started (or failed, or settled paused/stopped) and its tasks are configured."""
         self._round_tasks.clear()
         waiters, self._round = self._round, None
@@ -310,8 +312,8 @@ class ConnectorActor:
         except ConfigError as exc:
             # e.g. the class was uninstalled since the config was written: FAILED, no instance
             self.cls = None
-            await self._fire(self.lifecycle, "fail", trace_of(exc))
-            self._close_round()
+            await self.fire(self.lifecycle, "fail", trace_of(exc))
+            self.close_round()
             return
         try:
             require(
@@ -320,14 +322,14 @@ class ConnectorActor:
                 self.config.get("connector.plugin.version"),
             )
         except ValueError as exc:  # KIP-891: the installed version is not the one asked for
-            await self._fire(self.lifecycle, "fail", trace_of(ConfigError(str(exc))))
-            self._close_round()
+            await self.fire(self.lifecycle, "fail", trace_of(ConfigError(str(exc))))
+            self.close_round()
             return
         try:
             resolved = self._s.worker.transformer.resolve(self.config)  # re-read at every (re)start
         except ConfigError as exc:
-            await self._fire(self.lifecycle, "fail", trace_of(exc))
-            self._close_round()
+            await self.fire(self.lifecycle, "fail", trace_of(exc))
+            self.close_round()
             return
         self.runner = ConnectorRunner(
             self.name,
@@ -346,13 +348,6 @@ class ConnectorActor:
             connector_type(self.cls),
         )
         self.runner.launch(self._s.spawn)
-
-    def _resolved_or_raw(self, config: dict[str, str]) -> dict[str, str]:
-        """For ``deleted()``: the resolved config if it still resolves, else the raw one."""
-        try:
-            return self._s.worker.transformer.resolve(config)
-        except ConfigError:
-            return config
 
     def _connector_context(self, runner: ConnectorRunner) -> ConnectorContext:
         def reconfigure() -> None:
@@ -377,10 +372,10 @@ class ConnectorActor:
                 raise_error=raise_error,
                 incarnation=self.incarnation,
             )
-        context.spark = self._connector_spark()
+        context.spark = self.connector_spark()
         return context
 
-    def _connector_spark(self) -> TaskSpark | None:
+    def connector_spark(self) -> TaskSpark | None:
         """The connector's own handle on the worker's Spark (its jobs are task ``-1``'s)."""
         data = self._s.data
         if data is None or data.spark is None:
@@ -414,16 +409,16 @@ class ConnectorActor:
 
     async def _on_report(self, report: Report) -> None:
         if report.runner is self.runner and self.lifecycle is not None:
-            await self._fire(self.lifecycle, report.trigger, report.trace)
+            await self.fire(self.lifecycle, report.trigger, report.trace)
             if report.trigger in ("start", "resume"):
                 if not await self._reconfigure():
-                    self._close_round()  # nothing new to write: the tasks it has are its tasks
+                    self.close_round()  # nothing new to write: the tasks it has are its tasks
             elif report.trigger in ("fail", "pause", "stop"):
-                self._close_round()
+                self.close_round()
             return
         for n, slot in self.tasks.items():
             if slot.runner is report.runner:
-                await self._fire(slot.lifecycle, report.trigger, report.trace)
+                await self.fire(slot.lifecycle, report.trigger, report.trace)
                 self._task_reported(n)
                 return
         # a report from a runner that was replaced or abandoned: its news is stale
@@ -492,28 +487,28 @@ class ConnectorActor:
                 "connector.task_configs_ignored",
                 reason=f"Cannot submit non-empty set of task configs for stopped connector {self.name}",
             )
-            self._close_round()
+            self.close_round()
             return
         self.task_configs = configs
         self.applied_config = dict(self.config)
-        await self._stop_tasks(list(self.tasks))
+        await self.stop_tasks(list(self.tasks))
         for n in [n for n in self.tasks if n >= len(configs)]:
             slot = self.tasks.pop(n)
-            await self._fire(slot.lifecycle, "destroy")
+            await self.fire(slot.lifecycle, "destroy")
         started = [n for n in range(len(configs)) if self._s.owns_task(self.name, n)]
         if self._round is not None:
             self._round_tasks = set(started)
         for n in started:
             await self._start_task(n)
         if not self._round_tasks:
-            self._close_round()
+            self.close_round()
 
     def _task_reported(self, n: int) -> None:
         """A task's first news (running, paused or failed) after the round started it."""
         if n in self._round_tasks:
             self._round_tasks.discard(n)
             if not self._round_tasks:
-                self._close_round()
+                self.close_round()
 
     async def _start_task(self, n: int) -> None:
         slot = self.tasks.get(n)
@@ -524,7 +519,7 @@ class ConnectorActor:
             task_cls = load_task_class(config.get("task.class", ""))
         except ConfigError as exc:
             slot.runner = None
-            await self._fire(slot.lifecycle, "fail", trace_of(exc))
+            await self.fire(slot.lifecycle, "fail", trace_of(exc))
             self._task_reported(n)
             return
         slot.runner = self._task_factory.runner(
@@ -532,7 +527,7 @@ class ConnectorActor:
         )
         slot.runner.launch(self._s.spawn)
 
-    async def _stop_tasks(self, ids: list[int], *, deleted: bool = False) -> list[asyncio.Task[None]]:
+    async def stop_tasks(self, ids: list[int], *, deleted: bool = False) -> list[asyncio.Task[None]]:
         """Stop tasks in parallel within one shared graceful window; abandon the stragglers.
 
         Returns the abandoned runners' tasks: a deletion tracks them until their ``stop`` returns.
@@ -597,10 +592,10 @@ class ConnectorActor:
             runner, self.runner = self.runner, None
             if runner is not None:
                 await runner.shutdown(self._s.worker.connector_shutdown_timeout)
-            await self._fire(self.lifecycle, "restart")
+            await self.fire(self.lifecycle, "restart")
         for n in task_ids:
             await self._stop_tasks_quietly(n)
-            await self._fire(self.tasks[n].lifecycle, "restart")
+            await self.fire(self.tasks[n].lifecycle, "restart")
         if restart_connector:
             await self._start_connector()
         for n in task_ids:
@@ -617,7 +612,7 @@ class ConnectorActor:
             return  # the task's owner restarts it
         if n not in self.tasks or n >= len(self.task_configs):
             raise ConfigError(f"Unknown task: {self.name}-{n}")
-        await self._stop_tasks([n])
+        await self.stop_tasks([n])
         await self._start_task(n)
 
     # ---- automatic restarts (restart.policy=on-failure) -----------------------------------
@@ -711,7 +706,7 @@ class ConnectorActor:
     async def _boot(self, boot: Boot) -> None:
         self.config, self.target = boot.config, boot.target
         self.policy = RestartPolicy.from_config(boot.config)
-        self._incarnate(boot.incarnation)
+        self.incarnate(boot.incarnation)
         self.task_configs = boot.tasks if boot.target is not TargetState.STOPPED else ()
         self.applied_config = boot.applied
         if self._s.owns_connector(self.name):
@@ -723,8 +718,8 @@ class ConnectorActor:
 
     async def _shutdown(self) -> None:
         self.restarts.clear()
-        self._close_round()
-        await self._stop_tasks(list(self.tasks))
+        self.close_round()
+        await self.stop_tasks(list(self.tasks))
         await self._stop_connector()
         self.finished = True
 
@@ -734,9 +729,8 @@ class ConnectorActor:
         """Match what runs here to what the group assigned: plain stops for lost work, never deletion."""
         owns = self._s.owns_connector(self.name)
         if not self.config:  # no such connector (any more): its slot may carry a pending cleanup
-            record = self._s.pending_cleanup(self.name)
-            if owns and record is not None:
-                await self._deletion.cleanup_only(record)
+            if owns:
+                await self._deletion.cleanup_assigned()
             self.finished = not self.tasks and self.lifecycle is None
             return
         if not owns and self.lifecycle is not None:
@@ -748,7 +742,7 @@ class ConnectorActor:
             await self._start_connector()
         lost = [n for n in self.tasks if not self._s.owns_task(self.name, n)]
         if lost:
-            await self._stop_tasks(lost)
+            await self.stop_tasks(lost)
             for n in lost:
                 del self.tasks[n]
                 self.restarts.forget(n)

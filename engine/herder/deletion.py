@@ -9,12 +9,16 @@ single writer of the connector's lifecycles.
 ``run_deleted`` calls ``deleted()``: bounded, never raising, on a fresh instance when needed.
 Bounded means the caller stops waiting, not that the call stops: an async ``deleted()`` is
 cancelled, a sync one keeps its thread until it returns. The outcome then carries ``lingering``,
-done when the call really ended, so the herder keeps the name blocked until then.
+done when the call really ended, so ``Cleanups`` (``cleanups.py``) keeps the name blocked until then.
+
+Each attempt is reported to ``Cleanups`` (``CleanupAttempts``), which retries it or gives up; the
+actor is reached only through its public port (``DeletingActor``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -134,7 +138,12 @@ async def run_deleted(
         await invoke(target.deleted)
 
     running = asyncio.ensure_future(call())
-    done, _ = await asyncio.wait({running}, timeout=timeout)
+    try:
+        done, _ = await asyncio.wait({running}, timeout=timeout)
+    except asyncio.CancelledError:
+        # an abort cancelled the actor: nobody else will read what the call comes to
+        running.add_done_callback(functools.partial(_cut_off, fresh_instance=fresh, attempt=attempt))
+        raise
     if not done:
         running.cancel()
         error = f"Connector.deleted() did not return within {timeout:g} s"
@@ -153,6 +162,24 @@ async def run_deleted(
         return replace(outcome, error=error)
     log.info("connector.deleted_ran", fresh_instance=fresh, attempt=attempt)
     return replace(outcome, succeeded=True)
+
+
+def _cut_off(call: asyncio.Future[None], *, fresh_instance: bool, attempt: int) -> None:
+    """A ``deleted()`` call an abort cut its caller off from has ended: say what it came to (its pending
+    cleanup stays, and runs again at the next start). Reading it here also keeps asyncio from logging
+    an exception nobody retrieved: an expected crash is never an error line."""
+    failure = None if call.cancelled() else call.exception()
+    if failure is None:
+        log.info(
+            "connector.deletion_cut_off",
+            returned=not call.cancelled(),
+            fresh_instance=fresh_instance,
+            attempt=attempt,
+        )
+    else:
+        log.warning(
+            "connector.deletion_cut_off", reason=str(failure), fresh_instance=fresh_instance, attempt=attempt
+        )
 
 
 def until_returned(tasks: Iterable[asyncio.Future[Any]]) -> asyncio.Future[BaseException | None]:
@@ -193,6 +220,24 @@ def remove_offsets_if_asked(
         log.info("connector.offsets_reset", connector=name, partitions=removed)
 
 
+def _resolved_or_raw(worker: WorkerConfig, config: dict[str, str]) -> dict[str, str]:
+    """For ``deleted()``: the resolved config if it still resolves, else the raw one."""
+    try:
+        return worker.transformer.resolve(config)
+    except ConfigError:
+        return config
+
+
+class CleanupAttempts(Protocol):
+    """Where a deletion reports its attempts (``Cleanups`` in ``cleanups.py``, which the herder holds)."""
+
+    def started(self, connector: str, incarnation: str | None) -> int: ...
+
+    def finished(self, outcome: DeletionOutcome) -> None: ...
+
+    def assigned(self, connector: str) -> PendingCleanupRecord | None: ...
+
+
 class DeletionServices(Protocol):
     """What a deletion needs from the herder that owns the actor (part of ``ActorServices``)."""
 
@@ -203,16 +248,15 @@ class DeletionServices(Protocol):
     @property
     def generation(self) -> int: ...
 
+    @property
+    def cleanups(self) -> CleanupAttempts: ...
+
     async def append(self, records: list[ConfigRecord]) -> int: ...
-
-    def deletion_started(self, connector: str, incarnation: str | None) -> int: ...
-
-    def deletion_finished(self, outcome: DeletionOutcome) -> None: ...
 
 
 class DeletingActor(Protocol):
-    """What a deletion needs from its actor (``ConnectorActor``): the connector's state and the
-    transitions only the actor fires."""
+    """The port a deletion works through on its actor (``ConnectorActor``): the connector's state and
+    the transitions only the actor fires, called inside the actor's coroutine."""
 
     name: str
     config: dict[str, str]
@@ -226,19 +270,17 @@ class DeletingActor(Protocol):
     @property
     def tasks(self) -> dict[int, Any]: ...
 
-    async def _fire(
+    async def fire(
         self, lifecycle: Lifecycle[Any], trigger: str, trace: str | None = None, *, write_status: bool = True
     ) -> TransitionRecord: ...
 
-    async def _stop_tasks(self, ids: list[int], *, deleted: bool = False) -> list[asyncio.Task[None]]: ...
+    async def stop_tasks(self, ids: list[int], *, deleted: bool = False) -> list[asyncio.Task[None]]: ...
 
-    def _close_round(self) -> None: ...
+    def close_round(self) -> None: ...
 
-    def _incarnate(self, incarnation: str) -> None: ...
+    def incarnate(self, incarnation: str) -> None: ...
 
-    def _resolved_or_raw(self, config: dict[str, str]) -> dict[str, str]: ...
-
-    def _connector_spark(self) -> Any: ...
+    def connector_spark(self) -> Any: ...
 
 
 class ConnectorDeletion:
@@ -252,14 +294,14 @@ class ConnectorDeletion:
         """The tombstone was read: fire ``destroy``, which runs ``on_destroyed`` (the lifecycle's hook)."""
         actor = self._actor
         actor.restarts.clear()  # deleted: nothing scheduled may restart it
-        actor._close_round()
+        actor.close_round()
         if actor.lifecycle is None:
             # the connector runs elsewhere (or nowhere): tasks here learn the deletion (KIP-901),
             # and deleted() is its owner's to run
             await self._destroy_tasks()
             actor.finished = True
             return
-        await actor._fire(actor.lifecycle, "destroy")
+        await actor.fire(actor.lifecycle, "destroy")
         actor.finished = True
 
     async def on_destroyed(self) -> None:
@@ -270,15 +312,15 @@ class ConnectorDeletion:
         """
         actor, name = self._actor, self._actor.name
         started = time.monotonic()
-        attempt = self._s.deletion_started(name, actor.incarnation)
-        abandoned = await actor._stop_tasks(list(actor.tasks), deleted=True)
+        attempt = self._s.cleanups.started(name, actor.incarnation)
+        abandoned = await actor.stop_tasks(list(actor.tasks), deleted=True)
         task_ids = list(actor.tasks)
         for slot in actor.tasks.values():
-            await actor._fire(slot.lifecycle, "destroy", write_status=False)
+            await actor.fire(slot.lifecycle, "destroy", write_status=False)
         actor.tasks.clear()
         runner, actor.runner = actor.runner, None
         instance: Connector | None = None
-        config = runner.config if runner is not None else actor._resolved_or_raw(actor.config)
+        config = runner.config if runner is not None else _resolved_or_raw(self._s.worker, actor.config)
         if runner is not None:
             finished = await runner.shutdown(self._s.worker.connector_shutdown_timeout)
             if finished and runner.initialized:
@@ -295,7 +337,7 @@ class ConnectorDeletion:
             timeout=self._s.worker.deleted_timeout,
             incarnation=actor.incarnation,
             attempt=attempt,
-            spark=actor._connector_spark(),
+            spark=actor.connector_spark(),
         )
         if abandoned:  # stops that passed their timeout keep the deletion open until they return
             watched: list[asyncio.Future[Any]] = [outcome.lingering] if outcome.lingering is not None else []
@@ -304,7 +346,7 @@ class ConnectorDeletion:
         if outcome.succeeded:
             remove_offsets_if_asked(name, actor.cls, actor.config, self._s.offsets)
             await self._s.append([PendingCleanupCleared(name)])
-        self._s.deletion_finished(outcome.with_duration(time.monotonic() - started))
+        self._s.cleanups.finished(outcome.with_duration(time.monotonic() - started))
 
     def _stopped_for_deletion(self, task_ids: list[int]) -> None:
         """While ``deleted()`` runs, the stopped units read UNASSIGNED, as Connect's shut-down ones do
@@ -323,8 +365,8 @@ class ConnectorDeletion:
         """Run a pending ``deleted()`` left by a deletion that never completed (crash, failure, retry)."""
         actor, name = self._actor, self._actor.name
         config = record.properties
-        actor._incarnate(record.incarnation or "")
-        attempt = self._s.deletion_started(name, record.incarnation)
+        actor.incarnate(record.incarnation or "")
+        attempt = self._s.cleanups.started(name, record.incarnation)
         try:
             cls: type[Connector] | None = load_connector_class(config.get("connector.class", ""))
         except ConfigError:
@@ -332,26 +374,32 @@ class ConnectorDeletion:
         outcome = await run_deleted(
             name,
             cls,
-            actor._resolved_or_raw(config),
+            _resolved_or_raw(self._s.worker, config),
             None,
             self._s.offsets,
             timeout=self._s.worker.deleted_timeout,
             incarnation=record.incarnation,
             attempt=attempt,
-            spark=actor._connector_spark(),
+            spark=actor.connector_spark(),
         )
         self._s.status.remove_connector(name)  # what a crashed owner left behind
         if outcome.succeeded:
             remove_offsets_if_asked(name, cls, config, self._s.offsets)
             await self._s.append([PendingCleanupCleared(name)])
-        self._s.deletion_finished(outcome)
+        self._s.cleanups.finished(outcome)
         actor.finished = True
+
+    async def cleanup_assigned(self) -> None:
+        """This worker was assigned the connector's slot, and no config: run the cleanup it carries, if any."""
+        record = self._s.cleanups.assigned(self._actor.name)
+        if record is not None:
+            await self.cleanup_only(record)
 
     async def _destroy_tasks(self) -> None:
         actor = self._actor
         if not actor.tasks:
             return
-        await actor._stop_tasks(list(actor.tasks), deleted=True)
+        await actor.stop_tasks(list(actor.tasks), deleted=True)
         for slot in actor.tasks.values():
-            await actor._fire(slot.lifecycle, "destroy")
+            await actor.fire(slot.lifecycle, "destroy")
         actor.tasks.clear()

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from engine.api.connector import Connector
 from engine.config.worker import WorkerConfig
 from engine.configlog.base import ConfigLog
 from engine.configlog.codec import decode, encode
@@ -29,10 +28,9 @@ from engine.configlog.records import (
     TaskConfigRecord,
 )
 from engine.configlog.snapshot import ConfigSnapshot
-from engine.errors import ConfigError, CorruptRecord, EngineNotRunning
-from engine.herder.cleanups import CleanupState, CleanupTracker
+from engine.errors import CorruptRecord, EngineNotRunning
+from engine.herder.cleanups import Cleanups
 from engine.herder.connector_actor import ConnectorActor
-from engine.herder.deletion import DeletionOutcome, remove_offsets_if_asked
 from engine.herder.messages import (
     AwaitStarted,
     Boot,
@@ -48,7 +46,6 @@ from engine.herder.timers import LoopTimers, Timers
 from engine.herder.transition_feed import TransitionEvent, TransitionFeed
 from engine.observability.log_levels import LOG_LEVELS, InvalidLogLevel
 from engine.observability.metrics import EngineMetrics
-from engine.plugins.loading import load_connector_class
 from engine.storage.base import OffsetStore, StatusStore
 from states import TransitionRecord
 
@@ -78,8 +75,6 @@ class Herder:
         self.timers: Timers = timers if timers is not None else LoopTimers()  # auto-restart backoffs
         # what this worker runs: everything standalone, what the group assigns in a cluster
         self.ownership: Ownership = ownership if ownership is not None else StandaloneOwnership()
-        self.deleting: set[str] = set()  # connectors whose deletion callbacks run here right now
-        self._cleaned: set[str] = set()  # deleted() succeeded here; the clear record is not read back yet
         self.data = data
         self.status = status
         self.metrics = metrics if metrics is not None else EngineMetrics(status)
@@ -96,23 +91,14 @@ class Herder:
         self._applied: dict[str, int] = {}
         self._waiters: dict[str, list[tuple[int, asyncio.Future[None]]]] = {}
         self._read_waiters: list[tuple[int, asyncio.Future[None]]] = []
-        self._deletions: dict[str, DeletionOutcome] = {}
         self._loop = asyncio.get_running_loop()
         self._failure: BaseException | None = None
         self._booted = False
         self._closing = False
         self._spawned: set[asyncio.Task[None]] = set()
-        self._clearing: set[asyncio.Task[None]] = set()  # pending-cleanup clears not read back yet
         self._forget_spawned = self._spawned.discard
         self._plain_context = contextvars.Context()
-        self.cleanups = CleanupTracker(
-            backoff=worker.deleted_retry_backoff,
-            max_retries=worker.deleted_max_retries,
-            metrics=self.metrics,
-            retry=self._retry_cleanup,
-            clear=self._clear_cleanup,
-        )
-        self.metrics.pending_cleanups = lambda: len(self.snapshot.pending_cleanups)
+        self.cleanups = Cleanups(self)  # deletions' unfinished cleanups: attempts, retries, outcomes
         self.metrics.scheduled_restarts = lambda: sum(
             a.restarts.scheduled for a in list(self._actors.values())
         )
@@ -155,19 +141,6 @@ class Herder:
 
     def owns_task(self, connector: str, task: int) -> bool:
         return self.ownership.owns_task(connector, task)
-
-    def pending_cleanup(self, connector: str) -> PendingCleanupRecord | None:
-        """The cleanup an assignment hands this worker to run, if any. None while a ``deleted()`` of
-        the connector still runs here (lingering past its timeout): a rebalance must not start a
-        second one beside it; the tracker clears or retries it once it returns."""
-        if connector in self._cleaned or connector in self.deleting:
-            return None
-        return self.snapshot.pending_cleanups.get(connector)
-
-    def deletion_started(self, connector: str, incarnation: str | None) -> int:
-        """An attempt at the connector's cleanup begins here; returns its number (1 = the deletion)."""
-        self.deleting.add(connector)
-        return self.cleanups.started(connector, incarnation)
 
     def post(self, connector: str, message: Message) -> None:
         if self._closing and connector not in self._actors:
@@ -227,74 +200,6 @@ class Herder:
             self._waiters[connector] = remaining
         else:
             del self._waiters[connector]
-
-    def deletion_finished(self, outcome: DeletionOutcome) -> None:
-        outcome = self.cleanups.finished(outcome)
-        name = outcome.connector
-        lingering = outcome.lingering
-        if lingering is not None and not lingering.done():
-            # a callback passed its timeout: the name stays taken until it has really returned
-            lingering.add_done_callback(lambda _: self.deleting.discard(name))
-        else:
-            self.deleting.discard(name)
-        if outcome.succeeded:
-            self._cleaned.add(name)
-        self.metrics.deletion(outcome.succeeded)
-        self._deletions[name] = outcome
-
-    def cleanup_pending(self, connector: str) -> bool:
-        """A previous incarnation's cleanup is unfinished: its record stands, or a callback still runs here."""
-        return connector in self.snapshot.pending_cleanups or connector in self.deleting
-
-    def cleanup_listing(self) -> list[dict[str, Any]]:
-        """``GET /connector-cleanups``: every unfinished cleanup, and the ones given up on this worker."""
-        worker = self.worker.worker_id
-        known = {c.connector: c for c in self.cleanups.known()}
-        listed = [c.to_json(worker) for c in known.values()]
-        for name, record in self.snapshot.pending_cleanups.items():
-            if name not in known:
-                listed.append(
-                    {
-                        "connector": name,
-                        "incarnation": record.incarnation,
-                        "state": CleanupState.PENDING.value,
-                        "attempts": 0,
-                        "last_error": None,
-                        "next_attempt": None,
-                        "worker_id": None,
-                    }
-                )
-        return sorted(listed, key=lambda entry: entry["connector"])
-
-    def _retry_cleanup(self, connector: str, incarnation: str | None, attempt: int) -> None:
-        record = self.snapshot.pending_cleanups.get(connector)
-        if record is None or record.incarnation != incarnation or self._closing:
-            self.cleanups.forget(connector)
-            return
-        if not self.owns_connector(connector):
-            return  # the group moved it: its new owner runs it
-        log.info("connector.cleanup_retrying", connector=connector, incarnation=incarnation, attempt=attempt)
-        self.post(connector, RunCleanup(record))
-
-    def _clear_cleanup(self, connector: str, succeeded: bool) -> None:
-        """End a pending cleanup in the log (it succeeded late, or was given up); one that succeeded
-        late removes the offsets its connector asks to, as one that succeeded on time does."""
-        pending = self.snapshot.pending_cleanups.get(connector)
-        if succeeded and pending is not None:
-            config = pending.properties  # the deleted connector's, not the worker's
-            try:
-                cls: type[Connector] | None = load_connector_class(config.get("connector.class", ""))
-            except ConfigError:
-                cls = None
-            remove_offsets_if_asked(connector, cls, config, self.offsets)
-        if not self._closing:
-            task = self.spawn(self._append_clear(connector), f"cleanup-clear:{connector}")
-            self._clearing.add(task)
-            task.add_done_callback(self._clearing.discard)
-
-    async def _append_clear(self, connector: str) -> None:
-        offset = await self.append([PendingCleanupCleared(connector)])
-        await self.wait_read(offset + 1, self.worker.callback_timeout)
 
     # ---- actors ---------------------------------------------------------------------------
 
@@ -386,14 +291,11 @@ class Herder:
         if isinstance(record, LoggerLevelRecord):
             _apply_cluster_level(record.namespace, record.level)
             return
-        if self.ownership.distributed:
-            if isinstance(record, (PendingCleanupRecord, PendingCleanupCleared)):
-                self._cleaned.discard(record.connector)
-            if self._changes_work(record):
-                self.ownership.work_changed(offset)
+        if self.ownership.distributed and self._changes_work(record):
+            self.ownership.work_changed(offset)
         event = self.snapshot.apply(record, offset)
-        if isinstance(record, PendingCleanupCleared):
-            self.cleanups.forget(record.connector)
+        if isinstance(record, (PendingCleanupRecord, PendingCleanupCleared)):
+            self.cleanups.read_back(record)
         name = getattr(record, "connector", None)
         if event is not None:
             self.post(event.connector, FromLog(event, offset))
@@ -454,14 +356,8 @@ class Herder:
         written back yet: 0 means nothing will change by itself (scheduled retries aside)."""
         actors = list(self._actors.values())
         handling = sum(1 for actor in actors if not actor.waiting or len(actor.mailbox))
-        # a retry waiting for its backoff is a timer, like a poll interval: not in flight (so is an
-        # auto-restart waiting for its backoff: its message, once posted, makes its actor busy)
-        cleanups = sum(
-            1
-            for c in self.cleanups.known()
-            if c.state is CleanupState.LINGERING and not parked(c.connector, "connector")
-        )
-        return handling + sum(actor.busy_runners(parked) for actor in actors) + cleanups + len(self._clearing)
+        # an auto-restart waiting for its backoff is a timer: its message, once posted, makes its actor busy
+        return handling + sum(actor.busy_runners(parked) for actor in actors) + self.cleanups.busy(parked)
 
     # ---- what API calls wait on -----------------------------------------------------------
 
@@ -500,10 +396,6 @@ class Herder:
             elif not future.done():
                 still.append((wanted, future))
         self._read_waiters = still
-
-    def deletion_outcome(self, connector: str) -> DeletionOutcome | None:
-        """The outcome of the connector's last deletion, handed over once (then forgotten)."""
-        return self._deletions.pop(connector, None)
 
     def _fail_waiters(self, exc: BaseException) -> None:
         self._failure = exc

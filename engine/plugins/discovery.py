@@ -308,7 +308,7 @@ def _scan_directory(directory: Path) -> list[PluginDesc]:
     if str(directory) not in sys.path:
         sys.path.append(str(directory))  # appended: installed packages keep precedence over plugins
     installed = list(distributions(path=[str(directory)]))
-    owned = set().union(*(_top_level_names(dist) for dist in installed))
+    owned = set().union(*(top_level_names(dist) for dist in installed))
     found: list[PluginDesc] = []
     for entry in sorted(directory.iterdir()):
         module_name = _plugin_package(entry)
@@ -333,8 +333,9 @@ def _scan_directory(directory: Path) -> list[PluginDesc]:
     return found
 
 
-def _top_level_names(dist: Distribution) -> set[str]:
-    """The top-level packages and modules a distribution installed (``top_level.txt``, else its RECORD)."""
+def top_level_names(dist: Distribution) -> set[str]:
+    """The top-level packages and modules a distribution installed (``top_level.txt``, else its RECORD):
+    what discovery leaves to entry points and what a reload drops from ``sys.modules``."""
     listed = dist.read_text("top_level.txt")
     if listed:
         return {line.strip() for line in listed.splitlines() if line.strip()}

@@ -104,7 +104,7 @@ def _settle_versions(
         loaded = discovery.LOADED_DISTRIBUTIONS.get(name)
         if loaded is None or loaded == dist.version or name == OWN_DISTRIBUTION:
             continue
-        packages = frozenset(_top_level_names(dist))
+        packages = frozenset(discovery.top_level_names(dist))
         users = in_use(packages)
         if users:
             restart_required.append(
@@ -133,19 +133,6 @@ def _plugin_distributions(plugin_path: str | None) -> Iterable[Distribution]:
             if dist.name not in seen and any(ep.group in ENTRY_POINT_GROUPS for ep in dist.entry_points):
                 seen.add(dist.name)
                 yield dist
-
-
-def _top_level_names(dist: Distribution) -> set[str]:
-    """The top-level packages and modules a distribution installed (``top_level.txt``, else its RECORD)."""
-    listed = dist.read_text("top_level.txt")
-    if listed:
-        return {line.strip() for line in listed.splitlines() if line.strip()}
-    names: set[str] = set()
-    for file in dist.files or ():
-        first = file.parts[0] if file.parts else ""
-        if first and not first.endswith((".dist-info", ".egg-info", ".data")) and first != "..":
-            names.add(first.removesuffix(".py"))
-    return names
 
 
 def _drop_modules(packages: frozenset[str]) -> None:

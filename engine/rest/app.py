@@ -8,7 +8,6 @@ from typing import Any, Literal
 import structlog
 from aiohttp import web
 
-from engine.distributed.forwarding import RestClient
 from engine.engine import Engine
 from engine.errors import EngineError, NotLeader
 from engine.observability.request_stage import current_stage, timed_out_message
@@ -109,7 +108,7 @@ def make_app(
     app[READY] = ready
     app[HEALTH_TIMEOUT] = health_timeout
     app[DETAILS] = details_enabled(engine.worker.raw)
-    app[REST_CLIENT] = engine.cluster.rest_client if engine.cluster is not None else RestClient(engine.worker)
+    app[REST_CLIENT] = engine.mode.rest_client
     app[REST_TIMEOUT] = rest_timeout
     app[CLUSTER_ID] = cluster_id
     app[CLUSTER_ID_LOCK] = asyncio.Lock()

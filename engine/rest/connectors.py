@@ -72,28 +72,15 @@ async def create_connector(request: web.Request) -> web.Response:
     # KIP-995: the offsets keep their JSON numbers (the config's are bound to strings)
     offsets = (await json_body(request)).get("initial_offsets")
     engine = _engine(request)
-    info = await engine.create_connector(name, config, initial_state, initial_offsets=offsets)
-    await _started(engine, name)
+    info = await engine.create_connector(
+        name, config, initial_state, initial_offsets=offsets, raise_failed_start=True
+    )
     return web.json_response(info, status=201, headers={"Location": _location(request, name)})
 
 
 def _location(request: web.Request, name: str) -> str:
     """Jersey resolves ``Response.created``'s relative URI against the request's base URI: absolute."""
     return f"{request.url.origin()}/connectors/{quote(name, safe='')}"
-
-
-async def _started(engine: Engine, name: str) -> None:
-    """Kafka's standalone herder answers 500 when the connector's start failed (the config stays
-    written and the connector FAILED): ``WorkerConnector.doTransitionTo``'s message."""
-    if engine.cluster is not None:
-        return  # the owner may be another worker: the write is the answer
-    try:
-        status = await engine.connector_status(name)
-    except ConnectorNotFound:
-        return  # deleted right after it was written: the answer is the write's, as in Connect
-    if status["connector"]["state"] == "FAILED":
-        target = engine.herder.snapshot.target(name).value
-        raise RestError(500, f"Failed to transition connector {name} to state {target}")
 
 
 # ---- one connector ---------------------------------------------------------------------------
@@ -113,8 +100,7 @@ async def put_config(request: web.Request) -> web.Response:
     if body is None:  # Connect reads the name out of the missing config: a NullPointerException
         raise RestError(500, NULL_CONFIG)
     config = string_map(body)
-    created, info = await engine.put_connector_config_created(name, config)
-    await _started(engine, name)
+    created, info = await engine.put_connector_config_created(name, config, raise_failed_start=True)
     if created:
         return web.json_response(info, status=201, headers={"Location": _location(request, name)})
     return web.json_response(info)
@@ -129,8 +115,7 @@ async def patch_config(request: web.Request) -> web.Response:
             config.pop(key, None)
         else:
             config[key] = value
-    info = await engine.put_connector_config(name, config)
-    await _started(engine, name)
+    info = await engine.put_connector_config(name, config, raise_failed_start=True)
     return web.json_response(info)
 
 
@@ -180,7 +165,7 @@ async def get_tasks_config(request: web.Request) -> web.Response:
     )
     engine = _engine(request)
     tasks = await engine.task_configs(name)
-    if not tasks and engine.cluster is None:  # standalone answers 404 without tasks; distributed 200 {}
+    if not tasks and not engine.mode.distributed:  # standalone answers 404 without tasks; distributed 200 {}
         raise ConnectorNotFound(name, f"Connector {name} not found")
     return web.json_response({f"{name}-{t['id']['task']}": t["config"] for t in tasks})
 
@@ -199,11 +184,10 @@ async def restart_task(request: web.Request) -> web.Response:
 async def restart_connector(request: web.Request) -> web.Response:
     engine, name = _engine(request), _name(request)
     include_tasks, only_failed = query_flag(request, "includeTasks"), query_flag(request, "onlyFailed")
-    # Connect's standalone herder says "Connector x not found" for a plain restart; the KIP-745 path and
-    # the distributed herder say "Unknown connector: x"
-    plain_standalone = engine.cluster is None and not (include_tasks or only_failed)
+    # a plain restart is worded as the mode's herder words it; the KIP-745 path says "Unknown connector: x"
+    plain = not (include_tasks or only_failed)
     await _known(
-        engine, name, f"Connector {name} not found" if plain_standalone else f"Unknown connector: {name}"
+        engine, name, engine.mode.unknown_connector_message(name) if plain else f"Unknown connector: {name}"
     )
     plan = await engine.restart_connector(name, include_tasks=include_tasks, only_failed=only_failed)
     if plan is None:
@@ -264,7 +248,7 @@ async def put_task_configs(request: web.Request) -> web.Response:
     """Internal: a follower owning the connector hands its task configs to the leader
     (Connect's ``ConnectorsResource.putTaskConfigs``, ``POST /connectors/{c}/tasks``)."""
     engine, name = _engine(request), _name(request)
-    if engine.cluster is None:
+    if not engine.mode.distributed:
         return await distributed_only(request)
     body = await json_body(request, numbers_as_text=True)
     if not isinstance(body, list) or not all(isinstance(c, dict) for c in body):
@@ -290,7 +274,7 @@ async def fence_zombies(request: web.Request) -> web.Response:
     """Internal: a round of zombie fencing for an exactly-once source connector, done by the leader
     (Connect's ``fenceZombies``, ``PUT /connectors/{c}/fence``); signed."""
     engine, name = _engine(request), _name(request)
-    if engine.cluster is None:
+    if not engine.mode.distributed:
         return await distributed_only(request)
     await _signed(request, engine)
     await engine.fence_zombie_source_tasks(name)
@@ -301,8 +285,7 @@ async def _signed(request: web.Request, engine: Engine) -> None:
     """KIP-507: an internal request must carry a valid signature of its body under the session key
     (Connect's ``requestNotSignedProperly``: 400 unsigned or an algorithm not accepted, 503 before a key
     was read, 403 a wrong signature), checked before anything is written."""
-    assert engine.cluster is not None
-    refusal = engine.cluster.verify(request.headers, await request.read())
+    refusal = engine.mode.verify(request.headers, await request.read())
     if refusal is not None:
         log.warning(
             "rest.internal_request_refused", path=request.path, status=refusal.status, reason=refusal.message

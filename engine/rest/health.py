@@ -51,7 +51,7 @@ async def health(request: web.Request) -> web.Response:
     except (TimeoutError, EngineError):
         if not ready.is_set():
             message = STARTING
-            if engine.cluster is not None:  # the distributed herder's stage; the standalone one has none
+            if engine.mode.distributed:  # the distributed herder's stage; the standalone one has none
                 stage, began = engine.startup_stage
                 message += f" The worker is currently {stage}, which began at {java_instant(began)}."
             return _status("starting", message, 503)

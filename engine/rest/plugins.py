@@ -26,7 +26,8 @@ from engine.plugins.discovery import connector_plugin_type
 from engine.rest.body import NULL_CONFIG, json_body, string_map
 from engine.rest.errors import BadRequest, RestError
 from engine.rest.keys import ENGINE, PLUGINS
-from engine.validation.framework import CONFIG_DEF_STAGE, framework_config_def, validate_config_infos
+from engine.validation.framework import CONFIG_DEF_STAGE, validate_config_infos
+from engine.validation.framework_keys import framework_config_def
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -27,13 +28,14 @@ from engine.distributed.member import MemberFactory
 from engine.engine import Engine
 from engine.errors import EngineError, EngineNotRunning
 from engine.herder.transition_feed import Subscription
-from engine.scenario.expect import ExpectationFailed, check_connector, check_error
+from engine.scenario.expect import ExpectationFailed, check_connector, check_error, cluster_cleanup
 from engine.scenario.in_process_rest import InProcessRestClient
 from engine.scenario.invariants import ClusterInvariants
 from engine.scenario.model import Scenario, Step
 from engine.scenario.runner import SCENARIO_WORKER_DEFAULTS, LogKind, ScenarioResult, StepFailed
 from engine.scenario.shared_log import SharedConfigLog
 from engine.scenario.transition_trace import TraceLine, stamp
+from engine.scenario.verbs import CONNECTOR_VERBS, IN_PROCESS_VERBS, WORKER_VERBS, Action, EngineTarget, bind
 from engine.scenario.virtual_group import RebalanceStorm, VirtualGroup
 from engine.storage.offsets import MemoryOffsetStore
 from engine.storage.status import MemoryStatusStore
@@ -84,26 +86,11 @@ class ClusterScenarioRunner:
         self._faulty_deleted: set[str] = set()
         self._kills: list[asyncio.Task[None]] = []
         self._partitioned: list[str] = []  # ``heal: leader`` heals the leader cut off last
-        self._verbs: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {
-            "create": self._create,
-            "update": self._update,
-            "patch": self._patch,
-            "pause": self._pause,
-            "resume": self._resume,
-            "stop": self._stop,
-            "restart": self._restart,
-            "restart_task": self._restart_task,
-            "delete": self._delete,
-            "record": self._record,
-            "inject": self._inject,
-            "advance": self._advance,
-            "start_worker": self._start_worker_step,
-            "stop_worker": self._stop_worker_step,
-            "kill_worker": self._kill_worker_step,
-            "restart_worker": self._restart_worker_step,
-            "partition": self._partition,
-            "heal": self._heal,
-            "rebalance": self._rebalance,
+        target = EngineTarget(self._leader)  # connector verbs go where REST forwarding would send them
+        self._verbs: dict[str, Action] = {
+            **bind(CONNECTOR_VERBS, target),
+            **bind(IN_PROCESS_VERBS, target),
+            **bind(WORKER_VERBS, self),
         }
 
     # ---- the run --------------------------------------------------------------------------
@@ -158,12 +145,24 @@ class ClusterScenarioRunner:
             if step.verb == "expect":
                 await self._expect(step)
             else:
+                self._note_faulty_deleted(step)
                 await self._verbs[step.verb](step.args)
         except ExpectationFailed as exc:
             raise StepFailed(step, str(exc)) from None
         except (EngineError, ConnectException, ValueError) as exc:
             self._error = (step, exc)
         await self._settle()
+
+    def _note_faulty_deleted(self, step: Step) -> None:
+        """A connector whose ``deleted()`` is made to fail (a fault, or its test keys when it is
+        deleted) may have its cleanup run more than once: the invariants allow it that."""
+        args = step.args
+        if step.verb == "inject" and args["action"] != "clear" and args["callback"] == "deleted":
+            self._faulty_deleted.add(args["connector"])
+        elif step.verb == "delete":
+            config = self._leader().herder.snapshot.connectors.get(args["name"], {})
+            if any(config.get(key, "false") not in ("", "false") for key in _FAULTY):
+                self._faulty_deleted.add(args["name"])
 
     # ---- settling -------------------------------------------------------------------------
 
@@ -231,24 +230,14 @@ class ClusterScenarioRunner:
         return target is not None and target not in self.engines
 
     def _collect(self) -> None:
-        lines: list[TraceLine] = []
-        for name in sorted(self._feeds):
-            lines.extend(
-                TraceLine(
-                    line.time,
-                    line.step,
-                    line.connector,
-                    line.task,
-                    line.trigger,
-                    line.from_state,
-                    line.to_state,
-                    worker=name,
-                    phase=self._phase,
-                )
-                for line in stamp(self._feeds[name].drain(), FAULTS.clock.now, self._step)
-            )
+        lines = [line for name in sorted(self._feeds) for line in self._drain(name, self._feeds[name])]
         lines.sort(key=_canonical)
         self._trace.extend(lines)
+
+    def _drain(self, name: str, feed: Subscription) -> list[TraceLine]:
+        """Worker ``name``'s transitions since the last drain, stamped with the step and phase."""
+        lines = stamp(feed.drain(), FAULTS.clock.now, self._step)
+        return [dataclasses.replace(line, worker=name, phase=self._phase) for line in lines]
 
     # ---- workers --------------------------------------------------------------------------
 
@@ -330,21 +319,7 @@ class ClusterScenarioRunner:
     def _collect_one(self, name: str) -> None:
         feed = self._feeds.pop(name, None)
         if feed is not None:
-            lines = [
-                TraceLine(
-                    line.time,
-                    line.step,
-                    line.connector,
-                    line.task,
-                    line.trigger,
-                    line.from_state,
-                    line.to_state,
-                    worker=name,
-                    phase=self._phase,
-                )
-                for line in stamp(feed.drain(), FAULTS.clock.now, self._step)
-            ]
-            self._trace.extend(lines)
+            self._trace.extend(self._drain(name, feed))
 
     async def _stop_all(self) -> None:
         for task in list(self._kills):
@@ -381,11 +356,10 @@ class ClusterScenarioRunner:
             raise EngineNotRunning("No reachable leader: the group has none right now")
         return self.engines[leader]
 
-    # ---- cluster verbs --------------------------------------------------------------------
+    # ---- the worker verbs (verbs.WorkerFleet) ---------------------------------------------
 
-    def _worker(self, args: dict[str, Any]) -> str:
+    def _named(self, name: str) -> str:
         """The step's worker; ``leader`` means whichever worker leads now (the seed chose it)."""
-        name = str(args["worker"])
         if name != "leader":
             return name
         leader = self.group.leader_worker
@@ -393,49 +367,45 @@ class ClusterScenarioRunner:
             raise EngineNotRunning("No leader: the group has none right now")
         return leader
 
-    async def _start_worker_step(self, args: dict[str, Any]) -> None:
-        self._launch(self._worker(args))
+    async def start_worker(self, name: str) -> None:
+        self._launch(self._named(name))
 
-    async def _stop_worker_step(self, args: dict[str, Any]) -> None:
-        await self._shutdown(self._worker(args))
+    async def stop_worker(self, name: str) -> None:
+        await self._shutdown(self._named(name))
 
-    async def _kill_worker_step(self, args: dict[str, Any]) -> None:
-        name = self._worker(args)
+    async def kill_worker(self, name: str) -> None:
+        name = self._named(name)
         self._require(name)
         await self._kill(name)
 
-    async def _restart_worker_step(self, args: dict[str, Any]) -> None:
-        name = self._worker(args)
+    async def restart_worker(self, name: str) -> None:
+        name = self._named(name)
         await self._shutdown(name)
         self._launch(name)
 
-    async def _partition(self, args: dict[str, Any]) -> None:
-        name = self._worker(args)
+    async def partition(self, name: str) -> None:
+        name = self._named(name)
         self._require(name)
         self.group.partition(name)
         self._partitioned.append(name)
 
-    async def _heal(self, args: dict[str, Any]) -> None:
-        name = (
-            self._partitioned.pop()
-            if args["worker"] == "leader" and self._partitioned
-            else self._worker(args)
-        )
+    async def heal(self, name: str) -> None:
+        name = self._partitioned.pop() if name == "leader" and self._partitioned else self._named(name)
         self._require(name)
         self.group.heal(name)
 
-    async def _rebalance(self, args: dict[str, Any]) -> None:
+    async def rebalance(self) -> None:
         leader = self.group.leader
         if leader is None:
             raise EngineNotRunning("No group to rebalance: no worker has joined")
         self.group.members[leader].request_rejoin()
 
-    async def _advance(self, args: dict[str, Any]) -> None:
+    async def advance(self, seconds: float) -> None:
         """Move the clock to each session expiry on the way and to the end, settling at each stop;
         timers due by a stop fire there (backoffs carry random jitter: stopping at each would make
         the trace's times depend on it)."""
         self._collect()
-        target = FAULTS.clock.now + args["by"]
+        target = FAULTS.clock.now + seconds
         while True:
             due = [m.expires_at for m in self.group.members.values() if m.expires_at is not None]
             upcoming = min([t for t in due if t > FAULTS.clock.now] + [target])
@@ -446,70 +416,6 @@ class ClusterScenarioRunner:
             await self._settle()
             if FAULTS.clock.now >= target:
                 return
-
-    # ---- connector verbs (sent to the leader, as REST forwarding would) --------------------
-
-    async def _create(self, args: dict[str, Any]) -> None:
-        await self._leader().create_connector(
-            args["name"], args["config"], args.get("initial_state"), wait_started=False
-        )
-
-    async def _update(self, args: dict[str, Any]) -> None:
-        await self._leader().put_connector_config(args["name"], args["config"], wait_started=False)
-
-    async def _patch(self, args: dict[str, Any]) -> None:
-        engine = self._leader()
-        config = await engine.connector_config(args["name"])
-        for key, value in args["config"].items():
-            if value is None:
-                config.pop(key, None)
-            else:
-                config[key] = value
-        await engine.put_connector_config(args["name"], config, wait_started=False)
-
-    async def _pause(self, args: dict[str, Any]) -> None:
-        await self._leader().pause_connector(args["name"])
-
-    async def _resume(self, args: dict[str, Any]) -> None:
-        await self._leader().resume_connector(args["name"])
-
-    async def _stop(self, args: dict[str, Any]) -> None:
-        await self._leader().stop_connector(args["name"])
-
-    async def _restart(self, args: dict[str, Any]) -> None:
-        await self._leader().restart_connector(
-            args["name"],
-            include_tasks=args.get("include_tasks", False),
-            only_failed=args.get("only_failed", False),
-        )
-
-    async def _restart_task(self, args: dict[str, Any]) -> None:
-        await self._leader().restart_task(args["name"], args["task"])
-
-    async def _delete(self, args: dict[str, Any]) -> None:
-        config = self._leader().herder.snapshot.connectors.get(args["name"], {})
-        if any(config.get(key, "false") not in ("", "false") for key in _FAULTY):
-            self._faulty_deleted.add(args["name"])
-        await self._leader().delete_connector(args["name"])
-
-    async def _record(self, args: dict[str, Any]) -> None:
-        await self._leader().append_record(
-            args["key"], args["value"].encode() if isinstance(args["value"], str) else args["value"]
-        )
-
-    async def _inject(self, args: dict[str, Any]) -> None:
-        if args["action"] == "clear":
-            FAULTS.clear(args["connector"], args["callback"])
-            return
-        if args["callback"] == "deleted":
-            self._faulty_deleted.add(args["connector"])
-        FAULTS.inject(
-            args["connector"],
-            args["callback"],
-            args["action"],
-            seconds=args.get("for"),
-            task=args.get("task"),
-        )
 
     # ---- expectations ---------------------------------------------------------------------
 
@@ -579,12 +485,6 @@ class ClusterScenarioRunner:
                 wrong.append(f"tasks run on {got_tasks}, expected {expected['tasks']}")
         if wrong:
             raise ExpectationFailed(f"connector {connector}: " + "; ".join(wrong))
-
-
-def cluster_cleanup(listings: list[list[dict[str, Any]]], connector: str) -> dict[str, Any] | None:
-    """One connector's unfinished cleanup across the workers' listings: its owner's entry, else PENDING."""
-    entries = [entry for listing in listings for entry in listing if entry["connector"] == connector]
-    return next((e for e in entries if e["state"] != "PENDING"), entries[0] if entries else None)
 
 
 def _canonical(line: TraceLine) -> tuple[int, int, str, int, int, str]:

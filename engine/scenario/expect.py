@@ -139,3 +139,9 @@ def check_error(args: dict[str, Any], error: BaseException | None, previous: str
             f"{previous} raised {type(error).__name__}: {error!s}, "
             f"expected a message containing {args['message']!r}"
         )
+
+
+def cluster_cleanup(listings: list[list[dict[str, Any]]], connector: str) -> dict[str, Any] | None:
+    """One connector's unfinished cleanup across the workers' listings: its owner's entry, else PENDING."""
+    entries = [entry for listing in listings for entry in listing if entry["connector"] == connector]
+    return next((e for e in entries if e["state"] != "PENDING"), entries[0] if entries else None)

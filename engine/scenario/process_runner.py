@@ -20,15 +20,16 @@ import signal
 import socket
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from engine.scenario.cluster_runner import cluster_cleanup
-from engine.scenario.expect import ExpectationFailed, calls_match, render_call
+from engine.scenario.expect import ExpectationFailed, calls_match, cluster_cleanup, render_call
 from engine.scenario.invariants import ClusterInvariants
 from engine.scenario.model import Scenario, Step
 from engine.scenario.runner import LogKind, ScenarioResult, StepFailed
+from engine.scenario.verbs import CONNECTOR_VERBS, WORKER_VERBS, Action, bind
 from engine.testing.cluster import HOST, WorkerCluster, WorkerProcess, free_port, request
 from engine.testing.recording import Call
 
@@ -80,7 +81,7 @@ class ProcessScenarioRunner:
         self._error: tuple[Step, str] | None = None
         self._stopped: set[str] = set()  # SIGSTOPped (partitioned)
         self._calls: list[Call] = []
-        self._deleted: set[str] = set()
+        self._verbs: dict[str, Action] = {}
         self.invariants = ClusterInvariants(
             count=lambda: len(self._calls), name_of=self._name_of, retries_allowed=lambda connector: False
         )
@@ -99,6 +100,8 @@ class ProcessScenarioRunner:
             worker = {**self.scenario.worker, **self.overrides}
             delay = int(worker.pop("scheduled.rebalance.max.delay.ms", "300000"))
             self.cluster = WorkerCluster(self.bootstrap, directory, delay_ms=delay, extra=worker)
+            target = RestTarget(self._any, self.cluster.record_file, self.timeout)
+            self._verbs = {**bind(CONNECTOR_VERBS, target), **bind(WORKER_VERBS, self)}
             current: Step | None = None
             try:
                 assert self.scenario.workers is not None
@@ -136,7 +139,12 @@ class ProcessScenarioRunner:
             failed, message = self._error
             raise StepFailed(failed, f"raised {message}")
         try:
-            await getattr(self, f"_{step.verb}")(step.args)
+            if step.verb == "expect":
+                await self._expect(step.args)
+            else:
+                if step.verb == "delete":
+                    self._deleting(step.args["name"])
+                await self._verbs[step.verb](step.args)
         except ExpectationFailed as exc:
             raise StepFailed(step, str(exc)) from None
         except RequestFailed as exc:
@@ -158,6 +166,11 @@ class ProcessScenarioRunner:
         found = self.invariants.check(self._calls)
         if found:
             raise StepFailed(step, f"invariant broken: {found[0]}")
+
+    def _deleting(self, connector: str) -> None:
+        """What the DELETE writes first, for the invariants (they read no config topic here)."""
+        self._check_invariants(None)
+        self.invariants.record(f"pending-cleanup-{connector}", b"{}")
 
     # ---- workers --------------------------------------------------------------------------
 
@@ -192,86 +205,39 @@ class ProcessScenarioRunner:
             raise RequestFailed("EngineNotRunning: no worker is running")
         return live[0]
 
-    async def _start_worker(self, args: dict[str, Any]) -> None:
-        self._start(args["worker"])
+    # ---- the worker verbs (verbs.WorkerFleet): signals, as an operator would --------------
+
+    async def start_worker(self, name: str) -> None:
+        self._start(name)
         assert self.cluster is not None
-        await self.cluster.started(self.processes[args["worker"]])
+        await self.cluster.started(self.processes[name])
 
-    async def _stop_worker(self, args: dict[str, Any]) -> None:
-        await asyncio.to_thread(self._process(args["worker"]).stop)
+    async def stop_worker(self, name: str) -> None:
+        await asyncio.to_thread(self._process(name).stop)
 
-    async def _kill_worker(self, args: dict[str, Any]) -> None:
+    async def kill_worker(self, name: str) -> None:
         self._check_invariants(None)
-        process = self._process(args["worker"])
+        process = self._process(name)
         self.invariants.killed(f"127.0.0.1:{process.port}")
         await asyncio.to_thread(process.kill)
 
-    async def _restart_worker(self, args: dict[str, Any]) -> None:
-        await self._stop_worker(args)
-        await self._start_worker(args)
+    async def restart_worker(self, name: str) -> None:
+        await self.stop_worker(name)
+        await self.start_worker(name)
 
-    async def _partition(self, args: dict[str, Any]) -> None:
-        os.killpg(self._process(args["worker"]).process.pid, signal.SIGSTOP)
-        self._stopped.add(args["worker"])
+    async def partition(self, name: str) -> None:
+        os.killpg(self._process(name).process.pid, signal.SIGSTOP)
+        self._stopped.add(name)
 
-    async def _heal(self, args: dict[str, Any]) -> None:
-        os.killpg(self._process(args["worker"]).process.pid, signal.SIGCONT)
-        self._stopped.discard(args["worker"])
+    async def heal(self, name: str) -> None:
+        os.killpg(self._process(name).process.pid, signal.SIGCONT)
+        self._stopped.discard(name)
 
-    async def _rebalance(self, args: dict[str, Any]) -> None:
+    async def rebalance(self) -> None:
         """No REST call forces one; the expectations that follow poll until the group is stable."""
 
-    async def _advance(self, args: dict[str, Any]) -> None:
-        await asyncio.sleep(args["by"])
-
-    # ---- connector verbs: REST, as a user would ------------------------------------------
-
-    async def _call(self, method: str, path: str, body: Any = None) -> Any:
-        code, answer = await request(self._any(), method, path, body, timeout=self.timeout)
-        if code >= 400:
-            message = answer.get("message", answer) if isinstance(answer, dict) else answer
-            raise RequestFailed(f"HTTP {code}: {message}")
-        return answer
-
-    def _config(self, config: dict[str, str | None]) -> dict[str, str | None]:
-        assert self.cluster is not None
-        return {**config, "test.record.file": str(self.cluster.record_file)}
-
-    async def _create(self, args: dict[str, Any]) -> None:
-        body: dict[str, Any] = {"name": args["name"], "config": self._config(args["config"])}
-        if "initial_state" in args:
-            body["initial_state"] = args["initial_state"]
-        await self._call("POST", "/connectors", body)
-
-    async def _update(self, args: dict[str, Any]) -> None:
-        await self._call("PUT", f"/connectors/{quote(args['name'])}/config", self._config(args["config"]))
-
-    async def _patch(self, args: dict[str, Any]) -> None:
-        await self._call("PATCH", f"/connectors/{quote(args['name'])}/config", args["config"])
-
-    async def _pause(self, args: dict[str, Any]) -> None:
-        await self._call("PUT", f"/connectors/{quote(args['name'])}/pause")
-
-    async def _resume(self, args: dict[str, Any]) -> None:
-        await self._call("PUT", f"/connectors/{quote(args['name'])}/resume")
-
-    async def _stop(self, args: dict[str, Any]) -> None:
-        await self._call("PUT", f"/connectors/{quote(args['name'])}/stop")
-
-    async def _restart(self, args: dict[str, Any]) -> None:
-        query = (
-            f"?includeTasks={str(args.get('include_tasks', False)).lower()}"
-            f"&onlyFailed={str(args.get('only_failed', False)).lower()}"
-        )
-        await self._call("POST", f"/connectors/{quote(args['name'])}/restart{query}")
-
-    async def _restart_task(self, args: dict[str, Any]) -> None:
-        await self._call("POST", f"/connectors/{quote(args['name'])}/tasks/{args['task']}/restart")
-
-    async def _delete(self, args: dict[str, Any]) -> None:
-        self._check_invariants(None)
-        self.invariants.record(f"pending-cleanup-{args['name']}", b"{}")  # what the DELETE writes first
-        await self._call("DELETE", f"/connectors/{quote(args['name'])}")
+    async def advance(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
 
     # ---- expectations, polled -------------------------------------------------------------
 
@@ -386,6 +352,55 @@ class ProcessScenarioRunner:
                 if task["state"] != "UNASSIGNED":
                     units.setdefault(self._name_of(task["worker_id"]), set()).add(f"{name}-{task['id']}")
         return units
+
+
+class RestTarget:
+    """The connector verbs as REST calls to a running worker (a follower forwards to the leader)."""
+
+    def __init__(self, worker: Callable[[], WorkerProcess], record_file: Path, timeout: float) -> None:
+        self.worker = worker
+        self.record_file = record_file  # where the instrumented connectors append their calls
+        self.timeout = timeout
+
+    async def _call(self, method: str, path: str, body: Any = None) -> None:
+        code, answer = await request(self.worker(), method, path, body, timeout=self.timeout)
+        if code >= 400:
+            message = answer.get("message", answer) if isinstance(answer, dict) else answer
+            raise RequestFailed(f"HTTP {code}: {message}")
+
+    def _recorded(self, config: dict[str, str]) -> dict[str, str]:
+        return {**config, "test.record.file": str(self.record_file)}
+
+    async def create(self, name: str, config: dict[str, str], initial_state: str | None) -> None:
+        body: dict[str, Any] = {"name": name, "config": self._recorded(config)}
+        if initial_state is not None:
+            body["initial_state"] = initial_state
+        await self._call("POST", "/connectors", body)
+
+    async def update(self, name: str, config: dict[str, str]) -> None:
+        await self._call("PUT", f"/connectors/{quote(name)}/config", self._recorded(config))
+
+    async def patch(self, name: str, changes: dict[str, str | None]) -> None:
+        await self._call("PATCH", f"/connectors/{quote(name)}/config", changes)
+
+    async def pause(self, name: str) -> None:
+        await self._call("PUT", f"/connectors/{quote(name)}/pause")
+
+    async def resume(self, name: str) -> None:
+        await self._call("PUT", f"/connectors/{quote(name)}/resume")
+
+    async def stop(self, name: str) -> None:
+        await self._call("PUT", f"/connectors/{quote(name)}/stop")
+
+    async def restart(self, name: str, include_tasks: bool, only_failed: bool) -> None:
+        query = f"?includeTasks={str(include_tasks).lower()}&onlyFailed={str(only_failed).lower()}"
+        await self._call("POST", f"/connectors/{quote(name)}/restart{query}")
+
+    async def restart_task(self, name: str, task: int) -> None:
+        await self._call("POST", f"/connectors/{quote(name)}/tasks/{task}/restart")
+
+    async def delete(self, name: str) -> None:
+        await self._call("DELETE", f"/connectors/{quote(name)}")
 
 
 def _port_above(floor: int) -> int:

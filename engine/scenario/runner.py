@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -28,6 +27,7 @@ from engine.herder.transition_feed import Subscription
 from engine.scenario.expect import ExpectationFailed, check_connector, check_error
 from engine.scenario.model import Scenario, Step
 from engine.scenario.transition_trace import TraceLine, stamp
+from engine.scenario.verbs import CONNECTOR_VERBS, IN_PROCESS_VERBS, Action, Args, EngineTarget, bind
 from engine.storage.offsets import MemoryOffsetStore
 from engine.testing.faults import FAULTS
 from engine.testing.recording import CALLS
@@ -123,18 +123,10 @@ class ScenarioRunner:
         self._timers: VirtualTimers | None = (
             None  # the running worker's: auto-restart backoffs on FAULTS.clock
         )
-        self._verbs: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {
-            "create": self._create,
-            "update": self._update,
-            "patch": self._patch,
-            "pause": self._pause,
-            "resume": self._resume,
-            "stop": self._stop,
-            "restart": self._restart,
-            "restart_task": self._restart_task,
-            "delete": self._delete,
-            "record": self._record,
-            "inject": self._inject,
+        target = EngineTarget(self._require)
+        self._verbs: dict[str, Action] = {
+            **bind(CONNECTOR_VERBS, target),
+            **bind(IN_PROCESS_VERBS, target),
             "crash": self._crash_step,
             "restart_worker": self._restart_worker,
             "advance": self._advance,
@@ -281,79 +273,19 @@ class ScenarioRunner:
             raise EngineNotRunning("The worker is down: it crashed and no restart_worker step followed")
         return self.engine
 
-    # ---- verbs ----------------------------------------------------------------------------
+    # ---- the single worker's own verbs ----------------------------------------------------
 
-    async def _create(self, args: dict[str, Any]) -> None:
-        # the runner settles after every step: a start blocked on purpose must not hold the step
-        await self._require().create_connector(
-            args["name"], args["config"], args.get("initial_state"), wait_started=False
-        )
-
-    async def _update(self, args: dict[str, Any]) -> None:
-        await self._require().put_connector_config(args["name"], args["config"], wait_started=False)
-
-    async def _patch(self, args: dict[str, Any]) -> None:
-        engine = self._require()
-        config = await engine.connector_config(args["name"])
-        for key, value in args["config"].items():
-            if value is None:
-                config.pop(key, None)
-            else:
-                config[key] = value
-        await engine.put_connector_config(args["name"], config, wait_started=False)
-
-    async def _pause(self, args: dict[str, Any]) -> None:
-        await self._require().pause_connector(args["name"])
-
-    async def _resume(self, args: dict[str, Any]) -> None:
-        await self._require().resume_connector(args["name"])
-
-    async def _stop(self, args: dict[str, Any]) -> None:
-        await self._require().stop_connector(args["name"])
-
-    async def _restart(self, args: dict[str, Any]) -> None:
-        await self._require().restart_connector(
-            args["name"],
-            include_tasks=args.get("include_tasks", False),
-            only_failed=args.get("only_failed", False),
-        )
-
-    async def _restart_task(self, args: dict[str, Any]) -> None:
-        await self._require().restart_task(args["name"], args["task"])
-
-    async def _delete(self, args: dict[str, Any]) -> None:
-        await self._require().delete_connector(args["name"])
-
-    async def _record(self, args: dict[str, Any]) -> None:
-        value = args["value"]
-        raw = value.encode() if isinstance(value, str) else value
-        await self._require().append_record(
-            args["key"], raw if raw is None or isinstance(raw, bytes) else json.dumps(raw).encode()
-        )
-
-    async def _inject(self, args: dict[str, Any]) -> None:
-        if args["action"] == "clear":
-            FAULTS.clear(args["connector"], args["callback"])
-        else:
-            FAULTS.inject(
-                args["connector"],
-                args["callback"],
-                args["action"],
-                seconds=args.get("for"),
-                task=args.get("task"),
-            )
-
-    async def _crash_step(self, args: dict[str, Any]) -> None:
+    async def _crash_step(self, args: Args) -> None:
         self._require()
         self._begin_crash()
 
-    async def _restart_worker(self, args: dict[str, Any]) -> None:
+    async def _restart_worker(self, args: Args) -> None:
         if self.engine is not None:
             await self._stop_worker()  # a clean restart: connectors and tasks get plain stop()
         self._crash = None
         await self._start_worker()
 
-    async def _advance(self, args: dict[str, Any]) -> None:
+    async def _advance(self, args: Args) -> None:
         self._collect()  # what happened before belongs to the earlier time
         FAULTS.advance(args["by"])
         if self._timers is not None and self.engine is not None:

@@ -3,7 +3,8 @@
 Writes are queued and sent in order by one sender task (so two writes of a key land in order);
 a reader task applies every record, this worker's own and the others', through ``on_record``.
 A header marks this instance's own writes: reading back an older one of them never overwrites a
-newer value the store already holds.
+newer value the store already holds. The topic, its check and its clients are an ``InternalTopic``,
+shared with the config log.
 """
 
 from __future__ import annotations
@@ -15,14 +16,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import structlog
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import TopicPartition
 from aiokafka.errors import ConsumerStoppedError, KafkaError
 
 from engine.config.kafka_clients.accounting import add_incoming, add_outgoing, fetched_size, record_size
-from engine.config.kafka_clients.denials import denial, is_denial
 from engine.config.kafka_clients.starting import start_client
-from engine.errors import ConfigLogError, EngineNotRunning
-from engine.storage.kafka_topic_admin import describe, ensure_compacted_topic
+from engine.errors import EngineNotRunning
+from engine.storage.internal_topic import InternalTopic
+from engine.storage.kafka_topic_admin import describe
 
 log = structlog.get_logger(component="internal-topic")
 
@@ -50,16 +51,19 @@ class KafkaBackingLog:
         isolation_level: str = "read_uncommitted",
         client_args: Mapping[str, Any] | None = None,
     ) -> None:
-        self.bootstrap_servers = bootstrap_servers
-        self._client_args = dict(client_args or {})  # the worker's security settings, for every client here
         self.topic = topic
         self.partitions = partitions
         self.replication_factor = replication_factor
         self.property_name = property_name
-        self.client_id = client_id
         self._on_record = on_record
-        self._isolation_level = (
-            isolation_level  # read_committed: exactly-once tasks write offsets in transactions
+        self._topic = InternalTopic(
+            bootstrap_servers,
+            topic,
+            property_name=property_name,
+            client_id=client_id,
+            client_args=client_args,
+            # read_committed: exactly-once tasks write offsets in transactions
+            consumer_args={"fetch_max_wait_ms": _FETCH_WAIT_MS, "isolation_level": isolation_level},
         )
         self._producer: Any = None
         self._consumer: Any = None
@@ -75,27 +79,13 @@ class KafkaBackingLog:
 
     async def open(self) -> None:
         try:
-            found = await ensure_compacted_topic(
-                self.bootstrap_servers,
-                self.topic,
-                partitions=self.partitions,
-                replication_factor=self.replication_factor,
-                property_name=self.property_name,
-                client_id=self.client_id,
-                client_args=self._client_args,
+            found = await self._topic.ensure(
+                partitions=self.partitions, replication_factor=self.replication_factor
             )
             self._tps = [TopicPartition(self.topic, p) for p in range(found)]
-            self._producer = AIOKafkaProducer(
-                **{  # tansu rejects InitProducerId
-                    **self._client_args,
-                    "bootstrap_servers": self.bootstrap_servers,
-                    "client_id": self.client_id,
-                    "acks": "all",
-                    "enable_idempotence": False,
-                }
-            )
+            self._producer = self._topic.new_producer()
             await start_client(self._producer)
-            self._consumer = self._new_consumer("reader")
+            self._consumer = self._topic.new_consumer("reader")
             await start_client(self._consumer)
             self._consumer.assign(self._tps)
             await self._consumer.seek_to_beginning(*self._tps)
@@ -106,12 +96,12 @@ class KafkaBackingLog:
             ]
             await self._reached(ends)
         except KafkaError as exc:
-            why = self._why(
+            why = self._topic.why(
                 exc, self._consumer or self._producer, "READ"
             )  # the start reads the topic to its end
             await self.close()
-            raise ConfigLogError(
-                f"Could not open {self.property_name} '{self.topic}' on {self.bootstrap_servers}: {why}"
+            raise self._topic.error(
+                f"Could not open {self.property_name} '{self.topic}' on {self._topic.bootstrap_servers}: {why}"
             ) from exc
         except BaseException:
             await self.close()
@@ -163,7 +153,7 @@ class KafkaBackingLog:
                     "internal_topic.write_failed",
                     topic=self.topic,
                     key=key,
-                    error=self._why(exc, producer, "WRITE"),
+                    error=self._topic.why(exc, producer, "WRITE"),
                 )
             finally:
                 self._queue.task_done()
@@ -172,14 +162,10 @@ class KafkaBackingLog:
         self._pending.discard(future)
         if not future.cancelled() and (exc := future.exception()) is not None:
             log.error(
-                "internal_topic.write_failed", topic=self.topic, error=self._why(exc, self._producer, "WRITE")
+                "internal_topic.write_failed",
+                topic=self.topic,
+                error=self._topic.why(exc, self._producer, "WRITE"),
             )
-
-    def _why(self, exc: BaseException, client: Any, operation: str) -> str:
-        """The cause; for an ACL refusal the principal, the grant and the worker setting to check."""
-        if client is None or not is_denial(exc):
-            return describe(exc)
-        return f"{denial(exc, client, operation=operation, resource=self.topic)} ({self.property_name}={self.topic})"
 
     async def flush(self) -> None:
         """Return once every write queued before the call is acknowledged (or failed, logged)."""
@@ -188,20 +174,6 @@ class KafkaBackingLog:
             await asyncio.wait(list(self._pending))
 
     # ---- reading ----------------------------------------------------------------------------
-
-    def _new_consumer(self, role: str) -> Any:
-        return AIOKafkaConsumer(
-            **{
-                **self._client_args,
-                "bootstrap_servers": self.bootstrap_servers,
-                "client_id": f"{self.client_id}-{role}",
-                "group_id": None,
-                "enable_auto_commit": False,
-                "auto_offset_reset": "earliest",
-                "fetch_max_wait_ms": _FETCH_WAIT_MS,
-                "isolation_level": self._isolation_level,
-            }
-        )
 
     async def _read(self) -> None:
         consumer = self._consumer
@@ -246,7 +218,7 @@ class KafkaBackingLog:
 
     async def _end_offsets(self) -> dict[TopicPartition, int]:
         """Each partition's high-watermark from fresh fetches (ListOffsets is wrong on tansu)."""
-        probe = self._new_consumer("end-offsets")
+        probe = self._topic.new_consumer("end-offsets")
         try:
             await start_client(probe)
             probe.assign(self._tps)
@@ -256,7 +228,7 @@ class KafkaBackingLog:
                     await probe.getmany(timeout_ms=_FETCH_WAIT_MS, max_records=1)
             return {tp: int(probe.highwater(tp)) for tp in self._tps}
         except TimeoutError as exc:
-            raise ConfigLogError(
+            raise self._topic.error(
                 f"Could not read the end of {self.property_name} '{self.topic}' within {_END_TIMEOUT_S:g} s"
             ) from exc
         finally:

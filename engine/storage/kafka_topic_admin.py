@@ -26,7 +26,7 @@ from aiokafka.errors import (
 
 from engine.config.kafka_clients.denials import denial
 from engine.config.kafka_clients.starting import start_client
-from engine.errors import ConfigError, ConfigLogError
+from engine.errors import ConfigError, ConfigLogError, InternalTopicError
 
 log = structlog.get_logger(component="topic-admin")
 
@@ -40,9 +40,10 @@ _UNVERIFIABLE = (
 )
 _CREATE_REFUSED = (TopicAuthorizationFailedError, ClusterAuthorizationFailedError)
 _METADATA_WAIT_S = 10.0  # how long a topic another worker just created may stay unknown to this broker
+CONFIG_PROPERTY = "config.storage.topic"  # the config log's topic: its errors are ConfigLogErrors
 # what each internal topic keeps, for the refusal message (Connect's wording per store)
 _KEEPS = {
-    "config.storage.topic": "connector configurations",
+    CONFIG_PROPERTY: "connector configurations",
     "status.storage.topic": "connector and task statuses",
     "offset.storage.topic": "source connector offsets",
 }
@@ -126,9 +127,13 @@ async def _create(
         if error is TopicAlreadyExistsError:
             return False
         message = rest[0] if rest and rest[0] else error.__name__
-        raise ConfigLogError(f"Could not create {_kind(property_name)} topic '{topic}': {message}")
-    raise ConfigLogError(
-        f"Could not create {_kind(property_name)} topic '{topic}': the broker did not answer for it"
+        raise topic_error(
+            property_name, topic, f"Could not create {_kind(property_name)} topic '{topic}': {message}"
+        )
+    raise topic_error(
+        property_name,
+        topic,
+        f"Could not create {_kind(property_name)} topic '{topic}': the broker did not answer for it",
     )
 
 
@@ -146,20 +151,26 @@ async def _partitions(
         TopicAuthorizationFailedError,
     ):
         # (a metadata request for a missing topic asks the broker to create it: refused the same way)
-        raise ConfigLogError(
+        raise topic_error(
+            property_name,
+            topic,
             f"Could not create {_kind(property_name)} topic '{topic}', and it does not exist: "
             f"{denial(refusal, admin, operation='CREATE', resource=topic)} ({property_name}={topic}; "
-            "or have an administrator create it, compacted)"
+            "or have an administrator create it, compacted)",
         )
     if for_code(described["error_code"]) is TopicAuthorizationFailedError:
-        raise ConfigLogError(
+        raise topic_error(
+            property_name,
+            topic,
             f"Could not describe {_kind(property_name)} topic '{topic}': "
             f"{denial(TopicAuthorizationFailedError(topic), admin, operation='DESCRIBE', resource=topic)}"
-            f" ({property_name}={topic})"
+            f" ({property_name}={topic})",
         )
     if described["error_code"] != 0:
         error = for_code(described["error_code"]).__name__
-        raise ConfigLogError(f"Could not describe {_kind(property_name)} topic '{topic}': {error}")
+        raise topic_error(
+            property_name, topic, f"Could not describe {_kind(property_name)} topic '{topic}': {error}"
+        )
     return len(described["partitions"])
 
 
@@ -206,6 +217,13 @@ async def _check_cleanup_policy(admin: Any, topic: str, property_name: str) -> N
 
 def _kind(property_name: str) -> str:
     return property_name.split(".")[0]
+
+
+def topic_error(property_name: str, topic: str, message: str) -> InternalTopicError:
+    """The error of the internal topic ``property_name`` names: the config topic's is the config log's
+    (``ConfigLogError``), the status and offset topics' an ``InternalTopicError``."""
+    kind = ConfigLogError if property_name == CONFIG_PROPERTY else InternalTopicError
+    return kind(message, topic=topic)
 
 
 def describe(exc: BaseException) -> str:

@@ -10,20 +10,27 @@ that epoch ends in its log now. An end below the position is the divergence poin
 
 aiokafka parses neither the epoch of a record batch nor this API, so this module reads the epoch
 from each batch header of a fetch response (``install``) and builds the request itself (version 3:
-Kafka 4 removed 0 and 1, KIP-896; version 4 is the flexible encoding, not needed).
+Kafka 4 removed 0 and 1, KIP-896; version 4 is the flexible encoding, not needed). One consumer's
+bookkeeping, what it read and the checks against the leader, is an ``EpochTracker``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import struct
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+import structlog
 from aiokafka.consumer import fetcher as aiokafka_fetcher
-from aiokafka.errors import for_code
+from aiokafka.errors import IllegalStateError, IncompatibleBrokerVersion, KafkaError, for_code
 from aiokafka.protocol.api import Request, RequestStruct, Response
 from aiokafka.protocol.types import Array, Int16, Int32, Int64, Schema, String
 from aiokafka.structs import TopicPartition as KafkaTopicPartition
+
+from engine.topics.base import TopicPartition, Truncation
+
+log = structlog.get_logger(component="topics")
 
 NO_EPOCH = -1
 NO_OFFSET = -1
@@ -216,3 +223,148 @@ def _read(topics: Iterable[Any]) -> dict[tuple[str, int], EpochEnd]:
                 raise for_code(error_code)(f"OffsetsForLeaderEpoch for {topic}-{partition}")
             answers[(topic, partition)] = EpochEnd(epoch, end_offset)
     return answers
+
+
+# ---- what a consumer read, checked against the leader -------------------------------------------
+
+_EPOCH_CHECK_ATTEMPTS = 20  # failed OffsetsForLeaderEpoch calls in a row before records go through unchecked
+_EPOCH_SPANS_KEPT = 64
+
+
+class EpochTracker:
+    """One consumer's leader epochs: what it read, and the checks that find its log truncated under it.
+
+    It remembers the leader epoch of the records read (``remember``), gives the epoch to commit with an
+    offset (``epoch_at``), and asks the leader where an epoch ends when fetched records carry another
+    epoch than the last ones read (``diverged``) or a partition is assigned (``validate_assigned``,
+    from the committed epoch). An end below the position is the divergence point: the consumer's
+    position goes back there and a :class:`Truncation` is kept for ``truncations``."""
+
+    def __init__(self, client: Any, group_id: str) -> None:
+        """``client``: the group's ``AIOKafkaConsumer``, whose position a truncation moves."""
+        self._client = client
+        self._group_id = group_id
+        self._spans: dict[
+            TopicPartition, list[tuple[int, int]]
+        ] = {}  # (first offset, epoch) of what was read
+        self._failed_checks: dict[TopicPartition, int] = {}
+        self._truncations: list[Truncation] = []
+        self.enabled = True  # off once the broker turns out not to know OffsetsForLeaderEpoch
+
+    def truncations(self) -> list[Truncation]:
+        """The truncations found since the last call."""
+        found, self._truncations = self._truncations, []
+        return found
+
+    def remember(self, tp: TopicPartition, records: Sequence[Any]) -> None:
+        spans = self._spans.setdefault(tp, [])
+        for record in records:
+            epoch = record_epoch(record)
+            if not spans or spans[-1][1] != epoch:
+                spans.append((record.offset, epoch))
+        if len(spans) > _EPOCH_SPANS_KEPT:
+            del spans[:-_EPOCH_SPANS_KEPT]
+
+    def epoch_at(self, tp: TopicPartition, offset: int) -> int:
+        """The leader epoch of the record at ``offset`` as read (``NO_EPOCH`` if not known)."""
+        epoch = NO_EPOCH
+        for first, span_epoch in self._spans.get(tp, ()):
+            if first > offset:
+                break
+            epoch = span_epoch
+        return epoch
+
+    async def diverged(self, tp: TopicPartition, first: Any) -> bool:
+        """Whether the log diverged below ``first`` (the first record fetched) from what was read before
+        it; if so the position is back at the divergence point and the fetched records are dropped."""
+        if not self.enabled:
+            return False
+        known = self.epoch_at(tp, first.offset - 1)
+        epoch = record_epoch(first)
+        if known < 0 or epoch < 0 or epoch == known:
+            return False  # same epoch at the position: the logs agree up to it
+        return await self.check(tp, known, first.offset, retry_at=first.offset)
+
+    async def check(self, tp: TopicPartition, epoch: int, position: int, *, retry_at: int | None) -> bool:
+        """Ask the leader where ``epoch`` ends; a truncation below ``position`` moves the position to it.
+
+        True when the caller must drop what it fetched: a truncation, or a failed check to be retried
+        from ``retry_at``."""
+        if not self.enabled:
+            return False
+        try:
+            answer = (await epoch_ends(self._client._client, {tp: epoch}))[tp]
+        except (IncompatibleBrokerVersion, NotImplementedError) as exc:
+            self.enabled = False
+            log.info("topics.epoch_checks_unsupported", group=self._group_id, error=repr(exc))
+            return False
+        except (KafkaError, KeyError) as exc:
+            failures = self._failed_checks[tp] = self._failed_checks.get(tp, 0) + 1
+            if retry_at is None or failures >= _EPOCH_CHECK_ATTEMPTS:
+                self._failed_checks.pop(tp, None)
+                log.warning(
+                    "topics.epoch_check_failed",
+                    group=self._group_id,
+                    partition=f"{tp.topic}-{tp.partition}",
+                    epoch=epoch,
+                    position=position,
+                    error=repr(exc),
+                    attempts=failures,
+                )
+                return False
+            self._seek_quietly(tp, retry_at)
+            # a leader that moved (NOT_LEADER_OR_FOLLOWER) is found again
+            with contextlib.suppress(KafkaError):
+                await self._client._client.force_metadata_update()
+            return True
+        self._failed_checks.pop(tp, None)
+        if answer.end_offset == NO_OFFSET or answer.epoch == NO_EPOCH:
+            # the leader knows no epoch at or below it: Kafka's consumer calls this an undetectable
+            # truncation and applies auto.offset.reset; the records go on from the position here
+            log.warning(
+                "topics.truncation_undetectable",
+                group=self._group_id,
+                partition=f"{tp.topic}-{tp.partition}",
+                epoch=epoch,
+                position=position,
+            )
+            return False
+        if answer.end_offset >= position:
+            return False
+        self._seek_quietly(tp, answer.end_offset)
+        spans = self._spans.get(tp, [])
+        self._spans[tp] = [s for s in spans if s[0] < answer.end_offset - 1]
+        if answer.end_offset > 0:  # the record before the divergence point is of the epoch that ends there
+            self._spans[tp].append((answer.end_offset - 1, answer.epoch))
+        self._truncations.append(Truncation(tp, position, answer.end_offset))
+        return True
+
+    def _seek_quietly(self, tp: TopicPartition, offset: int) -> None:
+        with contextlib.suppress(IllegalStateError):  # revoked meanwhile: nothing to re-read
+            self._client.seek(KafkaTopicPartition(*tp), offset)
+
+    async def validate_assigned(self, tps: frozenset[TopicPartition]) -> None:
+        """Check the committed offsets of newly assigned partitions against their committed epochs."""
+        if not self.enabled or self._client._coordinator is None:
+            return
+        ktps = [KafkaTopicPartition(*tp) for tp in tps]
+        try:  # aiokafka retries this itself while the error is retriable
+            committed = await self._client._coordinator.fetch_committed_offsets(ktps)
+        except KafkaError as exc:
+            log.warning(
+                "topics.epoch_check_failed",
+                group=self._group_id,
+                partitions=sorted(map(str, tps)),
+                error=repr(exc),
+                reason="the committed offsets could not be read",
+            )
+            return
+        for ktp, meta in committed.items():
+            tp = TopicPartition(ktp.topic, ktp.partition)
+            if meta is None:
+                continue
+            epoch = epoch_of_metadata(getattr(meta, "metadata", None))
+            if meta.offset < 0 or epoch < 0:
+                continue
+            self._spans[tp] = [(meta.offset - 1, epoch)]
+            await self.check(tp, epoch, meta.offset, retry_at=None)

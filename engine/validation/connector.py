@@ -11,6 +11,7 @@ from engine.api._inline import INLINE_ATTRIBUTE
 from engine.api._invoke import invoke
 from engine.api.connector import Config, Connector
 from engine.config.kafka_clients import NO_SETTINGS, ROLES, KafkaClients
+from engine.config.worker import WorkerConfig
 from engine.converters.factory import converter_class
 from engine.errors import ConfigError, ConnectorInstantiationError, OperationTimeout
 from engine.herder.restart_policy import restart_key_errors
@@ -28,8 +29,9 @@ _BOOLEAN_KEYS = ("tasks.max.enforce", "offsets.reset.on.delete")
 
 
 @cache
-def _validator_instance(cls: type[Connector]) -> Connector:
-    # Connect validates with one cached, never-started instance per class.
+def validator_instance(cls: type[Connector]) -> Connector:
+    """The never-started instance whose ``config()``/``validate()`` validation asks (Connect caches one per
+    class)."""
     return instantiate(cls)
 
 
@@ -223,10 +225,10 @@ async def validate_connector_config(
     enter_stage(VALIDATING)
     try:
         if _framework_validation(cls):
-            result = _validator_instance(cls).validate(props)
+            result = validator_instance(cls).validate(props)
         else:
             async with asyncio.timeout(timeout):
-                result = await invoke(_validator_instance(cls).validate, props)
+                result = await invoke(validator_instance(cls).validate, props)
     except TimeoutError:
         raise OperationTimeout(VALIDATING) from None
     if not isinstance(result, Config):
@@ -243,3 +245,37 @@ async def validate_connector_config(
             errors=errors,
         )
     return cls
+
+
+async def checked_config(
+    name: str,
+    config: Mapping[str, str],
+    worker: WorkerConfig,
+    *,
+    exactly_once: bool,
+    mode_check: Callable[[str, Mapping[str, str]], None],
+) -> dict[str, str]:
+    """The config a create or update writes for connector ``name``: its name checked and filled in,
+    validated as it will be started, then checked by ``mode_check`` (a cluster's sink group) and, with
+    ``exactly_once`` on, for exactly-once support."""
+    check_name(name)
+    full = {str(k): v for k, v in config.items()}
+    given = full.setdefault("name", name)
+    if given != name:
+        raise ConfigError(
+            f"Connector name configuration ({given}) doesn't match connector name in the URL ({name})"
+        )
+    # as Connect's validateConnectorConfig: the connector validates what it will be started with, its
+    # ${provider:path:key} references resolved (the log keeps the references); one that does not resolve
+    # is left as written here, and fails the connector when it starts, naming the key
+    try:
+        resolved = worker.transformer.resolve(full)
+    except ConfigError:
+        resolved = full
+    await validate_connector_config(resolved, timeout=worker.callback_timeout, clients=worker.kafka)
+    mode_check(name, full)
+    if exactly_once:
+        from engine.worker.exactly_once import check_connector
+
+        check_connector(load_connector_class(full.get("connector.class", "")), full)
+    return {k: str(v) for k, v in full.items()}

@@ -26,7 +26,7 @@ from engine.api.exactly_once import TransactionContext
 from engine.config.kafka_clients.denials import denial, is_denial
 from engine.config.kafka_clients.starting import start_client
 from engine.storage.offsets import offset_key
-from engine.topics.kafka import KafkaProducer
+from engine.topics.kafka.producer import KafkaProducer
 from engine.worker.exactly_once import WORKER_KEY, TransactionSettings, transactional_id
 from engine.worker.source_loop import SourceLoop
 from engine.worker.submitted_records import SubmittedRecords

@@ -1,4 +1,4 @@
-"""The lifecycle scenarios of the CDC source and the RabbitMQ sink (engine/scenario/builtin/connectors/), run against
+"""The lifecycle scenarios of the CDC source and the RabbitMQ sink (scenarios/connectors/), run against
 the real servers, with what they provision checked in the servers: present while the scenario runs
 (sampled), gone once it has deleted the connector. The ``expect`` steps check states and cleanups;
 the format has no verb for a server's objects, so this test does that part."""
@@ -17,11 +17,12 @@ from engine.scenario.runner import ScenarioRunner
 from tests.connectors.cdc_support import CdcTable
 from tests.connectors.rabbitmq_support import delete_all, exists, unique
 from tests.postgres_server import LogicalPostgres
+from tests.scenario.conftest import SCENARIO_DIR
 from tests.session_services import rabbitmq_url
 
 pytestmark = pytest.mark.integration  # the session's RabbitMQ node and PostgreSQL
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "engine" / "scenario" / "builtin" / "connectors"
+SCENARIOS = SCENARIO_DIR / "connectors"
 
 
 async def _run_while_sampling(path: Path, present: Callable[[], Awaitable[bool]]) -> list[bool]:

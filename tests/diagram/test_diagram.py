@@ -18,6 +18,7 @@ from engine.scenario.transition_trace import TraceLine
 from states.connector import CONNECTOR_TRANSITIONS
 from states.task import TASK_TRANSITIONS
 from tests.docs.blocks import doc_block
+from tests.scenario.conftest import SCENARIO_DIR
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -152,9 +153,7 @@ def test_empty_timeline_is_still_an_svg() -> None:
 
 
 def test_replay_writes_a_timeline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    scenario = (
-        Path(__file__).resolve().parents[2] / "engine" / "scenario" / "builtin" / "01-pause-and-resume.yaml"
-    )
+    scenario = SCENARIO_DIR / "01-pause-and-resume.yaml"
     target = tmp_path / "timeline.svg"
     assert main(["replay", "--timeline", str(target), str(scenario)]) == 0
     assert ET.parse(target).getroot().tag == f"{SVG}svg"

@@ -21,8 +21,8 @@ import pytest
 
 from engine.testing.cluster import WorkerCluster, worker_cluster
 from engine.testing.kafka import ApacheKafka
-from engine.testing.kafka.connect import JSON_CONVERTER, JavaConnect, java_connect, rest_call
 from engine.testing.kafka.node import HOST, free_port, write_properties
+from tests.differential.java_connect import JSON_CONVERTER, JavaConnect, java_connect, rest_call
 from tests.differential.rest_diff import Side
 
 # Both sides: JSON converters and a quick offset flush (Java's default is 60 s).

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.testing.kafka.connect import Response, rest_call
+from tests.differential.java_connect import Response, rest_call
 
 # Answers a distributed worker gives while a rebalance settles: retried, as Connect's clients are told to.
 _TRANSIENT = ("rebalance", "stale configuration", "momentarily", "Request timed out")

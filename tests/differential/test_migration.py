@@ -22,8 +22,8 @@ import pytest
 
 from engine.testing.cluster import worker_cluster
 from engine.testing.kafka import ApacheKafka
-from engine.testing.kafka.connect import JSON_CONVERTER, start_java_connect
 from tests.differential.conftest import wait_healthy
+from tests.differential.java_connect import JSON_CONVERTER, start_java_connect
 from tests.differential.rest_diff import Side, status_is, wait
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]

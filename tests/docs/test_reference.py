@@ -18,7 +18,7 @@ from engine.api import SinkConnector, SourceConnector
 from engine.config.worker_keys import WORKER_KEYS
 from engine.rest.openapi import document
 from engine.scenario.builtin import builtin_scenarios
-from engine.validation.framework import framework_config_def
+from engine.validation.framework_keys import framework_config_def
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -4,12 +4,17 @@ bounded, exactly once."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
+from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
 
 from engine import ConnectorNotFound, Engine
-from engine.testing import CALLS
+from engine.herder.deletion import run_deleted
+from engine.storage.offsets import MemoryOffsetStore
+from engine.testing import CALLS, SimulatedCrash
 from tests.herder.conftest import source
 from tests.herder.probes import AsyncProbeConnector
 
@@ -215,3 +220,31 @@ async def test_offsets_survive_deletion_unless_the_reset_option_is_set(engine: E
         await engine.delete_connector(name)
     assert offsets.get("keep", {"file": "a"}) == {"pos": 5}
     assert offsets.get("drop", {"file": "a"}) is None
+
+
+async def test_a_deleted_call_nobody_waits_for_any_more_leaves_no_unretrieved_exception() -> None:
+    """An abort cancels the actor while ``deleted()`` still runs (a crash inside it): when the call
+    then raises, asyncio must not report an exception that was never retrieved (an error line)."""
+    reported: list[dict[str, Any]] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    release = asyncio.Event()
+
+    class CrashingConnector(AsyncProbeConnector):
+        async def deleted(self) -> None:
+            await release.wait()
+            raise SimulatedCrash("the worker crashed in connector.deleted")
+
+    waiting = asyncio.ensure_future(
+        run_deleted("c", CrashingConnector, {}, CrashingConnector(), MemoryOffsetStore(), timeout=30)
+    )
+    await asyncio.sleep(0.01)  # deleted() is running
+    waiting.cancel()  # the actor, cancelled by the abort
+    with contextlib.suppress(asyncio.CancelledError):
+        await waiting
+    release.set()
+    await asyncio.sleep(0.01)  # deleted() raises with nobody waiting
+    gc.collect()
+    await asyncio.sleep(0)
+    loop.set_exception_handler(None)
+    assert [context["message"] for context in reported] == []

@@ -1,72 +1,25 @@
-"""Certificates for the TLS tests, made with ``cryptography``: a CA, a certificate it signed, client key
-stores in every flavour the engine reads (PKCS12, PEM files, inline and encrypted PEM) and a second
-CA nobody trusts. The broker side is Apache Kafka's own SSL listener (``engine.testing.kafka``).
+"""Certificates for the TLS tests, made with ``engine.testing.kafka.tls``: a CA, a certificate it
+signed, client key stores in every flavour the engine reads (PKCS12, PEM files, inline and encrypted
+PEM) and a second CA nobody trusts. The broker side is Apache Kafka's own SSL listener
+(``engine.testing.kafka``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime
-import ipaddress
 import ssl
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
-from cryptography.x509.oid import NameOID
 
+from engine.testing.kafka.tls import CertificateAuthority, key_and_chain, key_pem, new_key, pem
 from tests.integration.loopback_proxy import LoopbackProxy, pipe
 
 PASSWORD = "changeit"
-
-
-def _name(common: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
-
-
-def _pem(cert: x509.Certificate) -> bytes:
-    return cert.public_bytes(serialization.Encoding.PEM)
-
-
-def _key_pem(key: ec.EllipticCurvePrivateKey, password: str | None = None) -> bytes:
-    encryption = (
-        serialization.BestAvailableEncryption(password.encode()) if password else serialization.NoEncryption()
-    )
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, encryption)
-
-
-def _cert(
-    subject: str,
-    key: ec.EllipticCurvePrivateKey,
-    issuer: str,
-    issuer_key: ec.EllipticCurvePrivateKey,
-    *,
-    ca: bool,
-) -> x509.Certificate:
-    now = datetime.datetime.now(datetime.UTC)
-    builder = (
-        x509.CertificateBuilder()
-        .subject_name(_name(subject))
-        .issuer_name(_name(issuer))
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=2))
-        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
-    )
-    if not ca:
-        builder = builder.add_extension(
-            x509.SubjectAlternativeName(
-                [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
-            ),
-            critical=False,
-        )
-    return builder.sign(issuer_key, hashes.SHA256())
 
 
 @dataclass(frozen=True)
@@ -85,21 +38,25 @@ class Certificates:
 
 def make_certificates(directory: Path) -> Certificates:
     directory.mkdir(parents=True, exist_ok=True)
-    ca_key, other_key, server_key, client_key = (ec.generate_private_key(ec.SECP256R1()) for _ in range(4))
-    ca = _cert("connect-engine test CA", ca_key, "connect-engine test CA", ca_key, ca=True)
-    other = _cert("some other CA", other_key, "some other CA", other_key, ca=True)
-    server = _cert("broker", server_key, "connect-engine test CA", ca_key, ca=False)
-    client = _cert("client", client_key, "connect-engine test CA", ca_key, ca=False)
+    ca, other = (
+        CertificateAuthority.create("connect-engine test CA"),
+        CertificateAuthority.create("some other CA"),
+    )
+    server_key, client_key = new_key(), new_key()
+    server = ca.issue("broker", server_key, server=True)
+    client = ca.issue("client", client_key, client=True)
     paths = {
         name: directory / name for name in ("ca.pem", "ca.p12", "other-ca.pem", "server.pem", "client.p12")
     }
-    paths["ca.pem"].write_bytes(_pem(ca))
-    paths["other-ca.pem"].write_bytes(_pem(other))
-    paths["server.pem"].write_bytes(_key_pem(server_key) + _pem(server))
+    paths["ca.pem"].write_bytes(pem(ca.certificate))
+    paths["other-ca.pem"].write_bytes(pem(other.certificate))
+    paths["server.pem"].write_bytes(key_and_chain(server_key, server))
     encryption = serialization.BestAvailableEncryption(PASSWORD.encode())
-    paths["ca.p12"].write_bytes(pkcs12.serialize_key_and_certificates(b"ca", None, None, [ca], encryption))
+    paths["ca.p12"].write_bytes(
+        pkcs12.serialize_key_and_certificates(b"ca", None, None, [ca.certificate], encryption)
+    )
     paths["client.p12"].write_bytes(
-        pkcs12.serialize_key_and_certificates(b"client", client_key, client, [ca], encryption)
+        pkcs12.serialize_key_and_certificates(b"client", client_key, client, [ca.certificate], encryption)
     )
     return Certificates(
         directory,
@@ -108,8 +65,8 @@ def make_certificates(directory: Path) -> Certificates:
         paths["other-ca.pem"],
         paths["server.pem"],
         paths["client.p12"],
-        _key_pem(client_key, PASSWORD).decode(),
-        (_pem(client) + _pem(ca)).decode(),
+        key_pem(client_key, PASSWORD).decode(),
+        (pem(client) + pem(ca.certificate)).decode(),
     )
 
 

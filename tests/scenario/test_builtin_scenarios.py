@@ -1,31 +1,27 @@
-"""The shipped scenario files are package data: found through importlib.resources, listed and run
-by ``connect-engine replay`` (``--list``, ``builtin:<name>``) with nothing but the package."""
+"""The shipped scenario files: scenarios/ at the top, package data in a wheel (pyproject.toml maps
+it), listed and run by ``connect-engine replay`` (``--list``, ``builtin:<name>``)."""
 
 from __future__ import annotations
 
-from importlib.resources import files
-from importlib.resources.abc import Traversable
+import tomllib
 
 import pytest
 
 from engine.cli import main
-from engine.scenario.builtin import builtin_scenarios, resolve
+from engine.scenario.builtin import PACKAGED, builtin_scenarios, resolve, scenario_folder
 from engine.scenario.model import ScenarioError, load_scenario
+from tests.scenario.conftest import SCENARIO_DIR
 
 
-def _resource_names(directory: Traversable | None = None, prefix: str = "") -> set[str]:
-    directory = directory or files("engine.scenario.builtin")
-    names: set[str] = set()
-    for entry in directory.iterdir():
-        if entry.is_dir():
-            names |= _resource_names(entry, f"{prefix}{entry.name}/")
-        elif entry.name.endswith(".yaml"):
-            names.add(prefix + entry.name.removesuffix(".yaml"))
-    return names
+def test_a_checkout_reads_the_top_level_folder_and_a_wheel_ships_it_where_the_code_looks() -> None:
+    assert str(scenario_folder()) == str(SCENARIO_DIR)
+    pyproject = tomllib.loads((SCENARIO_DIR.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    mapped = pyproject["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
+    assert mapped == {"scenarios": f"engine/scenario/{PACKAGED}"}
 
 
-def test_the_scenarios_are_package_resources() -> None:
-    names = _resource_names()
+def test_every_yaml_file_is_a_shipped_scenario() -> None:
+    names = {str(p.relative_to(SCENARIO_DIR).with_suffix("")) for p in SCENARIO_DIR.rglob("*.yaml")}
     assert "01-pause-and-resume" in names
     assert "connectors/rabbitmq-sink-lifecycle" in names
     assert "cluster/01-revocation-before-reassignment" in names

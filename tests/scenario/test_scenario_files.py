@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -10,7 +14,7 @@ from engine.scenario.model import load_scenario
 from engine.scenario.runner import LogKind, ScenarioRunner
 from states.connector import CONNECTOR_TRANSITIONS
 from states.task import TASK_TRANSITIONS
-from tests.scenario.conftest import SCENARIO_FILES
+from tests.scenario.conftest import SCENARIO_DIR, SCENARIO_FILES
 
 # Edges no scenario can reach yet: a task fails while RUNNING or PAUSED only once tasks do work
 # (poll/put raising, the data-plane issue). This set may only shrink.
@@ -36,6 +40,25 @@ async def test_the_same_file_gives_the_same_trace_every_run() -> None:
     assert first.passed
     assert second.passed
     assert first.trace == second.trace
+
+
+async def test_a_crash_inside_deleted_leaves_no_exception_nobody_retrieved(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The crashed worker's ``deleted()`` call is never reported by asyncio as an exception that was
+    never retrieved, nor its cancelled deletion by transitions: an expected crash is not an error line."""
+    reported: list[dict[str, Any]] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    try:
+        result = await ScenarioRunner(load_scenario(SCENARIO_DIR / "20-crash-during-deletion.yaml")).run()
+        gc.collect()
+        await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(None)
+    assert result.passed, f"step {result.failed_step}: {result.failure}"
+    assert [context["message"] for context in reported] == []
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 def _table_edges() -> set[tuple[str, str, str, str]]:

@@ -4,7 +4,9 @@ every non-row."""
 from __future__ import annotations
 
 import ast
+import asyncio
 import itertools
+import logging
 from pathlib import Path
 
 import pytest
@@ -111,6 +113,27 @@ async def test_entering_destroyed_runs_the_hook_once_and_releases_the_model() ->
         await lifecycle.fire("destroy")  # a second tombstone must not re-run deletion
     assert calls == ["deleted"]
     assert lifecycle not in machine.models
+
+
+async def test_a_destroy_cancelled_in_its_hook_raises_the_cancellation_and_logs_no_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An abort cancels an actor inside ``deleted()``: the cancellation comes back out of ``fire``, and
+    transitions does not log it as an error raised while processing the trigger."""
+    entered = asyncio.Event()
+
+    async def hook() -> None:
+        entered.set()
+        await asyncio.Event().wait()
+
+    lifecycle = ConnectorLifecycle("c", hook)
+    firing = asyncio.ensure_future(lifecycle.fire("destroy"))
+    await entered.wait()
+    firing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await firing
+    assert lifecycle not in ConnectorLifecycle._machine.models
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 async def test_illegal_transition_names_unit_state_and_trigger() -> None:

@@ -169,7 +169,7 @@ async def test_a_dlq_that_refuses_the_record_fails_the_task_before_its_offset_is
 
 
 async def test_source_connectors_list_the_dlq_keys(engine: Engine) -> None:
-    from engine.validation.framework import SOURCE_CONFIG_DEF
+    from engine.validation.framework_keys import SOURCE_CONFIG_DEF
 
     assert {
         "errors.deadletterqueue.topic.name",

@@ -3,24 +3,19 @@ from Maven Central's jars on free ports of 127.0.0.1, with PLAINTEXT, SSL and SA
 
 Needs Java 17+ and Maven on PATH; the first start of a version downloads its jars (then cached).
 ``python -m engine.testing.kafka`` (``make kafka``) starts one and prints how to reach it.
-``java_connect`` starts the Java Kafka Connect runtime from the same jars (``connect.py``).
 """
 
 from __future__ import annotations
 
 from engine.testing.kafka.classpath import KafkaUnavailable, kafka_classpath
 from engine.testing.kafka.cluster import DEFAULT_USERS, ApacheKafka, apache_kafka
-from engine.testing.kafka.connect import JavaConnect, java_connect, start_java_connect
 from engine.testing.kafka.node import KafkaNode
 
 __all__ = [
     "DEFAULT_USERS",
     "ApacheKafka",
-    "JavaConnect",
     "KafkaNode",
     "KafkaUnavailable",
     "apache_kafka",
-    "java_connect",
     "kafka_classpath",
-    "start_java_connect",
 ]

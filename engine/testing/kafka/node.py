@@ -10,9 +10,7 @@ restarts the same node on the same data.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import socket
 import struct
 import subprocess
@@ -21,7 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.testing.kafka.classpath import KafkaUnavailable, java, major
+from engine.testing.kafka.classpath import KafkaUnavailable, java
+from engine.testing.kafka.jvm import kill_jvm, last_output, start_jvm, stop_jvm
 from engine.testing.kafka.tls import BrokerCertificates
 
 HOST = "127.0.0.1"
@@ -76,30 +75,16 @@ class KafkaNode:
         """Start the process (again, after :meth:`kill` or :meth:`stop`); returns once it answers Kafka requests."""
         if self.running:
             return
-        logging = (
-            f"-Dlog4j2.configurationFile={_RESOURCES / 'log4j2.properties'}"
-            if major(self.version) >= 4
-            else f"-Dlog4j.configuration=file:{_RESOURCES / 'log4j.properties'}"
+        self.process = start_jvm(
+            classpath=self.classpath,
+            version=self.version,
+            main_class="kafka.Kafka",
+            args=[str(self.properties_file)],
+            jvm_options=self.jvm_options,
+            directory=self.directory,
+            log4j2=_RESOURCES / "log4j2.properties",
+            log4j=_RESOURCES / "log4j.properties",
         )
-        argv = [
-            java(),
-            *self.jvm_options,
-            logging,
-            f"-Dkafka.logs.dir={self.directory}",
-            "-cp",
-            self.classpath,
-            "kafka.Kafka",
-            str(self.properties_file),
-        ]
-        with (self.directory / "stdout.log").open("ab") as out:
-            self.process = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                cwd=self.directory,
-                start_new_session=True,
-            )
 
     def wait_serving(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -119,28 +104,14 @@ class KafkaNode:
 
     def kill(self) -> None:
         """kill -9: no shutdown, nothing flushed beyond what the OS already has."""
-        if self.process is not None and self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
+        kill_jvm(self.process)
 
     def stop(self, timeout: float = 30.0) -> None:
         """A controlled shutdown (SIGTERM), then a kill if it takes longer than ``timeout``."""
-        if self.process is None or self.process.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
+        stop_jvm(self.process, timeout)
 
     def tail(self, lines: int = 25) -> str:
-        text = []
-        for path in (self.directory / "stdout.log", self.log_file):
-            with contextlib.suppress(OSError):
-                text.extend(path.read_text(errors="replace").splitlines()[-lines:])
-        return "\n".join(text) or "(no output)"
+        return last_output(self.directory, self.log_file, lines)
 
 
 def server_properties(

@@ -1,4 +1,7 @@
-"""The in-process topics: the embedded default, optionally kept in files so data survives a restart."""
+"""The in-process topics: the embedded default, optionally kept in files so data survives a restart.
+
+``MemoryTopics`` here; its clients (``producer``, ``consumer``) and ``wakeup`` have a module each.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -24,17 +27,21 @@ from engine.topics.base import (
     RebalanceCallback,
     RecordMetadata,
     TopicPartition,
-    Truncation,
     require_key_or_value,
 )
-from engine.topics.errors import GroupNotEmpty, NotAssigned, TopicsError, UnknownTopic
+from engine.topics.errors import GroupNotEmpty, TopicsError, UnknownTopic
 from engine.topics.groups import Group, Member
 from engine.topics.log_config import LogConfig
+from engine.topics.memory.consumer import MemoryConsumer
+from engine.topics.memory.producer import MemoryProducer
+from engine.topics.memory.wakeup import Wakeup
 from engine.topics.partition_log import PartitionLog
 from engine.topics.partitioner import Partitioner
 from engine.topics.segment import Segment
 
 log = structlog.get_logger(component="topics")
+
+__all__ = ["MemoryConsumer", "MemoryProducer", "MemoryTopics"]
 
 JOURNAL_BYTES = 4 * 1024 * 1024
 _RESETS = ("earliest", "latest")
@@ -89,8 +96,7 @@ class MemoryTopics:
         self._offsets: dict[str, dict[TopicPartition, int]] = {}
         self._groups: dict[str, Group] = {}
         self._consumers: set[MemoryConsumer] = set()
-        self._changed = asyncio.Event()
-        self._wake_pending = False
+        self._wakeup = Wakeup()
         self._open = False
         self._maintainer: asyncio.Task[None] | None = None
 
@@ -496,226 +502,8 @@ class MemoryTopics:
     @property
     def changed(self) -> asyncio.Event:
         """Set on the next change; take it *before* looking, then wait on it."""
-        return self._changed
+        return self._wakeup.changed
 
     def wake(self) -> None:
         """Wake waiting consumers once per event-loop turn, however many records arrived in it."""
-        if self._wake_pending:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self._wake_now()
-            return
-        self._wake_pending = True
-        loop.call_soon(self._wake_now)
-
-    def _wake_now(self) -> None:
-        self._wake_pending = False
-        self._changed.set()
-        self._changed = asyncio.Event()
-
-
-class MemoryProducer:
-    """Appends at once: the returned future is already resolved (or failed)."""
-
-    def __init__(self, topics: MemoryTopics) -> None:
-        self._topics = topics
-        self._partitioner = Partitioner()
-
-    def send(
-        self,
-        topic: str,
-        key: bytes | None,
-        value: bytes | None,
-        headers: Headers = (),
-        partition: int | None = None,
-    ) -> Awaitable[RecordMetadata]:
-        future: asyncio.Future[RecordMetadata] = asyncio.get_running_loop().create_future()
-        try:
-            future.set_result(self._topics.append(topic, partition, key, value, headers, self._partitioner))
-        except (TopicsError, EngineNotRunning, OSError) as exc:
-            future.set_exception(exc)
-        return future
-
-    def send_batch(self, records: Sequence[OutgoingRecord]) -> Awaitable[BatchAck]:
-        future: asyncio.Future[BatchAck] = asyncio.get_running_loop().create_future()
-        future.set_result(self._topics.append_batch(records, self._partitioner))
-        return future
-
-    async def flush(self) -> None:
-        """Nothing is ever pending."""
-
-    async def close(self) -> None:
-        """Nothing to release: every producer shares the topics."""
-
-
-class MemoryConsumer:
-    """A group member; it revokes, takes its assignment and runs the callbacks inside ``getmany``."""
-
-    def __init__(
-        self, topics: MemoryTopics, group: Group, member: Member, auto_offset_reset: str = "earliest"
-    ) -> None:
-        self._topics = topics
-        self._group = group
-        self._member = member
-        self._reset = auto_offset_reset
-        self._positions: dict[TopicPartition, int] = {}
-        self._paused: set[TopicPartition] = set()
-        self._rotation = 0
-        self._closed = False
-
-    async def getmany(self, timeout_ms: int = 0, max_records: int | None = None) -> list[ConsumedRecord]:
-        deadline = time.monotonic() + timeout_ms / 1000
-        while True:
-            changed = self._topics.changed
-            if self._closed:
-                raise TopicsError("The consumer is closed")
-            if await self._rebalanced(deadline):
-                records = self._take(max_records)
-                if records:
-                    return records
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return []
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(min(remaining, self._topics.rebalance_timeout_s)):
-                    await changed.wait()
-
-    async def _rebalanced(self, deadline: float) -> bool:
-        """Bring this member up to the group's generation; False while others still hold our partitions."""
-        member, group = self._member, self._group
-        while not self._closed:
-            member.last_poll = time.monotonic()
-            if not member.in_group:  # evicted for not polling: lose what we had, then rejoin
-                await self._revoke()
-                group.join(member)
-                continue
-            if member.applied == group.generation:
-                return True
-            if member.assignment:
-                await self._revoke()
-                continue
-            if not group.try_take(member, self._topics.rebalance_timeout_s):
-                return False
-            for tp in member.assignment:
-                committed = self._topics.committed(group.id, tp)
-                self._positions[tp] = self._reset_position(tp) if committed is None else committed
-            await self._call(member.on_assign, member.assignment, "on_assign")
-        return False
-
-    async def _revoke(self) -> None:
-        """``on_revoke`` while the partitions are still ours (so it can commit, as Kafka's listener
-        can), then give them up. An evicted member's partitions are gone already (Kafka's
-        ``onPartitionsLost``): it is told after the fact."""
-        member = self._member
-        revoked = member.assignment
-        if member.in_group:
-            if revoked:
-                await self._call(member.on_revoke, revoked, "on_revoke")
-            if member.in_group:  # the callback may have outlasted the rebalance timeout
-                self._group.release(member)
-            self._forget_assignment()
-            return
-        self._forget_assignment()
-        if revoked:
-            await self._call(member.on_revoke, revoked, "on_revoke")
-
-    def _forget_assignment(self) -> None:
-        self._member.assignment = frozenset()
-        self._positions.clear()
-        self._paused.clear()
-
-    async def _call(self, callback: RebalanceCallback, tps: frozenset[TopicPartition], which: str) -> None:
-        """Like aiokafka: a failing listener is logged and the rebalance goes on."""
-        try:
-            await callback(tps)
-        except Exception as exc:
-            log.error(
-                "topics.rebalance_callback_failed", group=self._group.id, callback=which, error=repr(exc)
-            )
-
-    def _take(self, max_records: int | None) -> list[ConsumedRecord]:
-        tps = sorted(tp for tp in self._positions if tp not in self._paused)
-        if not tps:
-            return []
-        self._rotation = (self._rotation + 1) % len(tps)  # so one busy partition cannot starve the rest
-        budget = max_records if max_records is not None else 1 << 62
-        taken: list[ConsumedRecord] = []
-        for tp in tps[self._rotation :] + tps[: self._rotation]:
-            batch = self._topics.partition_log(tp).read(self._in_range(tp), budget - len(taken))
-            if batch:
-                taken.extend(batch)
-                self._positions[tp] = batch[-1].offset + 1
-                if len(taken) >= budget:
-                    break
-        return taken
-
-    def _reset_position(self, tp: TopicPartition) -> int:
-        partition = self._topics.partition_log(tp)
-        return partition.start if self._reset == "earliest" else partition.next
-
-    def _in_range(self, tp: TopicPartition) -> int:
-        """The position, moved by ``auto.offset.reset`` if it is below the log start offset (retention dropped it)."""
-        position = self._positions[tp]
-        start = self._topics.partition_log(tp).start
-        if position < start:
-            reset = self._reset_position(tp)
-            log.warning(
-                "topics.offset_out_of_range",
-                group=self._group.id,
-                topic=tp.topic,
-                partition=tp.partition,
-                offset=position,
-                log_start_offset=start,
-                auto_offset_reset=self._reset,
-                reset_to=reset,
-            )
-            self._positions[tp] = position = reset
-        return position
-
-    def _owned(self, tp: TopicPartition) -> TopicPartition:
-        tp = TopicPartition(*tp)
-        if tp not in self._positions:
-            raise NotAssigned(tp.topic, tp.partition)
-        return tp
-
-    def seek(self, tp: TopicPartition, offset: int) -> None:
-        if offset < 0:
-            raise ValueError(f"Cannot seek to a negative offset ({offset})")
-        self._positions[self._owned(tp)] = offset
-
-    async def position(self, tp: TopicPartition) -> int:
-        return self._in_range(self._owned(tp))
-
-    async def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
-        owned = {self._owned(tp): int(offset) for tp, offset in offsets.items()}
-        self._topics.commit(self._group.id, owned)
-
-    async def committed(self, tp: TopicPartition) -> int | None:
-        return self._topics.committed(self._group.id, TopicPartition(*tp))
-
-    def log_end(self, tp: TopicPartition) -> int | None:
-        return self._topics.log_end(TopicPartition(*tp))
-
-    def truncations(self) -> list[Truncation]:
-        """None: an in-process log has no leader elections; a shorter log is ``log_end``'s to find."""
-        return []
-
-    def pause(self, tps: Collection[TopicPartition]) -> None:
-        self._paused.update(self._owned(tp) for tp in tps)
-
-    def resume(self, tps: Collection[TopicPartition]) -> None:
-        self._paused.difference_update(TopicPartition(*tp) for tp in tps)
-
-    def assignment(self) -> frozenset[TopicPartition]:
-        return frozenset(self._positions)
-
-    async def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self._group.leave(self._member)
-        self._member.assignment = frozenset()
-        self._positions.clear()
-        self._topics.forget(self)
+        self._wakeup.wake()

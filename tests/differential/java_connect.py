@@ -1,8 +1,9 @@
-"""The Java Kafka Connect runtime, standalone or distributed, from the same Maven classpath as the broker.
+"""The Java Kafka Connect runtime, standalone or distributed, from the same Maven classpath as the broker
+(``engine.testing.kafka``).
 
 For comparing the engine with the runtime users come from: the same REST calls to both (the
-differential suite), moving a cluster from one to the other on shared internal topics, and
-benchmarks. ``with java_connect(bootstrap) as connect:`` starts
+differential suite), moving a cluster from one to the other on shared internal topics
+(``test_migration.py``), and benchmarks (``bench/java_connect.py``). Our own instrument, not shipped. ``with java_connect(bootstrap) as connect:`` starts
 ``org.apache.kafka.connect.cli.ConnectDistributed`` (or ``ConnectStandalone``) on a free port of
 127.0.0.1, waits until ``GET /health`` answers 200, and stops it afterwards. Its process is
 ``java ... ConnectDistributed worker.properties`` itself, in its own process group, so
@@ -15,9 +16,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -27,14 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from engine.testing.kafka.classpath import (
-    DEFAULT_VERSION,
-    KafkaUnavailable,
-    full_version,
-    java,
-    kafka_classpath,
-    major,
-)
+from engine.testing.kafka.classpath import DEFAULT_VERSION, KafkaUnavailable, full_version, kafka_classpath
+from engine.testing.kafka.jvm import kill_jvm, last_output, start_jvm, stop_jvm
 from engine.testing.kafka.node import HOST, free_port, write_properties
 
 Mode = Literal["standalone", "distributed"]
@@ -154,31 +147,16 @@ class JavaConnect:
             return
         began = time.monotonic()
         write_properties(self.properties_file, self.properties)
-        logging = (
-            f"-Dlog4j2.configurationFile={_RESOURCES / 'connect-log4j2.properties'}"
-            if major(self.version) >= 4
-            else f"-Dlog4j.configuration=file:{_RESOURCES / 'connect-log4j.properties'}"
+        self.process = start_jvm(
+            classpath=self.classpath,
+            version=self.version,
+            main_class=MAIN_CLASS[self.mode],
+            args=[str(self.properties_file), *map(str, self.connector_files)],
+            jvm_options=self.jvm_options,
+            directory=self.directory,
+            log4j2=_RESOURCES / "connect-log4j2.properties",
+            log4j=_RESOURCES / "connect-log4j.properties",
         )
-        argv = [
-            java(),
-            *self.jvm_options,
-            logging,
-            f"-Dkafka.logs.dir={self.directory}",
-            "-cp",
-            self.classpath,
-            MAIN_CLASS[self.mode],
-            str(self.properties_file),
-            *map(str, self.connector_files),
-        ]
-        with (self.directory / "stdout.log").open("ab") as out:
-            self.process = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                cwd=self.directory,
-                start_new_session=True,
-            )
         try:
             self.wait_ready(timeout)
         except BaseException:
@@ -206,30 +184,14 @@ class JavaConnect:
 
     def kill(self) -> None:
         """kill -9 of the process group: no task is stopped, no offset flushed, the group is not left."""
-        if self.running:
-            assert self.process is not None
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
+        kill_jvm(self.process)
 
     def stop(self, timeout: float = 60.0) -> None:
         """SIGTERM (Connect's shutdown hook: tasks stopped, offsets flushed, group left), then a kill."""
-        if not self.running:
-            return
-        assert self.process is not None
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
+        stop_jvm(self.process, timeout)
 
     def tail(self, lines: int = 30) -> str:
-        text: list[str] = []
-        for path in (self.directory / "stdout.log", self.log_file):
-            with contextlib.suppress(OSError):
-                text.extend(path.read_text(errors="replace").splitlines()[-lines:])
-        return "\n".join(text) or "(no output)"
+        return last_output(self.directory, self.log_file, lines)
 
 
 def worker_properties(

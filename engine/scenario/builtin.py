@@ -1,11 +1,13 @@
 """The scenario files shipped with the package: ``connect-engine replay --list`` and ``builtin:<name>``.
 
-They are package data (the YAML files beside this module), so a plain ``pip install`` has them:
-``importlib.resources`` finds them in an installed wheel and in a checkout alike. A name is the
-file's path under this package without ``.yaml`` (``01-pause-and-resume``,
-``connectors/rabbitmq-sink-lifecycle``); ``builtin:<pattern>`` takes a glob over those names, whose
-``*`` stays within a directory: ``builtin:*`` is the lifecycle scenarios that need no outside server,
-``builtin:connectors/*`` the ones that do.
+They live at the top of the source tree, in ``scenarios/``; the wheel carries that folder as package
+data at ``engine/scenario/scenarios/`` (``force-include`` in ``pyproject.toml``), so a plain ``pip
+install`` has them. An editable install maps no package data, so a checkout reads its ``scenarios/``:
+``scenario_folder`` is the one place that decides. A name is the file's path under that folder
+without ``.yaml`` (``01-pause-and-resume``, ``connectors/rabbitmq-sink-lifecycle``);
+``builtin:<pattern>`` takes a glob over those names, whose ``*`` stays within a directory:
+``builtin:*`` is the lifecycle scenarios that need no outside server, ``builtin:connectors/*`` the
+ones that do.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import yaml
 from engine.scenario.model import ScenarioError
 
 PREFIX = "builtin:"
+# the folder's name inside ``engine.scenario`` in a wheel (pyproject.toml's force-include)
+PACKAGED = "scenarios"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,10 +46,18 @@ def _yaml_files(directory: Traversable, prefix: str = "") -> list[tuple[str, Tra
     return found
 
 
+def scenario_folder() -> Traversable:
+    """Where the shipped scenarios are: inside the installed package, else the checkout's ``scenarios/``."""
+    packaged = files("engine.scenario") / PACKAGED
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "scenarios"
+
+
 def builtin_scenarios() -> list[BuiltinScenario]:
     """Every shipped scenario, by name."""
     scenarios = []
-    for name, entry in sorted(_yaml_files(files(__name__))):
+    for name, entry in sorted(_yaml_files(scenario_folder())):
         data = yaml.safe_load(entry.read_text(encoding="utf-8"))
         title = data.get("name") if isinstance(data, dict) else None
         scenarios.append(BuiltinScenario(name, str(title or name), Path(str(entry))))

@@ -1,0 +1,214 @@
+"""The Kafka consumer role: one group member's reads, positions and commits, with its leader epochs
+checked (``EpochTracker``, KIP-320) and the rebalance callbacks aiokafka awaits."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import structlog
+from aiokafka import ConsumerRebalanceListener
+from aiokafka import TopicPartition as KafkaTopicPartition
+from aiokafka.errors import ConsumerStoppedError, GroupAuthorizationFailedError, IllegalStateError, KafkaError
+
+from engine.config.kafka_clients.accounting import add_incoming, fetched_size
+from engine.topics import leader_epochs
+from engine.topics.base import NO_CALLBACK, ConsumedRecord, RebalanceCallback, TopicPartition, Truncation
+from engine.topics.errors import NotAssigned, TopicsError
+from engine.topics.kafka.failures import refused, topics_error
+from engine.topics.leader_epochs import EpochTracker, commit_metadata
+
+log = structlog.get_logger(component="topics")
+
+leader_epochs.install()
+
+
+def _named_topics(exc: KafkaError) -> str:
+    """The topic(s) aiokafka puts in a ``TopicAuthorizationFailedError`` (a name, or a set of names)."""
+    named = exc.args[0] if exc.args else ""
+    return (
+        ",".join(sorted(map(str, named))) if isinstance(named, set | list | tuple | frozenset) else str(named)
+    )
+
+
+class RebalanceListener(ConsumerRebalanceListener):  # type: ignore[misc]
+    """aiokafka awaits these from its coordinator task; like it, a failing callback is only logged."""
+
+    def __init__(
+        self,
+        group_id: str,
+        on_assign: RebalanceCallback,
+        on_revoke: RebalanceCallback,
+        validate: RebalanceCallback = NO_CALLBACK,
+    ) -> None:
+        self._group_id = group_id
+        self._on_assign = on_assign
+        self._on_revoke = on_revoke
+        self._validate = validate  # the committed offsets' leader epochs, checked before on_assign sees them
+
+    async def on_partitions_revoked(self, revoked: Collection[Any]) -> None:
+        if revoked:  # aiokafka reports an empty revoke before the first join; memory never does
+            await self._call(self._on_revoke, revoked, "on_revoke")
+
+    async def on_partitions_assigned(self, assigned: Collection[Any]) -> None:
+        if assigned:
+            await self._call(self._validate, assigned, "validate")
+        await self._call(self._on_assign, assigned, "on_assign")
+
+    async def _call(self, callback: RebalanceCallback, tps: Collection[Any], which: str) -> None:
+        try:
+            await callback(frozenset(TopicPartition(tp.topic, tp.partition) for tp in tps))
+        except Exception as exc:
+            log.error(
+                "topics.rebalance_callback_failed", group=self._group_id, callback=which, error=repr(exc)
+            )
+
+
+# How often a consumer asks for metadata again while a topic it subscribed to is missing from it
+# (Java's consumer re-requests it after retry.backoff.ms, up to retry.backoff.max.ms: 1 s).
+MISSING_TOPIC_REFRESH_S = 1.0
+
+
+class KafkaConsumer:
+    """An aiokafka consumer that detects a log truncated under it, as Kafka's consumer does (KIP-320).
+
+    It remembers the leader epoch of the records it reads and commits the epoch of the last record
+    below each committed offset in the commit's metadata. After an assignment (from the committed
+    epoch) and whenever fetched records carry another leader epoch than the last ones read (what
+    follows every leader change, and so every fetch error that moved the leader), it asks the
+    leader where that epoch ends; an end below the position is the divergence point: the consumer
+    seeks there, drops what it fetched past it, and reports a :class:`Truncation`. The bookkeeping is
+    its :class:`EpochTracker` (``engine.topics.leader_epochs``)."""
+
+    def __init__(self, client: Any, group_id: str, forget: Any, *, prefix: str = "consumer.") -> None:
+        self._client = client
+        self._prefix = prefix  # where its settings come from, named when the broker refuses it
+        self._group_id = group_id
+        self._forget = forget
+        self._closed = False
+        self.epochs = EpochTracker(client, group_id)
+        self._refreshed_at = 0.0
+
+    def _refresh_missing_topics(self) -> None:
+        """A subscribed topic that did not exist when the group was joined (a sink started before its
+        topic) appears only once metadata is fetched again: aiokafka waits ``metadata_max_age_ms``
+        (5 minutes) for that, Java's consumer retries within a second; so ask again, as Java does."""
+        now = asyncio.get_running_loop().time()
+        if now - self._refreshed_at < MISSING_TOPIC_REFRESH_S:
+            return
+        cluster = self._client._client.cluster
+        known = cluster.topics()
+        if any(topic not in known for topic in self._client.subscription()):
+            self._refreshed_at = now
+            self._client._client.force_metadata_update()
+
+    async def getmany(self, timeout_ms: int = 0, max_records: int | None = None) -> list[ConsumedRecord]:
+        self._refresh_missing_topics()
+        try:
+            batches = await self._client.getmany(timeout_ms=timeout_ms, max_records=max_records)
+        except ConsumerStoppedError as exc:
+            raise TopicsError("The consumer is closed") from exc
+        except KafkaError as exc:
+            resource = (
+                self._group_id if isinstance(exc, GroupAuthorizationFailedError) else _named_topics(exc)
+            )
+            raise refused(
+                exc,
+                f"read for group '{self._group_id}'",
+                self._client,
+                operation="READ",
+                resource=resource,
+                prefix=self._prefix,
+            ) from exc
+        add_incoming(self._client, sum(fetched_size(records) for records in batches.values()))
+        consumed: list[ConsumedRecord] = []
+        for ktp, records in batches.items():
+            if not records:
+                continue
+            tp = TopicPartition(ktp.topic, ktp.partition)
+            if await self.epochs.diverged(tp, records[0]):
+                continue
+            self.epochs.remember(tp, records)
+            consumed.extend(
+                ConsumedRecord(
+                    r.topic,
+                    r.partition,
+                    r.offset,
+                    r.key,
+                    r.value,
+                    tuple((h, None if v is None else bytes(v)) for h, v in r.headers or ()),
+                    r.timestamp,
+                )
+                for r in records
+            )
+        return consumed
+
+    def truncations(self) -> list[Truncation]:
+        return self.epochs.truncations()
+
+    def seek(self, tp: TopicPartition, offset: int) -> None:
+        try:
+            self._client.seek(KafkaTopicPartition(*tp), offset)
+        except IllegalStateError as exc:
+            raise NotAssigned(tp[0], tp[1]) from exc
+
+    async def position(self, tp: TopicPartition) -> int:
+        try:
+            return int(await self._client.position(KafkaTopicPartition(*tp)))
+        except IllegalStateError as exc:
+            raise NotAssigned(tp[0], tp[1]) from exc
+
+    async def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
+        try:
+            await self._client.commit(
+                {
+                    KafkaTopicPartition(*tp): (int(o), commit_metadata(self.epochs.epoch_at(tp, int(o) - 1)))
+                    for tp, o in offsets.items()
+                }
+            )
+        except IllegalStateError as exc:
+            tp = next(
+                (tp for tp in offsets if KafkaTopicPartition(*tp) not in self._client.assignment()),
+                next(iter(offsets)),
+            )
+            raise NotAssigned(tp[0], tp[1]) from exc
+        except KafkaError as exc:
+            raise topics_error(exc, f"commit offsets for group '{self._group_id}'") from exc
+
+    async def committed(self, tp: TopicPartition) -> int | None:
+        try:
+            offset = await self._client.committed(KafkaTopicPartition(*tp))
+        except KafkaError as exc:
+            raise topics_error(exc, f"read committed offsets of group '{self._group_id}'") from exc
+        return None if offset is None else int(offset)
+
+    def pause(self, tps: Collection[TopicPartition]) -> None:
+        assigned = self._client.assignment()
+        for tp in tps:
+            if KafkaTopicPartition(*tp) not in assigned:
+                raise NotAssigned(tp[0], tp[1])
+        self._client.pause(*(KafkaTopicPartition(*tp) for tp in tps))
+
+    def resume(self, tps: Collection[TopicPartition]) -> None:
+        assigned = self._client.assignment()
+        self._client.resume(*(KafkaTopicPartition(*tp) for tp in tps if KafkaTopicPartition(*tp) in assigned))
+
+    def log_end(self, tp: TopicPartition) -> int | None:
+        highwater = self._client.highwater(KafkaTopicPartition(tp[0], tp[1]))
+        return None if highwater is None else int(highwater)
+
+    def assignment(self) -> frozenset[TopicPartition]:
+        return frozenset(TopicPartition(tp.topic, tp.partition) for tp in self._client.assignment())
+
+    async def close(self) -> None:
+        """Leave the group without ``on_revoke`` (aiokafka's ``stop``); idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            with contextlib.suppress(KafkaError):
+                await self._client.stop()
+        finally:
+            self._forget(self)
