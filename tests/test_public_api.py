@@ -135,6 +135,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "Consumer",
         "MemoryTopics",
         "NotAssigned",
+        "OffsetReset",
         "OutgoingRecord",
         "Partitioner",
         "Producer",

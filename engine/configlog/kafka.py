@@ -148,7 +148,8 @@ class KafkaConfigLog:
     # ---- reading --------------------------------------------------------------------------
 
     async def end_offset(self) -> int:
-        """The high-watermark from a fetch sent after this call began, so every acked append counts.
+        """The high-watermark from a fetch sent after this call began, so every acked append counts
+        (and never below this log's own acknowledged appends).
 
         A fresh consumer guarantees that no fetch answered before the call is reused. It starts one
         record before the known end, so a non-empty topic answers at once.
@@ -180,7 +181,9 @@ class KafkaConfigLog:
             with contextlib.suppress(KafkaError):
                 await probe.stop()
         self._known_end = max(self._known_end, high)
-        return high
+        # right after a leader change the new leader's high-watermark can lag (KIP-207): never answer
+        # below what this log had appended and been acknowledged
+        return max(high, self._appended_end)
 
     def entries(self) -> AsyncIterator[LogEntry]:
         """Every record from the beginning, then new ones until ``close``; one reader per ``open``."""

@@ -78,6 +78,16 @@ class Truncation(NamedTuple):
         return self.position - self.diverged_at
 
 
+class OffsetReset(NamedTuple):
+    """A position the log answered out of range (beyond its end, or below its start after retention
+    or a re-created topic): the consumer moved it by ``auto.offset.reset``."""
+
+    tp: TopicPartition
+    position: int  # the offset the consumer was to read next
+    reset: str  # the auto.offset.reset that moved it: earliest or latest
+    reset_to: int  # where it reads now
+
+
 class OutgoingRecord(NamedTuple):
     """One record for ``Producer.send_batch``: ``send``'s arguments, in its order."""
 
@@ -202,11 +212,11 @@ class Consumer(Protocol):
 
     def assignment(self) -> frozenset[TopicPartition]: ...
 
-    def log_end(self, tp: TopicPartition) -> int | None:
-        """The partition's log end offset as last seen (Kafka: the fetch high watermark), None if unknown.
-
-        A position beyond it means the log lost records this group already consumed (a broker that
-        came back with a shorter log, a re-created topic)."""
+    def offset_resets(self) -> list[OffsetReset]:
+        """Positions the log answered out of range since the last call (and forgotten): each was moved
+        by ``auto.offset.reset``, as Kafka's consumer moves it on OFFSET_OUT_OF_RANGE. Only the log
+        decides that (the broker, or the in-process log playing it): a log end the consumer saw last
+        can lag a leader change (KIP-207), so it is never a reason to move."""
         ...
 
     def truncations(self) -> list[Truncation]:

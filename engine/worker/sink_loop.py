@@ -342,6 +342,7 @@ class SinkLoop(TaskLoop):
             self.context.timeout_ms = None
         records = await self._read(consumer, timeout)
         self._truncated(consumer)
+        self._moved_out_of_range(consumer)
         if records:
             self.counters.sink_record_read += len(records)
             if self.pacer is not None:  # what was read is what put() gets (filtered records count too)
@@ -351,8 +352,6 @@ class SinkLoop(TaskLoop):
                     if self.pacer.counts_bytes
                     else 0,
                 )
-        else:
-            await self._check_log_ends(consumer)
         if self._listener_error is not None:
             error, self._listener_error = self._listener_error, None
             raise ConnectException("Exiting WorkerSinkTask due to unrecoverable exception.") from error
@@ -363,31 +362,13 @@ class SinkLoop(TaskLoop):
         async with self._task_lock:
             await self._deliver(consumer)
 
-    async def _check_log_ends(self, consumer: Consumer) -> None:
-        """A position beyond its partition's log end means the log lost records this group had
-        consumed (a broker back with a shorter log, a re-created topic): new records would land below
-        the position and be skipped in silence. Kafka's consumer answers OFFSET_OUT_OF_RANGE with
-        ``auto.offset.reset``; so does this, and says so."""
-        for tp in consumer.assignment():
-            end = consumer.log_end(tp)
-            if end is None:
-                continue
-            position = await consumer.position(tp)
-            if position <= end:
-                continue
-            reset = self.config.get("consumer.override.auto.offset.reset", "earliest").strip().lower()
-            target = end if reset == "latest" else 0
-            log.warning(
-                "task.offset_beyond_log_end",
-                task=self.task_id,
-                partition=f"{tp.topic}-{tp.partition}",
-                position=position,
-                log_end=end,
-                reset=reset,
-                seek_to=target,
-            )
-            consumer.seek(tp, target)
-            self._current[tp] = target
+    def _moved_out_of_range(self, consumer: Consumer) -> None:
+        """Positions the log answered out of range, already moved by ``auto.offset.reset`` (and logged
+        by the consumer, ``topics.offset_out_of_range``): the next commit starts from where it reads
+        now. Only the log decides that; a log end seen last (which lags a leader change) never does."""
+        for reset in consumer.offset_resets():
+            if reset.tp in self._current:
+                self._current[reset.tp] = reset.reset_to
 
     def _truncated(self, consumer: Consumer) -> None:
         """Partitions whose log diverged below the position (Kafka leader epochs, KIP-320): the

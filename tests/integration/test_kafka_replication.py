@@ -12,6 +12,11 @@ What must hold, with no help from the test (no restart call, no config change):
   killed broker is back, the source's committed offset and the sink's output both advance again
   (progress is the test, not the reported state), and every task ends RUNNING.
 
+And a sink never rewinds: over ten rounds under a faster load, the data partition's leader and the
+sink group's coordinator are killed in turn; a sink that records the offset of every put may read
+again only from where its group had committed before the round (a leader change is no reason to
+move a position), and nothing is skipped.
+
 Slow by nature (a 3-node cluster, a broker fenced after ``broker.session.timeout.ms``): about a
 minute per test on the 2-core machine, plus the cluster's start.
 """
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -55,18 +61,20 @@ def three_nodes() -> Iterator[ApacheKafka]:
 
 @dataclass
 class Writer:
-    """Appends ``line-N`` to a file at a steady pace until stopped."""
+    """Appends ``line-N`` to a file at a steady pace until stopped: ``per_tick`` lines a tick."""
 
     path: Path
+    per_tick: int = 1
     written: int = 0
     task: asyncio.Task[None] | None = field(default=None, repr=False)
 
     async def run(self) -> None:
         with self.path.open("a") as out:
             while True:
-                out.write(f"line-{self.written}\n")
+                for _ in range(self.per_tick):
+                    out.write(f"line-{self.written}\n")
+                    self.written += 1
                 out.flush()
-                self.written += 1
                 await asyncio.sleep(WRITE_EVERY_S)
 
     def lines(self) -> list[str]:
@@ -81,9 +89,19 @@ class Pipeline:
     writer: Writer
     topic: str
     out: Path
+    recorded: bool = False  # the sink writes each record's offset with its line (RECORD_OFFSETS)
+
+    def output(self) -> list[str]:
+        return self.out.read_text().splitlines() if self.out.exists() else []
 
     def delivered(self) -> list[str]:
-        return self.out.read_text().splitlines() if self.out.exists() else []
+        if not self.recorded:
+            return self.output()
+        return [m.group(1) for m in map(RECORDED.search, self.output()) if m]
+
+    def delivered_offsets(self) -> list[int]:
+        """The topic offset of every record the sink was given, in the order it wrote them."""
+        return [int(m.group(2)) for m in map(RECORDED.search, self.output()) if m]
 
     async def committed_position(self) -> int:
         """The byte position the source's committed offset says was written (0 before any commit)."""
@@ -156,17 +174,32 @@ async def topic_values(kafka: ApacheKafka, topic: str) -> list[str]:
         await consumer.stop()
 
 
+# The sink's value becomes a Struct of the line and its topic offset (Connect's own SMTs), which
+# FileStreamSink writes as Java prints it, Struct{line=line-N,offset=M}: a sink that records where
+# every put came from.
+RECORD_OFFSETS = {
+    "transforms": "hoist,offset",
+    "transforms.hoist.type": "org.apache.kafka.connect.transforms.HoistField$Value",
+    "transforms.hoist.field": "line",
+    "transforms.offset.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+    "transforms.offset.offset.field": "offset",
+}
+RECORDED = re.compile(r"line=([^,]*),offset=(\d+)")
+
+
 @contextlib.asynccontextmanager
-async def pipeline(kafka: ApacheKafka, directory: Path) -> AsyncIterator[Pipeline]:
+async def pipeline(
+    kafka: ApacheKafka, directory: Path, *, per_tick: int = 1, record_offsets: bool = False
+) -> AsyncIterator[Pipeline]:
     tag = uuid.uuid4().hex[:8]
     topic, source_file, out = f"lines-{tag}", directory / "in.txt", directory / "out.txt"
     source_file.touch()
-    writer = Writer(source_file)
+    writer = Writer(source_file, per_tick)
     extra = {**REPLICATED, "offset.flush.interval.ms": "500"}
     with worker_cluster(kafka.bootstrap_servers(), directory, extra=extra) as cluster:
         worker = cluster.start_worker()
         await cluster.started(worker)
-        flow = Pipeline(kafka, cluster, worker, writer, topic, out)
+        flow = Pipeline(kafka, cluster, worker, writer, topic, out, record_offsets)
         code, body = await request(
             worker,
             "POST",
@@ -190,7 +223,13 @@ async def pipeline(kafka: ApacheKafka, directory: Path) -> AsyncIterator[Pipelin
             "/connectors",
             {
                 "name": "snk",
-                "config": {"connector.class": "FileStreamSink", "file": str(out), "topics": topic, **STRINGS},
+                "config": {
+                    "connector.class": "FileStreamSink",
+                    "file": str(out),
+                    "topics": topic,
+                    **STRINGS,
+                    **(RECORD_OFFSETS if record_offsets else {}),
+                },
             },
         )
         assert code == 201, body
@@ -285,3 +324,118 @@ async def test_killing_the_leader_of_the_config_topic_loses_nothing(
         await asyncio.to_thread(three_nodes.start_node, victim)
         await flow.progress(f"progress after node {victim} came back")
         await nothing_lost(flow)
+
+
+SINK_GROUP = "connect-snk"
+ROUNDS = 10
+
+
+def java_string_hash(text: str) -> int:
+    """``String.hashCode()``: how Kafka places a group on a partition of ``__consumer_offsets``."""
+    h = 0
+    for char in text.encode("utf-16-be").hex(" ", 2).split():
+        h = (31 * h + int(char, 16)) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+async def describe(kafka: ApacheKafka, topics: list[str] | None = None) -> list[dict[str, Any]]:
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers())
+    await admin.start()
+    try:
+        return list(await admin.describe_topics(topics))
+    finally:
+        await admin.close()
+
+
+async def coordinator_of(kafka: ApacheKafka, group: str) -> int:
+    """The node leading the ``__consumer_offsets`` partition of ``group``: its group coordinator."""
+    (offsets_topic,) = await describe(kafka, ["__consumer_offsets"])
+    count = len(offsets_topic["partitions"])
+    hashed = java_string_hash(group)
+    partition = 0 if hashed == -(1 << 31) else abs(hashed) % count  # Kafka's Utils.abs
+    (found,) = [p for p in offsets_topic["partitions"] if p["partition"] == partition]
+    return int(found["leader"])
+
+
+async def committed_offset(kafka: ApacheKafka, group: str, topic: str) -> int:
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers())
+    await admin.start()
+    try:
+        offsets = await admin.list_consumer_group_offsets(group)
+    finally:
+        await admin.close()
+    found = offsets.get(TopicPartition(topic, 0))
+    return 0 if found is None or found.offset < 0 else int(found.offset)
+
+
+async def fully_replicated(kafka: ApacheKafka) -> bool:
+    """Every partition of every topic has all its replicas in sync again (a restarted node caught up):
+    the next kill then leaves two in sync, as ``min.insync.replicas`` needs."""
+    try:
+        return all(
+            len(p["isr"]) == len(p["replicas"]) for t in await describe(kafka) for p in t["partitions"]
+        )
+    except Exception:  # the metadata of a cluster in the middle of a change
+        return False
+
+
+def rewinds(offsets: list[int]) -> list[tuple[int, int, int]]:
+    """``(index, from, to)`` wherever the sink was given an offset at or below one it had been given
+    just before: a re-delivery, and where it went back to."""
+    return [(i, offsets[i - 1], offsets[i]) for i in range(1, len(offsets)) if offsets[i] <= offsets[i - 1]]
+
+
+async def test_leader_and_coordinator_kills_never_rewind_the_sink_past_its_commit(
+    three_nodes: ApacheKafka, tmp_path: Path
+) -> None:
+    """Issue 35: a leader change once made the sink seek to offset 0 (a log end that lagged the new
+    leader read as records lost) and replay the whole topic. Each round kills, under about 500 lines a
+    second, the data partition's leader or the sink group's coordinator (in turn), then starts it
+    again; whatever the sink is given again must start at or above the offset its group had committed
+    before that round."""
+    async with pipeline(three_nodes, tmp_path, per_tick=10, record_offsets=True) as flow:
+        rounds: list[dict[str, Any]] = []
+        for number in range(ROUNDS):
+            await poll_until(
+                lambda: fully_replicated(three_nodes),
+                timeout=PROGRESS_TIMEOUT_S,
+                interval=0.5,
+                what=f"every replica in sync before round {number}",
+            )
+            committed = await committed_offset(three_nodes, SINK_GROUP, flow.topic)
+            role = "leader" if number % 2 == 0 else "coordinator"
+            victim = (
+                await leader_of(three_nodes, flow.topic)
+                if role == "leader"
+                else await coordinator_of(three_nodes, SINK_GROUP)
+            )
+            source_position = await flow.committed_position()
+            assert source_position >= max((r["source"] for r in rounds), default=0), (
+                f"the source's committed offset went back before round {number}: {rounds}"
+            )
+            rounds.append(
+                {
+                    "round": number,
+                    "kills": role,
+                    "node": victim,
+                    "committed": committed,
+                    "source": source_position,
+                    "at": len(flow.output()),
+                }
+            )
+            three_nodes.node(victim).kill()
+            await flow.progress(f"round {number}: progress with node {victim} ({role}) dead")
+            await asyncio.to_thread(three_nodes.start_node, victim)
+            await flow.progress(f"round {number}: progress after node {victim} came back")
+        await nothing_lost(flow)
+
+    offsets = flow.delivered_offsets()
+    assert len(offsets) == len(flow.output()), "every line the sink wrote names its offset"
+    assert set(range(max(offsets) + 1)) <= set(offsets), "offsets skipped by the sink"
+    too_far = []
+    for index, before, to in rewinds(offsets):
+        # the last round that began before this line was written bounds how far back it may go
+        bound = max((r["committed"] for r in rounds if r["at"] <= index), default=0)
+        if to < bound:
+            too_far.append({"line": index, "from": before, "to": to, "committed_before_the_round": bound})
+    assert too_far == [], f"the sink went back past its group's commit: {too_far} (rounds: {rounds})"

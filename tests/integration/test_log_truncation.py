@@ -183,7 +183,7 @@ def the_one_warning(logged: Sequence[Mapping[str, Any]], topic: str) -> None:
         warning["diverged_at"],
         warning["redelivered"],
     ) == ("warning", f"{topic}-0", 20, 10, 10)
-    assert not [e for e in logged if e["event"] == "task.offset_beyond_log_end"]
+    assert not [e for e in logged if e["event"] == "topics.offset_out_of_range"]
 
 
 async def test_a_restarted_sink_reads_again_what_an_unclean_leader_election_cut_from_under_it(

@@ -25,4 +25,12 @@ async def topics(broker: Broker) -> AsyncIterator[KafkaTopics]:
 
 
 class TestKafkaTopics(TopicsContract):
-    pass
+    def answers_out_of_range(self, request: pytest.FixtureRequest) -> None:
+        broker: Broker = request.getfixturevalue("broker")
+        if broker.name == "tansu":
+            request.applymarker(
+                pytest.mark.xfail(
+                    strict=True,
+                    reason="tansu answers a fetch past the log end with no records, not OFFSET_OUT_OF_RANGE",
+                )
+            )

@@ -13,6 +13,7 @@ from engine.topics import (
     ConsumedRecord,
     Consumer,
     NotAssigned,
+    OffsetReset,
     OutgoingRecord,
     TopicPartition,
     Topics,
@@ -210,6 +211,34 @@ class TopicsContract:
             consumer.seek(TopicPartition(name, 7), 0)
         with pytest.raises(NotAssigned):
             await consumer.commit({TopicPartition(unique("other"), 0): 1})
+
+    def answers_out_of_range(self, request: pytest.FixtureRequest) -> None:
+        """A subclass marks here the implementations that do not answer a fetch out of range."""
+
+    async def test_a_position_beyond_the_log_end_is_answered_out_of_range(
+        self, topics: Topics, request: pytest.FixtureRequest
+    ) -> None:
+        """As Kafka's broker answers a fetch past the log end: ``auto.offset.reset`` (earliest here)
+        moves the position, the consumer reports it once, and nothing below is skipped."""
+        self.answers_out_of_range(request)
+        name = unique("beyond")
+        await topics.create_topic(name)
+        producer = topics.producer()
+        await asyncio.gather(*(producer.send(name, None, str(i).encode()) for i in range(5)))
+        tp = TopicPartition(name, 0)
+        consumer = await topics.consumer(unique("g"), [name])
+        await read(consumer, 5)
+        assert consumer.offset_resets() == []
+        consumer.seek(tp, 9)
+        again = await read(consumer, 5)
+        assert [r.offset for r in again] == [0, 1, 2, 3, 4]
+        assert consumer.offset_resets() == [OffsetReset(tp, 9, "earliest", 0)]
+        assert consumer.offset_resets() == []
+        consumer.seek(tp, 5)  # the log end itself is in range: nothing moves
+        await producer.send(name, None, b"5")
+        assert [r.offset for r in await read(consumer, 1)] == [5]
+        assert consumer.offset_resets() == []
+        await consumer.close()
 
     async def test_paused_partitions_are_not_read_until_resumed(self, topics: Topics) -> None:
         name = unique("paused")

@@ -15,14 +15,23 @@ from aiokafka.errors import ConsumerStoppedError, GroupAuthorizationFailedError,
 
 from engine.config.kafka_clients.accounting import add_incoming, fetched_size
 from engine.topics import leader_epochs
-from engine.topics.base import NO_CALLBACK, ConsumedRecord, RebalanceCallback, TopicPartition, Truncation
+from engine.topics.base import (
+    NO_CALLBACK,
+    ConsumedRecord,
+    OffsetReset,
+    RebalanceCallback,
+    TopicPartition,
+    Truncation,
+)
 from engine.topics.errors import NotAssigned, TopicsError
+from engine.topics.kafka import out_of_range
 from engine.topics.kafka.failures import refused, topics_error
 from engine.topics.leader_epochs import EpochTracker, commit_metadata
 
 log = structlog.get_logger(component="topics")
 
 leader_epochs.install()
+out_of_range.install()
 
 
 def _named_topics(exc: KafkaError) -> str:
@@ -80,7 +89,11 @@ class KafkaConsumer:
     follows every leader change, and so every fetch error that moved the leader), it asks the
     leader where that epoch ends; an end below the position is the divergence point: the consumer
     seeks there, drops what it fetched past it, and reports a :class:`Truncation`. The bookkeeping is
-    its :class:`EpochTracker` (``engine.topics.leader_epochs``)."""
+    its :class:`EpochTracker` (``engine.topics.leader_epochs``).
+
+    A fetch the broker answers OFFSET_OUT_OF_RANGE is reset by aiokafka per ``auto.offset.reset``;
+    this consumer logs it and reports an :class:`OffsetReset` (``engine.topics.kafka.out_of_range``).
+    Nothing else moves its position: not a high watermark that lags a leader change."""
 
     def __init__(self, client: Any, group_id: str, forget: Any, *, prefix: str = "consumer.") -> None:
         self._client = client
@@ -90,6 +103,7 @@ class KafkaConsumer:
         self._closed = False
         self.epochs = EpochTracker(client, group_id)
         self._refreshed_at = 0.0
+        self._resets: list[OffsetReset] = []
 
     def _refresh_missing_topics(self) -> None:
         """A subscribed topic that did not exist when the group was joined (a sink started before its
@@ -104,8 +118,36 @@ class KafkaConsumer:
             self._refreshed_at = now
             self._client._client.force_metadata_update()
 
+    def _partition_states(self) -> list[tuple[Any, Any]]:
+        assignment = self._client._subscription.subscription
+        assignment = None if assignment is None else assignment.assignment
+        return [] if assignment is None else [(tp, assignment.state_value(tp)) for tp in assignment.tps]
+
+    def _collect_resets(self) -> None:
+        for ktp, state in self._partition_states():
+            found = out_of_range.resolved(state)
+            if found is None:
+                continue
+            tp = TopicPartition(ktp.topic, ktp.partition)
+            log.warning(
+                "topics.offset_out_of_range",
+                group=self._group_id,
+                topic=tp.topic,
+                partition=tp.partition,
+                offset=found.position,
+                auto_offset_reset=found.reset,
+                reset_to=found.reset_to,
+            )
+            self._resets.append(OffsetReset(tp, found.position, found.reset, found.reset_to))
+
+    def offset_resets(self) -> list[OffsetReset]:
+        self._collect_resets()
+        resets, self._resets = self._resets, []
+        return resets
+
     async def getmany(self, timeout_ms: int = 0, max_records: int | None = None) -> list[ConsumedRecord]:
         self._refresh_missing_topics()
+        self._collect_resets()
         try:
             batches = await self._client.getmany(timeout_ms=timeout_ms, max_records=max_records)
         except ConsumerStoppedError as exc:
@@ -149,10 +191,12 @@ class KafkaConsumer:
         return self.epochs.truncations()
 
     def seek(self, tp: TopicPartition, offset: int) -> None:
+        ktp = KafkaTopicPartition(*tp)
         try:
-            self._client.seek(KafkaTopicPartition(*tp), offset)
+            self._client.seek(ktp, offset)
         except IllegalStateError as exc:
             raise NotAssigned(tp[0], tp[1]) from exc
+        out_of_range.forget(self._client._subscription.subscription.assignment.state_value(ktp))
 
     async def position(self, tp: TopicPartition) -> int:
         try:
@@ -194,10 +238,6 @@ class KafkaConsumer:
     def resume(self, tps: Collection[TopicPartition]) -> None:
         assigned = self._client.assignment()
         self._client.resume(*(KafkaTopicPartition(*tp) for tp in tps if KafkaTopicPartition(*tp) in assigned))
-
-    def log_end(self, tp: TopicPartition) -> int | None:
-        highwater = self._client.highwater(KafkaTopicPartition(tp[0], tp[1]))
-        return None if highwater is None else int(highwater)
 
     def assignment(self) -> frozenset[TopicPartition]:
         return frozenset(TopicPartition(tp.topic, tp.partition) for tp in self._client.assignment())

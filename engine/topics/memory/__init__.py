@@ -428,8 +428,12 @@ class MemoryTopics:
         auto_offset_reset: str = "earliest",
     ) -> MemoryConsumer:
         """``auto_offset_reset`` (Kafka's ``auto.offset.reset``, ``earliest`` or ``latest``) places a
-        member with no committed offset, or one below the log start offset retention moved."""
+        member with no committed offset, or one the log no longer holds (below its start, beyond its
+        end); a connector's ``consumer.override.auto.offset.reset`` (in ``client_config``) wins."""
         self._require_open()
+        overridden = (client_config or {}).get("auto_offset_reset")
+        if overridden in _RESETS:
+            auto_offset_reset = str(overridden)
         if auto_offset_reset not in _RESETS:
             raise TopicsError(
                 f"Invalid value {auto_offset_reset} for configuration auto.offset.reset: "
@@ -460,11 +464,6 @@ class MemoryTopics:
 
     def committed(self, group: str, tp: TopicPartition) -> int | None:
         return self._offsets.get(group, {}).get(tp)
-
-    def log_end(self, tp: TopicPartition) -> int | None:
-        """The partition's log end offset (None if unknown)."""
-        partition = self._partition_log(tp[0], tp[1])
-        return None if partition is None else partition.next
 
     # ---- group administration (KIP-875 sink offsets) ----------------------------------------
 

@@ -10,7 +10,7 @@ from typing import Protocol
 
 import structlog
 
-from engine.topics.base import ConsumedRecord, RebalanceCallback, TopicPartition, Truncation
+from engine.topics.base import ConsumedRecord, OffsetReset, RebalanceCallback, TopicPartition, Truncation
 from engine.topics.errors import NotAssigned, TopicsError
 from engine.topics.groups import Group, Member
 from engine.topics.partition_log import PartitionLog
@@ -33,8 +33,6 @@ class ConsumerHost(Protocol):
 
     def committed(self, group: str, tp: TopicPartition) -> int | None: ...
 
-    def log_end(self, tp: TopicPartition) -> int | None: ...
-
     def forget(self, consumer: MemoryConsumer) -> None: ...
 
 
@@ -49,6 +47,7 @@ class MemoryConsumer:
         self._member = member
         self._reset = auto_offset_reset
         self._positions: dict[TopicPartition, int] = {}
+        self._resets: list[OffsetReset] = []
         self._paused: set[TopicPartition] = set()
         self._rotation = 0
         self._closed = False
@@ -144,23 +143,29 @@ class MemoryConsumer:
         return partition.start if self._reset == "earliest" else partition.next
 
     def _in_range(self, tp: TopicPartition) -> int:
-        """The position, moved by ``auto.offset.reset`` if it is below the log start offset (retention dropped it)."""
+        """The position, moved by ``auto.offset.reset`` if the log no longer holds it: below the log
+        start (retention dropped it) or beyond the log end (a log back shorter, a re-created topic).
+        This log plays the broker, which answers such a fetch OFFSET_OUT_OF_RANGE."""
         position = self._positions[tp]
-        start = self._topics.partition_log(tp).start
-        if position < start:
-            reset = self._reset_position(tp)
-            log.warning(
-                "topics.offset_out_of_range",
-                group=self._group.id,
-                topic=tp.topic,
-                partition=tp.partition,
-                offset=position,
-                log_start_offset=start,
-                auto_offset_reset=self._reset,
-                reset_to=reset,
-            )
-            self._positions[tp] = position = reset
-        return position
+        partition = self._topics.partition_log(tp)
+        start, end = partition.start, partition.next
+        if start <= position <= end:
+            return position
+        reset = self._reset_position(tp)
+        log.warning(
+            "topics.offset_out_of_range",
+            group=self._group.id,
+            topic=tp.topic,
+            partition=tp.partition,
+            offset=position,
+            log_start_offset=start,
+            log_end_offset=end,
+            auto_offset_reset=self._reset,
+            reset_to=reset,
+        )
+        self._resets.append(OffsetReset(tp, position, self._reset, reset))
+        self._positions[tp] = reset
+        return reset
 
     def _owned(self, tp: TopicPartition) -> TopicPartition:
         tp = TopicPartition(*tp)
@@ -183,11 +188,12 @@ class MemoryConsumer:
     async def committed(self, tp: TopicPartition) -> int | None:
         return self._topics.committed(self._group.id, TopicPartition(*tp))
 
-    def log_end(self, tp: TopicPartition) -> int | None:
-        return self._topics.log_end(TopicPartition(*tp))
+    def offset_resets(self) -> list[OffsetReset]:
+        resets, self._resets = self._resets, []
+        return resets
 
     def truncations(self) -> list[Truncation]:
-        """None: an in-process log has no leader elections; a shorter log is ``log_end``'s to find."""
+        """None: an in-process log has no leader elections; a shorter log is answered out of range."""
         return []
 
     def pause(self, tps: Collection[TopicPartition]) -> None:
