@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from importlib.metadata import version
 
@@ -169,6 +170,10 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(args.log_level)
     try:
         return _run(args, parser)
+    except BrokenPipeError:  # the reader left (``replay --list | head``): nothing more to say to it
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the interpreter's own final flush fails quietly too
+        return 1
     except Exception as exc:
         line = one_line(exc, worker=args.command in ("standalone", "distributed"))
         if line is None:

@@ -6,6 +6,8 @@ import asyncio
 import io
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -157,3 +159,20 @@ def test_at_info_level_the_expected_lines_show_marked(capsys: pytest.CaptureFixt
     loud = [e for e in events if e["level"] in ("warning", "error")]
     assert [e["event"] for e in loud] == ["task.shutdown_timed_out"]
     assert loud[0]["expected"] == "injected fault"
+
+
+def test_a_listing_cut_short_by_its_reader_ends_without_a_traceback() -> None:
+    """``connect-engine replay --list | head -1``: the reader closes the pipe early, as ``head`` does."""
+    with subprocess.Popen(
+        [sys.executable, "-m", "engine", "replay", "--list"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as listing:
+        assert listing.stdout is not None
+        assert listing.stderr is not None
+        first = listing.stdout.readline()
+        listing.stdout.close()
+        errors = listing.stderr.read().decode()
+        listing.wait(timeout=60)
+    assert first.startswith(b"builtin:")
+    assert "Traceback" not in errors, errors

@@ -107,6 +107,9 @@ def test_sink_appends_values_as_lines_and_flushes(tmp_path: Path) -> None:
     task.initialize(SinkTaskContext({"file": str(path)}))
     task.start({"file": str(path)})
     task.put([SinkRecord(topic="t", kafka_partition=0, kafka_offset=n, value=f"v{n}") for n in range(3)])
+    assert path.read_text() == "v0\nv1\nv2\n"  # written through, as Java's PrintStream does: no commit needed
+    task.put([SinkRecord(topic="t", kafka_partition=0, kafka_offset=3, value=None)])
+    assert path.read_text() == "v0\nv1\nv2\nnull\n"
     task.flush({})
-    assert path.read_text() == "v0\nv1\nv2\n"
+    assert path.read_text() == "v0\nv1\nv2\nnull\n"
     task.stop()
