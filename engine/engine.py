@@ -35,7 +35,7 @@ from engine.errors import (
     TaskNotFound,
 )
 from engine.herder import waits
-from engine.herder.connect_json import connector_info, restart_plan, state_info, status_json
+from engine.herder.connect_json import connector_info, restart_plan, state_info, task_state_info
 from engine.herder.deletion import DeletionOutcome
 from engine.herder.herder import Herder
 from engine.herder.runtime import Runtime
@@ -488,10 +488,7 @@ class Engine:
         return self._state_info(name)
 
     async def task_status(self, name: str, task: int) -> dict[str, Any]:
-        status = self._status.tasks(name).get(task)
-        if status is None:
-            raise ConnectorNotFound(name, f"No status found for task {name}-{task}")
-        return status_json(status, id=task)
+        return task_state_info(self._status, self.herder.snapshot, name, task)
 
     async def connector_active_topics(self, name: str) -> list[str]:
         """The topics the connector's tasks produced to or consumed from (KIP-558); [] for an unknown name."""

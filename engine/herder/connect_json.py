@@ -34,10 +34,7 @@ def state_info(statuses: StatusStore, snapshot: ConfigSnapshot, name: str) -> di
     connector = statuses.connector(name)
     if connector is None:
         raise ConnectorNotFound(name, f"No status found for connector {name}")
-    config = snapshot.connectors.get(name)
-    if config is None:  # deleted, its deleted() still running: the type is the deleted config's
-        pending = snapshot.pending_cleanups.get(name)
-        config = pending.properties if pending is not None else {}
+    config = _config_of(snapshot, name)
     connector_version, task_version = _running_versions(config.get("connector.class", ""))
     return {
         "name": name,
@@ -45,6 +42,23 @@ def state_info(statuses: StatusStore, snapshot: ConfigSnapshot, name: str) -> di
         "tasks": [{**status_json(s, id=n), "version": task_version} for n, s in statuses.tasks(name).items()],
         "type": type_of(config),
     }
+
+
+def task_state_info(statuses: StatusStore, snapshot: ConfigSnapshot, name: str, task: int) -> dict[str, Any]:
+    """Connect's TaskState, with the ``version`` its connector's ``/status`` gives the same task."""
+    status = statuses.tasks(name).get(task)
+    if status is None:
+        raise ConnectorNotFound(name, f"No status found for task {name}-{task}")
+    _, task_version = _running_versions(_config_of(snapshot, name).get("connector.class", ""))
+    return {**status_json(status, id=task), "version": task_version}
+
+
+def _config_of(snapshot: ConfigSnapshot, name: str) -> Mapping[str, str]:
+    config = snapshot.connectors.get(name)
+    if config is None:  # deleted, its deleted() still running: the type is the deleted config's
+        pending = snapshot.pending_cleanups.get(name)
+        config = pending.properties if pending is not None else {}
+    return config
 
 
 def restart_plan(info: dict[str, Any], include_tasks: bool, only_failed: bool) -> dict[str, Any]:

@@ -74,7 +74,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "ConnectorState": {
         "type": "object",
         "required": ["state", "worker_id"],
-        "properties": {"state": _STATE, "worker_id": {"type": "string"}, "trace": {"type": "string"}},
+        "properties": {
+            "state": _STATE,
+            "worker_id": {"type": "string"},
+            "trace": {"type": "string"},
+            "version": {"type": "string"},  # KAFKA-18988 (4.1)
+        },
     },
     "TaskState": {
         "type": "object",
@@ -84,6 +89,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "state": _STATE,
             "worker_id": {"type": "string"},
             "trace": {"type": "string"},
+            "version": {"type": "string"},  # KAFKA-18988 (4.1)
         },
     },
     "ConnectorStateInfo": {

@@ -115,7 +115,12 @@ async def test_status_shapes(client: Client, engine: Engine) -> None:
     assert set(status["connector"]) == {"state", "worker_id", "version"}
     assert [t["id"] for t in status["tasks"]] == [0, 1]
     task = await (await client.get("/connectors/orders/tasks/1/status")).json()
-    assert task == {"id": 1, "state": "RUNNING", "worker_id": status["connector"]["worker_id"]}
+    assert task == {
+        "id": 1,
+        "state": "RUNNING",
+        "worker_id": status["connector"]["worker_id"],
+        "version": "1.0-test",
+    }
     assert (
         await error(await client.get("/connectors/nope/status"), 404) == "No status found for connector nope"
     )

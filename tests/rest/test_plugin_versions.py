@@ -127,6 +127,8 @@ async def test_status_shows_the_running_versions(client: Client, engine: Engine,
     status = await (await client.get("/connectors/v/status")).json()
     assert status["connector"]["version"] == "1.0.0"
     assert [t["version"] for t in status["tasks"]] == ["1.0.0"]
+    task = await (await client.get("/connectors/v/tasks/0/status")).json()
+    assert (task["id"], task["state"], task["version"]) == (0, "RUNNING", "1.0.0")  # as /status says
     refused = await client.post(
         "/connectors", json={"name": "w", "config": {**config, "connector.plugin.version": "2.0"}}
     )
