@@ -94,6 +94,8 @@ class ConnectorRunner(Runner):
             self._metrics_handle = attach(self.instance, self._plugin_metrics, {"connector": self.connector})
             await invoke(self.instance.initialize, self._context)
         except Exception as exc:  # user code: any failure makes the connector FAILED
+            # ERROR, as Connect logs it: alerts on error lines must see the commonest failure
+            log.error("connector.initialize_failed", connector=self.connector, error=repr(exc))
             self.state = InstanceState.FAILED
             self.report("fail", exc)
             return False
@@ -129,6 +131,7 @@ class ConnectorRunner(Runner):
         try:
             await invoke(self.instance.start, dict(self.config))
         except Exception as exc:  # user code
+            log.error("connector.start_failed", connector=self.connector, error=repr(exc))
             self.state = InstanceState.FAILED
             self.report("fail", exc)
             return

@@ -123,14 +123,7 @@ class TaskRunner(Runner):
         loop.release()
         if failure is None:
             return
-        log.error(
-            "task.failed",
-            connector=self.connector,
-            task=self.task,
-            error=repr(failure),
-            reason="Task threw an uncaught and unrecoverable exception. Task is being killed and will not "
-            "recover until manually restarted",
-        )
+        self._log_failure(failure)
         self._stopped = False  # a deletion still owes it stop(connector_deleted=True)
         self.report("fail", failure)
         while not self.stopping():
@@ -148,6 +141,17 @@ class TaskRunner(Runner):
             self._paused = paused
             self.report("pause" if paused else "resume")
 
+    def _log_failure(self, failure: Exception) -> None:
+        """ERROR, as Connect logs a task's failure, in ``start`` as in its loop: alerts watch error lines."""
+        log.error(
+            "task.failed",
+            connector=self.connector,
+            task=self.task,
+            error=repr(failure),
+            reason="Task threw an uncaught and unrecoverable exception. Task is being killed and will not "
+            "recover until manually restarted",
+        )
+
     async def _start(self) -> bool:
         try:
             self.instance = self.cls()
@@ -160,6 +164,7 @@ class TaskRunner(Runner):
                 await invoke(initialize, context)
             await invoke(self.instance.start, dict(self.config))
         except Exception as exc:  # user code: the task fails alone
+            self._log_failure(exc)
             if self.instance is not None:
                 await self._stop()
                 self._stopped = False  # a deletion still owes it stop(connector_deleted=True)

@@ -291,3 +291,20 @@ async def test_malformed_records_are_skipped_counted_and_the_engine_keeps_going(
 
 async def _wait_tasks(engine: Engine, name: str, states: list[str]) -> None:
     await engine.wait_for_state(name, "RUNNING", tasks=states)
+
+
+@pytest.mark.parametrize(
+    ("failing", "event"),
+    [("test.fail.start", "connector.start_failed"), ("test.fail.task.start", "task.failed")],
+)
+async def test_a_start_failure_is_logged_at_error_level(engine: Engine, failing: str, event: str) -> None:
+    """Connect logs a connector's and a task's start failure at ERROR: alerts on error lines see them."""
+    with capture_logs() as logged:
+        await engine.create_connector("c", source(1, **{failing: "true"}))
+        await engine.wait_for_state("c", "FAILED" if event.startswith("connector") else "RUNNING")
+        if not event.startswith("connector"):
+            await _wait_tasks(engine, "c", ["FAILED"])
+    (found,) = [e for e in logged if e["event"] == event]
+    assert found["log_level"] == "error"
+    assert found["connector"] == "c"
+    assert "injected failure" in found["error"]
