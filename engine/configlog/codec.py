@@ -25,6 +25,7 @@ from engine.configlog.records import (
     TaskRestartRecord,
 )
 from engine.errors import CorruptRecord
+from engine.storage import record_json
 from states import TargetState
 
 CONNECTOR = "connector-"
@@ -108,7 +109,7 @@ def encode(record: ConfigRecord) -> tuple[str, bytes | None]:
 
 def _parse(key: str, value: bytes) -> dict[str, Any]:
     try:
-        parsed = json.loads(value)
+        parsed = record_json.loads(value)  # bounded as Jackson is: a deep record is skipped, not fatal
     except (UnicodeDecodeError, ValueError) as exc:
         raise CorruptRecord(key, f"value is not JSON ({exc})") from None
     if not isinstance(parsed, dict):

@@ -202,14 +202,15 @@ class KafkaBackingLog:
                 self._latest_own.pop(key, None)
         try:
             self._on_record(key, record.value)
-        except (ValueError, KeyError, TypeError) as exc:
+        except Exception as exc:  # anyone can write here: no record may end the reader (and the worker)
             self.skipped += 1
             log.warning(
                 "internal_topic.record_skipped",
                 topic=self.topic,
-                key=key,
+                partition=record.partition,
                 offset=record.offset,
-                reason=repr(exc),
+                key=key[:200],
+                reason=repr(exc)[:500],
             )
 
     async def read_to_end(self) -> None:

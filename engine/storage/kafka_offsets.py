@@ -6,10 +6,10 @@ A task that moves to another worker resumes from what its previous owner committ
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from engine.storage import record_json
 from engine.storage.kafka_backing import KafkaBackingLog, TopicBacked
 from engine.storage.offsets import MemoryOffsetStore
 
@@ -42,11 +42,24 @@ class KafkaOffsetStore(TopicBacked, MemoryOffsetStore):
         )
 
     def _apply(self, key: str, value: bytes | None) -> None:
-        json.loads(key)  # a key that is not Connect's JSON array is skipped (ValueError), not kept
+        """A record read back; one Connect's readers would not take is skipped (``ValueError`` or
+        ``TypeError``, logged by the log): the key is ``[connector, {partition}]`` in JSON, the value
+        an object (or a tombstone)."""
+        parsed_key = record_json.loads(key)
+        if not (
+            isinstance(parsed_key, list)
+            and len(parsed_key) == 2
+            and isinstance(parsed_key[0], str)
+            and isinstance(parsed_key[1], dict)
+        ):
+            raise TypeError("an offset key is a JSON array [connector name, partition object]")
         if value is None:
             self._offsets.pop(key, None)
-        else:
-            self._offsets[key] = json.loads(value)
+            return
+        offset = record_json.loads(value)
+        if not isinstance(offset, dict):
+            raise TypeError(f"an offset is a JSON object, not {type(offset).__name__}")
+        self._offsets[key] = offset
 
     def _persist(self, records: list[tuple[str, bytes | None]]) -> None:
         for key, value in records:

@@ -9,7 +9,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.journal.compaction import DEFAULT_FLOOR
+from engine.storage import record_json
 from engine.storage.keyed_journal import KeyedJournal
+
+# Connect's AbstractStatus.State names, which its readers accept (valueOf)
+STATES = frozenset({"UNASSIGNED", "RUNNING", "PAUSED", "FAILED", "DESTROYED", "RESTARTING", "STOPPED"})
+
+
+def _integer(value: Any, name: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} {value!r} is not an integer")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,15 +49,26 @@ class Status:
         return body
 
     @classmethod
-    def from_json(cls, body: dict[str, Any]) -> Status:
+    def from_json(cls, body: Any) -> Status:
+        """Checked as Connect's ``KafkaStatusBackingStore`` parses a status: an object with a known
+        state and a worker id; anything else is a ``ValueError`` or ``TypeError`` (the record is skipped)."""
+        if not isinstance(body, dict):
+            raise TypeError(f"a status must be a JSON object, not {type(body).__name__}")
+        state, worker, trace = body.get("state"), body.get("worker_id"), body.get("trace")
+        if state not in STATES:
+            raise ValueError(f"unknown state {state!r}")
+        if not isinstance(worker, str):
+            raise TypeError(f"worker_id {worker!r} is not a string")
+        if trace is not None and not isinstance(trace, str):
+            raise TypeError("trace is not a string")
         attempts, next_ms = body.get("restart_attempts"), body.get("next_restart_ms")
         return cls(
-            str(body["state"]),
-            str(body["worker_id"]),
-            int(body.get("generation", 0)),
-            body.get("trace"),
-            None if attempts is None else int(attempts),
-            None if next_ms is None else int(next_ms),
+            state,
+            worker,
+            _integer(body.get("generation", 0), "generation"),
+            trace,
+            None if attempts is None else _integer(attempts, "restart_attempts"),
+            None if next_ms is None else _integer(next_ms, "next_restart_ms"),
         )
 
 
@@ -83,10 +104,18 @@ class TopicStatus:
         }
 
     @classmethod
-    def from_json(cls, body: dict[str, Any]) -> TopicStatus:
-        inner = body["topic"]
+    def from_json(cls, body: Any) -> TopicStatus:
+        inner = body.get("topic") if isinstance(body, dict) else None
+        if not isinstance(inner, dict):
+            raise TypeError("a topic status must be a JSON object with a 'topic' object")
+        name, connector = inner.get("name"), inner.get("connector")
+        if not isinstance(name, str) or not isinstance(connector, str):
+            raise TypeError("a topic status names its topic and connector as strings")
         return cls(
-            str(inner["name"]), str(inner["connector"]), int(inner["task"]), int(inner["discoverTimestamp"])
+            name,
+            connector,
+            _integer(inner.get("task"), "task"),
+            _integer(inner.get("discoverTimestamp"), "discoverTimestamp"),
         )
 
 
@@ -187,7 +216,7 @@ class MemoryStatusStore:
         if key.startswith("status-topic-"):
             self._apply_topic(key, value)
             return
-        status = None if value is None else Status.from_json(json.loads(value))
+        status = None if value is None else Status.from_json(record_json.loads(value))
         if key.startswith("status-connector-"):
             name = key.removeprefix("status-connector-")
             if status is None:  # Connect: the connector's tombstone removes its tasks too
@@ -209,7 +238,7 @@ class MemoryStatusStore:
         if value is None:
             self._topics.get(connector, {}).pop(topic, None)
         else:
-            self._topics.setdefault(connector, {})[topic] = TopicStatus.from_json(json.loads(value))
+            self._topics.setdefault(connector, {})[topic] = TopicStatus.from_json(record_json.loads(value))
 
     def connector(self, connector: str) -> Status | None:
         return self._connectors.get(connector)

@@ -205,3 +205,10 @@ def test_a_non_empty_commit_for_a_stopped_connector_is_refused() -> None:
     snapshot.apply(TaskConfigRecord("c", 0, {"a": "1"}))
     assert snapshot.apply(TaskCommitRecord("c", 1)) is not None
     assert list(snapshot.tasks["c"]) == [{"a": "1"}]
+
+
+def test_a_value_nested_past_jacksons_bound_is_a_corrupt_record_not_a_crash() -> None:
+    """A record nested 100,000 deep once ended every worker with a RecursionError, after every restart."""
+    deep = b'{"properties": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    with pytest.raises(CorruptRecord, match="nested deeper than 1000 levels"):
+        decode("connector-deep", deep)
