@@ -247,6 +247,25 @@ async def validate_connector_config(
     return cls
 
 
+def redacted(exc: ConfigError, written: Mapping[str, str], resolved: Mapping[str, str]) -> ConfigError:
+    """``exc`` without the values config providers resolved: each shows as the reference written
+    (``${provider:path:key}``), as Connect 4.4 stopped echoing them; a 400 is no way to read a secret."""
+    secrets = sorted(
+        ((value, written[key]) for key, value in resolved.items() if value and value != written.get(key)),
+        key=lambda pair: -len(pair[0]),  # a secret that contains another is replaced first
+    )
+    if not secrets:
+        return exc
+
+    def hide(text: str) -> str:
+        for value, reference in secrets:
+            text = text.replace(value, reference)
+        return text
+
+    errors = {key: [hide(message) for message in messages] for key, messages in exc.errors.items()}
+    return type(exc)(hide(str(exc)), errors=errors) if type(exc) is ConfigError else exc
+
+
 async def checked_config(
     name: str,
     config: Mapping[str, str],
@@ -272,7 +291,10 @@ async def checked_config(
         resolved = worker.transformer.resolve(full)
     except ConfigError:
         resolved = full
-    await validate_connector_config(resolved, timeout=worker.callback_timeout, clients=worker.kafka)
+    try:
+        await validate_connector_config(resolved, timeout=worker.callback_timeout, clients=worker.kafka)
+    except ConfigError as exc:
+        raise redacted(exc, full, resolved) from None
     mode_check(name, full)
     if exactly_once:
         from engine.worker.exactly_once import check_connector

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from engine import Engine
+from engine import ConfigError, Engine
 from engine.testing import eventually
 from tests.herder.conftest import FAST
 from tests.herder.provider_probes import STARTS
@@ -93,3 +93,17 @@ async def test_an_unresolvable_reference_fails_the_connector_naming_the_key(
     assert "'absent'" in trace
     assert SECRET not in trace
     assert "connector" not in STARTS
+
+
+async def test_a_refused_config_names_the_reference_never_the_resolved_secret(
+    engine: Engine, secrets: Path
+) -> None:
+    """Issue 37: ``tasks.max=${file:...:password}`` was answered 400 with the password in its message
+    (Connect 4.4 stopped echoing values resolved by config providers)."""
+    ref = f"${{file:{secrets}:password}}"
+    with pytest.raises(ConfigError) as refused:
+        await engine.create_connector("c", {**config(secrets), "tasks.max": ref})
+    assert SECRET not in str(refused.value)
+    assert f"Invalid value {ref} for configuration tasks.max" in str(refused.value)
+    assert all(SECRET not in m for messages in refused.value.errors.values() for m in messages)
+    assert refused.value.errors  # the errors are kept, only the secret is hidden
