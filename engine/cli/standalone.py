@@ -19,6 +19,7 @@ from aiohttp import web
 
 from engine.config.listeners import parse_admin_listeners
 from engine.config.properties import load_properties
+from engine.configlog.factory import standalone_notice
 from engine.engine import Engine
 from engine.errors import ConfigError
 from engine.rest.app import DEFAULT_REST_TIMEOUT_S, make_app
@@ -105,6 +106,8 @@ class StandaloneWorker:
             admin_listeners=self.admin_bound,
             worker=self.engine.worker.worker_id,
         )
+        if (notice := standalone_notice(self.engine.worker)) is not None:
+            log.info("worker.config_storage", message=notice, worker=self.engine.worker.worker_id)
         await self.engine.start()
         for name, config in connectors:
             await self.engine.put_connector_config(name, config)

@@ -22,7 +22,6 @@ _DEFAULTS: dict[str, str] = {
     "connector.callback.timeout.ms": "30000",
     "connector.deleted.retry.backoff.ms": "10000",
     "connector.deleted.max.retries": "10",
-    "config.storage.topic": "connect-configs",
     "config.storage.replication.factor": "1",
 }
 

@@ -196,7 +196,10 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
     ),
     WorkerKey("config.storage.file.filename", None, "connectors and target states in a file", STORES),
     WorkerKey(
-        "config.storage.topic", "connect-configs", "the config log's topic (with bootstrap.servers)", STORES
+        "config.storage.topic",
+        "connect-configs",
+        "the config log's topic: a cluster's, or a standalone worker's when named",
+        STORES,
     ),
     WorkerKey("config.storage.replication.factor", "1", "its replication factor", STORES),
     WorkerKey("offset.storage.file.filename", None, "source offsets in a file", STORES),
