@@ -25,7 +25,7 @@ import orjson
 
 from engine.api.config_def import java_str
 
-__all__ = ["Float32", "dumps", "dumps_plain", "has_long_digits", "java_float_str", "loads", "round_float32"]
+__all__ = ["Float32", "dumps", "dumps_plain", "java_float_str", "loads", "round_float32"]
 
 
 class Float32(float):
@@ -198,13 +198,6 @@ def _reject_constant(token: str) -> Any:
 
 
 _LONG_DIGITS = re.compile(rb"\d{19}")
-
-
-def has_long_digits(data: bytes, start: int = 0) -> bool:
-    """Whether ``data`` from ``start`` holds a run of 19 digits: an integer orjson may read as a float."""
-    return _LONG_DIGITS.search(data, start) is not None
-
-
 NOT_PLAIN: Any = object()  # what ``loads_plain`` returns when only ``loads`` reads the input right
 
 
