@@ -369,7 +369,12 @@ def _struct_reader(schema: Schema, replace_null: bool) -> Codec:
     makes it, inline (that call's checks hold by construction here and cost 0.35 us a record), and
     without re-validating: every value passed its field's check, which is what ``Struct.put`` checks."""
     fields = schema.fields
-    scope: dict[str, Any] = {"Struct": Struct, "_new": object.__new__, "schema": schema, "_FALLBACK": _FALLBACK}
+    scope: dict[str, Any] = {
+        "Struct": Struct,
+        "_new": object.__new__,
+        "schema": schema,
+        "_FALLBACK": _FALLBACK,
+    }
     lines = ["def read(n):", "    if type(n) is not dict:", "        raise _FALLBACK", "    g = n.get"]
     for i, f in enumerate(fields):
         scope[f"r{i}"] = compile_reader(f.schema, replace_null)
