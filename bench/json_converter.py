@@ -150,9 +150,9 @@ def main() -> None:
             text += f"| {op} | {med:,.0f} ({best:,.0f}) |\n"
     print(text)
     if args.append:
+        sys.path.insert(0, str(ROOT))
         from bench.report import append_to
 
-        sys.path.insert(0, str(ROOT))
         append_to(args.append, text)
 
 
