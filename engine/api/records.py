@@ -52,6 +52,11 @@ class ConnectRecord:
             return replace(
                 self, **changes
             )  # a subclass, __post_init__'s defaults (original_*), or replace's error for a bad name
+        if self is DRAFT.record:  # the chain's own copy, seen by nothing else: changed where it is
+            setters = _SETTERS[type(self)]
+            for name, value in changes.items():
+                setters[name](self, value)
+            return self
         return copier[1](self, changes)  # type: ignore[no-any-return]
 
 
@@ -82,6 +87,18 @@ class SinkRecord(ConnectRecord):
             object.__setattr__(self, "original_kafka_offset", self.kafka_offset)
 
 
+class DRAFT:
+    """The record a ``TransformationChain`` made in this ``apply`` and handed only to shipped SMTs, which
+    keep no record and end with ``record.new_record(...)``: that call may change it in place instead of
+    copying it (one copy per chain rather than one per SMT). None when there is no such record.
+
+    Only identity counts (``self is DRAFT.record``), so a record anyone else holds is never changed: a
+    chain on another thread overwriting the slot makes a draft be copied, never another record edited.
+    """
+
+    record: ConnectRecord | None = None
+
+
 def _copier(cls: type) -> tuple[frozenset[str], Callable[[Any, dict[str, Any]], Any]]:
     """The fields ``new_record`` may change on ``cls`` without ``replace``, and a function made for
     ``cls`` that copies a record slot by slot with the changes: one line per field, no loop, no
@@ -101,4 +118,8 @@ def _copier(cls: type) -> tuple[frozenset[str], Callable[[Any, dict[str, Any]], 
 # the record classes this module defines; anything else (a subclass) goes through ``replace``
 _COPIERS: dict[type, tuple[frozenset[str], Callable[[Any, dict[str, Any]], Any]]] = {
     cls: _copier(cls) for cls in (SourceRecord, SinkRecord)
+}
+# each field's slot setter (past the frozen __setattr__), for a draft changed in place
+_SETTERS: dict[type, dict[str, Callable[[Any, Any], None]]] = {
+    cls: {f.name: getattr(cls, f.name).__set__ for f in fields(cls)} for cls in (SourceRecord, SinkRecord)
 }

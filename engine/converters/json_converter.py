@@ -34,21 +34,19 @@ from typing import Any, Final
 
 import orjson
 
-from engine.api.config_def import (
-    CaseInsensitiveValidString,
-    ConfigDef,
-    ConfigType,
-    Importance,
-)
+from engine.api.config_def import ConfigDef
 from engine.api.errors import ConfigException, DataException
 from engine.converters import jackson
-from engine.converters.base import (
-    CONVERTER_TYPE_CONFIG,
-    BuiltinConverter,
-    RawHeaders,
-    converter_config_def,
-    parse_converter_config,
+from engine.converters.base import CONVERTER_TYPE_CONFIG, BuiltinConverter, RawHeaders, parse_converter_config
+from engine.converters.json_config import (
+    DECIMAL_FORMAT_CONFIG,
+    REPLACE_NULL_WITH_DEFAULT_CONFIG,
+    SCHEMA_CONTENT_CONFIG,
+    SCHEMAS_CACHE_SIZE_CONFIG,
+    SCHEMAS_ENABLE_CONFIG,
+    json_converter_config_def,
 )
+from engine.converters.json_envelope import Envelopes
 from engine.data.builder import SchemaBuilder
 from engine.data.cache import LRUCache
 from engine.data.logical import Date, Decimal, Time, Timestamp
@@ -56,12 +54,6 @@ from engine.data.schema import Schema, SchemaAndValue, Type
 from engine.data.values import INT_RANGES, Struct, class_name, infer_type
 
 __all__ = ["JsonConverter"]
-
-SCHEMAS_ENABLE_CONFIG: Final = "schemas.enable"
-SCHEMAS_CACHE_SIZE_CONFIG: Final = "schemas.cache.size"
-SCHEMA_CONTENT_CONFIG: Final = "schema.content"
-DECIMAL_FORMAT_CONFIG: Final = "decimal.format"
-REPLACE_NULL_WITH_DEFAULT_CONFIG: Final = "replace.null.with.default"
 
 _TYPE_NAMES: Final[dict[Type, str]] = {
     Type.BOOLEAN: "boolean",
@@ -84,55 +76,6 @@ _ENVELOPE_ERROR: Final = (
     "fields. If you are trying to deserialize plain JSON data, set schemas.enable=false in your converter "
     "configuration."
 )
-
-
-def json_converter_config_def() -> ConfigDef:
-    """``JsonConverterConfig.configDef()``."""
-    return (
-        converter_config_def()
-        .define(
-            SCHEMAS_ENABLE_CONFIG,
-            ConfigType.BOOLEAN,
-            True,
-            None,
-            Importance.HIGH,
-            "Include schemas within each of the serialized values and keys.",
-        )
-        .define(
-            SCHEMAS_CACHE_SIZE_CONFIG,
-            ConfigType.INT,
-            1000,
-            None,
-            Importance.HIGH,
-            "The maximum number of schemas that can be cached in this converter instance.",
-        )
-        .define(
-            SCHEMA_CONTENT_CONFIG,
-            ConfigType.STRING,
-            None,
-            None,
-            Importance.HIGH,
-            "When set, this is used as the schema for all messages, and the schemas within each of the message "
-            "will be ignored. Otherwise, the schema will be included in the content of each message. This "
-            "configuration applies only 'schemas.enable' is true, and it exclusively affects the sink connector.",
-        )
-        .define(
-            DECIMAL_FORMAT_CONFIG,
-            ConfigType.STRING,
-            "BASE64",
-            CaseInsensitiveValidString.in_("BASE64", "NUMERIC"),
-            Importance.LOW,
-            "Controls which format this converter will serialize decimals in: BASE64 or NUMERIC.",
-        )
-        .define(
-            REPLACE_NULL_WITH_DEFAULT_CONFIG,
-            ConfigType.BOOLEAN,
-            True,
-            None,
-            Importance.LOW,
-            "Whether to replace fields that have a default value and that are null to the default value.",
-        )
-    )
 
 
 def _node_kind(node: Any) -> str:
@@ -159,6 +102,18 @@ class JsonConverter(BuiltinConverter):
         self.schema_content: Schema | None = None
         self._to_json_cache: LRUCache[Schema, bytes] = LRUCache(1000)
         self._to_connect_cache: LRUCache[bytes, Schema] = LRUCache(1000)
+        self._envelopes = self._new_envelopes(1000)
+
+    def _new_envelopes(self, size: int) -> Envelopes:
+        """The compiled fast path (engine.converters.json_envelope), for this configuration."""
+        return Envelopes(
+            size,
+            schemas_enabled=self.schemas_enabled,
+            decimal_numeric=self.decimal_numeric,
+            replace_null_with_default=self.replace_null_with_default,
+            schema_json=self.schema_json,
+            schema_of=lambda schema_json: self.as_connect_schema(jackson.loads(schema_json)),
+        )
 
     def config(self) -> ConfigDef:
         return json_converter_config_def()
@@ -172,6 +127,7 @@ class JsonConverter(BuiltinConverter):
         size = parsed[SCHEMAS_CACHE_SIZE_CONFIG]
         self._to_json_cache = LRUCache(size)
         self._to_connect_cache = LRUCache(size)
+        self._envelopes = self._new_envelopes(size)
         self.schema_content = None
         content: str | None = parsed[SCHEMA_CONTENT_CONFIG]
         if content:
@@ -195,9 +151,13 @@ class JsonConverter(BuiltinConverter):
     def from_connect_data(
         self, topic: str, schema: Schema | None, value: Any, headers: RawHeaders | None = None
     ) -> bytes | None:
-        if schema is None:
-            if value is None:
-                return None
+        if schema is not None:
+            compiled = self._envelopes.write(schema, value)
+            if compiled is not None:
+                return compiled
+        elif value is None:
+            return None
+        else:
             fast = jackson.dumps_plain(value)
             if fast is not None:
                 return b'{"schema":null,"payload":' + fast + b"}" if self.schemas_enabled else fast
@@ -304,7 +264,11 @@ class JsonConverter(BuiltinConverter):
     ) -> SchemaAndValue:
         if value is None:
             return SchemaAndValue.NULL
-        if not self.schemas_enabled:
+        if self.schemas_enabled and self.schema_content is None:
+            compiled = self._envelopes.read(value)
+            if compiled is not None:
+                return compiled
+        elif not self.schemas_enabled:
             plain = jackson.loads_plain(value)
             if plain is not jackson.NOT_PLAIN:
                 return SchemaAndValue(None, plain)
@@ -323,7 +287,9 @@ class JsonConverter(BuiltinConverter):
         if not isinstance(node, dict) or node.keys() != {"schema", "payload"}:
             raise DataException(_ENVELOPE_ERROR)
         schema = self.as_connect_schema(node["schema"])
-        return SchemaAndValue(schema, self._to_connect(schema, node["payload"]))
+        read = SchemaAndValue(schema, self._to_connect(schema, node["payload"]))
+        self._envelopes.learn(value, schema)
+        return read
 
     def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
         return self.to_connect_data(topic, value)

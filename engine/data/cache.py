@@ -38,5 +38,8 @@ class LRUCache(Generic[K, V]):
         while len(self._items) > self._size:
             self._items.popitem(last=False)
 
+    def __len__(self) -> int:
+        return len(self._items)
+
     def clear(self) -> None:
         self._items.clear()

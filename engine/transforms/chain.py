@@ -6,6 +6,10 @@
 ``predicate`` and ``negate``, is passed to its ``configure``. ``transforms.<a>.predicate=p`` makes the
 stage conditional on the predicate configured from ``predicates.<p>.*``; ``negate=true`` inverts it.
 A stage returning None drops the record and ends the chain.
+
+One copy per chain, not one per SMT: the record a shipped SMT made in this ``apply`` goes on to the
+next shipped SMT as ``DRAFT.record`` (engine.api.records), which its ``new_record`` changes in place.
+The input record is never changed, and a record any other plugin has seen is never a draft.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import structlog
 
 from engine.api.config_def import ConfigDefError, ConfigType, parse_type
 from engine.api.errors import ConfigException
-from engine.api.records import ConnectRecord
+from engine.api.records import DRAFT, ConnectRecord
 from engine.api.transforms import Predicate, Transformation
 from engine.transforms.resolve import Kind, resolve_class
 
@@ -35,7 +39,7 @@ TYPE_CONFIG: Final = "type"
 class TransformationStage(Generic[R]):
     """One transformation, optionally guarded by a (possibly negated) predicate."""
 
-    __slots__ = ("alias", "negate", "predicate", "predicate_alias", "transformation")
+    __slots__ = ("alias", "negate", "predicate", "predicate_alias", "shipped", "transformation")
 
     def __init__(
         self,
@@ -51,6 +55,8 @@ class TransformationStage(Generic[R]):
         self.negate = negate
         self.alias = alias  # ``transforms`` alias and ``predicates`` alias: the tags of their plugin metrics
         self.predicate_alias = predicate_alias
+        # both plugins ship here: none keeps a record, each SMT ends with one record.new_record(...)
+        self.shipped = _ships_here(transformation) and (predicate is None or _ships_here(predicate))
 
     @property
     def transform_class(self) -> type:
@@ -118,11 +124,21 @@ class TransformationChain(Generic[R]):
 
     def apply(self, record: R) -> R | None:
         """The record after every stage, or None when a stage dropped it."""
-        current: R | None = record
+        current = record
+        draft = False  # ``current`` was made here by a shipped stage and seen by shipped plugins only
         for stage in self._stages:
-            current = stage.apply(current)  # type: ignore[arg-type]  # None ends the loop below
-            if current is None:
+            if draft and stage.shipped:
+                DRAFT.record = current
+                try:
+                    out = stage.apply(current)
+                finally:
+                    DRAFT.record = None
+            else:
+                out = stage.apply(current)
+            if out is None:
                 return None
+            draft = stage.shipped and (draft or out is not current)
+            current = out
         return current
 
     def close(self) -> None:
@@ -134,6 +150,11 @@ class TransformationChain(Generic[R]):
             f"{c.__module__}.{c.__qualname__}" for c in (s.transform_class for s in self._stages)
         )
         return f"TransformationChain{{{names}}}"
+
+
+def _ships_here(plugin: object) -> bool:
+    """A transformation or predicate of this package (not a subclass made elsewhere)."""
+    return type(plugin).__module__.startswith("engine.transforms.")
 
 
 def aliases(props: Mapping[str, Any], list_config: str) -> list[str]:
