@@ -14,6 +14,7 @@ import contextlib
 import faulthandler
 import itertools
 import os
+import signal
 import sys
 from collections.abc import Coroutine, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -283,7 +284,15 @@ async def _send_counters(host: Host) -> None:
 def main() -> None:
     """Run until the worker closes our stdin; then exit at once, abandoning any thread still in user code."""
     faulthandler.enable()  # a segfaulting task leaves its Python stack in the worker's log
-    with contextlib.suppress(KeyboardInterrupt):
+    # a host shares its worker's process group: a SIGTERM or Ctrl-C meant for the worker must not end
+    # it before the worker has stopped its tasks gracefully; its stdin closing is what ends it
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    code = 0
+    try:
         asyncio.run(_serve())
+    except Exception:  # its tasks fail with this exit code; the cause is in the log
+        log.exception("task_host.failed")
+        code = 1
     sys.stderr.flush()
-    os._exit(0)
+    os._exit(code)
