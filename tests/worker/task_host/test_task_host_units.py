@@ -19,7 +19,7 @@ from engine.worker.task_host.protocol import Counters, StartTask, frame, read_fr
 def test_task_processes_defaults_to_the_workers_own_process() -> None:
     assert DataSettings.parse({}).task_processes == 0
     assert DataSettings.parse({"task.processes": "3"}).task_processes == 3
-    with pytest.raises(ConfigError, match="task.processes"):
+    with pytest.raises(ConfigError, match=r"task\.processes"):
         DataSettings.parse({"task.processes": "-1"})
 
 
