@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
+
+import structlog
 
 from engine import offsets_admin
 from engine.config.worker import WorkerConfig
@@ -54,6 +57,7 @@ from engine.storage.base import OffsetStore, StatusStore
 from engine.storage.factory import open_offset_store, open_status_store
 from engine.topics.base import Topics
 from engine.topics.factory import open_topics
+from engine.topics.memory import MemoryTopics
 from engine.validation.connector import checked_config
 from engine.worker.data_plane import DataSettings
 from engine.worker.sink_loop import group_id as sink_group_id
@@ -99,6 +103,15 @@ class Engine:
         )
         self.data_settings = DataSettings.parse(self.worker.raw)
         self.topics: Topics = topics if topics is not None else open_topics(self.worker)
+        if self.data_settings.task_processes > 0 and isinstance(self.topics, MemoryTopics):
+            # in-process topics live in this process's memory: a task host could not reach them
+            structlog.get_logger(component="engine").info(
+                "engine.task_processes_ignored",
+                task_processes=self.data_settings.task_processes,
+                reason="task.processes needs Kafka topics (bootstrap.servers): in-process topics cannot "
+                "cross processes, so tasks run in the worker's process",
+            )
+            self.data_settings = dataclasses.replace(self.data_settings, task_processes=0)
         # one per engine; nothing Spark-related happens until a task first runs a job
         self.spark = SparkSupervisor(SparkSettings.from_worker(self.worker.raw))
         self._log: ConfigLog = config_log if config_log is not None else open_config_log(self.worker)

@@ -295,6 +295,13 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
         "threads for synchronous tasks' poll()/put() at once (ours: Java gives each task one)",
         LIFECYCLE,
     ),
+    WorkerKey(
+        "task.processes",
+        "0",
+        "task host processes this worker's tasks run in (0: in its own process; needs bootstrap.servers;"
+        " docs/operating/task-processes.md)",
+        LIFECYCLE,
+    ),
     # data plane
     WorkerKey(
         "offset.flush.interval.ms", "60000", "how often source offsets and sink commits are made", DATA

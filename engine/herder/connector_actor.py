@@ -61,6 +61,7 @@ from engine.storage.status import Status
 from engine.worker.connector_runner import ConnectorRunner, InstanceState
 from engine.worker.report import Report
 from engine.worker.task_factory import TaskFactory, load_task_class
+from engine.worker.task_host.process_runner import ProcessTaskRunner
 from engine.worker.task_runner import TaskRunner
 from states import ConnectorLifecycle, ConnectorState, TargetState, TaskLifecycle, TransitionRecord
 from states import IllegalTransition as StatesIllegalTransition
@@ -104,7 +105,7 @@ class ActorServices(DeletionServices, Protocol):
 @dataclass
 class TaskSlot:
     lifecycle: TaskLifecycle
-    runner: TaskRunner | None = None
+    runner: TaskRunner | ProcessTaskRunner | None = None
 
 
 class ConnectorActor:

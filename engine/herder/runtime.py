@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -24,12 +25,14 @@ from engine.herder.herder import Herder
 from engine.herder.ownership import Ownership
 from engine.herder.timers import Timers
 from engine.herder.transition_feed import TransitionFeed
+from engine.observability.log_levels import LOG_LEVELS, ROOT
 from engine.observability.metrics import EngineMetrics
 from engine.spark.supervisor import SparkSupervisor
 from engine.storage.base import OffsetStore, StatusStore
 from engine.topics.base import Topics
 from engine.worker.data_plane import DataPlane, DataSettings
 from engine.worker.gc_tuning import fewer_full_collections
+from engine.worker.task_host.pool import TaskHosts
 
 
 class RunningMode(Protocol):
@@ -163,6 +166,7 @@ class Runtime:
             self._data_settings.task_threads_max, thread_name_prefix="connect-task"
         )
         TASK_THREADS.set(task_threads)
+        hosts: TaskHosts | None = None
         worker_id = self._mode.reported_worker_id
         if worker_id is not None:  # every log line, and every callback's thread, knows which worker it is
             structlog.contextvars.bind_contextvars(worker=worker_id)
@@ -180,6 +184,14 @@ class Runtime:
                     clients=self._worker.kafka,
                     timers=self._timers,
                 )
+                if self._data_settings.task_processes > 0:
+                    data.hosts = hosts = TaskHosts(
+                        self._data_settings.task_processes,
+                        self._worker.raw,
+                        self._offsets,
+                        data.track_topic,
+                        log_level=logging.getLevelName(LOG_LEVELS.effective(ROOT)),
+                    )
                 self._herder = Herder(
                     self._log,
                     self._status,
@@ -197,10 +209,15 @@ class Runtime:
                 await self._stop.wait()
                 await self._mode.leave()
                 await self._herder.shutdown()
+                if hosts is not None:  # after every task stopped: what is left are hosts to close
+                    await hosts.close()
                 await self._status.flush()
                 member.cancel()  # after every unit stopped: leaving hands the work to the others
                 reader.cancel()
         finally:
+            if hosts is not None:  # aborted or failed: no host outlives the worker's run
+                for host in list(hosts.running):
+                    host.kill()
             # a poll() still running was abandoned with its task: its thread is not waited for
             task_threads.shutdown(wait=False, cancel_futures=True)
             await self._spark.shutdown()  # after every task stopped: no job outlives its task

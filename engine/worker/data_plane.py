@@ -18,6 +18,7 @@ from engine.topics.base import Producer, Topics
 from engine.topics.errors import TopicsError
 from engine.worker.exactly_once import worker_enabled
 from engine.worker.rate_limit import PacingTimers
+from engine.worker.task_host.pool import TaskHosts
 
 # Java Connect gives every task a thread of its own; a pool this size does the same for up to this
 # many synchronous tasks at once, and past that they take turns. Not more by default: every thread
@@ -61,7 +62,7 @@ def _positive_int(raw: Mapping[str, str], key: str) -> int:
 @dataclass(frozen=True, slots=True)
 class DataSettings:
     """The worker keys the loops read: ``offset.flush.*``, ``topic.tracking.*``, ``consumer.max.poll.records``,
-    ``exactly.once.source.support`` and ``task.threads.max``."""
+    ``exactly.once.source.support``, ``task.threads.max`` and ``task.processes``."""
 
     offset_flush_interval_s: float
     offset_flush_timeout_s: float
@@ -71,6 +72,8 @@ class DataSettings:
     exactly_once: bool  # exactly.once.source.support=enabled: source tasks write in transactions
     # task.threads.max: how many synchronous poll()/put() calls run at once (the engine's task threads)
     task_threads_max: int
+    # task.processes: how many task host processes run this worker's tasks (0: in this process)
+    task_processes: int = 0
 
     @classmethod
     def parse(cls, raw: Mapping[str, str]) -> DataSettings:
@@ -82,6 +85,7 @@ class DataSettings:
             max_poll_records=max(1, _positive_int(raw, "consumer.max.poll.records")),
             exactly_once=worker_enabled(raw),
             task_threads_max=int_setting(raw, "task.threads.max", TASK_THREADS_MAX, minimum=1),
+            task_processes=int_setting(raw, "task.processes", 0),
         )
 
 
@@ -99,6 +103,7 @@ class DataPlane:
     metrics: ConnectMetrics | None = None  # the engine's Connect families; None: counted, never exposed
     clients: KafkaClients = NO_SETTINGS  # Kafka client settings: worker-level, overrides, the policy
     timers: PacingTimers | None = None  # what rate limits wait on: the engine's timers (None: real time)
+    hosts: TaskHosts | None = None  # task.processes > 0: the task hosts tasks run in (None: in this process)
     _producer: Producer | None = field(default=None, init=False)
 
     def producer(self) -> Producer:

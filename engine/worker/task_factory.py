@@ -17,7 +17,7 @@ from engine.api.context import SinkTaskContext, SourceTaskContext, TaskContext
 from engine.api.task import SinkTask, SourceTask, Task
 from engine.config.worker import WorkerConfig
 from engine.errors import ConfigError
-from engine.plugins.classes import ClassNotFound, import_class
+from engine.plugins.classes import ClassNotFound, import_class, qualified_name
 from engine.plugins.loading import task_twin
 from engine.spark import JobOwner, TaskSpark
 from engine.spark.supervisor import SparkSupervisor
@@ -28,11 +28,15 @@ from engine.worker.exactly_once_loop import ExactlyOnceSourceLoop
 from engine.worker.report import ReportSink
 from engine.worker.sink_loop import SinkLoop
 from engine.worker.source_loop import SourceLoop
+from engine.worker.task_host.process_runner import ProcessTaskRunner
 from engine.worker.task_loop import TaskControl, TaskLoop
 from engine.worker.task_runner import MakeLoop, TaskRunner
 from states import TargetState
 
 Spawn = Callable[[Coroutine[Any, Any, None], str], asyncio.Task[None]]
+
+# the built-in Spark sink's tasks stay in the worker's process: they share its SparkSession
+_SPARK_TASKS = "engine.connectors.spark_sink."
 
 log = structlog.get_logger(component="worker")
 
@@ -89,7 +93,21 @@ class TaskFactory:
         report: ReportSink,
         *,
         incarnation: str | None = None,
-    ) -> TaskRunner:
+    ) -> TaskRunner | ProcessTaskRunner:
+        plane = self._data
+        if plane is not None and plane.hosts is not None and self._in_a_process(task_cls, plane):
+            return ProcessTaskRunner(
+                self.connector,
+                n,
+                qualified_name(task_cls),
+                config,
+                dict(connector_config),
+                target,
+                report,
+                hosts=plane.hosts,
+                plane=plane,
+                incarnation=incarnation,
+            )
         # partials of bound methods rather than closures: a worker holds one set per task for the
         # task's lifetime, and a closure costs a function, a cell per free variable and their tuple
         return TaskRunner(
@@ -103,6 +121,15 @@ class TaskFactory:
             self._loop(n, task_cls, connector_config),
             self._spark_canceller(n),
         )
+
+    @staticmethod
+    def _in_a_process(task_cls: type[Task], plane: DataPlane) -> bool:
+        """Whether a task runs in a task host (``task.processes`` > 0). Not in this slice: exactly-once
+        sources (their offsets go in their transactions, through the worker's offset log), tasks of
+        the Spark sink (the worker's one SparkSession), and tasks with no data loop."""
+        if issubclass(task_cls, SinkTask):
+            return not task_cls.__module__.startswith(_SPARK_TASKS)
+        return issubclass(task_cls, SourceTask) and not plane.settings.exactly_once
 
     def _context(
         self,

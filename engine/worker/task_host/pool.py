@@ -1,0 +1,245 @@
+"""The worker's side of its task hosts: at most ``task.processes`` child processes, each task on a
+host of its own while there is room, else sharing the least-loaded one.
+
+Tasks that share a host fail together if it dies. A host lives while it hosts tasks: the last task
+to leave closes it, so a restarted task always starts on a fresh one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import signal
+import sys
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any, Protocol
+
+import structlog
+
+from engine.storage.base import OffsetStore
+from engine.worker.task_host.protocol import (
+    Counters,
+    Flushed,
+    FlushOffsets,
+    Hello,
+    Reported,
+    Stopped,
+    TrackTopic,
+    WriteOffsets,
+    frame,
+    read_frame,
+)
+
+log = structlog.get_logger(component="worker")
+
+# a closed host that has not exited after this long is killed
+_CLOSE_TIMEOUT_S = 10.0
+
+
+class HostedTask(Protocol):
+    """What a host tells the worker-side stand-in of a task it runs (``ProcessTaskRunner``)."""
+
+    def on_report(self, trigger: str, trace: str | None) -> None: ...
+
+    def on_stopped(self) -> None: ...
+
+    def on_counters(self, counters: Counters) -> None: ...
+
+    def on_host_exit(self, cause: str) -> None: ...
+
+
+def exit_cause(returncode: int) -> str:
+    """How a host ended, in the words a task's trace carries."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"Task process exited with signal {name} ({returncode})"
+    return f"Task process exited with exit code {returncode}"
+
+
+class TaskHost:
+    """One child process and the tasks it runs, keyed as on its pipe."""
+
+    def __init__(self, process: asyncio.subprocess.Process, hosts: TaskHosts) -> None:
+        self.process = process
+        self.tasks: dict[int, HostedTask] = {}
+        self.exited = False
+        self._hosts = hosts
+        self._closing = False
+        self._reader = asyncio.create_task(self._read(), name=f"task-host:{process.pid}")
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def send(self, message: object) -> None:
+        stdin = self.process.stdin
+        if self.exited or stdin is None or stdin.is_closing():
+            return  # its death is reported to every task by _read
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            stdin.write(frame(message))
+
+    def leave(self, key: int) -> None:
+        """The task is done here; the last one out closes the host."""
+        self.tasks.pop(key, None)
+        if not self.tasks:
+            self.close()
+
+    def close(self) -> None:
+        """End the host: closing its stdin tells it to stop what it runs and exit."""
+        if self._closing:
+            return
+        self._closing = True
+        self._hosts.forget(self)
+        if self.process.stdin is not None:
+            with contextlib.suppress(ConnectionError, RuntimeError):
+                self.process.stdin.close()
+
+    def kill(self) -> None:
+        if not self.exited:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
+
+    async def wait_closed(self, timeout: float) -> None:
+        try:
+            await asyncio.wait_for(asyncio.shield(self._reader), timeout)
+        except TimeoutError:
+            self.kill()
+            await self._reader
+
+    async def _read(self) -> None:
+        stdout = self.process.stdout
+        assert stdout is not None
+        try:
+            while (message := await read_frame(stdout)) is not None:
+                self._dispatch(message)
+        except Exception as exc:  # a garbled pipe: the host cannot be trusted any longer
+            log.error("task_host.protocol_error", pid=self.pid, error=repr(exc))
+            self.kill()
+        returncode = await self.process.wait()
+        self.exited = True
+        self._hosts.forget(self)
+        self._hosts.running.discard(self)
+        tasks, self.tasks = self.tasks, {}
+        if not tasks:
+            log.info("task_host.exited", pid=self.pid, returncode=returncode)
+            return
+        cause = exit_cause(returncode)
+        log.warning("task_host.died", pid=self.pid, returncode=returncode, cause=cause, tasks=len(tasks))
+        for task in tasks.values():
+            task.on_host_exit(cause)
+
+    def _dispatch(self, message: object) -> None:
+        match message:
+            case Reported(key=key, trigger=trigger, trace=trace):
+                if (task := self.tasks.get(key)) is not None:
+                    task.on_report(trigger, trace)
+            case Stopped(key=key):
+                if (task := self.tasks.get(key)) is not None:
+                    task.on_stopped()
+            case Counters(key=key):
+                if (task := self.tasks.get(key)) is not None:
+                    task.on_counters(message)
+            case WriteOffsets(connector=connector, offsets=offsets):
+                self._hosts.offsets.write(connector, offsets)
+            case FlushOffsets(request=request):
+                self._hosts.spawn(self._flush(request))
+            case TrackTopic(connector=connector, task=task_id, topic=topic):
+                self._hosts.track_topic(connector, task_id, topic)
+            case _:
+                log.warning("task_host.unknown_message", pid=self.pid, message=type(message).__name__)
+
+    async def _flush(self, request: int) -> None:
+        error: str | None = None
+        try:
+            await self._hosts.offsets.flush()
+        except Exception as exc:  # the task's commit fails, as it would in-process
+            error = repr(exc)
+        self.send(Flushed(request, error))
+
+
+class TaskHosts:
+    """A worker's task hosts (``task.processes`` > 0): placing tasks, closing hosts at shutdown."""
+
+    def __init__(
+        self,
+        limit: int,
+        worker: Mapping[str, str],
+        offsets: OffsetStore,
+        track_topic: Callable[[str, int, str], None],
+        *,
+        log_level: str = "INFO",
+    ) -> None:
+        self.limit = limit
+        self.offsets = offsets
+        self.track_topic = track_topic
+        self._worker = dict(worker)
+        self._log_level = log_level
+        self._hosts: list[TaskHost] = []  # open to new tasks
+        self.running: set[TaskHost] = set()  # every process not yet exited, closing ones included
+        self._keys = itertools.count(1)
+        self._placing = asyncio.Lock()
+        self._background: set[asyncio.Task[None]] = set()
+
+    @property
+    def hosts(self) -> list[TaskHost]:
+        """The live hosts (tests and ``/metrics`` read it)."""
+        return list(self._hosts)
+
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def place(self, task: HostedTask) -> tuple[TaskHost, int]:
+        """A host for ``task`` and its key there: an empty one, a new one while under the limit, else the
+        least-loaded."""
+        async with self._placing:
+            open_hosts = [h for h in self._hosts if not h.exited]
+            empty = [h for h in open_hosts if not h.tasks]
+            if empty:
+                host = empty[0]
+            elif len(open_hosts) < self.limit:
+                host = await self._start_host()
+            else:
+                host = min(open_hosts, key=lambda h: len(h.tasks))
+            key = next(self._keys)
+            host.tasks[key] = task
+            return host, key
+
+    def forget(self, host: TaskHost) -> None:
+        with contextlib.suppress(ValueError):
+            self._hosts.remove(host)
+
+    async def _start_host(self) -> TaskHost:
+        # the worker's sys.path: plugins (plugin.path, PYTHONPATH, the test suite) import the same there
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "engine.worker.task_host",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=None,  # inherited: its JSON log lines reach the worker's log
+            env=env,
+        )
+        host = TaskHost(process, self)
+        host.send(Hello(self._worker, self._log_level))
+        self._hosts.append(host)
+        self.running.add(host)
+        log.info("task_host.started", pid=process.pid, hosts=len(self._hosts), limit=self.limit)
+        return host
+
+    async def close(self) -> None:
+        """At shutdown, after every task stopped: close what is left, kill what does not exit."""
+        hosts = list(self.running)
+        for host in hosts:
+            host.close()
+        for host in hosts:
+            await host.wait_closed(_CLOSE_TIMEOUT_S)
+        for task in list(self._background):
+            task.cancel()

@@ -1,0 +1,52 @@
+"""Task processes without a broker: the setting, the in-process fallback, the pipe's framing and
+the words a dead host leaves in its tasks' traces."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import structlog
+
+from engine import Engine
+from engine.errors import ConfigError
+from engine.observability.connect_metrics import TaskCounters
+from engine.worker.data_plane import DataSettings
+from engine.worker.task_host.pool import exit_cause
+from engine.worker.task_host.protocol import Counters, StartTask, frame, read_frame
+
+
+def test_task_processes_defaults_to_the_workers_own_process() -> None:
+    assert DataSettings.parse({}).task_processes == 0
+    assert DataSettings.parse({"task.processes": "3"}).task_processes == 3
+    with pytest.raises(ConfigError, match=r"task\.processes"):
+        DataSettings.parse({"task.processes": "-1"})
+
+
+def test_in_process_topics_keep_tasks_in_the_worker_and_say_why() -> None:
+    with structlog.testing.capture_logs() as logs:
+        engine = Engine({"task.processes": "2"})
+    assert engine.data_settings.task_processes == 0
+    [line] = [e for e in logs if e["event"] == "engine.task_processes_ignored"]
+    assert line["log_level"] == "info"
+    assert "bootstrap.servers" in line["reason"]
+
+
+def test_a_dead_host_is_named_by_its_signal_or_exit_code() -> None:
+    assert exit_cause(-11) == "Task process exited with signal SIGSEGV (-11)"
+    assert exit_cause(-9) == "Task process exited with signal SIGKILL (-9)"
+    assert exit_cause(3) == "Task process exited with exit code 3"
+
+
+async def test_messages_cross_the_pipe_as_they_are() -> None:
+    counters = TaskCounters("source")
+    counters.source_record_poll = 7
+    start = StartTask(1, "c", 0, "m.Task", {"a": "b"}, {"x": "y"}, "STARTED", "42", [({"p": 1}, {"o": 2})])
+    reader = asyncio.StreamReader()
+    reader.feed_data(frame(start) + frame(Counters(1, counters)))
+    reader.feed_eof()
+    assert await read_frame(reader) == start
+    message = await read_frame(reader)
+    assert isinstance(message, Counters)
+    assert message.counters.source_record_poll == 7
+    assert await read_frame(reader) is None

@@ -1,0 +1,178 @@
+"""Task processes on Apache Kafka (``task.processes``): tasks run in task hosts, their lifecycle stays
+in the worker, and a host that dies fails only the tasks it ran."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import Engine
+from engine.testing.waiting import eventually
+from engine.worker.task_host.process_runner import ProcessTaskRunner
+from tests.integration.brokers import Broker
+from tests.worker.task_host.connectors import MARKER, TRIGGER, sink_lines
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+
+MODULE = "tests.worker.task_host.connectors"
+
+
+def _worker(kafka: Broker, **extra: str) -> dict[str, str]:
+    return {
+        "bootstrap.servers": kafka.bootstrap,
+        "config.storage.topic": f"cfg-{uuid.uuid4().hex[:10]}",
+        "offset.flush.interval.ms": "200",
+        "task.shutdown.graceful.timeout.ms": "3000",
+        "task.processes": "2",
+        **extra,
+    }
+
+
+def _pipeline(tmp_path: Path, tag: str, tasks: int = 2) -> tuple[Path, Path, dict[str, str], dict[str, str]]:
+    """A FileStream source into a two-partition topic, and the marking FileStream sink reading it."""
+    source_file, sink_prefix = tmp_path / f"{tag}-in.txt", tmp_path / f"{tag}-out"
+    source_file.touch()
+    topic = f"lines-{tag}-{uuid.uuid4().hex[:8]}"
+    source = {
+        "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+        "file": str(source_file),
+        "topic": topic,
+        "topic.creation.default.partitions": "2",
+        "topic.creation.default.replication.factor": "1",
+    }
+    sink = {
+        "connector.class": f"{MODULE}.MarkingSinkConnector",
+        "tasks.max": str(tasks),
+        "topics": topic,
+        "file": str(sink_prefix),
+        MARKER: str(tmp_path / f"{tag}-deleted.txt"),
+        "consumer.auto.offset.reset": "earliest",
+    }
+    return source_file, sink_prefix, source, sink
+
+
+def _append(path: Path, lines: list[str]) -> None:
+    with path.open("a", encoding="utf-8") as out:
+        out.writelines(line + "\n" for line in lines)
+
+
+async def _delivered(prefix: Path, expected: list[str]) -> None:
+    want = sorted(expected)
+    await eventually(
+        lambda: sorted(sink_lines(prefix)) == want or None,
+        timeout=60,
+        interval=0.2,
+        message=f"every line reached the sink ({len(want)})",
+    )
+
+
+def _runner(engine: Engine, name: str, task: int) -> Any:
+    slot = engine.herder._actors[name].tasks[task]
+    return slot.runner
+
+
+def _host_pid(engine: Engine, name: str, task: int) -> int:
+    runner = _runner(engine, name, task)
+    assert isinstance(runner, ProcessTaskRunner)
+    pid = runner.host_pid
+    assert pid is not None
+    assert pid != os.getpid()
+    return pid
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_a_file_pipeline_runs_in_task_hosts_through_pause_restart_and_delete(
+    kafka: Broker, tmp_path: Path
+) -> None:
+    source_file, sink_prefix, source, sink = _pipeline(tmp_path, "p")
+    lines = [f"line-{i}" for i in range(2000)]
+    async with Engine(_worker(kafka)) as engine:
+        await engine.create_connector("src", source)
+        await engine.create_connector("sink", sink)
+        await engine.wait_for_state("src", "RUNNING", tasks=1)
+        await engine.wait_for_state("sink", "RUNNING", tasks=2)
+        hosts = {_host_pid(engine, "src", 0), _host_pid(engine, "sink", 0), _host_pid(engine, "sink", 1)}
+        assert len(hosts) == 2  # three tasks on at most two hosts
+        _append(source_file, lines[:1000])
+        await _delivered(sink_prefix, lines[:1000])
+
+        await engine.pause_connector("sink")
+        await engine.wait_for_state("sink", "PAUSED", tasks=2)
+        _append(source_file, lines[1000:1500])
+        await engine.resume_connector("sink")
+        await engine.wait_for_state("sink", "RUNNING", tasks=2)
+        await _delivered(sink_prefix, lines[:1500])
+
+        before = _runner(engine, "src", 0)
+        await engine.restart_connector("src", include_tasks=True)
+        await engine.wait_for_state("src", "RUNNING", tasks=1)
+        assert _runner(engine, "src", 0) is not before
+        _host_pid(engine, "src", 0)
+        _append(source_file, lines[1500:])
+        await _delivered(sink_prefix, lines)  # the restarted source resumed from its committed offsets
+
+        sink_pids = {_host_pid(engine, "sink", 0), _host_pid(engine, "sink", 1)}
+        outcome = await engine.delete_connector("sink")
+        assert outcome.succeeded
+        marks = (tmp_path / "p-deleted.txt").read_text().splitlines()
+        assert sorted(marks) == sorted(f"deleted {pid}" for pid in sink_pids)  # once per task, in its host
+        assert f"deleted {os.getpid()}" not in marks
+
+
+async def test_a_crashing_or_stuck_task_fails_alone_while_the_worker_and_others_run_on(
+    kafka: Broker, tmp_path: Path
+) -> None:
+    source_file, sink_prefix, source, sink = _pipeline(tmp_path, "c", tasks=1)
+    triggers = {kind: tmp_path / f"{kind}.trigger" for kind in ("segv", "exit", "stuck")}
+    bad = {
+        "segv": f"{MODULE}.SegfaultConnector",
+        "exit": f"{MODULE}.ExitConnector",
+        "stuck": f"{MODULE}.StopIgnoringConnector",
+    }
+    # a host per task: each bad task alone on its own
+    async with Engine(_worker(kafka, **{"task.processes": "5"})) as engine:
+        await engine.create_connector("src", source)
+        await engine.create_connector("sink", sink)
+        for kind, cls in bad.items():
+            await engine.create_connector(kind, {"connector.class": cls, TRIGGER: str(triggers[kind])})
+        for name in ("src", "sink", *bad):
+            await engine.wait_for_state(name, "RUNNING", tasks=1)
+        _append(source_file, [f"a-{i}" for i in range(500)])
+        await _delivered(sink_prefix, [f"a-{i}" for i in range(500)])
+
+        segv_pid = _host_pid(engine, "segv", 0)
+        for kind in ("segv", "exit", "stuck"):
+            triggers[kind].touch()
+        status = await engine.wait_for_state("segv", "RUNNING", tasks=["FAILED"])
+        assert status is not None
+        assert "Task process exited with signal SIGSEGV (-11)" in status["tasks"][0]["trace"]
+        status = await engine.wait_for_state("exit", "RUNNING", tasks=["FAILED"])
+        assert status is not None
+        assert "Task process exited with exit code 3" in status["tasks"][0]["trace"]
+
+        # the stuck task's stop() never returns: past the graceful timeout its host is killed
+        stuck_pid = _host_pid(engine, "stuck", 0)
+        outcome = await engine.delete_connector("stuck")
+        assert outcome.succeeded
+        await eventually(
+            lambda: not _alive(stuck_pid), timeout=30, message="the stuck task's host was killed"
+        )
+
+        # the good pipeline kept moving; a restart runs the crashed task on a new host
+        _append(source_file, [f"b-{i}" for i in range(500)])
+        await _delivered(sink_prefix, [f"{p}-{i}" for p in "ab" for i in range(500)])
+        triggers["segv"].unlink()
+        await engine.restart_task("segv", 0)
+        await engine.wait_for_state("segv", "RUNNING", tasks=1)
+        assert _host_pid(engine, "segv", 0) != segv_pid
