@@ -385,6 +385,9 @@ def rewinds(offsets: list[int]) -> list[tuple[int, int, int]]:
     return [(i, offsets[i - 1], offsets[i]) for i in range(1, len(offsets)) if offsets[i] <= offsets[i - 1]]
 
 
+@pytest.mark.timeout(
+    1800
+)  # ten rounds of kill, fence, elect, restart and catch up: 4-5 min on a quiet machine
 async def test_leader_and_coordinator_kills_never_rewind_the_sink_past_its_commit(
     three_nodes: ApacheKafka, tmp_path: Path
 ) -> None:
