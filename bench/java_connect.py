@@ -76,9 +76,15 @@ CONVERTERS = {
         "value.converter": JSON,
         "value.converter.schemas.enable": "false",
     },
+    # JsonConverter as users run it: schemas.enable=true is its default (the schema envelope per record)
+    "json-schemas": {"key.converter": JSON, "value.converter": JSON},
 }
-# Our FileStreamSink buffers its writes and flushes them at each sink commit (Java's PrintStream writes
-# each line through): commits every 100 ms on both, so the last line reaches the file soon after put.
+_STRING_SCHEMA = {
+    "type": "string",
+    "optional": False,
+}  # FileStreamSource's value schema, as Connect writes it
+# Both FileStreamSinks write each put through; commits every 100 ms on both all the same, so the
+# offsets settle soon after the last line.
 FLUSH = {"offset.flush.interval.ms": "100"}
 LABEL = {"java": "Java Connect", "engine": "connect-engine", "aiokafka": "raw aiokafka"}
 
@@ -214,7 +220,7 @@ async def _aiokafka_once(bootstrap: str, source_file: Path, size: int, kind: str
         enable_auto_commit=False,
         fetch_max_wait_ms=100,
     )
-    json_ = kind == "json"
+    json_, envelope = kind.startswith("json"), kind == "json-schemas"
     await producer.start()
     await consumer.start()
     try:
@@ -230,7 +236,10 @@ async def _aiokafka_once(bootstrap: str, source_file: Path, size: int, kind: str
                     got = await consumer.getmany(timeout_ms=100, max_records=2000)
                     for records in got.values():
                         for record in records:
-                            value = orjson.loads(record.value).encode() if json_ else record.value
+                            value: bytes = record.value
+                            if json_:
+                                decoded: Any = orjson.loads(record.value)
+                                value = (decoded["payload"] if envelope else decoded).encode()
                             sink.write(value + b"\n")
                             written += len(value) + 1
                     sink.flush()
@@ -239,7 +248,9 @@ async def _aiokafka_once(bootstrap: str, source_file: Path, size: int, kind: str
         with source_file.open("rb") as lines:
             for line in lines:
                 value = line.rstrip(b"\n")
-                await producer.send(topic, orjson.dumps(value.decode()) if json_ else value)
+                text = value.decode()
+                body = {"schema": _STRING_SCHEMA, "payload": text} if envelope else text
+                await producer.send(topic, orjson.dumps(body) if json_ else value)
         await producer.flush()
         await asyncio.wait_for(reader, 300)
         return time.perf_counter() - began
@@ -342,12 +353,13 @@ def markdown_data(
         load,
         f"A file of {lines:,} lines of 100 bytes -> FileStreamSource (1 task) -> a 1-partition topic -> "
         "FileStreamSink (1 task) -> a file, on a standalone worker of each runtime (separate processes, "
-        "REST), both with `offset.flush.interval.ms=100` (our FileStreamSink buffers its writes until the "
-        "sink commit flushes them; Java's writes each line through its PrintStream). Clock: the source connector's POST -> the output file holding every line (polled every 5 ms); "
+        "REST), both with `offset.flush.interval.ms=100` (both FileStreamSinks write each put through). Clock: the source connector's POST -> the output file holding every line (polled every 5 ms); "
         "the sink task already owns its partition. Raw aiokafka (same run): read the file, `send` each line "
         "(`acks=all`), flush; a joined group consumer writes each value as a line. `string` = "
         "StringConverter (Java's ByteArrayConverter refuses FileStream's STRING schema); `json` = "
-        "JsonConverter `schemas.enable=false` (the baseline encodes/decodes each line with orjson). "
+        "JsonConverter `schemas.enable=false` (the baseline encodes/decodes each line with orjson); "
+        "`json-schemas` = JsonConverter with its default `schemas.enable=true` (the baseline wraps each line "
+        "in the same schema envelope with orjson). "
         f"One untimed warm-up pipeline per runtime and converter (the JIT), then median of {REPEATS}, "
         "runtimes alternating.",
     )
