@@ -261,7 +261,9 @@ async def _aiokafka_once(bootstrap: str, source_file: Path, size: int, kind: str
             out.unlink()
 
 
-async def part_data(lines: int, profile: bool) -> tuple[list[dict[str, Any]], str | None]:
+async def part_data(
+    lines: int, profile: bool, task_processes: int = 0
+) -> tuple[list[dict[str, Any]], str | None]:
     rows: list[dict[str, Any]] = []
     profile_text = None
     with (
@@ -275,7 +277,9 @@ async def part_data(lines: int, profile: bool) -> tuple[list[dict[str, Any]], st
         size = _write_lines(source_file, lines)
         java = start_worker("java", "standalone", bootstrap, directory, FLUSH)
         started.append(java)
-        ours = start_worker("engine", "standalone", bootstrap, directory, FLUSH)
+        # task.processes=N (ours only): the source and sink tasks in child processes, off the worker's core
+        ours_props = {**FLUSH, "task.processes": str(task_processes)} if task_processes else FLUSH
+        ours = start_worker("engine", "standalone", bootstrap, directory, ours_props)
         started.append(ours)
         for kind in CONVERTERS:
             runs: dict[str, list[float]] = {"java": [], "engine": [], "aiokafka": []}
@@ -353,7 +357,8 @@ def markdown_data(
         load,
         f"A file of {lines:,} lines of 100 bytes -> FileStreamSource (1 task) -> a 1-partition topic -> "
         "FileStreamSink (1 task) -> a file, on a standalone worker of each runtime (separate processes, "
-        "REST), both with `offset.flush.interval.ms=100` (both FileStreamSinks write each put through). Clock: the source connector's POST -> the output file holding every line (polled every 5 ms); "
+        "REST), both with `offset.flush.interval.ms=100` (both FileStreamSinks write each put through); "
+        "ours with `task.processes` as the command gives it (0, the default: tasks in the worker's process). Clock: the source connector's POST -> the output file holding every line (polled every 5 ms); "
         "the sink task already owns its partition. Raw aiokafka (same run): read the file, `send` each line "
         "(`acks=all`), flush; a joined group consumer writes each value as a line. `string` = "
         "StringConverter (Java's ByteArrayConverter refuses FileStream's STRING schema); `json` = "
@@ -717,6 +722,12 @@ def main() -> None:
     parser.add_argument(
         "--profile-connectors", type=int, default=300, help="rest: connectors in the profiled run"
     )
+    parser.add_argument(
+        "--task-processes",
+        type=int,
+        default=0,
+        help="data: our worker's task.processes (0: as users default)",
+    )
     parser.add_argument("--append", metavar="FILE", help="append the markdown section to FILE")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
@@ -727,7 +738,7 @@ def main() -> None:
     load = os.getloadavg()[0]
     command = ("python bench/java_connect.py " + " ".join(sys.argv[1:])).strip()
     if args.part == "data":
-        rows, profile = asyncio.run(part_data(args.lines, not args.no_profile))
+        rows, profile = asyncio.run(part_data(args.lines, not args.no_profile, args.task_processes))
         report = markdown_data(rows, args.lines, command, load, profile)
     elif args.part == "rest":
         rows, profile = part_rest(args.connectors, 0 if args.no_profile else args.profile_connectors)
