@@ -15,6 +15,7 @@ import structlog
 
 from engine import offsets_admin
 from engine.config.worker import WorkerConfig
+from engine.config.worker_keys import unknown_worker_keys
 from engine.configlog.base import ConfigLog
 from engine.configlog.factory import open_config_log
 from engine.configlog.records import (
@@ -96,6 +97,14 @@ class Engine:
         ``membership`` and ``rest_client`` replace the broker's group and HTTP between workers (the
         scenario runner's in-process cluster)."""
         self.worker = WorkerConfig.parse(worker_config)
+        for key, near in unknown_worker_keys(worker_config or {}):  # a typo starts a worker on defaults
+            structlog.get_logger(component="engine").warning(
+                "worker.unknown_key",
+                key=key,
+                did_you_mean=near,
+                message=f"The configuration '{key}' was supplied but isn't a known config."
+                + (f" Did you mean '{near}'?" if near else ""),
+            )
         self._timers: Timers = timers if timers is not None else LoopTimers()
         # standalone, or (group.id) a member of a distributed cluster
         self.mode: WorkerMode = worker_mode(

@@ -8,7 +8,11 @@ for every key those readers read and fails on one missing here, or listed here b
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+from engine.config.kafka_clients.keys import TABLES, UNSUPPORTED
 
 REST = "REST and identity"
 HTTPS = (
@@ -360,3 +364,20 @@ def help_epilog(*, distributed: bool) -> str:
                 for k in keys
             )
     return "\n".join(lines)
+
+
+def unknown_worker_keys(props: Mapping[str, str]) -> list[tuple[str, str | None]]:
+    """The keys of ``props`` no reader takes: not in this table (a family's prefix counts), nor a Kafka
+    client key (the worker hands those to its clients, as Connect does). Each with the nearest known
+    name when one is close (a typo: ``listners``, ``offset.flush.intervall.ms``)."""
+    names = [k.name for k in WORKER_KEYS if not k.family]
+    exact = set(names)
+    families = tuple(k.name.split("<", 1)[0] for k in WORKER_KEYS if k.family)
+    clients = {key for table in TABLES.values() for key in table} | set(UNSUPPORTED)
+    unknown = []
+    for key in props:
+        if key in exact or key in clients or key.startswith(families):
+            continue
+        close = difflib.get_close_matches(key, names, n=1, cutoff=0.85)
+        unknown.append((key, close[0] if close else None))
+    return unknown

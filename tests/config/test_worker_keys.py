@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
+from engine import Engine
 from engine.cli.main import _parser
 from engine.config.worker_keys import WORKER_KEYS, by_name, help_epilog
 
@@ -200,3 +202,30 @@ def test_help_lists_every_worker_key(command: str, capsys: pytest.CaptureFixture
     assert ("group.id" in text) == (command == "distributed")
     for name in ("plugin.path", "config.providers", "rest.basic.auth.credentials.file", "spark.master"):
         assert name in text
+
+
+def test_an_unknown_worker_key_is_warned_about_with_the_nearest_known_one() -> None:
+    """Connect logs a supplied key it does not know; a typo (``listners``) otherwise starts a worker on
+    the default silently."""
+    props = {
+        "listners": "http://127.0.0.1:0",
+        "offset.flush.intervall.ms": "10",
+        "made.up.key": "1",
+        # known: worker keys, a family, client keys the worker hands to its clients
+        "offset.flush.interval.ms": "10",
+        "spark.conf.spark.ui.enabled": "false",
+        "producer.linger.ms": "5",
+        "request.timeout.ms": "5000",
+        "security.protocol": "PLAINTEXT",
+    }
+    with capture_logs() as logged:
+        Engine(props)
+    warned = {e["key"]: e for e in logged if e["event"] == "worker.unknown_key"}
+    assert sorted(warned) == ["listners", "made.up.key", "offset.flush.intervall.ms"]
+    assert warned["listners"]["did_you_mean"] == "listeners"
+    assert warned["offset.flush.intervall.ms"]["did_you_mean"] == "offset.flush.interval.ms"
+    assert warned["made.up.key"]["did_you_mean"] is None
+    assert warned["listners"]["log_level"] == "warning"
+    assert warned["listners"]["message"] == (
+        "The configuration 'listners' was supplied but isn't a known config. Did you mean 'listeners'?"
+    )
