@@ -43,6 +43,22 @@ class Fallback(Exception):
 
 
 _FALLBACK: Final = Fallback()  # raised as is: no traceback built per record worth keeping
+
+
+def _boolean(value: Any) -> Any:
+    """A BOOLEAN as it is, both ways: anything else to the generic path."""
+    if value is True or value is False:
+        return value
+    raise _FALLBACK
+
+
+def _string(value: Any) -> Any:
+    """A STRING as it is, both ways: anything else (a subclass too) to the generic path."""
+    if type(value) is str:
+        return value
+    raise _FALLBACK
+
+
 _B64: Final = base64.b64encode
 _BYTES_TYPES: Final = (bytes, bytearray, memoryview)
 
@@ -125,21 +141,9 @@ def _non_null_writer(schema: Schema, decimal_numeric: bool, replace_null: bool) 
 
         return float_
     if kind is Type.BOOLEAN:
-
-        def boolean(v: Any) -> Any:
-            if v is True or v is False:
-                return v
-            raise _FALLBACK
-
-        return boolean
+        return _boolean
     if kind is Type.STRING:
-
-        def string(v: Any) -> Any:
-            if type(v) is str:
-                return v
-            raise _FALLBACK
-
-        return string
+        return _string
     if kind is Type.BYTES:
 
         def bytes_(v: Any) -> Any:
@@ -300,21 +304,9 @@ def _non_null_reader(schema: Schema, replace_null: bool) -> Codec:
 
         return number
     if kind is Type.BOOLEAN:
-
-        def boolean(n: Any) -> Any:
-            if n is True or n is False:
-                return n
-            raise _FALLBACK
-
-        return boolean
+        return _boolean
     if kind is Type.STRING:
-
-        def string(n: Any) -> Any:
-            if type(n) is str:
-                return n
-            raise _FALLBACK
-
-        return string
+        return _string
     if kind is Type.BYTES:
         return _base64
     if kind is Type.ARRAY:
