@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.config.worker import WorkerConfig, int_setting
+from engine.configlog.factory import DEFAULT_TOPIC
 from engine.distributed.request_signing import SigningSettings
 from engine.errors import ConfigError
 
 REQUIRED = ("group.id", "bootstrap.servers")
-DEFAULT_CONFIG_TOPIC = "connect-configs"  # a cluster's config topic unless named
 
 
 def check_required(worker: Mapping[str, str]) -> None:
@@ -51,7 +51,7 @@ class ClusterSettings:
             url=raw.get("rest.advertised.listener.url", "").strip() or worker.advertised_url,
             bootstrap_servers=raw["bootstrap.servers"],
             group_id=raw["group.id"].strip(),
-            config_topic=raw.get("config.storage.topic", "").strip() or DEFAULT_CONFIG_TOPIC,
+            config_topic=raw.get("config.storage.topic", "").strip() or DEFAULT_TOPIC,
             session_timeout_ms=int_setting(raw, "session.timeout.ms", 10_000, minimum=1),
             heartbeat_interval_ms=int_setting(raw, "heartbeat.interval.ms", 3_000, minimum=1),
             rebalance_timeout_ms=int_setting(raw, "rebalance.timeout.ms", 60_000, minimum=1),
