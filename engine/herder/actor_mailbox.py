@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 
 from engine.herder.messages import FromLog, Marker, Message
 
@@ -17,13 +18,15 @@ class Mailbox:
     applied it straight after, with nothing in between.
     """
 
-    __slots__ = ("_items", "_waiter")
+    __slots__ = ("_items", "_on_put", "_waiter")
 
-    def __init__(self) -> None:
+    def __init__(self, on_put: Callable[[], None]) -> None:
         self._items: deque[Message] = deque()
         self._waiter: asyncio.Future[None] | None = None
+        self._on_put = on_put  # the reader has work now: a quiet check must look at it
 
     def put(self, message: Message) -> None:
+        self._on_put()
         items = self._items
         if items and type(message) is Marker:
             last = items[-1]

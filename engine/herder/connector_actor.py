@@ -8,8 +8,9 @@ its mailbox, so the connector's lifecycles are only ever moved by this one corou
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
@@ -33,6 +34,7 @@ from engine.configlog.snapshot import (
     TasksCommitted,
 )
 from engine.errors import ConfigError, EngineError, IllegalTransition, trace_of
+from engine.herder.activity import Activity
 from engine.herder.actor_mailbox import Mailbox
 from engine.herder.auto_restart import AutoRestarts, Unit
 from engine.herder.deletion import ConnectorDeletion, DeletionServices
@@ -60,6 +62,7 @@ from engine.spark.task_spark import TaskSpark
 from engine.storage.status import Status
 from engine.worker.connector_runner import ConnectorRunner, InstanceState
 from engine.worker.report import Report
+from engine.worker.runner import Runner
 from engine.worker.task_factory import TaskFactory, load_task_class
 from engine.worker.task_host.process_runner import ProcessTaskRunner
 from engine.worker.task_runner import TaskRunner
@@ -81,6 +84,7 @@ class ActorServices(DeletionServices, Protocol):
     data: DataPlane | None
     timers: Timers
     metrics: EngineMetrics
+    activity: Activity
 
     def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]: ...
 
@@ -118,7 +122,7 @@ class ConnectorActor:
     def __init__(self, name: str, services: ActorServices) -> None:
         self.name = name
         self._s = services
-        self.mailbox = Mailbox()
+        self.mailbox = Mailbox(on_put=partial(services.activity.actor_active, self))
         self.finished = False
         self.config: dict[str, str] = {}
         self.target = TargetState.STARTED
@@ -171,17 +175,21 @@ class ConnectorActor:
             if runner is not None:
                 runner.abandoned = True
 
-    def busy_runners(self, parked: Callable[[str, str], bool]) -> int:
-        """Runners in flight, leaving out those ``parked(connector, unit)`` says are stuck on purpose."""
-        runners = [
-            ("connector", self.runner),
-            *((f"task-{n}", slot.runner) for n, slot in self.tasks.items()),
-        ]
-        return sum(
-            1
-            for unit, runner in runners
-            if runner is not None and runner.busy and not parked(self.name, unit)
-        )
+    @property
+    def idle(self) -> bool:
+        """Parked on an empty mailbox: nothing to apply until a message comes."""
+        return self.waiting and not len(self.mailbox)
+
+    def unit_runner(self, unit: str) -> Runner | None:
+        """The current runner of ``unit`` (``connector`` or ``task-<n>``)."""
+        if unit == "connector":
+            return self.runner
+        slot = self.tasks.get(int(unit.removeprefix("task-")))
+        return None if slot is None else slot.runner
+
+    def _launch(self, unit: str, runner: Runner) -> None:
+        runner.on_active = partial(self._s.activity.runner_active, actor=self, unit=unit)
+        runner.launch(self._s.spawn)
 
     async def _handle(self, message: Message) -> None:
         match message:
@@ -348,7 +356,7 @@ class ConnectorActor:
             plugin_version(self.cls) or UNDEFINED_VERSION,
             connector_type(self.cls),
         )
-        self.runner.launch(self._s.spawn)
+        self._launch("connector", self.runner)
 
     def _connector_context(self, runner: ConnectorRunner) -> ConnectorContext:
         def reconfigure() -> None:
@@ -526,7 +534,7 @@ class ConnectorActor:
         slot.runner = self._task_factory.runner(
             n, task_cls, config, self.config, self.target, self._report_sink, incarnation=self.incarnation
         )
-        slot.runner.launch(self._s.spawn)
+        self._launch(f"task-{n}", slot.runner)
 
     async def stop_tasks(self, ids: list[int], *, deleted: bool = False) -> list[asyncio.Task[None]]:
         """Stop tasks in parallel within one shared graceful window; abandon the stragglers.

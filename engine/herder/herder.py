@@ -29,6 +29,7 @@ from engine.configlog.records import (
 )
 from engine.configlog.snapshot import ConfigSnapshot
 from engine.errors import CorruptRecord, EngineNotRunning
+from engine.herder.activity import Activity
 from engine.herder.cleanups import Cleanups
 from engine.herder.connector_actor import ConnectorActor
 from engine.herder.messages import (
@@ -87,6 +88,7 @@ class Herder:
         self.skipped_records = 0
         self.read_end = 0  # one past the last log offset the reader has handled
         self._actors: dict[str, ConnectorActor] = {}
+        self.activity = Activity(self._actors.get)
         self._actor_tasks: dict[str, asyncio.Task[None]] = {}
         self._applied: dict[str, int] = {}
         self._waiters: dict[str, list[tuple[int, asyncio.Future[None]]]] = {}
@@ -212,6 +214,7 @@ class Herder:
         actor = self._actors.get(name)
         if actor is None:
             actor = self._actors[name] = ConnectorActor(name, self)
+            self.activity.actor_active(actor)
             self._actor_tasks[name] = self._tg.create_task(self._run_actor(actor), name=f"actor:{name}")
         return actor
 
@@ -354,10 +357,8 @@ class Herder:
     def busy_count(self, parked: Callable[[str, str], bool]) -> int:
         """Actors handling a message, runners in flight, late cleanups not parked on purpose, clears not
         written back yet: 0 means nothing will change by itself (scheduled retries aside)."""
-        actors = list(self._actors.values())
-        handling = sum(1 for actor in actors if not actor.waiting or len(actor.mailbox))
         # an auto-restart waiting for its backoff is a timer: its message, once posted, makes its actor busy
-        return handling + sum(actor.busy_runners(parked) for actor in actors) + self.cleanups.busy(parked)
+        return self.activity.busy_count(parked) + self.cleanups.busy(parked)
 
     # ---- what API calls wait on -----------------------------------------------------------
 

@@ -32,6 +32,9 @@ class Runner:
         self._stopping = False
         self.abandoned = False
         self._task: asyncio.Task[None] | None = None
+        # told whenever the body may stop being parked (launched, woken, its wait over or cancelled),
+        # so a quiet check need not ask every idle runner (``engine.herder.activity``)
+        self.on_active: Callable[[Runner], None] | None = None
 
     @property
     def body(self) -> asyncio.Task[None] | None:
@@ -44,6 +47,11 @@ class Runner:
 
     def launch(self, spawn: Spawn) -> None:
         self._task = spawn(self._supervised(), self.name)
+        self._active()
+
+    def _active(self, _: object = None) -> None:
+        if self.on_active is not None:
+            self.on_active(self)
 
     async def _supervised(self) -> None:
         try:
@@ -66,6 +74,7 @@ class Runner:
         waiter, self._waiter = self._waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_result(None)  # consumed by the waiting body: nothing stays pending
+            self._active()
         else:
             self._woken = True
 
@@ -81,6 +90,7 @@ class Runner:
             waiter.set_result(None)
         else:
             self._waiter = waiter
+            waiter.add_done_callback(self._active)  # cancelled with the body, say
         return waiter
 
     async def park_on(self, work: asyncio.Future[Any], timeout: float | None = None) -> str:
@@ -100,6 +110,7 @@ class Runner:
         finally:
             if self._waiter is waker:
                 self._waiter = None  # a later wake() must set _woken, not resolve a forgotten future
+                self._active()
         if work in done:
             if waker in done:
                 self._woken = True  # keep the wake for the body's next check
