@@ -266,7 +266,7 @@ class Engine:
         ``raise_failed_start``: standalone, a start that failed raises ``ConnectorStartFailed`` (REST's
         500) instead of returning the info; the connector stays written, FAILED."""
         target = _target(initial_state)
-        self.mode.check_leader_write()
+        self.mode.check_create()
         checked = await self._checked_config(name, config)
         async with self._lock(name):
             if name in self.herder.snapshot.connectors:

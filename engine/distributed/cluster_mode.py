@@ -119,6 +119,13 @@ class ClusterMode:
         if not self.cluster.is_leader:
             raise NotLeader(self.cluster.leader_url)
 
+    def check_create(self) -> None:
+        """A new connector is written even while a rebalance is due: the round being waited for
+        covers it too, so a burst of creates costs one round, not one each (Connect queues such a
+        request until the round ends; a 409 here made clients retry once per connector)."""
+        if not self.cluster.is_leader:
+            raise NotLeader(self.cluster.leader_url)
+
     def check_connector_config(self, name: str, config: Mapping[str, str]) -> None:
         check_sink_group(name, config, self.cluster.settings.group_id)
 

@@ -58,6 +58,10 @@ class WorkerMode(RunningMode, Protocol):
         """Raise when this worker may not write now (``NotLeader``, ``RebalanceNeeded``)."""
         ...
 
+    def check_create(self) -> None:
+        """Raise when this worker may not write a new connector now (``NotLeader``)."""
+        ...
+
     def check_connector_config(self, name: str, config: Mapping[str, str]) -> None:
         """The mode's own checks of a connector's config before it is written."""
         ...
@@ -127,6 +131,9 @@ class StandaloneMode:
         return None
 
     def check_leader_write(self) -> None:
+        return None
+
+    def check_create(self) -> None:
         return None
 
     def check_connector_config(self, name: str, config: Mapping[str, str]) -> None:

@@ -102,6 +102,12 @@ def _name(value: object) -> str:
     return value
 
 
+def _positive(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"expected a whole number of at least 1, got {value!r}")
+    return value
+
+
 def _bool(value: object) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"expected true or false, got {value!r}")
@@ -209,7 +215,9 @@ class Verb:
 
 _NAME: dict[str, Checker] = {"name": _name}
 VERBS: dict[str, Verb] = {
-    "create": Verb({**_NAME, "config": _config}, {"initial_state": _one_of(INITIAL_STATES)}),
+    "create": Verb(
+        {**_NAME, "config": _config}, {"initial_state": _one_of(INITIAL_STATES), "count": _positive}
+    ),
     "update": Verb({**_NAME, "config": _config}),
     "patch": Verb({**_NAME, "config": lambda v: _config(v, nulls=True)}),
     "pause": Verb(_NAME, shorthand="name"),
@@ -383,6 +391,10 @@ def _check_combination(path: str, index: int, verb: str, args: dict[str, Any]) -
             )
         if "message" in args and "error" not in args:
             raise ScenarioError(path, "needs 'error' as well", step=index, verb=verb, key="message")
+    if verb == "create" and "count" in args and "{n}" not in args["name"]:
+        raise ScenarioError(
+            path, "needs '{n}' to number the connectors a count creates", step=index, verb=verb, key="name"
+        )
     if verb == "inject" and "for" in args and args["action"] != "block":
         raise ScenarioError(path, "only a block lasts for a duration", step=index, verb=verb, key="for")
 

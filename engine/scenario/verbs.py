@@ -110,8 +110,19 @@ async def _inject(args: Args) -> None:
         )
 
 
+async def _create(target: ConnectorTarget, args: Args) -> None:
+    """One connector, or ``count`` of them named ``name`` with ``{n}`` numbered from 0: a burst of
+    creates in one step, settled (and rebalanced) once after the last, as a script POSTing them would."""
+    count = args.get("count")
+    if count is None:
+        await target.create(args["name"], args["config"], args.get("initial_state"))
+        return
+    for n in range(count):
+        await target.create(args["name"].replace("{n}", str(n)), args["config"], args.get("initial_state"))
+
+
 CONNECTOR_VERBS: Final[Mapping[str, Callable[[ConnectorTarget, Args], Awaitable[None]]]] = {
-    "create": lambda target, args: target.create(args["name"], args["config"], args.get("initial_state")),
+    "create": lambda target, args: _create(target, args),
     "update": lambda target, args: target.update(args["name"], args["config"]),
     "patch": lambda target, args: target.patch(args["name"], args["config"]),
     "pause": lambda target, args: target.pause(args["name"]),
