@@ -40,6 +40,8 @@ def scenario(workers: int, connectors: int, seed: int) -> str:
         "worker:",
         '  scheduled.rebalance.max.delay.ms: "5000"',
         '  session.timeout.ms: "10000"',
+        # a worker stopping hundreds of tasks on a loaded machine must not abandon them by the clock
+        '  task.shutdown.graceful.timeout.ms: "120000"',
         "steps:",
         f'  - create: {{name: "c{{n}}", count: {connectors}, config: {_CONFIG}}}',
         running,
