@@ -71,14 +71,15 @@ class Run:
 def run(workers: int, connectors: int, seed: int, folder: Path) -> Run:
     path = folder / f"scale-{workers}x{connectors}-{seed}.yaml"
     path.write_text(scenario(workers, connectors, seed))
-    command = [sys.executable, "-m", "engine", "replay", str(path), "--seed", str(seed), "--format", "json"]
+    command = [sys.executable, "-m", "engine", "replay", str(path), "--seed", str(seed)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - began
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    summary = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+    verdicts = [line for line in done.stdout.splitlines() if line.startswith(("PASS ", "FAIL "))]
+    summary = (verdicts or done.stderr.strip().splitlines() or ["(no output)"])[-1]
     return Run(
         workers,
         connectors,
