@@ -48,6 +48,7 @@ check: lint type docs test   ## what CI runs
 bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spark, distributed, Java Connect on Apache Kafka, CDC, RabbitMQ, Avro converter and soak benchmarks; writes BENCHMARKS.md
 	$(BIN)/python bench/lifecycle.py --write BENCHMARKS.md
 	$(BIN)/python bench/dump_replay.py --append BENCHMARKS.md
+	$(BIN)/python bench/cluster_simulation.py --append BENCHMARKS.md
 	$(BIN)/python bench/rest_api.py --append BENCHMARKS.md
 	$(BIN)/python bench/data_plane.py --append BENCHMARKS.md
 	$(BIN)/python bench/scale_out.py --append BENCHMARKS.md
