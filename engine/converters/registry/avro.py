@@ -92,7 +92,7 @@ class AvroConverter(RegistryConverter):
     def _parse(self, avro: Any) -> Any:
         return self._fastavro.parse_schema(avro, _ignore_default_error=True)
 
-    def _prepare_write(self, schema: Schema) -> tuple[str, str | None, Callable[[str | None], Writer]]:
+    def _prepare_write(self, schema: Schema) -> tuple[str, str | None, Callable[[Any], Writer]]:
         avro = self.avro_data.from_connect_schema(schema)
         text = json.dumps(avro, separators=(",", ":"))
         record_name = _record_name(avro)
@@ -115,9 +115,7 @@ class AvroConverter(RegistryConverter):
 
         return text, record_name, make_writer
 
-    def _prepare_read(
-        self, schema_text: str, references: tuple[Mapping[str, Any], ...]
-    ) -> tuple[Schema, Reader]:
+    def _prepare_read(self, schema_text: str, references: Mapping[str, str]) -> tuple[Schema, Reader]:
         avro = json.loads(schema_text)
         connect = self.avro_data.to_connect_schema(avro)
         parsed = self._parse(avro)

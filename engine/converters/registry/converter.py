@@ -100,18 +100,56 @@ class RegistryConverter(BuiltinConverter):
 
     # -- format hooks ----------------------------------------------------------------------------
 
-    def _prepare_write(self, schema: Schema) -> tuple[str, str | None, Callable[[str | None], Writer]]:
+    def _prepare_write(self, schema: Schema) -> tuple[str, str | None, Callable[[Any], Writer]]:
         """(registry schema text, record full name for the subject, writer factory).
 
-        The factory takes the schema text actually written under (``None``: ours; else the subject's
-        latest with ``use.latest.version``) and returns the payload writer.
+        The factory takes the schema actually written under (``None``: ours; else what
+        :meth:`_written_under` made of the subject's latest, with ``use.latest.version``) and
+        returns the payload writer.
         """
         raise NotImplementedError
 
-    def _prepare_read(
-        self, schema_text: str, references: tuple[Mapping[str, Any], ...]
-    ) -> tuple[Schema, Reader]:
+    async def _written_under(self, schema_text: str, references: Mapping[str, str]) -> Any:
+        """What the writer factory takes for a registry schema (its text, unless a format compiles it)."""
+        return schema_text
+
+    def _prepare_read(self, schema_text: str, references: Mapping[str, str]) -> tuple[Schema, Reader]:
+        """(Connect schema, payload reader) for a registry schema; ``references``: every schema it
+        references, directly or not, by reference name, each after those it references."""
         raise NotImplementedError
+
+    async def _aprepare_read(self, schema_text: str, references: Mapping[str, str]) -> tuple[Schema, Reader]:
+        """:meth:`_prepare_read`, for formats whose schemas need awaiting (a compiler) first."""
+        return self._prepare_read(schema_text, references)
+
+    async def _references(
+        self, references: tuple[Mapping[str, Any], ...], resolved: dict[str, str] | None = None
+    ) -> dict[str, str]:
+        """Every schema ``references`` name, fetched by subject and version (``GET /subjects/{s}/
+        versions/{v}``, cached), theirs first: reference name -> schema text."""
+        resolved = {} if resolved is None else resolved
+        client = self._settings().client
+        for reference in references:
+            name = str(reference.get("name") or "")
+            if not name or name in resolved:
+                continue
+            subject, version = reference.get("subject"), reference.get("version")
+            if subject is None or version is None:
+                raise DataException(
+                    f"the schema reference {name!r} has no subject or version: {dict(reference)}"
+                )
+            try:
+                registered = await client.aversion(str(subject), int(version), fmt=self.SCHEMA_FORMAT)
+            except RegistryError as exc:
+                raise DataException(
+                    f"Error retrieving the schema {name!r} it references (subject {subject}, version "
+                    f"{version}): {exc}"
+                ) from exc
+            resolved[name] = ""  # a cycle stops here
+            await self._references(registered.references, resolved)
+            del resolved[name]
+            resolved[name] = registered.schema
+        return resolved
 
     # -- Converter -------------------------------------------------------------------------------
 
@@ -221,7 +259,8 @@ class RegistryConverter(BuiltinConverter):
                         f"{subject} (schema id {latest.schema_id}), and latest.compatibility."
                         "strict is true"
                     )
-                return latest.schema_id, make_writer(latest.schema)
+                references = await self._references(latest.references)
+                return latest.schema_id, make_writer(await self._written_under(latest.schema, references))
             if settings.auto_register:
                 schema_id = await client.aregister(
                     subject, text, self.SCHEMA_TYPE, normalize=settings.normalize
@@ -295,7 +334,8 @@ class RegistryConverter(BuiltinConverter):
                 f"{schema_id} is a {registered.schema_type} schema, not {self.SCHEMA_TYPE}"
             )
         try:
-            return self._prepare_read(registered.schema, registered.references)
+            references = await self._references(registered.references)
+            return await self._aprepare_read(registered.schema, references)
         except (DataException, ValueError, TypeError, KeyError) as exc:
             raise DataException(
                 f"Failed to deserialize data for topic {topic} to {self.FORMAT}: schema id "

@@ -66,7 +66,7 @@ class JsonSchemaConverter(RegistryConverter):
         self.fail_invalid = parsed[FAIL_INVALID]
         return int(parsed[SCHEMAS_CACHE])
 
-    def _prepare_write(self, schema: Schema) -> tuple[str, str | None, Callable[[str | None], Writer]]:
+    def _prepare_write(self, schema: Schema) -> tuple[str, str | None, Callable[[Any], Writer]]:
         json_schema = self.data.from_connect_schema(schema)
         text = json.dumps(json_schema, separators=(",", ":"))
         to_json = self.data.to_json(schema)
@@ -91,9 +91,7 @@ class JsonSchemaConverter(RegistryConverter):
 
         return text, schema.name if schema.type.value == "struct" else None, make_writer
 
-    def _prepare_read(
-        self, schema_text: str, references: tuple[Mapping[str, Any], ...]
-    ) -> tuple[Schema, Reader]:
+    def _prepare_read(self, schema_text: str, references: Mapping[str, str]) -> tuple[Schema, Reader]:
         connect = self.data.to_connect_schema(json.loads(schema_text))
         to_connect = self.data.to_connect(connect)
 

@@ -1,4 +1,4 @@
-"""Connect schemas and values <-> Protobuf (proto3), after Confluent's ``ProtobufData``.
+r"""Connect schemas and values <-> Protobuf (proto3), after Confluent's ``ProtobufData``.
 
 Connect -> Protobuf: a top-level struct is a message in a file of its own (package = the struct
 name's namespace; an unnamed struct is ``ConnectDefault1``); nested structs, map entries and enums
@@ -13,9 +13,9 @@ an optional scalar is a proto3 ``optional`` field; a string with the
 ``io.confluent.connect.protobuf.Enum.<symbol>`` parameters, valued with their numbers).
 
 Protobuf -> Connect is the reverse: message and ``optional`` fields are optional, other scalars
-and repeated fields required; every field carries its tag parameter. The registry schema is the
-base64 ``FileDescriptorProto`` (what Confluent's Python serializer registers and its deserializer
-asks for with ``format=serialized``); a schema fetched as ``.proto`` text cannot be read here.
+and repeated fields required; every field carries its tag parameter. Descriptors come from
+``FileDescriptorProto``\s: a base64 one (what Confluent's Python serializer registers), or those
+protoc compiles from ``.proto`` text (``proto_text``), with the files the schema imports.
 """
 
 from __future__ import annotations
@@ -97,6 +97,11 @@ class ProtobufData:
 
     def from_connect_schema(self, schema: Schema) -> tuple[str, Any]:
         """(registry schema text: base64 FileDescriptorProto, the message descriptor)."""
+        fdp, descriptor = self.file_for(schema)
+        return base64.b64encode(fdp.SerializeToString()).decode(), descriptor
+
+    def file_for(self, schema: Schema) -> tuple[Any, Any]:
+        """(the ``FileDescriptorProto`` holding ``schema``'s message, the message descriptor)."""
         if schema.type is not Type.STRUCT:
             raise DataException(f"Protobuf needs a struct at the top level, not {schema.type}")
         package, _, name = (schema.name or DEFAULT_NAME).rpartition(".")
@@ -109,16 +114,43 @@ class ProtobufData:
         fdp.dependency.extend(sorted(imports))
         full_name = f"{package}.{name}" if package else name
         fdp.name = f"{full_name.replace('.', '/')}.proto"
-        text = base64.b64encode(fdp.SerializeToString()).decode()
-        return text, self._load(fdp, full_name)
+        return fdp, self._load([fdp], full_name)
 
-    def _load(self, fdp: Any, full_name: str) -> Any:
-        """The message descriptor, from a pool of its own (two versions of one message never clash)."""
+    def _load(self, files: list[Any], full_name: str) -> Any:
+        """The message descriptor, from a pool of its own (two versions of one message never clash);
+        ``files`` dependencies first, those every reader knows (already in the pool) skipped."""
         pool = self._new_pool()
         pool.AddSerializedFile(self._timestamp)
         _well_known(self._pb2, pool)
-        pool.Add(fdp)
+        known = {"google/protobuf/timestamp.proto", _DATE[0], _TIME[0], _DECIMAL[0]}
+        for fdp in files:
+            if fdp.name not in known:
+                pool.Add(fdp)
         return pool.FindMessageTypeByName(full_name)
+
+    def parse_serialized(self, schema_text: str) -> Any | None:
+        """The ``FileDescriptorProto`` of a base64 schema, or ``None`` for ``.proto`` text."""
+        try:
+            raw = base64.b64decode(schema_text, validate=True)
+        except ValueError:
+            return None
+        return self._pb2.FileDescriptorProto.FromString(raw)
+
+    def descriptor_in(self, files: list[Any], indexes: list[int]) -> Any:
+        """The message descriptor at message ``indexes`` of the last of ``files`` (the others its imports)."""
+        fdp = files[-1]
+        if not fdp.message_type:
+            raise DataException("the Protobuf schema declares no message")
+        try:
+            message = fdp.message_type[indexes[0]]
+            path = [message.name]
+            for index in indexes[1:]:
+                message = message.nested_type[index]
+                path.append(message.name)
+        except IndexError:
+            raise DataException(f"the Protobuf schema has no message at indexes {indexes}") from None
+        full_name = ".".join(([fdp.package] if fdp.package else []) + path)
+        return self._load(files, full_name)
 
     def _message(self, schema: Schema, message: Any, imports: set[str]) -> None:
         fdp = self._pb2.FieldDescriptorProto
@@ -206,22 +238,13 @@ class ProtobufData:
     # -- descriptors from the registry -------------------------------------------------------------------
 
     def descriptor_for(self, schema_text: str, indexes: list[int]) -> Any:
-        """The message descriptor of a base64 ``FileDescriptorProto`` at message ``indexes``."""
-        try:
-            raw = base64.b64decode(schema_text, validate=True)
-        except ValueError:
+        """The message descriptor of a base64 ``FileDescriptorProto`` (no imports but the known ones)."""
+        fdp = self.parse_serialized(schema_text)
+        if fdp is None:
             raise DataException(
-                "the registry gave the Protobuf schema as .proto text; this converter reads "
-                "only the serialized form (format=serialized)"
-            ) from None
-        fdp = self._pb2.FileDescriptorProto.FromString(raw)
-        message = fdp.message_type[indexes[0]]
-        path = [message.name]
-        for index in indexes[1:]:
-            message = message.nested_type[index]
-            path.append(message.name)
-        full_name = ".".join(([fdp.package] if fdp.package else []) + path)
-        return self._load(fdp, full_name)
+                "the Protobuf schema is .proto text; compile it first (proto_text.compile_proto)"
+            )
+        return self.descriptor_in([fdp], indexes)
 
     # -- Protobuf descriptor -> Connect schema -----------------------------------------------------------
 
