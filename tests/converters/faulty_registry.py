@@ -1,5 +1,6 @@
 """A faulty schema registry for tests: a real HTTP server in front of the real one (Apicurio) that
-answers 503 a number of times, holds requests until told to let them through, or is down for good.
+answers 503 a number of times, holds requests until told to let them through, is down for good,
+or has lost one path.
 
 It stands for a registry in trouble (overloaded, restarting, gone), which the real one cannot be
 made to be on demand. It runs in a thread of its own, so an event loop it is meant to prove
@@ -32,6 +33,7 @@ class FaultyRegistry:
         self.requests = 0
         self.failed = 0
         self.held = threading.Event()  # set once a request is waiting for release
+        self.refuse: str | None = None  # a path answered 404 (40402), as if the registry lost it
         self._lock = threading.Lock()
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -53,6 +55,11 @@ class FaultyRegistry:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) or None
                 if fail:
                     self._send(503, json.dumps({"error_code": 50301, "message": DOWN_MESSAGE}).encode())
+                    return
+                if registry.refuse is not None and self.path.split("?")[0] == registry.refuse:
+                    self._send(
+                        404, json.dumps({"error_code": 40402, "message": "Version not found."}).encode()
+                    )
                     return
                 registry.held.set()
                 registry.release.wait(60)

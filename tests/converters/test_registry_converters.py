@@ -381,12 +381,15 @@ def test_registry_down_names_the_url_but_never_the_credentials() -> None:
     assert "pw-secret" not in repr(user_info.settings.__dict__)
 
 
-def test_incompatible_schema_refused(schema_registry_url: str, client: SchemaRegistryClient) -> None:
+@pytest.mark.parametrize("level", ["BACKWARD", "FORWARD", "FULL"])
+def test_incompatible_schema_refused(
+    schema_registry_url: str, client: SchemaRegistryClient, level: str
+) -> None:
     topic = _topic()
     subject = f"{topic}-value"
     first = SchemaBuilder.struct().name("com.example.V").field("x", Schema.INT32_SCHEMA).build()
     _avro(schema_registry_url).from_connect_data(topic, first, Struct(first).put("x", 1))
-    client.set_compatibility(subject, "BACKWARD")
+    client.set_compatibility(subject, level)
     second = SchemaBuilder.struct().name("com.example.V").field("x", Schema.STRING_SCHEMA).build()
     with pytest.raises(
         DataException,

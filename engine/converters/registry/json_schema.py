@@ -18,6 +18,7 @@ from engine.converters import jackson
 from engine.converters.registry.config import registry_config_def
 from engine.converters.registry.converter import Reader, RegistryConverter, Writer, require
 from engine.converters.registry.json_schema_data import JsonSchemaData
+from engine.converters.registry.references import inline_json_schema
 from engine.data.schema import Schema
 
 __all__ = ["JsonSchemaConverter"]
@@ -91,8 +92,11 @@ class JsonSchemaConverter(RegistryConverter):
 
         return text, schema.name if schema.type.value == "struct" else None, make_writer
 
+    async def _written_under(self, schema_text: str, references: Mapping[str, str]) -> Any:
+        return json.dumps(inline_json_schema(json.loads(schema_text), references))
+
     def _prepare_read(self, schema_text: str, references: Mapping[str, str]) -> tuple[Schema, Reader]:
-        connect = self.data.to_connect_schema(json.loads(schema_text))
+        connect = self.data.to_connect_schema(inline_json_schema(json.loads(schema_text), references))
         to_connect = self.data.to_connect(connect)
 
         def reader(payload: memoryview) -> Any:
