@@ -239,3 +239,48 @@ def test_proto_text_round_trips_through_protoc() -> None:
     from_descriptor = data.to_connect_schema(data.descriptor_in([fdp], [0]))
     assert from_text == from_descriptor
     assert json.dumps(str(from_text))  # a plain, printable schema
+
+
+def test_int8_and_int16_ride_in_confluent_field_meta_both_ways(
+    schema_registry_url: str, client: SchemaRegistryClient
+) -> None:
+    from confluent_kafka.schema_registry.confluent import meta_pb2
+
+    from engine.data.builder import SchemaBuilder
+    from engine.data.schema import Schema, Type
+
+    schema = (
+        SchemaBuilder.struct()
+        .name("shop.Small")
+        .field("a", Schema.INT8_SCHEMA)
+        .field("b", Schema.INT16_SCHEMA)
+        .field("c", Schema.OPTIONAL_INT8_SCHEMA)
+        .build()
+    )
+    value = Struct(schema).put("a", -3).put("b", 300).put("c", 5)
+    for form in ("text", "serialized"):
+        topic = f"p-{uuid.uuid4().hex[:10]}"
+        data = _converter(schema_registry_url, **{"schema.format": form}).from_connect_data(
+            topic, schema, value
+        )
+        assert data is not None
+        back = _converter(schema_registry_url).to_connect_data(topic, data)
+        assert back.schema is not None
+        assert [f.schema.type for f in back.schema.fields] == [Type.INT8, Type.INT16, Type.INT8]
+        assert _plain(back.value) == {"a": -3, "b": 300, "c": 5}
+    # the option is Confluent's own Meta: their generated meta_pb2 reads it from our .proto text
+    topic = f"p-{uuid.uuid4().hex[:10]}"
+    _converter(schema_registry_url).from_connect_data(topic, schema, value)
+    registered = _latest_text(client, f"{topic}-value")
+    assert 'import "confluent/meta.proto";' in registered
+    assert '[(confluent.field_meta) = {params: [{key: "connect.type", value: "int8"}]}]' in registered
+    compiled = asyncio.run(compile_proto(registered, {}, main_name="shop/Small.proto"))
+    pool = descriptor_pool.DescriptorPool()
+    pool.AddSerializedFile(descriptor_pb2.DESCRIPTOR.serialized_pb)
+    pool.AddSerializedFile(meta_pb2.DESCRIPTOR.serialized_pb)
+    for fdp in compiled:
+        if fdp.name not in ("google/protobuf/descriptor.proto", "confluent/meta.proto"):
+            pool.Add(fdp)
+    options = pool.FindMessageTypeByName("shop.Small").fields_by_name["b"].GetOptions()
+    field_meta = meta_pb2.field_meta  # type: ignore[attr-defined]  # generated code, no stubs
+    assert dict(options.Extensions[field_meta].params) == {"connect.type": "int16"}

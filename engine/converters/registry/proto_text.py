@@ -15,6 +15,7 @@ holds because every reader knows them (``google/protobuf/*``, shipped with proto
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 import tempfile
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from engine.api.errors import DataException
+from engine.converters.registry.proto_meta import meta_params
 
 __all__ = ["KNOWN_FILES", "compile_proto", "is_builtin", "proto_text"]
 
@@ -180,6 +182,10 @@ def _field(field: Any, entries: Mapping[str, Any], syntax: str, *, in_oneof: boo
         options.append("deprecated = true")
     if field.HasField("json_name") and field.json_name != _json_name(field.name):
         options.append(f'json_name = "{field.json_name}"')
+    params = meta_params(field.options.SerializeToString())
+    if params:
+        pairs = ", ".join(f"{{key: {json.dumps(k)}, value: {json.dumps(v)}}}" for k, v in params.items())
+        options.append(f"(confluent.field_meta) = {{params: [{pairs}]}}")
     suffix = f" [{', '.join(options)}]" if options else ""
     return f"{label}{kind} {field.name} = {field.number}{suffix};"
 

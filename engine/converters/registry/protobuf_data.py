@@ -26,6 +26,13 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from engine.api.errors import DataException
+from engine.converters.registry.proto_meta import (
+    CONNECT_TYPE,
+    META_EXTENSION,
+    META_FILE,
+    meta_option,
+    meta_params,
+)
 from engine.data.builder import SchemaBuilder
 from engine.data.logical import Date, Decimal, Time, Timestamp, unscaled_to_bytes
 from engine.data.schema import Schema, Type
@@ -40,6 +47,7 @@ _TIMESTAMP: Final = ("google/protobuf/timestamp.proto", ".google.protobuf.Timest
 _DATE: Final = ("google/type/date.proto", ".google.type.Date")
 _TIME: Final = ("google/type/timeofday.proto", ".google.type.TimeOfDay")
 _DECIMAL: Final = ("confluent/type/decimal.proto", ".confluent.type.Decimal")
+_DESCRIPTOR: Final = "google/protobuf/descriptor.proto"
 _MAP_KEY_TYPES: Final = {Type.STRING, Type.INT32, Type.INT64, Type.BOOLEAN, Type.INT8, Type.INT16}
 _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
@@ -74,6 +82,45 @@ def _well_known(pb2: Any, pool: Any) -> None:
             ("nanos", 4, fdp.TYPE_INT32),
         ],
     )
+    meta = pb2.FileDescriptorProto(
+        name=META_FILE, package="confluent", syntax="proto3", dependency=["google/protobuf/descriptor.proto"]
+    )
+    message = meta.message_type.add(name="Meta")
+    message.field.add(name="doc", number=1, type=fdp.TYPE_STRING, label=fdp.LABEL_OPTIONAL)
+    message.field.add(
+        name="params",
+        number=2,
+        type=fdp.TYPE_MESSAGE,
+        label=fdp.LABEL_REPEATED,
+        type_name=".confluent.Meta.ParamsEntry",
+    )
+    message.field.add(name="tags", number=3, type=fdp.TYPE_STRING, label=fdp.LABEL_REPEATED)
+    message.field.add(
+        name="rules", number=4, type=fdp.TYPE_MESSAGE, label=fdp.LABEL_REPEATED, type_name=".confluent.Rule"
+    )
+    entry = message.nested_type.add(name="ParamsEntry")
+    entry.field.add(name="key", number=1, type=fdp.TYPE_STRING, label=fdp.LABEL_OPTIONAL)
+    entry.field.add(name="value", number=2, type=fdp.TYPE_STRING, label=fdp.LABEL_OPTIONAL)
+    entry.options.map_entry = True
+    rule = meta.message_type.add(name="Rule")
+    for number, rule_field in enumerate(("name", "doc", "expr", "sql"), start=1):
+        rule.field.add(name=rule_field, number=number, type=fdp.TYPE_STRING, label=fdp.LABEL_OPTIONAL)
+    for extension, extendee in (
+        ("file_meta", "FileOptions"),
+        ("message_meta", "MessageOptions"),
+        ("field_meta", "FieldOptions"),
+        ("enum_meta", "EnumOptions"),
+        ("enum_value_meta", "EnumValueOptions"),
+    ):
+        meta.extension.add(
+            name=extension,
+            number=META_EXTENSION,
+            type=fdp.TYPE_MESSAGE,
+            label=fdp.LABEL_OPTIONAL,
+            type_name=".confluent.Meta",
+            extendee=f".google.protobuf.{extendee}",
+        )
+    pool.Add(meta)
     file(
         _DECIMAL[0],
         "confluent.type",
@@ -121,8 +168,9 @@ class ProtobufData:
         ``files`` dependencies first, those every reader knows (already in the pool) skipped."""
         pool = self._new_pool()
         pool.AddSerializedFile(self._timestamp)
+        pool.AddSerializedFile(self._pb2.DESCRIPTOR.serialized_pb)
         _well_known(self._pb2, pool)
-        known = {"google/protobuf/timestamp.proto", _DATE[0], _TIME[0], _DECIMAL[0]}
+        known = {"google/protobuf/timestamp.proto", _DATE[0], _TIME[0], _DECIMAL[0], _DESCRIPTOR, META_FILE}
         for fdp in files:
             if fdp.name not in known:
                 pool.Add(fdp)
@@ -209,6 +257,11 @@ class ProtobufData:
                     if key.startswith(prefix):
                         enum.value.add(name=key[len(prefix) :], number=int(number))
             proto.type, proto.type_name = fdp.TYPE_ENUM, enum_name
+            return
+        if kind in (Type.INT8, Type.INT16) and name is None:
+            proto.type = fdp.TYPE_INT32  # the Connect type rides in confluent.field_meta, as Java writes it
+            proto.options.MergeFromString(meta_option({CONNECT_TYPE: kind.value}))
+            imports.add(META_FILE)
             return
         simple = {
             Type.INT8: fdp.TYPE_INT32,
@@ -324,6 +377,11 @@ class ProtobufData:
             }.get(kind)
             if factory is None:
                 raise DataException(f"Unsupported Protobuf field type {kind} ({field.full_name})")
+            if kind in (fd.TYPE_INT32, fd.TYPE_SINT32, fd.TYPE_SFIXED32):
+                connect_type = meta_params(field.GetOptions().SerializeToString()).get(CONNECT_TYPE)
+                factory = {"int8": SchemaBuilder.int8, "int16": SchemaBuilder.int16}.get(
+                    connect_type or "", factory
+                )
             builder = factory()
         if tag is not None:
             builder.parameter(TAG_PARAM, str(tag))
