@@ -199,6 +199,6 @@ def test_the_java_name_resolves(schema_registry_url: str) -> None:
     assert type(converter) is ProtobufConverter
 
 
-def test_a_non_struct_top_level_schema_is_refused(schema_registry_url: str) -> None:
+def test_a_top_level_schema_no_wrapper_holds_is_refused(schema_registry_url: str) -> None:
     with pytest.raises(DataException, match="Protobuf needs a struct at the top level"):
-        _converter(schema_registry_url).from_connect_data("t", Schema.STRING_SCHEMA, "x")
+        _converter(schema_registry_url).from_connect_data("t", Date.schema(), dt.date(2024, 1, 1))

@@ -284,3 +284,52 @@ def test_int8_and_int16_ride_in_confluent_field_meta_both_ways(
     options = pool.FindMessageTypeByName("shop.Small").fields_by_name["b"].GetOptions()
     field_meta = meta_pb2.field_meta  # type: ignore[attr-defined]  # generated code, no stubs
     assert dict(options.Extensions[field_meta].params) == {"connect.type": "int16"}
+
+
+@pytest.mark.parametrize(
+    ("connect", "value", "wrapper"),
+    [
+        ("STRING", "héllo", "StringValue"),
+        ("INT64", 2**40, "Int64Value"),
+        ("INT32", -7, "Int32Value"),
+        ("BOOLEAN", True, "BoolValue"),
+        ("FLOAT64", 2.5, "DoubleValue"),
+        ("BYTES", b"\x00\xff", "BytesValue"),
+    ],
+)
+def test_non_struct_values_travel_in_wrapper_messages_both_ways(
+    schema_registry_url: str, client: SchemaRegistryClient, connect: str, value: Any, wrapper: str
+) -> None:
+    from google.protobuf import wrappers_pb2
+
+    from engine.converters.registry.protobuf_data import decode_indexes
+    from engine.data.schema import Schema
+
+    schema = getattr(Schema, f"{connect}_SCHEMA")
+    cls = getattr(wrappers_pb2, wrapper)
+    ctx_topic = f"w-{uuid.uuid4().hex[:10]}"
+    ctx = SerializationContext(ctx_topic, MessageField.VALUE)
+    ours = _converter(schema_registry_url, **{"schema.format": "serialized"}).from_connect_data(
+        ctx_topic, schema, value
+    )
+    assert ours is not None
+    # Confluent's Python reader cannot load a schema that is wrappers.proto itself (its pool already
+    # has the file: "duplicate symbol"), so ours is read with the wrapper class after the indexes
+    indexes, used = decode_indexes(memoryview(ours)[5:])
+    assert indexes == [[m.name for m in cls.DESCRIPTOR.file.message_types_by_name.values()].index(wrapper)]
+    assert cls.FromString(ours[5 + used :]).value == value
+    theirs = ProtobufSerializer(cls, client, {"auto.register.schemas": True})(cls(value=value), ctx)
+    assert theirs[5:] == ours[5:]  # the wrapper's message indexes, then the same message bytes
+    back = _converter(schema_registry_url).to_connect_data(ctx_topic, theirs)
+    assert back.schema is not None
+    assert back.schema.optional
+    assert back.value == value
+    text_topic = f"w-{uuid.uuid4().hex[:10]}"
+    as_text = _converter(schema_registry_url).from_connect_data(text_topic, schema, value)
+    assert as_text is not None
+    assert _converter(schema_registry_url).to_connect_data(text_topic, as_text).value == value
+    kept = _converter(schema_registry_url, **{"wrapper.for.raw.primitives": False}).to_connect_data(
+        text_topic, as_text
+    )
+    assert isinstance(kept.value, Struct)
+    assert kept.value.get("value") == value

@@ -11,6 +11,7 @@ compiled by protoc (``proto_text``). Needs the ``registry`` extra (protobuf, grp
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -20,14 +21,16 @@ from engine.converters.base import RawHeaders
 from engine.converters.registry.config import registry_config_def
 from engine.converters.registry.converter import Reader, RegistryConverter, Writer, require
 from engine.converters.registry.proto_text import compile_proto, proto_text
+from engine.converters.registry.proto_wrappers import unwrapped_schema, wrapper_file, wrapper_name
 from engine.converters.registry.protobuf_data import ProtobufData, decode_indexes, encode_indexes
-from engine.data.schema import Schema, SchemaAndValue
+from engine.data.schema import Schema, SchemaAndValue, Type
 from engine.data.values import Struct
 
 __all__ = ["ProtobufConverter"]
 
 SCHEMAS_CACHE: Final = "schemas.cache.config"
 SCHEMA_FORMAT: Final = "schema.format"
+WRAPPER_FOR_RAW_PRIMITIVES: Final = "wrapper.for.raw.primitives"
 TEXT: Final = "text"
 SERIALIZED: Final = "serialized"
 
@@ -37,6 +40,14 @@ def protobuf_converter_config_def() -> ConfigDef:
         registry_config_def()
         .define(
             SCHEMAS_CACHE, ConfigType.INT, 1000, None, Importance.LOW, "Size of the converted schemas cache"
+        )
+        .define(
+            WRAPPER_FOR_RAW_PRIMITIVES,
+            ConfigType.BOOLEAN,
+            True,
+            None,
+            Importance.LOW,
+            "Whether a wrapper message should be interpreted as a raw primitive at the root level",
         )
         .define(
             SCHEMA_FORMAT,
@@ -63,6 +74,7 @@ class ProtobufConverter(RegistryConverter):
         super().__init__()
         self._data: ProtobufData | None = None
         self._as_text = True
+        self._unwrap = True
 
     def config(self) -> ConfigDef:
         return protobuf_converter_config_def()
@@ -73,6 +85,7 @@ class ProtobufConverter(RegistryConverter):
 
     def _configure_format(self, parsed: Mapping[str, Any]) -> int:
         self._as_text = parsed[SCHEMA_FORMAT] == TEXT
+        self._unwrap = parsed[WRAPPER_FOR_RAW_PRIMITIVES]
         return int(parsed[SCHEMAS_CACHE])
 
     def _mapping(self) -> ProtobufData:
@@ -82,6 +95,9 @@ class ProtobufConverter(RegistryConverter):
 
     def _prepare_write(self, schema: Schema) -> tuple[str, str | None, Callable[[Any], Writer]]:
         data = self._mapping()
+        wrapper = wrapper_name(schema) if schema.type is not Type.STRUCT else None
+        if wrapper is not None:
+            return self._prepare_wrapped(wrapper)
         fdp, descriptor = data.file_for(schema)
         if self._as_text:
             text = proto_text(fdp)
@@ -94,6 +110,20 @@ class ProtobufConverter(RegistryConverter):
             return lambda value: prefix + write(value)
 
         return text, descriptor.full_name, make_writer
+
+    def _prepare_wrapped(self, wrapper: str) -> tuple[str, str | None, Callable[[Any], Writer]]:
+        """A non-struct value in its wrapper message, under ``wrappers.proto`` (as Confluent writes one)."""
+        data = self._mapping()
+        fdp, indexes = wrapper_file()
+        text = proto_text(fdp) if self._as_text else base64.b64encode(fdp.SerializeToString()).decode()
+        descriptor = data.descriptor_in([fdp], [indexes[wrapper]])
+        cls = data.message_class(descriptor)
+        prefix = encode_indexes([indexes[wrapper]])
+
+        def make_writer(written_under: Any) -> Writer:
+            return lambda value: prefix + cls(value=value).SerializeToString()
+
+        return text, wrapper, make_writer
 
     async def _files(self, schema_text: str, references: Mapping[str, str]) -> list[Any]:
         """The schema's ``FileDescriptorProto`` and those of its references, theirs first."""
@@ -124,6 +154,11 @@ class ProtobufConverter(RegistryConverter):
             found = readers.get(key)
             if found is None:
                 descriptor = data.descriptor_in(files, indexes)
+                unwrapped = unwrapped_schema(descriptor) if self._unwrap else None
+                if unwrapped is not None:
+                    cls = data.message_class(descriptor)
+                    found = readers[key] = (unwrapped, lambda payload: cls.FromString(payload).value)
+                    return found
                 connect = data.to_connect_schema(descriptor)
                 found = readers[key] = (connect, data.reader(connect, descriptor))
             return found
