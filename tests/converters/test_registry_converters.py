@@ -500,3 +500,27 @@ def test_the_engine_imports_without_the_registry_extra_and_names_it(monkeypatch:
     monkeypatch.setitem(sys.modules, "fastavro", None)  # import fastavro now raises ImportError
     with pytest.raises(ConfigException, match=r"pip install 'connect-engine\[registry\]'"):
         converter_for("io.confluent.connect.avro.AvroConverter", {"schema.registry.url": "http://x"}, False)
+
+
+@pytest.mark.parametrize("enhanced", [False, True])
+def test_enums_are_avro_enums_only_with_enhanced_avro_schema_support(
+    schema_registry_url: str, client: SchemaRegistryClient, enhanced: bool
+) -> None:
+    schema, value = _with_enum()
+    topic = _topic()
+    writer = _avro(schema_registry_url, **{"enhanced.avro.schema.support": enhanced})
+    data = writer.from_connect_data(topic, schema, value)
+    assert data is not None
+    registered = json.loads(client.get_latest_version(f"{topic}-value").schema.schema_str or "{}")
+    color = registered["fields"][0]["type"]
+    if enhanced:
+        assert color["type"] == "enum"
+        assert color["symbols"] == ["RED", "GREEN"]
+    else:  # as Confluent's AvroData: a string, the symbols in connect.parameters
+        assert color["type"] == "string"
+        assert color["connect.parameters"]["io.confluent.connect.avro.Enum"] == "com.example.Color"
+    back = _avro(schema_registry_url).to_connect_data(topic, data)
+    assert back.schema == schema
+    assert back.value == value
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    assert AvroDeserializer(client)(data, ctx) == {"color": "GREEN"}
