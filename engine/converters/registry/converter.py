@@ -12,9 +12,9 @@ Registry round trips never run on a task loop's event loop: in a task loop (``AW
 a conversion that misses its cache starts the fetch as a task of the loop and raises
 ``ConversionPending``; the loop awaits it (``RetryWithToleranceOperator.recover``) and converts
 again, so a slow or failing registry holds up only the records waiting for that schema. Any other
-caller (a script, a test, the DLQ's rendering) blocks until the schema is there, as before. One fetch per schema is in flight at a
-time, whoever waits for it; its failure is raised by the next conversion that needs it, and the
-one after that fetches again.
+caller (a script, a test, the DLQ's rendering) blocks until the schema is there, as before. One
+fetch per schema is in flight at a time, whoever waits for it; its failure is raised by the next
+conversion that needs it, and the one after that fetches again.
 
 Every failure is a ``DataException`` naming the topic and, where there is one, the subject and the
 schema id, with the registry's answer; the worker adds partition and offset when it reports it
