@@ -9,26 +9,34 @@ takes ``is_key=None`` for header use (``converter.type`` then comes from the con
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+import contextvars
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as dist_version
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, TypeVar, runtime_checkable
 
 from engine.api.config_def import NO_DEFAULT, ConfigDef, ConfigDefError, ConfigType, Importance, ValidString
 from engine.api.errors import ConfigException
 from engine.data.schema import Schema, SchemaAndValue
 
 __all__ = [
+    "AWAITING_CALLER",
     "CONVERTER_TYPE_CONFIG",
     "BuiltinConverter",
+    "ConversionPending",
     "Converter",
     "HeaderConverter",
     "RawHeaders",
+    "converted",
     "converter_config_def",
     "converter_type",
     "converter_version",
     "parse_converter_config",
 ]
+
+T = TypeVar("T")
 
 RawHeaders = Sequence[tuple[str, bytes | None]]
 """Kafka record headers as aiokafka gives them; passed through for converters that look at them."""
@@ -68,6 +76,51 @@ def parse_converter_config(
         return definition.parse(props)
     except ConfigDefError as exc:
         raise ConfigException(str(exc)) from exc
+
+
+AWAITING_CALLER: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "converter_awaiting_caller", default=False
+)
+"""True in a context whose converter calls handle ``ConversionPending`` (the task loops set it)."""
+
+
+class ConversionPending(Exception):
+    """A converter needs I/O first (a schema from a registry): await :meth:`ready`, then call it again.
+
+    Converters are synchronous (Kafka's interface), and the data loops call them on the event loop;
+    a registry round trip there would stall every task of the worker. So where the caller says it
+    can wait (``AWAITING_CALLER``, set by the task loops), a converter that misses its cache starts
+    the fetch as a task of the running loop and raises this; the caller awaits it (``converted``
+    does both) and calls again, which now hits the cache or raises the fetch's error. Any other
+    caller gets the converter's old behaviour: the call blocks until the schema is there.
+    """
+
+    def __init__(self, what: str, fetch: Awaitable[Any]) -> None:
+        super().__init__(f"{what}: the converter is waiting for it; await ready() and convert again")
+        self._fetch = fetch
+
+    async def ready(self) -> None:
+        """Wait for the fetch to end (its failure, if any, is raised by the next conversion).
+
+        Shielded: other records may wait on the same fetch, so one caller's cancellation (a task
+        stopping) does not cancel it for the rest; the converter's ``close`` does.
+        """
+        await asyncio.shield(self._fetch)
+
+
+async def converted(call: Callable[[], T | Awaitable[T]], pending: ConversionPending | None = None) -> T:
+    """``call()``'s result (awaited if awaitable), after awaiting whatever the converter says it is
+    waiting for (``pending`` first): how async code calls a converter without blocking its loop."""
+    while True:
+        if pending is not None:
+            await pending.ready()
+        try:
+            result = call()
+            if inspect.isawaitable(result):
+                return await result
+            return result
+        except ConversionPending as again:
+            pending = again
 
 
 def converter_version() -> str:

@@ -25,7 +25,6 @@ that error as the stop it asked for.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import math
 import random
 import time
@@ -35,6 +34,7 @@ from typing import Any, TypeVar, cast, overload
 import structlog
 
 from engine.api.errors import ConnectException
+from engine.converters.base import ConversionPending, converted
 from engine.tolerance.config import ErrorPolicy
 from engine.tolerance.context import ProcessingContext
 from engine.tolerance.metrics import ErrorMetrics
@@ -161,6 +161,9 @@ class ToleranceOperator:
         ``operation`` is called without arguments (typed ``Callable[..., T]`` so that loops may bind
         loop variables as lambda defaults); an awaitable it returns is awaited.
 
+        A ``ConversionPending`` (a converter waiting for a registry) is no failure: it is awaited
+        and ``operation`` called again, as often as it asks; only what that call then raises counts.
+
         A ``BaseException`` that is not an ``Exception`` (cancellation, ``KeyboardInterrupt``) is
         re-raised untouched, as Kafka lets ``Error``\\s through. A context that already failed is
         left alone and yields ``None`` (its later stages are skipped).
@@ -169,6 +172,11 @@ class ToleranceOperator:
             raise first_error
         if ctx.failed:
             return None
+        if isinstance(first_error, ConversionPending):
+            try:
+                return cast(T, await converted(operation, first_error))
+            except Exception as exc:
+                first_error = exc
         ctx.position(stage, executing_class)
         timeout_ms = self.policy.retry_timeout_ms
         deadline = self._clock() + timeout_ms / 1000 if timeout_ms >= 0 else math.inf
@@ -185,14 +193,12 @@ class ToleranceOperator:
                 break
             attempt += 1
             try:
-                result = operation()
-                if inspect.isawaitable(result):
-                    result = await result
+                result = await converted(operation)
             except Exception as exc:
                 error = exc
                 continue
             ctx.attempt = attempt
-            return cast(T, result)
+            return result
         await self._failed(ctx, stage, error)
         return None
 

@@ -10,6 +10,7 @@ import structlog
 from engine.api._invoke import accepts_keyword, invoke
 from engine.api.context import TaskContext
 from engine.api.task import Task
+from engine.converters.base import AWAITING_CALLER
 from engine.worker.report import ReportSink
 from engine.worker.runner import Runner
 from engine.worker.task_loop import TaskControl, TaskLoop
@@ -105,6 +106,7 @@ class TaskRunner(Runner):
     async def _run_loop(self, loop: TaskLoop) -> None:
         """Connect's execute-then-close: a failure stops the task, reports FAILED, and waits for its stop."""
         failure: Exception | None = None
+        AWAITING_CALLER.set(True)  # the loops await a converter's registry fetches (ConversionPending)
         try:
             await loop.open()
             await loop.execute()

@@ -381,12 +381,15 @@ def test_registry_down_names_the_url_but_never_the_credentials() -> None:
     assert "pw-secret" not in repr(user_info.settings.__dict__)
 
 
-def test_incompatible_schema_refused(schema_registry_url: str, client: SchemaRegistryClient) -> None:
+@pytest.mark.parametrize("level", ["BACKWARD", "FORWARD", "FULL"])
+def test_incompatible_schema_refused(
+    schema_registry_url: str, client: SchemaRegistryClient, level: str
+) -> None:
     topic = _topic()
     subject = f"{topic}-value"
     first = SchemaBuilder.struct().name("com.example.V").field("x", Schema.INT32_SCHEMA).build()
     _avro(schema_registry_url).from_connect_data(topic, first, Struct(first).put("x", 1))
-    client.set_compatibility(subject, "BACKWARD")
+    client.set_compatibility(subject, level)
     second = SchemaBuilder.struct().name("com.example.V").field("x", Schema.STRING_SCHEMA).build()
     with pytest.raises(
         DataException,
@@ -497,3 +500,27 @@ def test_the_engine_imports_without_the_registry_extra_and_names_it(monkeypatch:
     monkeypatch.setitem(sys.modules, "fastavro", None)  # import fastavro now raises ImportError
     with pytest.raises(ConfigException, match=r"pip install 'connect-engine\[registry\]'"):
         converter_for("io.confluent.connect.avro.AvroConverter", {"schema.registry.url": "http://x"}, False)
+
+
+@pytest.mark.parametrize("enhanced", [False, True])
+def test_enums_are_avro_enums_only_with_enhanced_avro_schema_support(
+    schema_registry_url: str, client: SchemaRegistryClient, enhanced: bool
+) -> None:
+    schema, value = _with_enum()
+    topic = _topic()
+    writer = _avro(schema_registry_url, **{"enhanced.avro.schema.support": enhanced})
+    data = writer.from_connect_data(topic, schema, value)
+    assert data is not None
+    registered = json.loads(client.get_latest_version(f"{topic}-value").schema.schema_str or "{}")
+    color = registered["fields"][0]["type"]
+    if enhanced:
+        assert color["type"] == "enum"
+        assert color["symbols"] == ["RED", "GREEN"]
+    else:  # as Confluent's AvroData: a string, the symbols in connect.parameters
+        assert color["type"] == "string"
+        assert color["connect.parameters"]["io.confluent.connect.avro.Enum"] == "com.example.Color"
+    back = _avro(schema_registry_url).to_connect_data(topic, data)
+    assert back.schema == schema
+    assert back.value == value
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    assert AvroDeserializer(client)(data, ctx) == {"color": "GREEN"}

@@ -16,6 +16,7 @@ from engine.api.config_def import ConfigDef, ConfigType, Importance
 from engine.converters.registry.avro_data import AvroData
 from engine.converters.registry.config import registry_config_def
 from engine.converters.registry.converter import Reader, RegistryConverter, Writer, require
+from engine.converters.registry.references import inline_avro
 from engine.data.logical import Decimal
 from engine.data.schema import Schema
 
@@ -92,7 +93,7 @@ class AvroConverter(RegistryConverter):
     def _parse(self, avro: Any) -> Any:
         return self._fastavro.parse_schema(avro, _ignore_default_error=True)
 
-    def _prepare_write(self, schema: Schema) -> tuple[str, str | None, Callable[[str | None], Writer]]:
+    def _prepare_write(self, schema: Schema) -> tuple[str, str | None, Callable[[Any], Writer]]:
         avro = self.avro_data.from_connect_schema(schema)
         text = json.dumps(avro, separators=(",", ":"))
         record_name = _record_name(avro)
@@ -115,10 +116,11 @@ class AvroConverter(RegistryConverter):
 
         return text, record_name, make_writer
 
-    def _prepare_read(
-        self, schema_text: str, references: tuple[Mapping[str, Any], ...]
-    ) -> tuple[Schema, Reader]:
-        avro = json.loads(schema_text)
+    async def _written_under(self, schema_text: str, references: Mapping[str, str]) -> Any:
+        return json.dumps(inline_avro(json.loads(schema_text), references))
+
+    def _prepare_read(self, schema_text: str, references: Mapping[str, str]) -> tuple[Schema, Reader]:
+        avro = inline_avro(json.loads(schema_text), references)
         connect = self.avro_data.to_connect_schema(avro)
         parsed = self._parse(avro)
         to_connect = self.avro_data.to_connect(connect, avro)

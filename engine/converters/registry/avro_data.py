@@ -157,7 +157,9 @@ class AvroData:
             self._meta(schema, out)
             out["logicalType"] = "timestamp-millis"
             return out
-        if kind is Type.STRING and schema.parameters and ENUM_PARAM in schema.parameters:
+        if self.enhanced and kind is Type.STRING and schema.parameters and ENUM_PARAM in schema.parameters:
+            # Confluent writes an Avro enum only with enhanced.avro.schema.support; without it the
+            # string stays a string, its symbols kept in connect.parameters
             params = schema.parameters
             simple, namespace = self._full_name(params[ENUM_PARAM])
             prefix = ENUM_PARAM + "."

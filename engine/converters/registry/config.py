@@ -14,11 +14,11 @@ import struct
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from engine.api.config_def import ConfigDef, ConfigType, Importance, Password, ValidString
+from engine.api.config_def import ConfigDef, ConfigType, Importance, Password, Range, ValidString
 from engine.api.errors import ConfigException, DataException
 from engine.config.ssl_context import ssl_context
 from engine.converters.base import converter_config_def
-from engine.converters.registry.client import SchemaRegistryClient, redact_url
+from engine.converters.registry.client import RetryPolicy, SchemaRegistryClient, redact_url
 
 __all__ = [
     "MAGIC_BYTE",
@@ -47,6 +47,10 @@ BEARER_POOL: Final = "bearer.auth.identity.pool.id"
 KEY_STRATEGY: Final = "key.subject.name.strategy"
 VALUE_STRATEGY: Final = "value.subject.name.strategy"
 SSL_PREFIX: Final = "schema.registry."
+MAX_RETRIES: Final = "max.retries"
+RETRIES_WAIT: Final = "retries.wait.ms"
+RETRIES_MAX_WAIT: Final = "retries.max.wait.ms"
+REQUEST_TIMEOUT: Final = "request.timeout.ms"
 
 _STRATEGY_PACKAGE: Final = "io.confluent.kafka.serializers.subject."
 STRATEGIES: Final = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
@@ -66,6 +70,39 @@ def registry_config_def() -> ConfigDef:
             Importance.HIGH,
             "Comma-separated list of URLs for Schema Registry instances that can be used to register "
             "or look up schemas.",
+        )
+        .define(
+            MAX_RETRIES,
+            ConfigType.INT,
+            3,
+            Range.at_least(0),
+            Importance.LOW,
+            "Maximum retries of a registry request that failed to connect or got a retriable status "
+            "(408, 429, 500, 502, 503, 504), each round trying every URL.",
+        )
+        .define(
+            RETRIES_WAIT,
+            ConfigType.INT,
+            1000,
+            Range.at_least(0),
+            Importance.LOW,
+            "Initial wait before retrying a registry request, in milliseconds (doubled each retry, with jitter).",
+        )
+        .define(
+            RETRIES_MAX_WAIT,
+            ConfigType.INT,
+            20000,
+            Range.at_least(0),
+            Importance.LOW,
+            "Maximum wait before retrying a registry request, in milliseconds.",
+        )
+        .define(
+            REQUEST_TIMEOUT,
+            ConfigType.INT,
+            30000,
+            Range.at_least(1),
+            Importance.LOW,
+            "How long one registry request may take, in milliseconds.",
         )
         .define(
             MAX_SCHEMAS,
@@ -241,7 +278,10 @@ class RegistrySettings:
                 if k.startswith(SSL_PREFIX + "ssl.")
             }
             context = ssl_context(ssl_props, "client", prefix=SSL_PREFIX)
-        self.client = make_client(urls, headers=headers, ssl_context=context)
+        retry = RetryPolicy(parsed[MAX_RETRIES], parsed[RETRIES_WAIT], parsed[RETRIES_MAX_WAIT])
+        self.client = make_client(
+            urls, headers=headers, ssl_context=context, timeout_s=parsed[REQUEST_TIMEOUT] / 1000, retry=retry
+        )
         self.urls_for_messages = ", ".join(redact_url(u) for u in urls)
 
     def subject(self, topic: str, record_name: str | None) -> str:

@@ -8,19 +8,35 @@ registers, else looks it up; ``use.latest.version`` takes the subject's latest, 
 compatibility first with ``latest.compatibility.strict``), cached by (topic, Connect schema) one way
 and by schema id the other, so a record costs no registry round trip once its schema is known.
 
-Every failure is a ``DataException`` naming the topic and, where there is one, the schema id; the
-worker adds partition and offset when it reports it (``errors.log.enable``, the DLQ headers).
+Registry round trips never run on a task loop's event loop: in a task loop (``AWAITING_CALLER``),
+a conversion that misses its cache starts the fetch as a task of the loop and raises
+``ConversionPending``; the loop awaits it (``RetryWithToleranceOperator.recover``) and converts
+again, so a slow or failing registry holds up only the records waiting for that schema. Any other
+caller (a script, a test, the DLQ's rendering) blocks until the schema is there, as before. One
+fetch per schema is in flight at a time, whoever waits for it; its failure is raised by the next
+conversion that needs it, and the one after that fetches again.
+
+Every failure is a ``DataException`` naming the topic and, where there is one, the subject and the
+schema id, with the registry's answer; the worker adds partition and offset when it reports it
+(``errors.log.enable``, the DLQ headers).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+import asyncio
+from collections.abc import Callable, Coroutine, Hashable, Mapping
+from typing import Any, ClassVar, TypeVar
 
 from engine.api.config_def import ConfigDef
 from engine.api.errors import ConfigException, DataException
-from engine.converters.base import BuiltinConverter, RawHeaders, parse_converter_config
-from engine.converters.registry.client import RegistryError
+from engine.converters.base import (
+    AWAITING_CALLER,
+    BuiltinConverter,
+    ConversionPending,
+    RawHeaders,
+    parse_converter_config,
+)
+from engine.converters.registry.client import RegistryError, run_blocking
 from engine.converters.registry.config import RegistrySettings, frame, registry_config_def, unframe
 from engine.data.cache import LRUCache
 from engine.data.schema import Schema, SchemaAndValue
@@ -30,6 +46,8 @@ __all__ = ["RegistryConverter", "Writer", "require"]
 Writer = Callable[[Any], bytes]
 Reader = Callable[[memoryview], Any]
 _NOT_FOUND_CODES = (40401, 40402, 40403, 404)
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 
 def require(module: str, converter: str) -> Any:
@@ -58,6 +76,8 @@ class RegistryConverter(BuiltinConverter):
         self.settings: RegistrySettings | None = None
         self._writes: LRUCache[tuple[str, Schema], tuple[int, Writer]] = LRUCache(1000)
         self._reads: LRUCache[int, tuple[Schema, Reader]] = LRUCache(1000)
+        self._pending: dict[Hashable, asyncio.Task[None]] = {}  # fetches in flight, by what they fetch
+        self._failures: dict[Hashable, DataException] = {}  # fetches that failed, raised once each
 
     def config(self) -> ConfigDef:
         return registry_config_def()
@@ -80,18 +100,56 @@ class RegistryConverter(BuiltinConverter):
 
     # -- format hooks ----------------------------------------------------------------------------
 
-    def _prepare_write(self, schema: Schema) -> tuple[str, str | None, Callable[[str | None], Writer]]:
+    def _prepare_write(self, schema: Schema) -> tuple[str, str | None, Callable[[Any], Writer]]:
         """(registry schema text, record full name for the subject, writer factory).
 
-        The factory takes the schema text actually written under (``None``: ours; else the subject's
-        latest with ``use.latest.version``) and returns the payload writer.
+        The factory takes the schema actually written under (``None``: ours; else what
+        :meth:`_written_under` made of the subject's latest, with ``use.latest.version``) and
+        returns the payload writer.
         """
         raise NotImplementedError
 
-    def _prepare_read(
-        self, schema_text: str, references: tuple[Mapping[str, Any], ...]
-    ) -> tuple[Schema, Reader]:
+    async def _written_under(self, schema_text: str, references: Mapping[str, str]) -> Any:
+        """What the writer factory takes for a registry schema (its text, unless a format compiles it)."""
+        return schema_text
+
+    def _prepare_read(self, schema_text: str, references: Mapping[str, str]) -> tuple[Schema, Reader]:
+        """(Connect schema, payload reader) for a registry schema; ``references``: every schema it
+        references, directly or not, by reference name, each after those it references."""
         raise NotImplementedError
+
+    async def _aprepare_read(self, schema_text: str, references: Mapping[str, str]) -> tuple[Schema, Reader]:
+        """:meth:`_prepare_read`, for formats whose schemas need awaiting (a compiler) first."""
+        return self._prepare_read(schema_text, references)
+
+    async def _references(
+        self, references: tuple[Mapping[str, Any], ...], resolved: dict[str, str] | None = None
+    ) -> dict[str, str]:
+        """Every schema ``references`` name, fetched by subject and version (``GET /subjects/{s}/
+        versions/{v}``, cached), theirs first: reference name -> schema text."""
+        resolved = {} if resolved is None else resolved
+        client = self._settings().client
+        for reference in references:
+            name = str(reference.get("name") or "")
+            if not name or name in resolved:
+                continue
+            subject, version = reference.get("subject"), reference.get("version")
+            if subject is None or version is None:
+                raise DataException(
+                    f"the schema reference {name!r} has no subject or version: {dict(reference)}"
+                )
+            try:
+                registered = await client.aversion(str(subject), int(version), fmt=self.SCHEMA_FORMAT)
+            except RegistryError as exc:
+                raise DataException(
+                    f"Error retrieving the schema {name!r} it references (subject {subject}, version "
+                    f"{version}): {exc}"
+                ) from exc
+            resolved[name] = ""  # a cycle stops here
+            await self._references(registered.references, resolved)
+            del resolved[name]
+            resolved[name] = registered.schema
+        return resolved
 
     # -- Converter -------------------------------------------------------------------------------
 
@@ -113,8 +171,13 @@ class RegistryConverter(BuiltinConverter):
         key = (topic, schema)
         entry = self._writes.get(key)
         if entry is None:
-            entry = self._prepare_schema(topic, schema)
-            self._writes.put(key, entry)
+            entry = self._awaiting(
+                ("write", key),
+                self._writes,
+                key,
+                lambda: self._prepare_schema(topic, schema),
+                f"the {self.FORMAT} schema of a record for topic {topic}",
+            )
         schema_id, writer = entry
         try:
             return frame(schema_id, writer(value))
@@ -128,7 +191,52 @@ class RegistryConverter(BuiltinConverter):
                 f"{schema_id}: {type(exc).__name__}: {exc}"
             ) from exc
 
-    def _prepare_schema(self, topic: str, schema: Schema) -> tuple[int, Writer]:
+    def _awaiting(
+        self,
+        slot: Hashable,
+        cache: LRUCache[K, V],
+        key: K,
+        fetch: Callable[[], Coroutine[Any, Any, V]],
+        what: str,
+    ) -> V:
+        """``fetch()``'s result for a cache miss: blocking without a loop, else ``ConversionPending``."""
+        failure = self._failures.pop(slot, None)
+        if failure is not None:
+            raise failure
+        if not AWAITING_CALLER.get():
+            value = run_blocking(fetch())
+            cache.put(key, value)
+            return value
+        loop = asyncio.get_running_loop()
+        task = self._pending.get(slot)
+        if task is None or task.get_loop() is not loop:
+            task = loop.create_task(self._settle(slot, cache, key, fetch()), name=f"schema-fetch {slot!r}")
+            self._pending[slot] = task
+        raise ConversionPending(what, task)
+
+    async def _settle(
+        self, slot: Hashable, cache: LRUCache[K, V], key: K, fetch: Coroutine[Any, Any, V]
+    ) -> None:
+        """Run one fetch: its result into ``cache``, or its failure kept for the next conversion."""
+        try:
+            cache.put(key, await fetch)
+        except DataException as exc:
+            self._failures[slot] = exc
+        except Exception as exc:  # a bug in a mapping: still the record's failure, never a lost task
+            failure = DataException(f"Failed to get the {self.FORMAT} schema: {type(exc).__name__}: {exc}")
+            failure.__cause__ = exc
+            self._failures[slot] = failure
+        finally:
+            if self._pending.get(slot) is asyncio.current_task():
+                del self._pending[slot]
+
+    def close(self) -> None:
+        """Cancel the fetches still in flight (their waiters are stopping too)."""
+        for task in self._pending.values():
+            task.cancel()
+        self._pending.clear()
+
+    async def _prepare_schema(self, topic: str, schema: Schema) -> tuple[int, Writer]:
         settings = self._settings()
         try:
             text, record_name, make_writer = self._prepare_write(schema)
@@ -141,8 +249,8 @@ class RegistryConverter(BuiltinConverter):
         what = f"{self.FORMAT} schema for subject {subject} (topic {topic})"
         try:
             if settings.use_latest:
-                latest = client.latest(subject)
-                if settings.latest_strict and not client.compatible(
+                latest = await client.alatest(subject)
+                if settings.latest_strict and not await client.acompatible(
                     subject, text, self.SCHEMA_TYPE, str(latest.version or "latest")
                 ):
                     raise DataException(
@@ -151,11 +259,16 @@ class RegistryConverter(BuiltinConverter):
                         f"{subject} (schema id {latest.schema_id}), and latest.compatibility."
                         "strict is true"
                     )
-                return latest.schema_id, make_writer(latest.schema)
+                references = await self._references(latest.references)
+                return latest.schema_id, make_writer(await self._written_under(latest.schema, references))
             if settings.auto_register:
-                schema_id = client.register(subject, text, self.SCHEMA_TYPE, normalize=settings.normalize)
+                schema_id = await client.aregister(
+                    subject, text, self.SCHEMA_TYPE, normalize=settings.normalize
+                )
             else:
-                schema_id = client.lookup(subject, text, self.SCHEMA_TYPE, normalize=settings.normalize)
+                schema_id = await client.alookup(
+                    subject, text, self.SCHEMA_TYPE, normalize=settings.normalize
+                )
         except RegistryError as exc:
             verb = (
                 "fetching the latest version of"
@@ -182,8 +295,13 @@ class RegistryConverter(BuiltinConverter):
         schema_id, payload = unframe(topic, value, self.FORMAT)
         entry = self._reads.get(schema_id)
         if entry is None:
-            entry = self._fetch(topic, schema_id)
-            self._reads.put(schema_id, entry)
+            entry = self._awaiting(
+                ("read", schema_id),
+                self._reads,
+                schema_id,
+                lambda: self._fetch(topic, schema_id),
+                f"{self.FORMAT} schema id {schema_id} (topic {topic})",
+            )
         schema, reader = entry
         try:
             return SchemaAndValue(schema, reader(payload))
@@ -198,11 +316,11 @@ class RegistryConverter(BuiltinConverter):
                 f"{schema_id}: {type(exc).__name__}: {exc}"
             ) from exc
 
-    def _fetch(self, topic: str, schema_id: int) -> tuple[Schema, Reader]:
+    async def _fetch(self, topic: str, schema_id: int) -> tuple[Schema, Reader]:
         settings = self._settings()
         side = "key" if self.is_key else "value"
         try:
-            registered = settings.client.by_id(schema_id, fmt=self.SCHEMA_FORMAT)
+            registered = await settings.client.aby_id(schema_id, fmt=self.SCHEMA_FORMAT)
         except RegistryError as exc:
             reason = "schema not found" if exc.error_code in _NOT_FOUND_CODES else "registry error"
             raise DataException(
@@ -216,7 +334,8 @@ class RegistryConverter(BuiltinConverter):
                 f"{schema_id} is a {registered.schema_type} schema, not {self.SCHEMA_TYPE}"
             )
         try:
-            return self._prepare_read(registered.schema, registered.references)
+            references = await self._references(registered.references)
+            return await self._aprepare_read(registered.schema, references)
         except (DataException, ValueError, TypeError, KeyError) as exc:
             raise DataException(
                 f"Failed to deserialize data for topic {topic} to {self.FORMAT}: schema id "

@@ -18,6 +18,7 @@ from engine.converters import jackson
 from engine.converters.registry.config import registry_config_def
 from engine.converters.registry.converter import Reader, RegistryConverter, Writer, require
 from engine.converters.registry.json_schema_data import JsonSchemaData
+from engine.converters.registry.references import inline_json_schema
 from engine.data.schema import Schema
 
 __all__ = ["JsonSchemaConverter"]
@@ -66,7 +67,7 @@ class JsonSchemaConverter(RegistryConverter):
         self.fail_invalid = parsed[FAIL_INVALID]
         return int(parsed[SCHEMAS_CACHE])
 
-    def _prepare_write(self, schema: Schema) -> tuple[str, str | None, Callable[[str | None], Writer]]:
+    def _prepare_write(self, schema: Schema) -> tuple[str, str | None, Callable[[Any], Writer]]:
         json_schema = self.data.from_connect_schema(schema)
         text = json.dumps(json_schema, separators=(",", ":"))
         to_json = self.data.to_json(schema)
@@ -91,10 +92,11 @@ class JsonSchemaConverter(RegistryConverter):
 
         return text, schema.name if schema.type.value == "struct" else None, make_writer
 
-    def _prepare_read(
-        self, schema_text: str, references: tuple[Mapping[str, Any], ...]
-    ) -> tuple[Schema, Reader]:
-        connect = self.data.to_connect_schema(json.loads(schema_text))
+    async def _written_under(self, schema_text: str, references: Mapping[str, str]) -> Any:
+        return json.dumps(inline_json_schema(json.loads(schema_text), references))
+
+    def _prepare_read(self, schema_text: str, references: Mapping[str, str]) -> tuple[Schema, Reader]:
+        connect = self.data.to_connect_schema(inline_json_schema(json.loads(schema_text), references))
         to_connect = self.data.to_connect(connect)
 
         def reader(payload: memoryview) -> Any:

@@ -1,4 +1,4 @@
-"""Connect schemas and values <-> Protobuf (proto3), after Confluent's ``ProtobufData``.
+r"""Connect schemas and values <-> Protobuf (proto3), after Confluent's ``ProtobufData``.
 
 Connect -> Protobuf: a top-level struct is a message in a file of its own (package = the struct
 name's namespace; an unnamed struct is ``ConnectDefault1``); nested structs, map entries and enums
@@ -13,9 +13,9 @@ an optional scalar is a proto3 ``optional`` field; a string with the
 ``io.confluent.connect.protobuf.Enum.<symbol>`` parameters, valued with their numbers).
 
 Protobuf -> Connect is the reverse: message and ``optional`` fields are optional, other scalars
-and repeated fields required; every field carries its tag parameter. The registry schema is the
-base64 ``FileDescriptorProto`` (what Confluent's Python serializer registers and its deserializer
-asks for with ``format=serialized``); a schema fetched as ``.proto`` text cannot be read here.
+and repeated fields required; every field carries its tag parameter. Descriptors come from
+``FileDescriptorProto``\s: a base64 one (what Confluent's Python serializer registers), or those
+protoc compiles from ``.proto`` text (``proto_text``), with the files the schema imports.
 """
 
 from __future__ import annotations
@@ -26,6 +26,13 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from engine.api.errors import DataException
+from engine.converters.registry.proto_meta import (
+    CONNECT_TYPE,
+    META_EXTENSION,
+    META_FILE,
+    meta_option,
+    meta_params,
+)
 from engine.data.builder import SchemaBuilder
 from engine.data.logical import Date, Decimal, Time, Timestamp, unscaled_to_bytes
 from engine.data.schema import Schema, Type
@@ -40,6 +47,7 @@ _TIMESTAMP: Final = ("google/protobuf/timestamp.proto", ".google.protobuf.Timest
 _DATE: Final = ("google/type/date.proto", ".google.type.Date")
 _TIME: Final = ("google/type/timeofday.proto", ".google.type.TimeOfDay")
 _DECIMAL: Final = ("confluent/type/decimal.proto", ".confluent.type.Decimal")
+_DESCRIPTOR: Final = "google/protobuf/descriptor.proto"
 _MAP_KEY_TYPES: Final = {Type.STRING, Type.INT32, Type.INT64, Type.BOOLEAN, Type.INT8, Type.INT16}
 _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
@@ -74,6 +82,45 @@ def _well_known(pb2: Any, pool: Any) -> None:
             ("nanos", 4, fdp.TYPE_INT32),
         ],
     )
+    meta = pb2.FileDescriptorProto(
+        name=META_FILE, package="confluent", syntax="proto3", dependency=["google/protobuf/descriptor.proto"]
+    )
+    message = meta.message_type.add(name="Meta")
+    message.field.add(name="doc", number=1, type=fdp.TYPE_STRING, label=fdp.LABEL_OPTIONAL)
+    message.field.add(
+        name="params",
+        number=2,
+        type=fdp.TYPE_MESSAGE,
+        label=fdp.LABEL_REPEATED,
+        type_name=".confluent.Meta.ParamsEntry",
+    )
+    message.field.add(name="tags", number=3, type=fdp.TYPE_STRING, label=fdp.LABEL_REPEATED)
+    message.field.add(
+        name="rules", number=4, type=fdp.TYPE_MESSAGE, label=fdp.LABEL_REPEATED, type_name=".confluent.Rule"
+    )
+    entry = message.nested_type.add(name="ParamsEntry")
+    entry.field.add(name="key", number=1, type=fdp.TYPE_STRING, label=fdp.LABEL_OPTIONAL)
+    entry.field.add(name="value", number=2, type=fdp.TYPE_STRING, label=fdp.LABEL_OPTIONAL)
+    entry.options.map_entry = True
+    rule = meta.message_type.add(name="Rule")
+    for number, rule_field in enumerate(("name", "doc", "expr", "sql"), start=1):
+        rule.field.add(name=rule_field, number=number, type=fdp.TYPE_STRING, label=fdp.LABEL_OPTIONAL)
+    for extension, extendee in (
+        ("file_meta", "FileOptions"),
+        ("message_meta", "MessageOptions"),
+        ("field_meta", "FieldOptions"),
+        ("enum_meta", "EnumOptions"),
+        ("enum_value_meta", "EnumValueOptions"),
+    ):
+        meta.extension.add(
+            name=extension,
+            number=META_EXTENSION,
+            type=fdp.TYPE_MESSAGE,
+            label=fdp.LABEL_OPTIONAL,
+            type_name=".confluent.Meta",
+            extendee=f".google.protobuf.{extendee}",
+        )
+    pool.Add(meta)
     file(
         _DECIMAL[0],
         "confluent.type",
@@ -97,6 +144,11 @@ class ProtobufData:
 
     def from_connect_schema(self, schema: Schema) -> tuple[str, Any]:
         """(registry schema text: base64 FileDescriptorProto, the message descriptor)."""
+        fdp, descriptor = self.file_for(schema)
+        return base64.b64encode(fdp.SerializeToString()).decode(), descriptor
+
+    def file_for(self, schema: Schema) -> tuple[Any, Any]:
+        """(the ``FileDescriptorProto`` holding ``schema``'s message, the message descriptor)."""
         if schema.type is not Type.STRUCT:
             raise DataException(f"Protobuf needs a struct at the top level, not {schema.type}")
         package, _, name = (schema.name or DEFAULT_NAME).rpartition(".")
@@ -109,16 +161,44 @@ class ProtobufData:
         fdp.dependency.extend(sorted(imports))
         full_name = f"{package}.{name}" if package else name
         fdp.name = f"{full_name.replace('.', '/')}.proto"
-        text = base64.b64encode(fdp.SerializeToString()).decode()
-        return text, self._load(fdp, full_name)
+        return fdp, self._load([fdp], full_name)
 
-    def _load(self, fdp: Any, full_name: str) -> Any:
-        """The message descriptor, from a pool of its own (two versions of one message never clash)."""
+    def _load(self, files: list[Any], full_name: str) -> Any:
+        """The message descriptor, from a pool of its own (two versions of one message never clash);
+        ``files`` dependencies first, those every reader knows (already in the pool) skipped."""
         pool = self._new_pool()
         pool.AddSerializedFile(self._timestamp)
+        pool.AddSerializedFile(self._pb2.DESCRIPTOR.serialized_pb)
         _well_known(self._pb2, pool)
-        pool.Add(fdp)
+        known = {"google/protobuf/timestamp.proto", _DATE[0], _TIME[0], _DECIMAL[0], _DESCRIPTOR, META_FILE}
+        for fdp in files:
+            if fdp.name not in known:
+                pool.Add(fdp)
         return pool.FindMessageTypeByName(full_name)
+
+    def parse_serialized(self, schema_text: str) -> Any | None:
+        """The ``FileDescriptorProto`` of a base64 schema, or ``None`` for ``.proto`` text."""
+        try:
+            raw = base64.b64decode(schema_text, validate=True)
+        except ValueError:
+            return None
+        return self._pb2.FileDescriptorProto.FromString(raw)
+
+    def descriptor_in(self, files: list[Any], indexes: list[int]) -> Any:
+        """The message descriptor at message ``indexes`` of the last of ``files`` (the others its imports)."""
+        fdp = files[-1]
+        if not fdp.message_type:
+            raise DataException("the Protobuf schema declares no message")
+        try:
+            message = fdp.message_type[indexes[0]]
+            path = [message.name]
+            for index in indexes[1:]:
+                message = message.nested_type[index]
+                path.append(message.name)
+        except IndexError:
+            raise DataException(f"the Protobuf schema has no message at indexes {indexes}") from None
+        full_name = ".".join(([fdp.package] if fdp.package else []) + path)
+        return self._load(files, full_name)
 
     def _message(self, schema: Schema, message: Any, imports: set[str]) -> None:
         fdp = self._pb2.FieldDescriptorProto
@@ -178,6 +258,11 @@ class ProtobufData:
                         enum.value.add(name=key[len(prefix) :], number=int(number))
             proto.type, proto.type_name = fdp.TYPE_ENUM, enum_name
             return
+        if kind in (Type.INT8, Type.INT16) and name is None:
+            proto.type = fdp.TYPE_INT32  # the Connect type rides in confluent.field_meta, as Java writes it
+            proto.options.MergeFromString(meta_option({CONNECT_TYPE: kind.value}))
+            imports.add(META_FILE)
+            return
         simple = {
             Type.INT8: fdp.TYPE_INT32,
             Type.INT16: fdp.TYPE_INT32,
@@ -206,22 +291,13 @@ class ProtobufData:
     # -- descriptors from the registry -------------------------------------------------------------------
 
     def descriptor_for(self, schema_text: str, indexes: list[int]) -> Any:
-        """The message descriptor of a base64 ``FileDescriptorProto`` at message ``indexes``."""
-        try:
-            raw = base64.b64decode(schema_text, validate=True)
-        except ValueError:
+        """The message descriptor of a base64 ``FileDescriptorProto`` (no imports but the known ones)."""
+        fdp = self.parse_serialized(schema_text)
+        if fdp is None:
             raise DataException(
-                "the registry gave the Protobuf schema as .proto text; this converter reads "
-                "only the serialized form (format=serialized)"
-            ) from None
-        fdp = self._pb2.FileDescriptorProto.FromString(raw)
-        message = fdp.message_type[indexes[0]]
-        path = [message.name]
-        for index in indexes[1:]:
-            message = message.nested_type[index]
-            path.append(message.name)
-        full_name = ".".join(([fdp.package] if fdp.package else []) + path)
-        return self._load(fdp, full_name)
+                "the Protobuf schema is .proto text; compile it first (proto_text.compile_proto)"
+            )
+        return self.descriptor_in([fdp], indexes)
 
     # -- Protobuf descriptor -> Connect schema -----------------------------------------------------------
 
@@ -301,6 +377,11 @@ class ProtobufData:
             }.get(kind)
             if factory is None:
                 raise DataException(f"Unsupported Protobuf field type {kind} ({field.full_name})")
+            if kind in (fd.TYPE_INT32, fd.TYPE_SINT32, fd.TYPE_SFIXED32):
+                connect_type = meta_params(field.GetOptions().SerializeToString()).get(CONNECT_TYPE)
+                factory = {"int8": SchemaBuilder.int8, "int16": SchemaBuilder.int16}.get(
+                    connect_type or "", factory
+                )
             builder = factory()
         if tag is not None:
             builder.parameter(TAG_PARAM, str(tag))
