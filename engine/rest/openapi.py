@@ -350,13 +350,6 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
         "summary": "Task configs",
         "responses": {"200": _json(_array(_ref("TaskInfo")), "Tasks"), **_errors(404)},
     },
-    ("GET", "/connectors/{connector}/tasks-config"): {
-        "summary": "Task configs by task id (deprecated)",
-        "responses": {
-            "200": _json({"type": "object", "additionalProperties": _STRING_MAP}, "Tasks"),
-            **_errors(404),
-        },
-    },
     ("GET", "/connectors/{connector}/tasks/{task}/status"): {
         "summary": "One task's state",
         "responses": {"200": _json(_ref("TaskState"), "Status"), **_errors(404)},

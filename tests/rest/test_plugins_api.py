@@ -543,7 +543,8 @@ async def test_validate_rejects_mismatched_missing_and_unknown_types(client: Cli
     )
     unknown = await client.put("/connector-plugins/Nope/config/validate", json={"connector.class": "Nope"})
     assert (await error(unknown, 500)).startswith(
-        "org.apache.kafka.connect.errors.ConnectException: Failed to find any class that implements Connector and "
+        "org.apache.kafka.connect.runtime.rest.errors.BadRequestException: Failed to find any class that implements "
+        "Connector and "
         "which name matches Nope, available connectors are: "
     )
     assert await error(await client.put("/connector-plugins/X/config/validate", json=["a"]), 500) == (
