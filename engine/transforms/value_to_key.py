@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.api.config_def import NO_DEFAULT, ConfigDef, ConfigType, Importance
+from engine.api.config_def import NO_DEFAULT, ConfigDef, ConfigType, Importance, ValidList
 from engine.api.errors import DataException
 from engine.api.records import ConnectRecord
 from engine.api.transforms import Transformation
@@ -22,7 +22,6 @@ from engine.data.values import Struct
 from engine.transforms.field_path import FieldSyntaxVersion, SingleFieldPath
 from engine.transforms.schema_util import (
     REPLACE_NULL_WITH_DEFAULT_CONFIG,
-    NonEmptyListValidator,
     define_replace_null_with_default,
     require_map,
     require_struct,
@@ -43,7 +42,7 @@ class ValueToKey(Transformation[ConnectRecord]):
                 FIELDS,
                 ConfigType.LIST,
                 NO_DEFAULT,
-                NonEmptyListValidator(),
+                ValidList.any_non_duplicate_values(False, False),  # KIP-1161 (4.2)
                 Importance.HIGH,
                 "Field names on the record value to extract as the record key.",
             )

@@ -486,6 +486,20 @@ async def test_validate_answers_200_with_every_error(client: Client) -> None:
     assert infos["error_count"] == 8
 
 
+async def test_validate_refuses_an_empty_topic_and_drops_duplicates_as_kafka_4_2_does(client: Client) -> None:
+    """KIP-1161: ``topics`` is a strict list (an empty entry is an error; duplicates are dropped)."""
+    config = {"connector.class": "RecordingSink", "name": "s", "tasks.max": "1", "topics": "a,,b"}
+    empty = _values(
+        await ok(await client.put("/connector-plugins/RecordingSink/config/validate", json=config))
+    )
+    assert empty["topics"]["errors"] == ["Configuration 'topics' values must not be empty."]
+    config["topics"] = "a,b,a"
+    twice = _values(
+        await ok(await client.put("/connector-plugins/RecordingSink/config/validate", json=config))
+    )
+    assert (twice["topics"]["errors"], twice["topics"]["value"]) == ([], "a,b")
+
+
 async def test_validate_merges_the_connectors_own_keys_and_checks(acme: Client) -> None:
     config = {
         "connector.class": "acme_rest.KeyedSinkConnector",
