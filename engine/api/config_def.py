@@ -695,7 +695,7 @@ class ConfigKey:
             "importance": self.importance.value,
             "documentation": self.documentation,
             "group": self.group,
-            "order": self.order_in_group,
+            "order_in_group": self.order_in_group,  # Kafka 4.4 (a record); 4.1 and before: "order"
             "width": self.width.value,
             "display_name": self.display_name,
             "dependents": list(self.dependents),

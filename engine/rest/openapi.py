@@ -171,7 +171,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "importance": {"type": "string"},
             "documentation": {"type": ["string", "null"]},
             "group": {"type": ["string", "null"]},
-            "order": {"type": "integer"},
+            "order_in_group": {"type": "integer"},
             "width": {"type": "string"},
             "display_name": {"type": ["string", "null"]},
             "dependents": _array({"type": "string"}),

@@ -640,7 +640,7 @@ def test_key_info_has_connects_config_key_info_shape() -> None:
         "importance": "HIGH",
         "documentation": "Topics to read.",
         "group": "Common",
-        "order": 3,
+        "order_in_group": 3,
         "width": "LONG",
         "display_name": "Topics",
         "dependents": ["other"],
@@ -653,7 +653,7 @@ def test_key_info_of_a_required_key_has_null_default_and_required_true() -> None
     assert info["required"] is True
     assert info["default_value"] is None
     assert info["group"] is None
-    assert info["order"] == -1
+    assert info["order_in_group"] == -1
     assert info["width"] == "NONE"
     assert info["display_name"] == "name"
     assert info["dependents"] == []

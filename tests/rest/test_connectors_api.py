@@ -74,7 +74,7 @@ async def test_create_twice_is_409_and_bad_configs_are_400(client: Client) -> No
     message = await error(
         await client.post("/connectors", json={"name": "x", "config": {"tasks.max": "1"}}), 400
     )
-    assert message == "Connector config {tasks.max=1, name=x} contains no connector type"
+    assert message == "Connector config contains no connector type"
     mismatch = await client.post("/connectors", json={"name": "a", "config": {**SOURCE, "name": "b"}})
     assert (
         await error(mismatch, 400)
