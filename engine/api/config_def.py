@@ -685,7 +685,7 @@ class ConfigKey:
         return self.default is NO_DEFAULT
 
     def info(self, prefix: str = "") -> dict[str, Any]:
-        """Connect's ConfigKeyInfo JSON object (``order`` is ``order_in_group``)."""
+        """Connect's ConfigKeyInfo JSON object (its position in the group is ``order_in_group``, as 4.4 names it)."""
         required = self.required
         return {
             "name": prefix + self.name,
@@ -695,7 +695,7 @@ class ConfigKey:
             "importance": self.importance.value,
             "documentation": self.documentation,
             "group": self.group,
-            "order_in_group": self.order_in_group,  # Kafka 4.4 (a record); 4.1 and before: "order"
+            "order_in_group": self.order_in_group,  # Kafka 4.4 (a record); "order" in 4.1
             "width": self.width.value,
             "display_name": self.display_name,
             "dependents": list(self.dependents),

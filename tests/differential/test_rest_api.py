@@ -110,7 +110,7 @@ GROUP_ID_DEFINITION = {
     "width": "NONE",
     "display_name": "group.id",
     "dependents": [],
-    "order_in_group": -1,  # 4.4's name ("order" until 4.3)
+    "order_in_group": -1,  # 4.4's name ("order" in 4.1)
 }
 OVERRIDE_DEFINITION = Known(
     "validate with a client override key: Connect lists it again with the Kafka client's own definition",
