@@ -6,7 +6,7 @@ on the class's line.
 
 * EngineError                     root of every error raised on purpose (an ``Exception``)
   * ConfigError                   bad connector or worker config (400); ``errors`` maps key -> messages
-    * ConnectorClassNotFound      ``connector.class`` names no connector (500, as Connect's ConnectException)
+    * ConnectorClassNotFound      ``connector.class`` names no connector (400, as Connect 4.x)
       * MissingExtra              the plugin needs an optional extra's library; names the pip install
   * ConnectorInstantiationError   the connector class cannot be instantiated (500, "Instantiation error")
   * InvalidRequest                a request that cannot be carried out as asked (400)
@@ -59,15 +59,13 @@ class ConfigError(EngineError):
 
 
 class ConnectorClassNotFound(ConfigError):
-    """``connector.class`` names no connector: a ConfigError to the engine, but 500 over REST, because
-    Connect's ``Plugins.connectorClass`` throws a plain ``ConnectException`` before any validation."""
-
-    http_status = 500
+    """``connector.class`` names no connector: 400, as Connect 4.x's validation turns the plain
+    ``ConnectException`` of ``Plugins.connectorClass`` into a ``BadRequestException`` (3.9 answered 500)."""
 
 
 class MissingExtra(ConnectorClassNotFound):
     """A built-in plugin needs a library that only an optional extra installs; the message names the
-    ``pip install 'connect-engine[extra]'`` to run. 500 over REST, as a class that cannot be found."""
+    ``pip install 'connect-engine[extra]'`` to run. 400 over REST, as a class that cannot be found."""
 
     def __init__(self, name: str, module: str, extra: str, hint: str) -> None:
         message = f"Connector class {name} cannot be loaded: {hint}"

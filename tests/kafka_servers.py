@@ -1,6 +1,7 @@
 """Apache Kafka for the test session (``engine.testing.kafka``): one KRaft node of Kafka 4.1 with every
 listener, started on first use and shared by every test that asks, and Kafka 3.9 for the smaller matrix;
-and one Java Kafka Connect 4.1 distributed worker on it (``java_connect41``), for the differential suite.
+and Java Kafka Connect distributed workers on it, 4.4 (``java_connect44``, the API we claim) and 4.1
+(``java_connect41``), for the differential suite.
 A node or worker that cannot start (no java, no mvn, a resolution failure) fails the tests that need it.
 
 Registered as a pytest plugin by ``tests/conftest.py``.
@@ -49,6 +50,16 @@ def kafka(kafka41: ApacheKafka) -> Broker:
 def kafka_3_9(kafka39: ApacheKafka) -> Broker:
     """Apache Kafka 3.9 as a ``Broker``, for the smaller matrix."""
     return apache_broker("kafka-3.9", kafka39)
+
+
+@pytest.fixture(scope="session")
+def java_connect44(kafka41: ApacheKafka) -> Iterator[JavaConnect]:
+    """Java Kafka Connect 4.4 (with 4.1.2's FileStream connectors: Maven Central lacks 4.4.0's), one
+    distributed worker on ``kafka41`` (its own group and internal topics; offsets flushed every second)."""
+    with java_connect(
+        kafka41.bootstrap_servers(), version="4.4", worker_config={"offset.flush.interval.ms": "1000"}
+    ) as connect:
+        yield connect
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,11 @@ from decimal import Decimal
 from enum import Enum, StrEnum
 from typing import Any, Final, Protocol, TypeAlias, runtime_checkable
 
+import structlog
+
 from engine.api.errors import ConfigException
+
+_log = structlog.get_logger(component="config")
 
 __all__ = [
     "NO_DEFAULT",
@@ -465,30 +469,70 @@ class NonNullValidator:
 
 
 class ValidList:
-    """Every element of a LIST value is one of a fixed set (case-sensitive); ``None`` passes."""
+    """``ConfigDef.ValidList`` as of Kafka 4.2 (KIP-1161): a LIST value whose elements are each one of a
+    fixed set (case-sensitive), or any non-empty strings when the set is empty; never an empty element,
+    never a duplicate (``ConfigDef.parse`` drops duplicates first, with Connect's warning). An empty
+    list and ``None`` pass unless refused by ``empty_allowed`` and ``null_allowed``."""
 
-    __slots__ = ("valid_string",)
+    __slots__ = ("empty_allowed", "null_allowed", "valid_string")
 
-    def __init__(self, valid_strings: Iterable[str]) -> None:
+    def __init__(
+        self, valid_strings: Iterable[str], *, empty_allowed: bool = True, null_allowed: bool = True
+    ) -> None:
         self.valid_string = ValidString(valid_strings)
+        self.empty_allowed = empty_allowed
+        self.null_allowed = null_allowed
 
     @classmethod
     def in_(cls, *valid_strings: str) -> ValidList:
         return cls(valid_strings)
 
+    @classmethod
+    def any_non_duplicate_values(cls, empty_allowed: bool, null_allowed: bool) -> ValidList:
+        """``ValidList.anyNonDuplicateValues``: any non-empty, distinct strings."""
+        return cls((), empty_allowed=empty_allowed, null_allowed=null_allowed)
+
     def __call__(self, name: str, value: Any) -> None:
         if value is None:
-            return
+            if self.null_allowed:
+                return
+            raise ConfigDefError(f"Configuration '{name}' values must not be null.", name=name)
         if not isinstance(value, list | tuple):
             raise ConfigDefError.invalid(name, value, "Expected a comma separated list.")
+        valid = self.valid_string.valid_strings
+        if not value and not self.empty_allowed:
+            allowed = str(self.valid_string) if valid else "any non-empty value"
+            raise ConfigDefError(
+                f"Configuration '{name}' must not be empty. Valid values include: {allowed}", name=name
+            )
+        if len(set(value)) != len(value):
+            raise ConfigDefError(f"Configuration '{name}' values must not be duplicated.", name=name)
         for element in value:
-            self.valid_string(name, element)
+            if isinstance(element, str) and element == "":
+                raise ConfigDefError(f"Configuration '{name}' values must not be empty.", name=name)
+            if valid:
+                self.valid_string(name, element)
 
     def __str__(self) -> str:
-        return str(self.valid_string)
+        return str(self.valid_string) if self.valid_string.valid_strings else ""
 
     def __repr__(self) -> str:
         return f"ValidList({self})"
+
+
+def _distinct(key: ConfigKey, value: Any) -> Any:
+    """Kafka 4.2's ``ConfigDef.parseValue``: a ``ValidList`` key's duplicates are dropped, with its warning."""
+    if not isinstance(key.validator, ValidList) or not isinstance(value, list):
+        return value
+    distinct = list(dict.fromkeys(value))
+    if len(distinct) != len(value):
+        _log.warning(
+            "config.duplicate_values_removed",
+            key=key.name,
+            reason=f'Configuration key "{key.name}" contains duplicate values. Duplicates will be removed. '
+            f"The original value is: {java_str(value)}, the updated value is: {java_str(distinct)}",
+        )
+    return distinct
 
 
 class LambdaValidator:
@@ -641,7 +685,7 @@ class ConfigKey:
         return self.default is NO_DEFAULT
 
     def info(self, prefix: str = "") -> dict[str, Any]:
-        """Connect's ConfigKeyInfo JSON object (``order`` is ``order_in_group``)."""
+        """Connect's ConfigKeyInfo JSON object (its position in the group is ``order_in_group``, as 4.4 names it)."""
         required = self.required
         return {
             "name": prefix + self.name,
@@ -651,7 +695,7 @@ class ConfigKey:
             "importance": self.importance.value,
             "documentation": self.documentation,
             "group": self.group,
-            "order": self.order_in_group,
+            "order_in_group": self.order_in_group,  # Kafka 4.4 (a record); "order" in 4.1
             "width": self.width.value,
             "display_name": self.display_name,
             "dependents": list(self.dependents),
@@ -885,7 +929,7 @@ class ConfigDef:
         values: dict[str, Any] = {}
         for key in self._keys.values():
             if key.name in props:
-                value = parse_type(key.name, props[key.name], key.type)
+                value = _distinct(key, parse_type(key.name, props[key.name], key.type))
             elif key.required:
                 raise ConfigDefError(_missing(key.name), name=key.name)
             else:
@@ -920,7 +964,7 @@ class ConfigDef:
             value: Any = None
             if key.name in props:
                 try:
-                    value = parse_type(key.name, props[key.name], key.type)
+                    value = _distinct(key, parse_type(key.name, props[key.name], key.type))
                 except ConfigDefError as e:
                     result.add_error_message(e.message)
             elif key.required:

@@ -88,6 +88,25 @@ SIGINT/SIGTERM stop this worker's connectors and tasks with a plain stop() and l
 the other workers take the work over. Deleting a connector runs deleted() on its owner.""",
     )
     distributed.add_argument("worker_properties", metavar="WORKER_PROPERTIES")
+    internal_topics = commands.add_parser(
+        "internal-topics",
+        help="create a cluster's config, status and offsets topics (like connect-internal-topics.sh)",
+        description="Manage internal topics required by Kafka Connect clusters (config, status, and offset "
+        "topics). For workers with internal.topics.automatic.creation.enable=false (KIP-1209).",
+    )
+    internal_commands = internal_topics.add_subparsers(dest="subcommand", required=True)
+    create_topics = internal_commands.add_parser(
+        "create",
+        help="Create internal topics required for Kafka Connect operation using the provided worker "
+        "configuration.",
+    )
+    create_topics.add_argument(
+        "--worker-config",
+        required=True,
+        metavar="FILE",
+        help="Path to a Connect worker configuration file. This file must define the internal topic names "
+        "and connection information for the Kafka cluster.",
+    )
     diagram = commands.add_parser(
         "diagram",
         help="print a lifecycle machine as Mermaid (from its transition table), or render it",
@@ -208,6 +227,10 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return _replay(args, parser)
     if args.command == "diagram":
         return _diagram(args)
+    if args.command == "internal-topics":
+        from engine.cli.internal_topics import run
+
+        return run(args.subcommand, args.worker_config)
     if args.command in ("distributed", "standalone"):
         return _worker(args)
     return 0

@@ -43,6 +43,18 @@ def _millis(props: Mapping[str, str], key: str) -> float:
     return value / 1000
 
 
+def bool_setting(props: Mapping[str, str], key: str, default: str) -> bool:
+    """A boolean worker property (case-insensitive; ``default`` as written in a file), with Connect's
+    wording when it is neither."""
+    raw = props.get(key, "").strip() or default
+    if raw.lower() not in ("true", "false"):
+        raise ConfigError(
+            f"Invalid value {raw} for configuration {key}: Expected value to be either true or false",
+            errors={key: ["Expected value to be either true or false"]},
+        )
+    return raw.lower() == "true"
+
+
 def int_setting(props: Mapping[str, str], key: str, default: int, *, minimum: int = 0) -> int:
     """A whole-number worker property, with Connect's wording when it is not one or is too small."""
     raw = props.get(key, "").strip() or str(default)

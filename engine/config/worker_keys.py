@@ -217,6 +217,13 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
     WorkerKey("offset.storage.replication.factor", "1", "its replication factor (-1: the broker's)", STORES),
     WorkerKey("status.storage.file.filename", None, "statuses in a file", STORES),
     WorkerKey(
+        "internal.topics.automatic.creation.enable",
+        "true",
+        "create the config, status and offsets topics when missing (KIP-1209); false: they must exist "
+        "(connect-engine internal-topics create)",
+        STORES,
+    ),
+    WorkerKey(
         "status.storage.topic", "connect-status", "statuses on Kafka (when set, or in a cluster)", STORES
     ),
     WorkerKey("status.storage.partitions", "5", "partitions of the status topic", STORES),

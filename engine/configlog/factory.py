@@ -15,6 +15,7 @@ from engine.config.worker import WorkerConfig
 from engine.configlog.base import ConfigLog
 from engine.configlog.file import FileConfigLog
 from engine.configlog.memory import MemoryConfigLog
+from engine.storage.factory import auto_create
 
 DEFAULT_TOPIC = "connect-configs"  # a cluster's config topic unless named
 SHARED_TOPIC_KEY = "config.storage.topic"
@@ -39,6 +40,7 @@ def open_config_log(worker: WorkerConfig) -> ConfigLog:
             (topic or DEFAULT_TOPIC).strip(),
             replication_factor=int(worker.raw["config.storage.replication.factor"]),
             client_args=worker.kafka.own(),
+            auto_create=auto_create(worker.raw),
         )
     if servers and (beside := beside_offsets(worker)) is not None:
         return FileConfigLog(str(beside))  # what the shared default topic held, this worker's alone

@@ -51,6 +51,7 @@ class KafkaConfigLog:
         replication_factor: int = 1,
         client_id: str = "connect-engine",
         client_args: Mapping[str, Any] | None = None,
+        auto_create: bool = True,
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
         self.topic = topic
@@ -63,6 +64,7 @@ class KafkaConfigLog:
             client_id=f"{client_id}-configlog",
             producer_client_id=client_id,
             client_args=client_args,  # the worker's security settings (KafkaClients.own())
+            auto_create=auto_create,  # internal.topics.automatic.creation.enable (KIP-1209)
         )
         self._tp = TopicPartition(topic, 0)
         self._producer: Any = None

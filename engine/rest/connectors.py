@@ -155,21 +155,6 @@ async def get_tasks(request: web.Request) -> web.Response:
     return web.json_response(await _engine(request).task_configs(_name(request)))
 
 
-async def get_tasks_config(request: web.Request) -> web.Response:
-    name = _name(request)
-    log.warning(
-        "rest.deprecated_endpoint",
-        reason="The 'GET /connectors/{connector}/tasks-config' endpoint is "
-        "deprecated and will be removed in the next major release. Please use the "
-        "'GET /connectors/{connector}/tasks' endpoint instead.",
-    )
-    engine = _engine(request)
-    tasks = await engine.task_configs(name)
-    if not tasks and not engine.mode.distributed:  # standalone answers 404 without tasks; distributed 200 {}
-        raise ConnectorNotFound(name, f"Connector {name} not found")
-    return web.json_response({f"{name}-{t['id']['task']}": t["config"] for t in tasks})
-
-
 async def get_task_status(request: web.Request) -> web.Response:
     return web.json_response(
         _shown(request, await _engine(request).task_status(_name(request), _task(request)))
@@ -304,7 +289,6 @@ ROUTES: list[tuple[str, str, Handler]] = [
     ("PATCH", "/connectors/{connector}/config", patch_config),
     ("GET", "/connectors/{connector}/status", get_status),
     ("GET", "/connectors/{connector}/tasks", get_tasks),
-    ("GET", "/connectors/{connector}/tasks-config", get_tasks_config),
     ("GET", "/connectors/{connector}/tasks/{task}/status", get_task_status),
     ("POST", "/connectors/{connector}/tasks/{task}/restart", restart_task),
     ("POST", "/connectors/{connector}/restart", restart_connector),

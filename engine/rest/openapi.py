@@ -171,7 +171,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "importance": {"type": "string"},
             "documentation": {"type": ["string", "null"]},
             "group": {"type": ["string", "null"]},
-            "order": {"type": "integer"},
+            "order_in_group": {"type": "integer"},
             "width": {"type": "string"},
             "display_name": {"type": ["string", "null"]},
             "dependents": _array({"type": "string"}),
@@ -349,13 +349,6 @@ OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("GET", "/connectors/{connector}/tasks"): {
         "summary": "Task configs",
         "responses": {"200": _json(_array(_ref("TaskInfo")), "Tasks"), **_errors(404)},
-    },
-    ("GET", "/connectors/{connector}/tasks-config"): {
-        "summary": "Task configs by task id (deprecated)",
-        "responses": {
-            "200": _json({"type": "object", "additionalProperties": _STRING_MAP}, "Tasks"),
-            **_errors(404),
-        },
     },
     ("GET", "/connectors/{connector}/tasks/{task}/status"): {
         "summary": "One task's state",

@@ -83,7 +83,7 @@ async def plugin_config(request: web.Request) -> web.Response:
 
 # What Connect's validation throws where ours raises these: named so in the message, as Connect's is
 _JAVA_NAMES: list[tuple[type[Exception], str]] = [
-    (ConnectorClassNotFound, "org.apache.kafka.connect.errors.ConnectException"),
+    (ConnectorClassNotFound, "org.apache.kafka.connect.runtime.rest.errors.BadRequestException"),
     (ConnectorInstantiationError, "org.apache.kafka.connect.errors.ConnectException"),
     (ConfigError, "org.apache.kafka.connect.runtime.rest.errors.BadRequestException"),
 ]

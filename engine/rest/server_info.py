@@ -2,9 +2,9 @@
 
 Clients read ``version`` as Connect's and gate features on it (kcctl offers stop and the offsets
 commands only on a Connect that has them), so it names the Connect release whose REST API we match,
-not our own version: 3.9.0, the last 3.x release. 3.9 has everything this worker answers (KIP-745 restarts,
-PUT .../stop, KIP-875 offsets, KIP-980 ``initial_state``, KIP-976 ``scope=cluster`` loggers,
-KIP-1017 ``/health``) and still has ``GET .../tasks-config``, which 4.0 removed. ``commit`` is, as
+not our own version: 4.4.0, the newest release (KIP-745 restarts, PUT .../stop, KIP-875 offsets,
+KIP-980 ``initial_state``, KIP-976 ``scope=cluster`` loggers, KIP-1017 ``/health``, KIP-891 plugin
+versions, KIP-970's removal of ``GET .../tasks-config``, KIP-1188, KIP-1161, KIP-1209). ``commit`` is, as
 Kafka's, the first 16 hex digits of the build's commit ("unknown" when it cannot be told), and
 ``engine_version`` is connect-engine's own version.
 """
@@ -21,7 +21,7 @@ from aiohttp import web
 from engine.rest.keys import CLUSTER_ID, CLUSTER_ID_LOCK, ENGINE
 from engine.storage.kafka_topic_admin import kafka_cluster_id
 
-CONNECT_VERSION = "3.9.0"
+CONNECT_VERSION = "4.4.0"
 DEFAULT_CLUSTER_ID = "connect-engine"  # a worker without Kafka (in-process topics) has no cluster to name
 UNKNOWN = "unknown"  # Kafka's AppInfoParser default
 _COMMIT_LENGTH = 16  # Kafka's build keeps the first 16 hex digits of the commit id

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.config.worker import int_setting
+from engine.config.worker import bool_setting, int_setting
 from engine.storage.base import OffsetStore, StatusStore
+from engine.storage.kafka_topic_admin import AUTOMATIC_CREATION
 from engine.storage.offsets import FileOffsetStore, MemoryOffsetStore
 from engine.storage.status import FileStatusStore, MemoryStatusStore
 
@@ -34,6 +35,12 @@ def _count(worker: Mapping[str, str], key: str, default: int) -> int:
     return int_setting(worker, key, default, minimum=1)
 
 
+def auto_create(worker: Mapping[str, str]) -> bool:
+    """``internal.topics.automatic.creation.enable`` (KIP-1209, default true): false makes a missing
+    internal topic an error instead of creating it (``connect-engine internal-topics create`` does)."""
+    return bool_setting(worker, AUTOMATIC_CREATION, default="true")
+
+
 def open_status_store(
     worker: Mapping[str, str], *, client_id: str, client_args: Mapping[str, Any] | None = None
 ) -> StatusStore:
@@ -48,6 +55,7 @@ def open_status_store(
             replication_factor=_count(worker, "status.storage.replication.factor", 1),
             client_id=client_id,
             client_args=client_args,
+            auto_create=auto_create(worker),
         )
     if path := worker.get("status.storage.file.filename"):
         return FileStatusStore(path)
@@ -69,6 +77,7 @@ def open_offset_store(
             # offsets of exactly-once tasks' aborted transactions must stay unseen
             read_committed=worker.get("exactly.once.source.support", "").strip() == "enabled",
             client_args=client_args,
+            auto_create=auto_create(worker),
         )
     if path := worker.get("offset.storage.file.filename"):
         return FileOffsetStore(path)

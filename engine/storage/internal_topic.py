@@ -34,10 +34,12 @@ class InternalTopic:
         producer_client_id: str | None = None,
         client_args: Mapping[str, Any] | None = None,
         consumer_args: Mapping[str, Any] | None = None,
+        auto_create: bool = True,
     ) -> None:
         """``client_id``: the prefix of the consumers' and the admin client's ids (the producer's too,
         unless ``producer_client_id``); ``client_args``: the worker's security settings, for every
-        client (``KafkaClients.own()``); ``consumer_args``: aiokafka arguments for every consumer."""
+        client (``KafkaClients.own()``); ``consumer_args``: aiokafka arguments for every consumer;
+        ``auto_create``: ``internal.topics.automatic.creation.enable`` (KIP-1209)."""
         self.bootstrap_servers = bootstrap_servers
         self.topic = topic
         self.property_name = property_name
@@ -45,11 +47,13 @@ class InternalTopic:
         self._producer_client_id = producer_client_id or client_id
         self._client_args = dict(client_args or {})
         self._consumer_args = dict(consumer_args or {})
+        self.auto_create = auto_create
 
     async def ensure(
         self, *, partitions: int, replication_factor: int, single_partition: bool = False
     ) -> int:
-        """Create the topic compacted if missing, else refuse a non-compacted one; its partition count."""
+        """Create the topic compacted if missing (refuse a missing one without ``auto_create``), else
+        refuse a non-compacted one; its partition count."""
         return await ensure_compacted_topic(
             self.bootstrap_servers,
             self.topic,
@@ -59,6 +63,7 @@ class InternalTopic:
             client_id=self.client_id,
             single_partition=single_partition,
             client_args=self._client_args,
+            create=self.auto_create,
         )
 
     def new_producer(self) -> Any:

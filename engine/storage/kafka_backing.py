@@ -50,6 +50,7 @@ class KafkaBackingLog:
         on_record: OnRecord,
         isolation_level: str = "read_uncommitted",
         client_args: Mapping[str, Any] | None = None,
+        auto_create: bool = True,
     ) -> None:
         self.topic = topic
         self.partitions = partitions
@@ -64,6 +65,7 @@ class KafkaBackingLog:
             client_args=client_args,
             # read_committed: exactly-once tasks write offsets in transactions
             consumer_args={"fetch_max_wait_ms": _FETCH_WAIT_MS, "isolation_level": isolation_level},
+            auto_create=auto_create,
         )
         self._producer: Any = None
         self._consumer: Any = None

@@ -27,6 +27,7 @@ class KafkaOffsetStore(TopicBacked, MemoryOffsetStore):
         client_id: str = "connect-engine",
         read_committed: bool = False,
         client_args: Mapping[str, Any] | None = None,
+        auto_create: bool = True,
     ) -> None:
         super().__init__()
         self.log = KafkaBackingLog(
@@ -39,6 +40,7 @@ class KafkaOffsetStore(TopicBacked, MemoryOffsetStore):
             on_record=self._apply,
             isolation_level="read_committed" if read_committed else "read_uncommitted",
             client_args=client_args,
+            auto_create=auto_create,
         )
 
     def _apply(self, key: str, value: bytes | None) -> None:

@@ -29,6 +29,7 @@ class KafkaStatusStore(TopicBacked, MemoryStatusStore):
         replication_factor: int = 1,
         client_id: str = "connect-engine",
         client_args: Mapping[str, Any] | None = None,
+        auto_create: bool = True,
     ) -> None:
         super().__init__()
         self.log = KafkaBackingLog(
@@ -40,6 +41,7 @@ class KafkaStatusStore(TopicBacked, MemoryStatusStore):
             client_id=f"{client_id}-status",
             on_record=self.apply_record,
             client_args=client_args,
+            auto_create=auto_create,
         )
 
     def _persist(self, key: str, status: Status | None) -> None:

@@ -23,6 +23,7 @@ from aiokafka.errors import (
     UnsupportedVersionError,
     for_code,
 )
+from aiokafka.protocol.metadata import MetadataRequest
 
 from engine.config.kafka_clients.denials import denial
 from engine.config.kafka_clients.starting import start_client
@@ -40,6 +41,7 @@ _UNVERIFIABLE = (
 )
 _CREATE_REFUSED = (TopicAuthorizationFailedError, ClusterAuthorizationFailedError)
 _METADATA_WAIT_S = 10.0  # how long a topic another worker just created may stay unknown to this broker
+AUTOMATIC_CREATION = "internal.topics.automatic.creation.enable"  # KIP-1209 (Kafka 4.4)
 CONFIG_PROPERTY = "config.storage.topic"  # the config log's topic: its errors are ConfigLogErrors
 # what each internal topic keeps, for the refusal message (Connect's wording per store)
 _KEEPS = {
@@ -59,11 +61,14 @@ async def ensure_compacted_topic(
     client_id: str,
     single_partition: bool = False,
     client_args: Mapping[str, Any] | None = None,
+    create: bool = True,
 ) -> int:
     """Create ``topic`` compacted if missing, else refuse a non-compacted one; returns its partition count.
 
     ``single_partition`` (the config topic) also refuses any count but one. ``client_args``: the
-    worker's security and connection settings (``engine.config.kafka_clients``).
+    worker's security and connection settings (``engine.config.kafka_clients``). ``create=False``
+    (``internal.topics.automatic.creation.enable=false``, KIP-1209): a missing topic is an error in
+    Connect's words, and the broker is never asked to create it (not even by auto-creation).
     """
     admin = AIOKafkaAdminClient(
         **{"bootstrap_servers": bootstrap_servers, "client_id": f"{client_id}-admin", **(client_args or {})}
@@ -72,7 +77,9 @@ async def ensure_compacted_topic(
         await start_client(admin)
         refusal: BaseException | None = None
         try:
-            if await _create(admin, topic, partitions, replication_factor, property_name):
+            if not create:
+                await _require_existing(admin, topic, property_name)
+            elif await _create(admin, topic, partitions, replication_factor, property_name):
                 return partitions
         except _CREATE_REFUSED as exc:  # Connect's TopicAdmin: assume it exists, as an administrator made it
             log.info(
@@ -96,8 +103,50 @@ async def ensure_compacted_topic(
         await admin.close()
 
 
+async def _require_existing(admin: Any, topic: str, property_name: str) -> None:
+    """KIP-1209: refuse a missing topic with Connect's message (``KafkaTopicBasedBackingStore``)."""
+    log.debug("internal_topic.creation_skipped", topic=topic, property=property_name)
+    response = await admin._send_request(MetadataRequest([topic], allow_auto_topic_creation=False))
+    (described,) = response.to_object()["topics"]
+    if for_code(described["error_code"]) is UnknownTopicOrPartitionError:
+        raise ConfigError(  # not retriable: the worker stops, as Connect's does
+            f"Topic '{topic}' specified via the '{property_name}' property is missing. The config "
+            f"'{AUTOMATIC_CREATION}' is set to 'false', so automatic creation of internal topics is "
+            "disabled. Either enable automatic creation or create the topics manually.",
+            errors={property_name: ["is missing"]},
+        )
+
+
+async def create_internal_topic(
+    bootstrap_servers: str,
+    topic: str,
+    *,
+    partitions: int,
+    replication_factor: int,
+    property_name: str,
+    client_id: str,
+    settings: Mapping[str, str] | None = None,
+    client_args: Mapping[str, Any] | None = None,
+) -> bool:
+    """Create ``topic`` compacted, with the extra topic ``settings``; False if it already existed (left as
+    it is). For ``connect-engine internal-topics create``, as Connect's ``ConnectInternalTopics``."""
+    admin = AIOKafkaAdminClient(
+        **{"bootstrap_servers": bootstrap_servers, "client_id": f"{client_id}-admin", **(client_args or {})}
+    )
+    try:
+        await start_client(admin)
+        return await _create(admin, topic, partitions, replication_factor, property_name, settings)
+    finally:
+        await admin.close()
+
+
 async def _create(
-    admin: Any, topic: str, partitions: int, replication_factor: int, property_name: str
+    admin: Any,
+    topic: str,
+    partitions: int,
+    replication_factor: int,
+    property_name: str,
+    settings: Mapping[str, str] | None = None,
 ) -> bool:
     """Create the topic with Connect's settings; False if it already existed."""
     # -1 is Connect's "broker default"; aiokafka accepts it only alongside an (empty) assignment
@@ -107,7 +156,7 @@ async def _create(
         partitions,
         replication_factor,
         replica_assignments=assignments,
-        topic_configs={CLEANUP_POLICY: COMPACT},
+        topic_configs={**(settings or {}), CLEANUP_POLICY: COMPACT},
     )
     response = await admin.create_topics([new])
     for _, code, *rest in response.topic_errors:

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.api.config_def import ConfigDef, ConfigType, Importance
+from engine.api.config_def import ConfigDef, ConfigType, Importance, ValidList
 from engine.api.records import ConnectRecord
 from engine.api.transforms import Transformation
-from engine.transforms.schema_util import NonEmptyListValidator
 
 __all__ = ["DropHeaders"]
 
@@ -21,7 +20,7 @@ class DropHeaders(Transformation[ConnectRecord]):
     CONFIG_DEF = ConfigDef().define(
         HEADERS_FIELD,
         ConfigType.LIST,
-        validator=NonEmptyListValidator(),
+        validator=ValidList.any_non_duplicate_values(False, False),  # KIP-1161 (4.2)
         importance=Importance.HIGH,
         documentation="The name of the headers to be removed.",
     )

@@ -15,7 +15,7 @@ import struct as _struct
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from engine.api.config_def import NO_DEFAULT, ConfigDef, ConfigType, Importance, NonEmptyString
+from engine.api.config_def import NO_DEFAULT, ConfigDef, ConfigType, Importance, NonEmptyString, ValidList
 from engine.api.errors import DataException
 from engine.api.records import ConnectRecord
 from engine.data.schema import Schema, Type
@@ -23,7 +23,6 @@ from engine.data.values import Struct, class_name
 from engine.transforms.key_or_value import KeyOrValue, key_and_value_variants
 from engine.transforms.schema_util import (
     REPLACE_NULL_WITH_DEFAULT_CONFIG,
-    NonEmptyListValidator,
     define_replace_null_with_default,
     field_value,
     require_map,
@@ -111,7 +110,7 @@ class MaskField(KeyOrValue):
             FIELDS,
             ConfigType.LIST,
             NO_DEFAULT,
-            NonEmptyListValidator(),
+            ValidList.any_non_duplicate_values(False, False),  # KIP-1161 (4.2)
             Importance.HIGH,
             "Names of fields to mask.",
         )

@@ -11,7 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from engine.api.config_def import ConfigDef, ConfigDefError, ConfigType, Importance, LambdaValidator
+from engine.api.config_def import (
+    ConfigDef,
+    ConfigDefError,
+    ConfigType,
+    Importance,
+    LambdaValidator,
+    ValidList,
+)
 from engine.api.records import ConnectRecord
 from engine.data.builder import SchemaBuilder
 from engine.data.cache import LRUCache
@@ -60,7 +67,7 @@ class ReplaceField(KeyOrValue):
             EXCLUDE,
             ConfigType.LIST,
             [],
-            None,
+            ValidList.any_non_duplicate_values(True, False),  # KIP-1161 (4.2)
             Importance.MEDIUM,
             "Fields to exclude. This takes precedence over the fields to include.",
         )
@@ -71,7 +78,7 @@ class ReplaceField(KeyOrValue):
             INCLUDE,
             ConfigType.LIST,
             [],
-            None,
+            ValidList.any_non_duplicate_values(True, False),  # KIP-1161 (4.2)
             Importance.MEDIUM,
             "Fields to include. If specified, only these fields will be used.",
         )

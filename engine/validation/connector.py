@@ -212,7 +212,7 @@ async def validate_connector_config(
     """
     class_name = config.get("connector.class")
     if not class_name:
-        raise ConfigError(f"Connector config {java_map(config)} contains no connector type")
+        raise ConfigError("Connector config contains no connector type")  # Kafka 4.4 no longer prints the map
     cls = load_connector_class(class_name)
     errors = _framework_errors(config)
     props = {k: v for k, v in config.items() if v is not None}

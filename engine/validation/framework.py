@@ -35,7 +35,6 @@ from engine.transforms.resolve import Kind, find_class
 from engine.validation.connector import (
     VALIDATING,
     client_override_errors,
-    java_map,
     plugin_version_errors,
     validator_instance,
 )
@@ -138,7 +137,7 @@ async def validate_config_infos(
     """
     class_name = config.get("connector.class")
     if not class_name:
-        raise ConfigError(f"Connector config {java_map(config)} contains no connector type")
+        raise ConfigError("Connector config contains no connector type")  # Kafka 4.4 no longer prints the map
     desc = plugins.resolve(class_name) if plugins is not None else None
     if desc is not None and issubclass(desc.cls, SourceConnector | SinkConnector):
         cls: type[Connector] = desc.cls

@@ -19,6 +19,7 @@ from engine.api.config_def import (
     Importance,
     LambdaValidator,
     Range,
+    ValidList,
     ValidString,
     Width,
 )
@@ -247,6 +248,7 @@ def _sink_keys() -> list[ConfigKey]:
             h,
             "List of topics to consume, separated by commas.",
             "Topics",
+            validator=ValidList.any_non_duplicate_values(True, False),  # KIP-1161 (Kafka 4.2)
             width=Width.LONG,
         ),
         _common(

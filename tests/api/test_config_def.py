@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from engine.api.config_def import (
     NO_DEFAULT,
@@ -385,7 +386,7 @@ def test_non_null_validator_rejects_none() -> None:
 
 def test_valid_list_checks_every_element() -> None:
     v = ValidList.in_("a", "b")
-    v("k", ["a", "b", "a"])
+    v("k", ["a", "b"])
     v("k", [])
     with pytest.raises(
         ConfigDefError, match=r"^Invalid value c for configuration k: String must be one of: a, b$"
@@ -639,7 +640,7 @@ def test_key_info_has_connects_config_key_info_shape() -> None:
         "importance": "HIGH",
         "documentation": "Topics to read.",
         "group": "Common",
-        "order": 3,
+        "order_in_group": 3,
         "width": "LONG",
         "display_name": "Topics",
         "dependents": ["other"],
@@ -652,7 +653,7 @@ def test_key_info_of_a_required_key_has_null_default_and_required_true() -> None
     assert info["required"] is True
     assert info["default_value"] is None
     assert info["group"] is None
-    assert info["order"] == -1
+    assert info["order_in_group"] == -1
     assert info["width"] == "NONE"
     assert info["display_name"] == "name"
     assert info["dependents"] == []
@@ -723,3 +724,37 @@ def test_convert_to_string_matches_kafka_for_parsed_values() -> None:
     assert convert_to_string(2.5, ConfigType.DOUBLE) == "2.5"
     assert convert_to_string(float("nan"), ConfigType.DOUBLE) == "NaN"
     assert convert_to_string(Password("s"), ConfigType.PASSWORD) == "[hidden]"
+
+
+def test_kafka_4_2_valid_list_refuses_empty_entries_nulls_and_empty_lists_as_kip_1161_does() -> None:
+    strict = ValidList.any_non_duplicate_values(False, False)
+    assert str(strict) == ""  # no fixed set: Connect prints nothing
+    with pytest.raises(ConfigDefError, match=r"^Configuration 'k' values must not be empty\.$"):
+        strict("k", ["a", ""])
+    with pytest.raises(ConfigDefError, match=r"^Configuration 'k' values must not be null\.$"):
+        strict("k", None)
+    with pytest.raises(
+        ConfigDefError,
+        match=r"^Configuration 'k' must not be empty\. Valid values include: any non-empty value$",
+    ):
+        strict("k", [])
+    with pytest.raises(ConfigDefError, match=r"^Configuration 'k' values must not be duplicated\.$"):
+        strict("k", ["a", "a"])
+    ValidList.any_non_duplicate_values(True, True)("k", [])
+
+
+def test_parse_drops_a_valid_list_keys_duplicates_with_connects_warning_and_keeps_trailing_empties() -> None:
+    config_def = ConfigDef().define(
+        "topics", ConfigType.LIST, "", ValidList.any_non_duplicate_values(True, False), Importance.HIGH, "t"
+    )
+    with capture_logs() as logs:
+        assert config_def.parse({"topics": "a, b,a"})["topics"] == ["a", "b"]
+        assert config_def.validate_all({"topics": "b,b"})["topics"].value == ["b"]
+    assert [entry["reason"] for entry in logs if entry["event"] == "config.duplicate_values_removed"] == [
+        'Configuration key "topics" contains duplicate values. Duplicates will be removed. The original value '
+        "is: [a, b, a], the updated value is: [a, b]",
+        'Configuration key "topics" contains duplicate values. Duplicates will be removed. The original value '
+        "is: [b, b], the updated value is: [b]",
+    ]
+    with pytest.raises(ConfigDefError, match=r"^Configuration 'topics' values must not be empty\.$"):
+        config_def.parse({"topics": "a,b,"})  # Java splits with limit -1: the trailing entry is empty

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
+from structlog.testing import capture_logs
 
 from engine import Engine
 from engine.config.kafka_clients import OverridePolicy
@@ -98,3 +99,22 @@ async def test_over_rest_the_listed_override_passes_and_another_is_refused_with_
             assert created.status == 400
             assert refused("acks") in (await created.json())["message"]
             assert await (await client.get("/connectors")).json() == ["ok"]
+
+
+def test_principal_is_deprecated_with_connects_warning_kafka_4_2() -> None:
+    with capture_logs() as logs:
+        policy = OverridePolicy.parse({"connector.client.config.override.policy": "Principal"})
+    assert policy.allows("sasl.mechanism")
+    assert [entry["reason"] for entry in logs if entry["event"] == "kafka_clients.policy_deprecated"] == [
+        "The Principal ConnectorClientConfigOverridePolicy is deprecated, use the Allowlist policy instead. To "
+        "replicate the Principal policy behavior, set the connector.client.config.override.allowlist "
+        'configuration to "security.protocol,sasl.mechanism,sasl.jaas.config"'
+    ]
+
+
+def test_an_empty_allowlist_entry_is_refused_as_kip_1161_does() -> None:
+    with pytest.raises(ConfigError) as refused_list:
+        OverridePolicy.parse({**ALLOWLIST, "connector.client.config.override.allowlist": "linger.ms,,acks"})
+    assert str(refused_list.value) == (
+        "Configuration 'connector.client.config.override.allowlist' values must not be empty."
+    )

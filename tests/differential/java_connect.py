@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -26,7 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from engine.testing.kafka.classpath import DEFAULT_VERSION, KafkaUnavailable, full_version, kafka_classpath
+from engine.testing.kafka.classpath import (
+    CONNECT_FILE_VERSIONS,
+    DEFAULT_VERSION,
+    KafkaUnavailable,
+    cache_dir,
+    full_version,
+    kafka_classpath,
+)
 from engine.testing.kafka.jvm import kill_jvm, last_output, start_jvm, stop_jvm
 from engine.testing.kafka.node import HOST, free_port, write_properties
 
@@ -98,6 +106,41 @@ def rest_call(
         return Response(answer.status, {k.lower(): v for k, v in answer.getheaders()}, text)
     finally:
         connection.close()
+
+
+def connect_classpath(version: str) -> str:
+    """Kafka's classpath for Java Connect ``version``; where an older ``connect-file`` stands in (4.4.0:
+    Maven Central serves none), with ``compat/AppInfoParser.java`` compiled beside it: 4.4 moved
+    ``AppInfoParser``, which the older FileStream connectors' ``version()`` calls."""
+    classpath = kafka_classpath(version)
+    resolved = full_version(version)
+    if resolved not in CONNECT_FILE_VERSIONS:
+        return classpath
+    compat = cache_dir() / resolved / "compat"
+    compiled = compat / "org" / "apache" / "kafka" / "common" / "utils" / "AppInfoParser.class"
+    if not compiled.is_file():
+        javac = shutil.which("javac")
+        if javac is None:
+            raise KafkaUnavailable(
+                "javac is not on PATH: install a JDK 17+ (Debian: openjdk-17-jdk-headless)"
+            )
+        done = subprocess.run(
+            [
+                javac,
+                "-nowarn",
+                "-cp",
+                classpath,
+                "-d",
+                str(compat),
+                str(_RESOURCES / "compat" / "AppInfoParser.java"),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise KafkaUnavailable(f"javac could not compile the AppInfoParser shim: {done.stderr.strip()}")
+    return f"{classpath}{os.pathsep}{compat}"
 
 
 @dataclass
@@ -256,7 +299,7 @@ def start_java_connect(
     as connector ``.properties`` files and passed on the command line, as ``connect-standalone.sh``
     takes them. The caller stops it (:meth:`JavaConnect.stop`); :func:`java_connect` does that for you.
     """
-    classpath = kafka_classpath(version)
+    classpath = connect_classpath(version)
     work = directory or Path(tempfile.mkdtemp(prefix=f"java-connect-{mode}-"))
     work.mkdir(parents=True, exist_ok=True)
     port = port or free_port()

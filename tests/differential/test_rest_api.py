@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import os
 import sys
+import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.differential.java_connect import JavaConnect
 from tests.differential.rest_diff import (
     Answer,
     Await,
@@ -86,42 +89,14 @@ def only_filestream(answer: Answer) -> Answer:
     return Answer(answer.status, kept, answer.headers)
 
 
+BOTH = ("4.4", "4.1")  # cases that also run against Java Connect 4.1
+
 # ---- known differences (docs/compatibility.md, "Differences found by the differential suite") ----------------
 
 ENGINE_VERSION = Known(
     "GET / adds engine_version (our addition)",
     patched(edit=lambda body: {k: v for k, v in body.items() if k != "engine_version"}),
 )
-TASKS_CONFIG_REMOVED = Known(
-    "GET .../tasks-config: in 3.9, removed in 4.0 (KIP-970)",
-    patched(404, {"error_code": 404, "message": "HTTP 404 Not Found"}),
-)
-UNKNOWN_CLASS_400 = Known(
-    "an unknown connector.class: 500 in 3.9, 400 in 4.1 (KIP-891)",
-    patched(
-        400,
-        {
-            "error_code": 400,
-            "message": "Failed to find any class that implements "
-            "Connector and which name matches NoSuchConnector, available connectors "
-            "are: <installed connectors>",
-        },
-    ),
-)
-VALIDATE_UNKNOWN_CLASS = Known(
-    "validate with an unknown class: 3.9 wraps ConnectException, 4.1 BadRequestException (KIP-891)",
-    patched(
-        edit=lambda body: {
-            **body,
-            "message": body["message"].replace(
-                "org.apache.kafka.connect.errors.ConnectException",
-                "org.apache.kafka.connect.runtime.rest.errors.BadRequestException",
-            ),
-        }
-    ),
-)
-
-
 GROUP_ID_DEFINITION = {
     "name": "consumer.override.group.id",
     "type": "STRING",
@@ -135,7 +110,7 @@ GROUP_ID_DEFINITION = {
     "width": "NONE",
     "display_name": "group.id",
     "dependents": [],
-    "order": -1,
+    "order_in_group": -1,  # 4.4's name ("order" in 4.1)
 }
 OVERRIDE_DEFINITION = Known(
     "validate with a client override key: Connect lists it again with the Kafka client's own definition",
@@ -235,9 +210,10 @@ def config_defs(answer: Answer, also_ours: frozenset[str] | set[str] = frozenset
     ranks: dict[Any, int] = {}
     for entry in kept:
         definition = _definition(entry) or {}
-        if definition.get("group") is not None and definition.get("order", -1) >= 0:
+        order = "order_in_group" if "order_in_group" in definition else "order"  # 4.4 renamed it
+        if definition.get("group") is not None and definition.get(order, -1) >= 0:
             ranks[definition["group"]] = ranks.get(definition["group"], 0) + 1
-            definition["order"] = ranks[definition["group"]]
+            definition[order] = ranks[definition["group"]]
     if isinstance(body, dict):
         groups = [g for g in body.get("groups", []) if g not in OUR_GROUPS]
         errors = sum(len((e.get("value") or {}).get("errors", [])) for e in kept)
@@ -264,7 +240,7 @@ def without_null_offsets(answer: Answer) -> Answer:
 
 
 CASES: list[Case] = [
-    Case("root", (Call("GET", "/", known=ENGINE_VERSION),)),
+    Case("root", (Call("GET", "/", known=ENGINE_VERSION),), versions=BOTH),
     Case("health", (Call("GET", "/health"),)),
     Case(
         "plugins",
@@ -317,7 +293,6 @@ CASES: list[Case] = [
                 "PUT",
                 "/connector-plugins/NoSuchPlugin/config/validate",
                 {"connector.class": "NoSuchPlugin"},
-                known=VALIDATE_UNKNOWN_CLASS,
             ),
             Call(
                 "PUT",
@@ -353,7 +328,8 @@ CASES: list[Case] = [
     ),
     Case(
         "create-and-read",
-        (
+        versions=BOTH,
+        steps=(
             create("cr", source("cr")),
             running("cr"),
             Call("GET", "/connectors"),
@@ -363,7 +339,7 @@ CASES: list[Case] = [
             Call("GET", "/connectors/cr/tasks"),
             Call("GET", "/connectors/cr/tasks/0/status"),
             Call("GET", "/connectors/cr/tasks/1/status"),
-            Call("GET", "/connectors/cr/tasks-config", known=TASKS_CONFIG_REMOVED),
+            Call("GET", "/connectors/cr/tasks-config"),
             Call("GET", "/connectors?expand=status"),
             Call("GET", "/connectors?expand=info"),
             Call("GET", "/connectors?expand=status&expand=info"),
@@ -374,11 +350,12 @@ CASES: list[Case] = [
     ),
     Case(
         "create-errors",
-        (
+        versions=BOTH,
+        steps=(
             create("ce", source("ce")),
             running("ce"),
             create("ce", source("ce")),
-            create("ce2", {"connector.class": "NoSuchConnector", "tasks.max": "1"}, known=UNKNOWN_CLASS_400),
+            create("ce2", {"connector.class": "NoSuchConnector", "tasks.max": "1"}),
             create("ce3", source("ce3", **{"batch.size": "zero"})),
             create("ce4", {"connector.class": "{src}", "file": "{dir}/x"}),
             Call("POST", "/connectors", {"config": source("ce5")}),
@@ -626,10 +603,10 @@ STANDALONE_CASES: list[Case] = [
             create("sb", source("sb")),
             running("sb"),
             Call("GET", "/connectors/sb/status"),
-            Call("GET", "/connectors/sb/tasks-config", known=TASKS_CONFIG_REMOVED),
+            Call("GET", "/connectors/sb/tasks-config"),
             Call("PUT", "/connectors/sb/stop"),
             in_state("sb", "STOPPED", ()),
-            Call("GET", "/connectors/sb/tasks-config", known=TASKS_CONFIG_REMOVED),
+            Call("GET", "/connectors/sb/tasks-config"),
             Call(
                 "PATCH",
                 "/connectors/sb/offsets",
@@ -689,17 +666,48 @@ def _run(java: Side, ours: Side, case: Case) -> list[str]:
     return failures
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if "distributed" in c.modes], ids=lambda c: c.id)
-def test_distributed(case: Case, distributed_sides: tuple[Side, Side]) -> None:
-    failures = _run(*distributed_sides, case)
+def _side(name: str, url: str, directory: Path, mode: str) -> Side:
+    directory.mkdir(parents=True, exist_ok=True)
+    return Side(name, url, str(directory), f"diff-{name}-{uuid.uuid4().hex[:6]}", mode)
+
+
+def sides(request: pytest.FixtureRequest, mode: str, version: str) -> tuple[Side, Side]:
+    """(java, ours) in ``mode`` with Java Connect ``version``; its Java worker starts on first use."""
+    pairs: dict[tuple[str, str], tuple[Side, Side]] = request.getfixturevalue("side_pairs")
+    if (mode, version) not in pairs:
+        tag = version.replace(".", "")
+        root = request.getfixturevalue("tmp_path_factory").mktemp(f"differential-{mode}-{tag}")
+        if mode == "distributed":
+            java: JavaConnect = request.getfixturevalue(f"java_connect{tag}")
+            ours = request.getfixturevalue("ours_distributed").workers[0].url
+        else:
+            java = request.getfixturevalue(f"java_standalone{tag}")
+            ours = request.getfixturevalue("ours_standalone")
+        pairs[mode, version] = (
+            _side("java", java.url, root / "java", mode),
+            _side("ours", ours, root / "ours", mode),
+        )
+    return pairs[mode, version]
+
+
+def _runs(cases: list[Case], mode: str) -> list[Any]:
+    return [
+        pytest.param(case, version, id=f"{case.id}-{version}")
+        for case in cases
+        if mode in case.modes
+        for version in case.versions
+    ]
+
+
+@pytest.mark.parametrize(("case", "version"), _runs(CASES, "distributed"))
+def test_distributed(case: Case, version: str, request: pytest.FixtureRequest) -> None:
+    failures = _run(*sides(request, "distributed", version), case)
     assert not failures, "\n\n".join(failures)
 
 
-@pytest.mark.parametrize(
-    "case", [c for c in [*CASES, *STANDALONE_CASES] if "standalone" in c.modes], ids=lambda c: c.id
-)
-def test_standalone(case: Case, standalone_sides: tuple[Side, Side]) -> None:
-    failures = _run(*standalone_sides, case)
+@pytest.mark.parametrize(("case", "version"), _runs([*CASES, *STANDALONE_CASES], "standalone"))
+def test_standalone(case: Case, version: str, request: pytest.FixtureRequest) -> None:
+    failures = _run(*sides(request, "standalone", version), case)
     assert not failures, "\n\n".join(failures)
 
 

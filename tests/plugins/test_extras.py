@@ -77,11 +77,11 @@ def test_a_base_install_says_nothing_until_a_connector_needs_a_missing_extra() -
         "pip install 'connect-engine[postgres]'"
     )
     assert result["errors"] == {
-        "PostgresCdcSource": [postgres.format("PostgresCdcSource"), 500],
-        "PostgresCdcSourceConnector": [postgres.format("PostgresCdcSourceConnector"), 500],
+        "PostgresCdcSource": [postgres.format("PostgresCdcSource"), 400],
+        "PostgresCdcSourceConnector": [postgres.format("PostgresCdcSourceConnector"), 400],
         "engine.connectors.rabbitmq.RabbitMQSinkConnector": [
             "Connector class engine.connectors.rabbitmq.RabbitMQSinkConnector cannot be loaded: it needs aio_pika, "
             "which is not installed: pip install 'connect-engine[rabbitmq]'",
-            500,
+            400,
         ],
     }

@@ -258,7 +258,7 @@ def test_unknown_names_get_connects_message_and_a_broken_module_is_the_cause(tmp
             f"Failed to find any class that implements Connector and which name "
             f"matches {name}, available connectors are: PluginDesc{{klass=class "
         )
-        assert raised.value.http_status == 500
+        assert raised.value.http_status == 400  # Connect 4.x: a BadRequestException
         assert isinstance(raised.value, ConfigError)  # the herder fails such a connector as before
         return raised.value
 

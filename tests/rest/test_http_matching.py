@@ -92,7 +92,7 @@ async def test_a_body_that_is_not_json_is_415_before_anything_runs(
 
 async def test_trailing_slash_head_options_and_expand(worker: Worker, http: aiohttp.ClientSession) -> None:
     root = (await call(http, worker, "GET", "/"))[1]
-    assert (root["version"], root["engine_version"]) == ("3.9.0", version("connect-engine"))
+    assert (root["version"], root["engine_version"]) == ("4.4.0", version("connect-engine"))
     status, created, _ = await call(
         http, worker, "POST", "/connectors/", json={"name": "orders", "config": SOURCE}
     )

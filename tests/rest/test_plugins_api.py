@@ -202,7 +202,7 @@ async def test_config_lists_the_plugins_own_keys_then_framework_keys(acme: Clien
         "importance": "HIGH",
         "documentation": "Where to write.",
         "group": "Acme",
-        "order": 1,
+        "order_in_group": 1,
         "width": "NONE",
         "display_name": "endpoint",
         "dependents": [],
@@ -217,7 +217,7 @@ async def test_config_lists_the_plugins_own_keys_then_framework_keys(acme: Clien
         "importance": "LOW",
         "documentation": by_name["tasks.max.enforce"]["documentation"],
         "group": "Common",
-        "order": 4,
+        "order_in_group": 4,
         "width": "SHORT",
         "display_name": "Enforce tasks max",
         "dependents": [],
@@ -267,7 +267,7 @@ async def test_source_plugins_have_connects_source_keys(client: Client) -> None:
             k["default_value"],
             k["importance"],
             k["group"],
-            k["order"],
+            k["order_in_group"],
             k["width"],
             k["display_name"],
         )
@@ -486,6 +486,20 @@ async def test_validate_answers_200_with_every_error(client: Client) -> None:
     assert infos["error_count"] == 8
 
 
+async def test_validate_refuses_an_empty_topic_and_drops_duplicates_as_kafka_4_2_does(client: Client) -> None:
+    """KIP-1161: ``topics`` is a strict list (an empty entry is an error; duplicates are dropped)."""
+    config = {"connector.class": "RecordingSink", "name": "s", "tasks.max": "1", "topics": "a,,b"}
+    empty = _values(
+        await ok(await client.put("/connector-plugins/RecordingSink/config/validate", json=config))
+    )
+    assert empty["topics"]["errors"] == ["Configuration 'topics' values must not be empty."]
+    config["topics"] = "a,b,a"
+    twice = _values(
+        await ok(await client.put("/connector-plugins/RecordingSink/config/validate", json=config))
+    )
+    assert (twice["topics"]["errors"], twice["topics"]["value"]) == ([], "a,b")
+
+
 async def test_validate_merges_the_connectors_own_keys_and_checks(acme: Client) -> None:
     config = {
         "connector.class": "acme_rest.KeyedSinkConnector",
@@ -539,11 +553,12 @@ async def test_validate_rejects_mismatched_missing_and_unknown_types(client: Cli
     missing = await client.put("/connector-plugins/RecordingSource/config/validate", json={"name": "x"})
     assert await error(missing, 500) == (
         "org.apache.kafka.connect.runtime.rest.errors.BadRequestException: "
-        "Connector config {name=x} contains no connector type"
+        "Connector config contains no connector type"
     )
     unknown = await client.put("/connector-plugins/Nope/config/validate", json={"connector.class": "Nope"})
     assert (await error(unknown, 500)).startswith(
-        "org.apache.kafka.connect.errors.ConnectException: Failed to find any class that implements Connector and "
+        "org.apache.kafka.connect.runtime.rest.errors.BadRequestException: Failed to find any class that implements "
+        "Connector and "
         "which name matches Nope, available connectors are: "
     )
     assert await error(await client.put("/connector-plugins/X/config/validate", json=["a"]), 500) == (

@@ -85,9 +85,7 @@ async def test_client_errors_keep_their_messages(quiet: Client) -> None:
     assert response.status == 404
     assert (await response.json())["message"] == "No status found for connector ghost"
     bad = await quiet.post("/connectors", json={"name": "x", "config": {"tasks.max": "1"}})
-    assert (await bad.json())[
-        "message"
-    ] == "Connector config {tasks.max=1, name=x} contains no connector type"
+    assert (await bad.json())["message"] == "Connector config contains no connector type"
 
 
 async def test_a_bad_value_is_refused_when_the_app_is_made() -> None:

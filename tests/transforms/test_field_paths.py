@@ -1,5 +1,5 @@
 """KIP-821 nested field paths (``field.syntax.version``), as Connect's ``SingleFieldPath`` and
-``ExtractField`` (the one SMT Connect 3.8-4.2 gives the V2 syntax) read them."""
+``ExtractField`` (3.8) and ``ValueToKey`` (4.4), the SMTs Connect gives the V2 syntax, read them."""
 
 from __future__ import annotations
 

@@ -147,7 +147,7 @@ def test_null_and_wrong_shaped_values_are_refused() -> None:
 
 
 def test_config_needs_fields_and_a_non_empty_replacement() -> None:
-    with pytest.raises(ConfigException, match="Empty list"):
+    with pytest.raises(ConfigException, match="Configuration 'fields' must not be empty"):
         smt(MaskField.Value, fields="")
     with pytest.raises(ConfigException, match="replacement"):
         smt(MaskField.Value, fields="n", replacement="")

@@ -71,7 +71,40 @@ def test_null_and_wrong_shaped_values_are_refused() -> None:
 
 
 def test_fields_must_name_at_least_one_field() -> None:
-    with pytest.raises(ConfigException, match=r"Invalid value \[\] for configuration fields: Empty list"):
+    with pytest.raises(
+        ConfigException,
+        match=r"^Configuration 'fields' must not be empty\. Valid values include: any non-empty value$",
+    ):
         smt(ValueToKey, fields="")
     with pytest.raises(ConfigException, match="fields"):
         smt(ValueToKey)
+
+
+ADDRESS = SchemaBuilder.struct().field("city", Schema.STRING_SCHEMA).build()
+NESTED = SchemaBuilder.struct().field("id", Schema.INT32_SCHEMA).field("address", ADDRESS).build()
+
+
+def test_field_syntax_v2_reads_nested_fields_and_names_the_key_field_by_the_path_kafka_4_4() -> None:
+    value = Struct(NESTED).put("id", 7).put("address", Struct(ADDRESS).put("city", "Oslo"))
+    transform = smt(ValueToKey, fields="address.city,id", **{"field.syntax.version": "V2"})
+    out = transform.apply(SourceRecord(topic="t", value_schema=NESTED, value=value))
+    assert out.key_schema is not None
+    assert [(f.name, f.schema) for f in out.key_schema.fields] == [
+        ("address.city", Schema.STRING_SCHEMA),
+        ("id", Schema.INT32_SCHEMA),
+    ]
+    assert (out.key.get("address.city"), out.key.get("id")) == ("Oslo", 7)
+    schemaless = transform.apply(SinkRecord(topic="t", value={"address": {"city": "Bergen"}}, kafka_offset=0))
+    assert schemaless.key == {"address.city": "Bergen", "id": None}
+    with pytest.raises(DataException, match=r"^Field does not exist: address\.zip$"):
+        smt(ValueToKey, fields="address.zip", **{"field.syntax.version": "V2"}).apply(
+            SourceRecord(topic="t", value_schema=NESTED, value=value)
+        )
+
+
+def test_field_syntax_v1_stays_the_default_a_dotted_name_is_one_field() -> None:
+    out = smt(ValueToKey, fields="a.b").apply(
+        SinkRecord(topic="t", value={"a.b": 1, "a": {"b": 2}}, kafka_offset=0)
+    )
+    assert out.key == {"a.b": 1}
+    assert "field.syntax.version" in ValueToKey().config().config_keys

@@ -52,6 +52,8 @@ _TOP_LEVEL_COMMON = (
     "metadata.max.age.ms",
     "connections.max.idle.ms",
     "metadata.recovery.strategy",
+    "metadata.cluster.check.enable",
+    "bootstrap.resolve.timeout.ms",
 )
 # top-level keys the worker reads for itself although Kafka's clients know them too
 _WORKER_OWN = frozenset(

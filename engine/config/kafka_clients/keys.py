@@ -12,8 +12,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import structlog
+
 from engine.config.kafka_clients.tls import SSL_KEYS
 from engine.config.ssl_context import UNSUPPORTED as UNSUPPORTED_SSL
+
+log = structlog.get_logger(component="kafka-clients")
 
 Role = Literal["producer", "consumer", "admin"]
 ROLES: tuple[Role, ...] = ("producer", "consumer", "admin")
@@ -70,6 +74,26 @@ def _metadata_recovery(text: str) -> None:
     raise BadValue("String must be one of (case insensitive): none, rebootstrap")
 
 
+def _bootstrap_resolve_timeout(text: str) -> None:
+    """Kafka 4.4's ``bootstrap.resolve.timeout.ms``: Connect forces it to 0 (``ConnectUtils
+    .enforceSynchronousBootstrapResolution``), warning in these words; aiokafka resolves at once too."""
+    value = _int(text)
+    if value != 0:
+        log.warning(
+            "kafka_clients.setting_ignored",
+            key=BOOTSTRAP_RESOLVE_TIMEOUT,
+            reason=f"The value '{text.strip()}' for the '{BOOTSTRAP_RESOLVE_TIMEOUT}' property will be ignored "
+            "as it cannot be overridden in Kafka Connect, which does not support asynchronous bootstrap "
+            "resolution. The value '0' will be used instead.",
+        )
+
+
+def _rack_aware(text: str) -> None:
+    """``partitioner.rack.aware`` (Kafka 4.4, default false): aiokafka's partitioner knows no racks."""
+    if _bool(text):
+        raise BadValue("aiokafka's partitioner is not rack-aware: only false is supported")
+
+
 def _only(*accepted: str) -> Callable[[str], None]:
     """Keys Connect sets itself, accepted at the value it uses (copied configs often carry them)."""
 
@@ -121,7 +145,11 @@ _COMMON: dict[str, Translation] = {
     "metadata.max.age.ms": Translation("metadata_max_age_ms", _int),
     "connections.max.idle.ms": Translation("connections_max_idle_ms", _int),
     "metadata.recovery.strategy": Translation(None, _metadata_recovery),  # aiokafka's behaviour is none
+    # Kafka 4.4: a misrouted-connection check that only applies when re-bootstrapping (never, here)
+    "metadata.cluster.check.enable": Translation(None, _bool),
 }
+BOOTSTRAP_RESOLVE_TIMEOUT = "bootstrap.resolve.timeout.ms"  # Kafka 4.4; Connect forces it to 0
+_COMMON[BOOTSTRAP_RESOLVE_TIMEOUT] = Translation(None, _bootstrap_resolve_timeout)
 _PRODUCER: dict[str, Translation] = {
     "acks": Translation("acks", _choice("all", "-1", "0", "1", mapped={"-1": "all", "0": 0, "1": 1})),
     "compression.type": Translation(
@@ -133,6 +161,9 @@ _PRODUCER: dict[str, Translation] = {
     "enable.idempotence": Translation("enable_idempotence", _bool),
     "transactional.id": Translation("transactional_id", _text),
     "transaction.timeout.ms": Translation("transaction_timeout_ms", _int),
+    "partitioner.rack.aware": Translation(None, _rack_aware),  # Kafka 4.4
+    # Kafka 4.4: how batches take memory from buffer.memory (a pool aiokafka does not have)
+    "buffer.memory.allocation.strategy": Translation(None, _choice("full", "incremental")),
     "key.serializer": Translation(None, _only("ByteArraySerializer")),
     "value.serializer": Translation(None, _only("ByteArraySerializer")),
 }
@@ -174,6 +205,9 @@ SECURITY_KEYS = frozenset(
         "sasl.jaas.config",
         "sasl.login.callback.handler.class",
         "sasl.oauthbearer.token.endpoint.url",
+        # Kafka 4.4: brokers' JWT validation settings, in every client's SaslConfigs; nothing for a client to do
+        "sasl.oauthbearer.allow.unverified.audience",
+        "sasl.oauthbearer.allow.unverified.issuer",
         *SSL_KEYS,
     }
 )

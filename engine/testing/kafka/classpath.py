@@ -16,8 +16,11 @@ from pathlib import Path
 POM = Path(__file__).with_name("pom.xml")
 MAVEN_DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 # The release of each supported line that the pom resolves; a full version is taken as given.
-VERSIONS = {"4.1": "4.1.2", "3.9": "3.9.1"}
+VERSIONS = {"4.4": "4.4.0", "4.1": "4.1.2", "3.9": "3.9.1"}
 DEFAULT_VERSION = "4.1"
+# Maven Central does not serve connect-file (the FileStream connectors) of every release: the newest
+# served one stands in (a plain Connector plugin, loaded by any 4.x runtime)
+CONNECT_FILE_VERSIONS = {"4.4.0": "4.1.2"}
 
 
 class KafkaUnavailable(RuntimeError):
@@ -59,6 +62,7 @@ def kafka_classpath(version: str = DEFAULT_VERSION) -> str:
         str(POM),
         f"-P{profile}",
         f"-Dkafka.version={resolved}",
+        f"-Dconnect.file.version={CONNECT_FILE_VERSIONS.get(resolved, resolved)}",
         f"{MAVEN_DEPENDENCY_PLUGIN}:build-classpath",
         f"-Dmdep.outputFile={target}",
     ]
