@@ -29,6 +29,7 @@ from engine.configlog.records import (
     TaskCommitRecord,
     TaskRestartRecord,
 )
+from engine.converters.factory import check_worker_converters
 from engine.distributed.mode import WorkerMode, worker_mode
 from engine.errors import (
     ConfigError,
@@ -48,7 +49,7 @@ from engine.herder.transition_feed import Subscription, TransitionFeed
 from engine.observability.log_levels import LOG_LEVELS
 from engine.observability.metrics import EngineMetrics
 from engine.observability.request_stage import enter_stage
-from engine.plugins.discovery import PluginRegistry
+from engine.plugins.discovery import PluginRegistry, scan_plugin_path
 from engine.plugins.loading import load_connector_class
 from engine.plugins.reload import ReloadResult, connectors_using, reload_plugins
 from engine.spark.metrics import prometheus_families
@@ -105,6 +106,10 @@ class Engine:
                 message=f"The configuration '{key}' was supplied but isn't a known config."
                 + (f" Did you mean '{near}'?" if near else ""),
             )
+        # plugin.path as the standalone worker's REST registry reads it: connectors, converters and SMTs
+        # there are found by alias and dotted name however the engine is run (embedded, scenario, REST)
+        scan_plugin_path(self.worker.get("plugin.path"))
+        check_worker_converters(self.worker.raw)  # a typo stops the worker here, not every task later
         self._timers: Timers = timers if timers is not None else LoopTimers()
         # standalone, or (group.id) a member of a distributed cluster
         self.mode: WorkerMode = worker_mode(
