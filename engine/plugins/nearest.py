@@ -1,8 +1,8 @@
 """The names nearest to one that names nothing: the "did you mean" of every class-not-found message.
 
 A mistyped name is compared with each candidate whole (``org.apache.kafka.connect.json.JsonConvertr``)
-and by its last dotted part with theirs (``com.acme.FileStreamSourc`` and ``FileStreamSource``), case
-ignored; only the closest few are named, so a message stays one short line instead of listing all.
+and by its last dotted part with theirs (``com.acme.FileStreamSourc`` and ``FileStreamSource``), or as
+a part of theirs (``Postgres``), case ignored; only the closest few are named, so a message stays one short line instead of listing all.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ def _tail(name: str) -> str:
 def _score(wanted: str, candidate: str) -> float:
     whole = difflib.SequenceMatcher(None, wanted, candidate).ratio()
     tail = difflib.SequenceMatcher(None, _tail(wanted), _tail(candidate)).ratio()
-    return max(whole, tail)
+    # part of the name (``Postgres`` for ``PostgresCdcSource``) counts as close, however short
+    part = _CUTOFF if len(_tail(wanted)) >= 4 and _tail(wanted) in _tail(candidate) else 0.0
+    return max(whole, tail, part)
 
 
 def nearest(
