@@ -1,4 +1,5 @@
-"""aiokafka's expected, transient conditions at debug level instead of error or warning.
+"""Libraries' records at their real weight: aiokafka's expected, transient conditions at debug level
+instead of error or warning, and a malformed HTTP request at warning with its reason.
 
 aiokafka logs some normal moments of a cluster's life as errors: a topic being auto-created is
 "Topic ... not found in cluster metadata" until it exists, a group just made answers
@@ -6,6 +7,10 @@ aiokafka logs some normal moments of a cluster's life as errors: a topic being a
 client retries each; Kafka's Java clients log them at debug or info. A filter on aiokafka's own
 loggers lowers exactly these records (for every handler: the CLI's and an embedding application's),
 and leaves everything else, real errors included, at its level.
+
+aiohttp logs a request it cannot parse (a NUL byte in a header, a bad request line) as "Error handling
+request from <peer>" at ERROR with the reason only in the traceback. The client's mistake is answered
+400; the server is fine: a warning that says why, in one line.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 import logging
 from typing import Final
 
-__all__ = ["ExpectedConditions", "soften_expected_conditions"]
+__all__ = ["ExpectedConditions", "MalformedRequests", "soften_expected_conditions"]
 
 # (logger, message template): lowered whatever its arguments
 _ALWAYS: Final = frozenset(
@@ -31,6 +36,8 @@ _TRANSIENT_ERRORS: Final = frozenset(
     {"GroupCoordinatorNotAvailableError", "NotCoordinatorForGroupError", "GroupLoadInProgressError"}
 )
 LOGGERS: Final = tuple(sorted({name for name, _ in _ALWAYS | _COORDINATOR}))
+AIOHTTP_SERVER: Final = "aiohttp.server"
+_AIOHTTP_ERROR: Final = "Error handling request from %s"
 
 
 class ExpectedConditions(logging.Filter):
@@ -48,10 +55,44 @@ class ExpectedConditions(logging.Filter):
         return True
 
 
+def _reason(message: str) -> str:
+    """aiohttp's parser message on one line: ``Invalid header value char: b'X-Bad: a\\x00b'`` (its caret
+    line, pointing under the byte, dropped)."""
+    lines = [line.strip() for line in message.splitlines()]
+    return " ".join(line for line in lines if line and set(line) != {"^"})
+
+
+class MalformedRequests(logging.Filter):
+    """aiohttp's "Error handling request" for a request it could not parse (a 4xx it answers itself):
+    WARNING, naming the peer, the reason and the status, without a traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from aiohttp.http_exceptions import HttpProcessingError
+
+        exc = record.exc_info[1] if record.exc_info else None
+        if (
+            str(record.msg) == _AIOHTTP_ERROR
+            and isinstance(exc, HttpProcessingError)
+            and 400 <= exc.code < 500
+            and record.levelno > logging.WARNING
+        ):
+            peer = record.args[0] if isinstance(record.args, tuple) and record.args else None
+            record.msg = "Malformed HTTP request from %s, answered %d: %s"
+            record.args = (peer, exc.code, _reason(exc.message))
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+def _install(name: str, kind: type[logging.Filter]) -> None:
+    logger = logging.getLogger(name)
+    if not any(isinstance(f, kind) for f in logger.filters):
+        logger.addFilter(kind())
+
+
 def soften_expected_conditions() -> None:
-    """Install the filter on aiokafka's loggers, once (filters on a logger see its records before any
-    handler's level does)."""
+    """Install the filters on aiokafka's and aiohttp's loggers, once (filters on a logger see its records
+    before any handler's level does)."""
     for name in LOGGERS:
-        logger = logging.getLogger(name)
-        if not any(isinstance(f, ExpectedConditions) for f in logger.filters):
-            logger.addFilter(ExpectedConditions())
+        _install(name, ExpectedConditions)
+    _install(AIOHTTP_SERVER, MalformedRequests)

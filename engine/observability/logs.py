@@ -69,8 +69,10 @@ class _ToStructlog(logging.Handler):
         if record.name == ENGINE_LOGGER or record.name.startswith(ENGINE_LOGGER + "."):
             return  # an engine event handed to stdlib by the quiet default: it came from structlog already
         method = record.levelname.lower() if record.levelno < logging.CRITICAL else "critical"
+        exc = record.exc_info[1] if record.exc_info else None
+        extra = {"error": repr(exc)} if exc is not None else {}  # the reason, not only "Error handling ..."
         getattr(structlog.get_logger(component=record.name), method, structlog.get_logger().error)(
-            record.getMessage()
+            record.getMessage(), **extra
         )
 
 
