@@ -70,6 +70,8 @@ if TYPE_CHECKING:
     from engine.distributed.forwarding import RestClient
     from engine.distributed.member import MemberFactory
 
+_log = structlog.get_logger(component="engine")
+
 
 class Engine:
     """Runs connectors in this process; every call goes through the config log.
@@ -250,6 +252,13 @@ class Engine:
             name, config, self.worker, exactly_once=exactly_once, mode_check=mode_check
         )
 
+    def _log_written(self, event: str, name: str, config: Mapping[str, str]) -> None:
+        """One INFO line per connector created or updated, as Connect's herder logs each (an operator
+        sees what changed, and when, among the lifecycle lines that follow)."""
+        _log.info(
+            event, connector=name, connector_class=config.get("connector.class"), worker=self.worker.worker_id
+        )
+
     async def create_connector(
         self,
         name: str,
@@ -291,6 +300,7 @@ class Engine:
                 records.append(TargetStateRecord(name, target))
             records.append(ConnectorConfigRecord(name, checked))
             await self._write(name, records)
+            self._log_written("connector.created", name, checked)
             if initial is not None:
                 await offsets_admin.write_initial(
                     initial, self._offsets, self.topics, name, sink_group_id(name, checked)
@@ -343,6 +353,7 @@ class Engine:
                 await self.herder.cleanups.previous_done(name)
                 incarnation = None  # a creation: its record's offset becomes the incarnation
             await self._write(name, [ConnectorConfigRecord(name, checked, incarnation)])
+            self._log_written("connector.created" if created else "connector.updated", name, checked)
             info = await self.connector_info(name)
         if wait_started:
             await self.mode.started(name, self.worker.callback_timeout)
@@ -428,11 +439,15 @@ class Engine:
                 enter_stage(f"writing a config for connector {name} to the config topic")
                 offset = await self.herder.append(records)
                 await self.herder.wait_read(offset + 1, self.worker.callback_timeout)
+                _log.info("connector.deleted", connector=name, deferred=True, worker=self.worker.worker_id)
                 return DeletionOutcome(name, succeeded=False, deferred=True)
             await self._write(name, records)
         outcome = self.herder.cleanups.outcome(name)
         if outcome is None:  # the unit was cut off mid-deletion (abort): the pending cleanup remains
             raise EngineNotRunning(f"The engine stopped before the deletion of {name} finished")
+        _log.info(
+            "connector.deleted", connector=name, succeeded=outcome.succeeded, worker=self.worker.worker_id
+        )
         return outcome
 
     async def put_task_configs(self, name: str, configs: Sequence[Mapping[str, str]]) -> None:
