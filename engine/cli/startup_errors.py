@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import errno
 
-from engine.errors import ConfigError, EngineError, InternalTopicError
+from engine.errors import ConfigError, EngineError, InternalTopicError, short_message
 from engine.plugins.extras import install_hint, missing_extra
 
 KAFKA = "cannot start against the Kafka cluster: "
@@ -25,7 +25,7 @@ def one_line(exc: BaseException, *, worker: bool = False) -> str | None:
     if isinstance(exc, KafkaConnectionError | SaslAuthenticationFailed | InternalTopicError):
         return KAFKA + str(exc)
     if isinstance(exc, EngineError):  # ConfigError, MissingExtra ... each message names its cause
-        return KAFKA + str(exc) if worker and not isinstance(exc, ConfigError) else str(exc)
+        return KAFKA + str(exc) if worker and not isinstance(exc, ConfigError) else short_message(exc)
     needs = missing_extra(exc)
     if needs is not None:
         return install_hint(*needs)

@@ -20,9 +20,21 @@ from engine.converters.registry.json_schema import JsonSchemaConverter
 from engine.converters.registry.protobuf import ProtobufConverter
 from engine.converters.simple_header import SimpleHeaderConverter
 from engine.converters.string_converter import StringConverter
+from engine.errors import ConfigError
 from engine.plugins.classes import ClassNotFound, import_class
+from engine.plugins.discovery import PluginType, process_registry
+from engine.plugins.nearest import did_you_mean
 
-__all__ = ["BUILTIN_CONVERTERS", "converter_class", "converter_for", "header_converter_for"]
+__all__ = [
+    "BUILTIN_CONVERTERS",
+    "WORKER_CONVERTER_KEYS",
+    "check_worker_converters",
+    "converter_class",
+    "converter_for",
+    "header_converter_for",
+]
+
+WORKER_CONVERTER_KEYS: Final = ("key.converter", "value.converter", "header.converter")
 
 _KAFKA_NAMES: Final[dict[type, str]] = {
     JsonConverter: "org.apache.kafka.connect.json.JsonConverter",
@@ -61,6 +73,30 @@ def converter_class(name: str) -> type:
         if exc.error is not None and not isinstance(exc.error, ImportError):
             raise exc.error from None  # a converter module that crashes on import is a bug, not an unknown name
         raise ConfigException(f"Class {name} could not be found.") from None
+
+
+def check_worker_converters(worker: Mapping[str, str]) -> None:
+    """Raise ``ConfigError`` when a worker-level converter class cannot be found, naming the nearest.
+
+    Connect's ``WorkerConfig`` loads these CLASS keys when the worker starts and refuses to start;
+    otherwise every connector would be created and each of its tasks fail on the same typo.
+    """
+    for key in WORKER_CONVERTER_KEYS:
+        raw = (worker.get(key) or "").strip()
+        if not raw:
+            continue
+        try:
+            converter_class(raw)
+        except ConfigException:
+            found = {n: c for n, c in BUILTIN_CONVERTERS.items() if ":" not in n}
+            kinds = [PluginType.CONVERTER, PluginType.HEADER_CONVERTER]
+            found.update((d.name, d.cls) for d in process_registry().plugins(kinds))
+            message = f"Invalid value {raw} for configuration {key}: Class {raw} could not be found."
+            hint = did_you_mean(raw, found, same=found.__getitem__)
+            raise ConfigError(message + hint, errors={key: [message]}) from None
+        except Exception as exc:  # its module exists and fails on import: the worker cannot use it either
+            message = f"Invalid value {raw} for configuration {key}: Class {raw} could not be loaded: {exc!r}"
+            raise ConfigError(message, errors={key: [message]}) from exc
 
 
 def converter_for(name: str, configs: Mapping[str, Any], is_key: bool) -> Converter:

@@ -20,6 +20,7 @@ from typing import Any
 
 import structlog
 
+from engine.observability.expected_conditions import soften_expected_conditions
 from engine.observability.log_levels import LOG_LEVELS, ROOT, drop_below_level
 
 ENGINE_LOGGER = "engine"
@@ -68,8 +69,10 @@ class _ToStructlog(logging.Handler):
         if record.name == ENGINE_LOGGER or record.name.startswith(ENGINE_LOGGER + "."):
             return  # an engine event handed to stdlib by the quiet default: it came from structlog already
         method = record.levelname.lower() if record.levelno < logging.CRITICAL else "critical"
+        exc = record.exc_info[1] if record.exc_info else None
+        extra = {"error": repr(exc)} if exc is not None else {}  # the reason, not only "Error handling ..."
         getattr(structlog.get_logger(component=record.name), method, structlog.get_logger().error)(
-            record.getMessage()
+            record.getMessage(), **extra
         )
 
 
@@ -114,6 +117,7 @@ def quiet_until_configured() -> None:
     configured nothing sees nothing (not even Python's last-resort WARNING lines). Runs once, at
     ``import engine``; structlog configured later replaces it.
     """
+    soften_expected_conditions()  # aiokafka's transient conditions are not errors, however logging is set up
     if structlog.is_configured():
         return
     structlog.configure(
@@ -155,6 +159,7 @@ def configure_logging(level: str = "INFO", *, json: bool | None = None) -> None:
         logger_factory=structlog.PrintLoggerFactory(_CurrentStderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=False,
     )
+    soften_expected_conditions()
     root = logging.getLogger()
     for handler in [h for h in root.handlers if isinstance(h, _ToStructlog)]:
         root.removeHandler(handler)

@@ -12,6 +12,7 @@ from engine.errors import ConnectorClassNotFound, MissingExtra
 from engine.plugins.classes import ClassNotFound, import_class
 from engine.plugins.discovery import CONNECTOR_TYPES, extra_needed_by, process_registry
 from engine.plugins.extras import install_hint, missing_extra
+from engine.plugins.nearest import did_you_mean
 
 __all__ = ["connector_type", "load_connector_class", "task_twin"]
 
@@ -85,12 +86,18 @@ def _missing_module(exc: ClassNotFound) -> bool:
 
 def _not_found(name: str) -> ConnectorClassNotFound:
     """Connect's wording, listing every connector as its ``PluginDesc.toString()`` (sorted by class name)."""
-    connectors = sorted(process_registry().plugins(CONNECTOR_TYPES), key=lambda desc: desc.name)
+    registry = process_registry()
+    connectors = sorted(registry.plugins(CONNECTOR_TYPES), key=lambda desc: desc.name)
     message = (
         f"Failed to find any class that implements Connector and which name matches {name}, "
         f"available connectors are: {', '.join(desc.java_repr() for desc in connectors)}"
     )
-    return ConnectorClassNotFound(message, errors={"connector.class": [message]})
+    names = {desc.name: desc.name for desc in connectors}
+    names.update((alias, full) for alias, full in registry.aliases().items() if full in names)
+    known = ", ".join(sorted(desc.pruned_name for desc in connectors))
+    hint = did_you_mean(name, names, same=names.__getitem__) or f" Known connectors: {known}."
+    summary = f"No connector class {name}.{hint}"
+    return ConnectorClassNotFound(message, errors={"connector.class": [message]}, summary=summary)
 
 
 def connector_type(cls: type[Connector] | None) -> str:

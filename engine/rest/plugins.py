@@ -26,6 +26,7 @@ from engine.plugins.discovery import connector_plugin_type
 from engine.rest.body import NULL_CONFIG, json_body, string_map
 from engine.rest.errors import BadRequest, RestError
 from engine.rest.keys import ENGINE, PLUGINS
+from engine.rest.plugin_names import foreign_class, plugin_infos
 from engine.validation.framework import CONFIG_DEF_STAGE, validate_config_infos
 from engine.validation.framework_keys import framework_config_def
 
@@ -45,6 +46,9 @@ def _plugin(request: web.Request) -> type:
     desc = request.app[PLUGINS].resolve(name)
     if desc is not None:
         return desc.cls
+    foreign = foreign_class(name)  # Connect's or Confluent's name for a built-in converter or SMT
+    if foreign is not None:
+        return foreign
     cls = import_class(name)
     if cls is None:
         raise UnknownPlugin(name)
@@ -63,7 +67,7 @@ def _normalized(name: str) -> str:
 async def list_plugins(request: web.Request) -> web.Response:
     raw = request.query.get("connectorsOnly")
     connectors_only = raw is None or raw.strip().lower() == "true"  # @DefaultValue("true") boolean
-    return web.json_response(request.app[PLUGINS].infos(connectors_only=connectors_only))
+    return web.json_response(plugin_infos(request.app[PLUGINS], connectors_only=connectors_only))
 
 
 async def plugin_config(request: web.Request) -> web.Response:

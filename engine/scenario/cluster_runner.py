@@ -26,7 +26,7 @@ from engine.api.errors import ConnectException
 from engine.config.worker import WorkerConfig
 from engine.distributed.member import MemberFactory
 from engine.engine import Engine
-from engine.errors import EngineError, EngineNotRunning
+from engine.errors import EngineError, EngineNotRunning, short_message
 from engine.herder.transition_feed import Subscription
 from engine.scenario.expect import ExpectationFailed, check_connector, check_error, cluster_cleanup
 from engine.scenario.in_process_rest import InProcessRestClient
@@ -131,7 +131,8 @@ class ClusterScenarioRunner:
         if self._error is not None:
             step, exc = self._error
             raise StepFailed(
-                step, f"raised {type(exc).__name__}: {exc} (no 'expect: {{error: ...}}' followed)"
+                step,
+                f"raised {type(exc).__name__}: {short_message(exc)} (no 'expect: {{error: ...}}' followed)",
             )
 
     async def _run_step(self, step: Step) -> None:
@@ -140,7 +141,7 @@ class ClusterScenarioRunner:
         self._phase = 0
         if self._error is not None and not (step.verb == "expect" and "error" in step.args):
             failed, exc = self._error
-            raise StepFailed(failed, f"raised {type(exc).__name__}: {exc}")
+            raise StepFailed(failed, f"raised {type(exc).__name__}: {short_message(exc)}")
         try:
             if step.verb == "expect":
                 await self._expect(step)

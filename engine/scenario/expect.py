@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from engine.engine import Engine
-from engine.errors import ConnectorNotFound
+from engine.errors import ConnectorNotFound, short_message
 from engine.testing.recording import CALLS, Call
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -132,11 +132,11 @@ def check_error(args: dict[str, Any], error: BaseException | None, previous: str
     names = [cls.__name__ for cls in type(error).__mro__]
     if args["error"] not in names:
         raise ExpectationFailed(
-            f"{previous} raised {type(error).__name__}: {error}, expected {args['error']}"
+            f"{previous} raised {type(error).__name__}: {short_message(error)}, expected {args['error']}"
         )
     if "message" in args and str(args["message"]) not in str(error):
         raise ExpectationFailed(
-            f"{previous} raised {type(error).__name__}: {error!s}, "
+            f"{previous} raised {type(error).__name__}: {short_message(error)}, "
             f"expected a message containing {args['message']!r}"
         )
 

@@ -22,7 +22,7 @@ import structlog
 from engine.api.errors import ConnectException
 from engine.configlog.memory import MemoryConfigLog
 from engine.engine import Engine
-from engine.errors import EngineError, EngineNotRunning, SettleTimeout
+from engine.errors import EngineError, EngineNotRunning, SettleTimeout, short_message
 from engine.herder.transition_feed import Subscription
 from engine.scenario.expect import ExpectationFailed, check_connector, check_error
 from engine.scenario.model import Scenario, Step
@@ -180,7 +180,8 @@ class ScenarioRunner:
         if self._error is not None:
             step, exc = self._error
             raise StepFailed(
-                step, f"raised {type(exc).__name__}: {exc} (no 'expect: {{error: ...}}' followed)"
+                step,
+                f"raised {type(exc).__name__}: {short_message(exc)} (no 'expect: {{error: ...}}' followed)",
             )
 
     async def _run_step(self, step: Step) -> None:
@@ -188,7 +189,7 @@ class ScenarioRunner:
         self._current = step
         if self._error is not None and not (step.verb == "expect" and "error" in step.args):
             failed, exc = self._error
-            raise StepFailed(failed, f"raised {type(exc).__name__}: {exc}")
+            raise StepFailed(failed, f"raised {type(exc).__name__}: {short_message(exc)}")
         crash_before = self._crash
         try:
             if step.verb == "expect":

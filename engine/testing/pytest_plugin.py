@@ -46,7 +46,7 @@ def clean_test_kit() -> Iterator[None]:
 if HAS_PYTEST_ASYNCIO:
     import pytest_asyncio
 
-    @pytest_asyncio.fixture
+    @pytest_asyncio.fixture(loop_scope="function")  # the test's own loop, whatever the project's default
     async def connect_engine_factory(clean_test_kit: None) -> AsyncIterator[EngineFactory]:
         """``await connect_engine_factory({...})``: a started engine (test defaults + your config)."""
         engines: list[Engine] = []
@@ -70,12 +70,28 @@ if HAS_PYTEST_ASYNCIO:
             if errors:
                 raise errors[0]
 
-    @pytest_asyncio.fixture
+    @pytest_asyncio.fixture(loop_scope="function")  # the test's own loop, whatever the project's default
     async def connect_engine(connect_engine_factory: EngineFactory) -> Engine:
         """A started engine on an in-memory config log."""
         return await connect_engine_factory(None)
 
-    @pytest_asyncio.fixture
+    @pytest_asyncio.fixture(loop_scope="function")  # the test's own loop, whatever the project's default
     async def connect_transitions(connect_engine: Engine) -> TransitionRecorder:
         """Every transition ``connect_engine`` makes from now on."""
         return TransitionRecorder(connect_engine.transitions())
+
+    _LOOP_SCOPE = "asyncio_default_fixture_loop_scope"
+    # pytest-asyncio >= 1.0: "each async fixture's loop is its own scope's", what the unset option means
+    _MATCH_FIXTURE_SCOPE: str | None = getattr(pytest_asyncio.plugin, "_MATCH_FIXTURE_SCOPE", None)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(config: pytest.Config) -> None:
+        """A project that installs ``connect-engine[testing]`` and sets nothing gets no deprecation
+        warning for pytest-asyncio's unset ``asyncio_default_fixture_loop_scope`` at every run: unset,
+        it is set to what unset means (each async fixture's loop has the fixture's scope), so no
+        fixture's behaviour changes; a project that sets it keeps its value."""
+        if _MATCH_FIXTURE_SCOPE is None or config.getini(_LOOP_SCOPE):
+            return
+        cache = getattr(config, "_inicache", None)  # getini's cache: what pytest-asyncio reads next
+        if isinstance(cache, dict):
+            cache[_LOOP_SCOPE] = _MATCH_FIXTURE_SCOPE

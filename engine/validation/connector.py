@@ -7,8 +7,11 @@ import asyncio
 from collections.abc import Callable, Mapping
 from functools import cache, partial
 
+import structlog
+
 from engine.api._inline import INLINE_ATTRIBUTE
 from engine.api._invoke import invoke
+from engine.api.config_def import ConfigDef
 from engine.api.connector import Config, Connector
 from engine.config.kafka_clients import NO_SETTINGS, ROLES, KafkaClients
 from engine.config.worker import WorkerConfig
@@ -22,6 +25,9 @@ from engine.plugins.loading import load_connector_class
 from engine.plugins.versions import PLUGIN_VERSION, InvalidVersionSpecification, VersionMismatch, require
 from engine.transforms.resolve import Kind, find_class
 from engine.validation.source_config import source_key_errors
+from engine.validation.unknown_keys import unknown_connector_keys, unknown_key_message
+
+log = structlog.get_logger(component="validation")
 
 VALIDATING = "performing multi-property validation for the connector"
 
@@ -266,6 +272,29 @@ def redacted(exc: ConfigError, written: Mapping[str, str], resolved: Mapping[str
     return type(exc)(hide(str(exc)), errors=errors) if type(exc) is ConfigError else exc
 
 
+async def _warn_unknown_keys(
+    name: str, cls: type[Connector], config: Mapping[str, str], *, timeout: float
+) -> None:
+    """Log each key nothing reads (a typo otherwise leaves a default in force silently)."""
+    own: object
+    try:
+        if _framework_validation(cls):
+            own = validator_instance(cls).config()
+        else:
+            async with asyncio.timeout(timeout):
+                own = await invoke(validator_instance(cls).config)
+    except Exception:  # validation asked it already; a config() that fails now costs only the hints
+        own = None
+    for key, near in unknown_connector_keys(cls, config, own if isinstance(own, ConfigDef) else None):
+        log.warning(
+            "connector.unknown_key",
+            connector=name,
+            key=key,
+            did_you_mean=near,
+            message=unknown_key_message(key, near),
+        )
+
+
 async def checked_config(
     name: str,
     config: Mapping[str, str],
@@ -292,10 +321,11 @@ async def checked_config(
     except ConfigError:
         resolved = full
     try:
-        await validate_connector_config(resolved, timeout=worker.callback_timeout, clients=worker.kafka)
+        cls = await validate_connector_config(resolved, timeout=worker.callback_timeout, clients=worker.kafka)
     except ConfigError as exc:
         raise redacted(exc, full, resolved) from None
     mode_check(name, full)
+    await _warn_unknown_keys(name, cls, full, timeout=worker.callback_timeout)
     if exactly_once:
         from engine.worker.exactly_once import check_connector
 

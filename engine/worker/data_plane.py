@@ -45,12 +45,20 @@ def _flag(raw: Mapping[str, str], key: str) -> bool:
     return value == "true"
 
 
+# Connect's types for these keys, as its "Not a number of type ..." names them
+_LONG_KEYS = frozenset({"offset.flush.interval.ms", "offset.flush.timeout.ms"})
+
+
 def _positive_int(raw: Mapping[str, str], key: str) -> int:
     value = raw.get(key, DATA_PLANE_DEFAULTS[key]).strip()
     try:
         number = int(value)
     except ValueError:
-        number = -1
+        kind = "LONG" if key in _LONG_KEYS else "INT"
+        raise ConfigError(
+            f"Invalid value {value} for configuration {key}: Not a number of type {kind}",
+            errors={key: [f"Not a number of type {kind}"]},
+        ) from None
     if number < 0:
         raise ConfigError(
             f"Invalid value {value} for configuration {key}: Value must be at least 0",

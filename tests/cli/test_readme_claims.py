@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import subprocess
 from pathlib import Path
 
 from engine import Engine
@@ -46,3 +47,12 @@ def test_the_readme_names_the_make_target_ci_runs() -> None:
     assert targets == ["check"]
     assert "runs `make check`" in README
     assert "what CI runs): `make test`" not in README
+
+
+def test_make_install_shows_its_progress() -> None:
+    """The install runs for minutes (PySpark, the test brokers): a silent terminal reads as a hang."""
+    done = subprocess.run(["make", "-n", "install"], cwd=ROOT, capture_output=True, text=True, check=True)
+    steps = done.stdout.splitlines()
+    assert sum(line.startswith("echo ") for line in steps) >= 3, steps
+    long_install = next(line for line in steps if "-e '.[dev]'" in line)
+    assert "--quiet" not in long_install

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from engine import Engine
 from engine.api.connector import SinkConnector, SourceConnector
 from engine.errors import ConfigError, ConnectorClassNotFound
 from engine.plugins import discovery as plugin_discovery
@@ -21,6 +22,8 @@ from engine.plugins.discovery import (
     scan_plugin_path,
 )
 from engine.plugins.loading import load_connector_class
+from engine.scenario.model import parse_scenario
+from engine.scenario.runner import LogKind, ScenarioRunner
 from engine.testing import RecordingSinkConnector, RecordingSinkTask, RecordingSourceConnector
 
 RECORDING_SOURCE = "engine.testing.recording.RecordingSourceConnector"
@@ -335,3 +338,36 @@ def test_versions_come_from_a_fresh_instance_and_are_omitted_when_undefined() ->
     assert "version" not in info(NumberVersionSourceConnector)
     assert "version" not in info(FooSource)  # no version() at all
     assert "version" not in PluginDesc(SourceConnector, PluginType.SOURCE).info()  # abstract: no instance
+
+
+@pytest.mark.usefixtures("isolated_path")
+async def test_an_embedded_engine_finds_the_plugins_on_its_plugin_path(tmp_path: Path) -> None:
+    """As the standalone worker does: a connector in a ``plugin.path`` directory is named by its alias."""
+    write(
+        tmp_path / "plugins" / "acme_embedded" / "__init__.py",
+        CONNECTOR_MODULE.format(name="Emb", version="2"),
+    )
+    async with Engine({"plugin.path": str(tmp_path / "plugins")}) as engine:
+        await engine.create_connector("e", {"connector.class": "EmbSource", "tasks.max": "1"})
+        info = await engine.connector_info("e")
+    assert info["type"] == "source"
+
+
+@pytest.mark.usefixtures("isolated_path")
+async def test_a_scenario_worker_map_finds_the_plugins_on_its_plugin_path(tmp_path: Path) -> None:
+    write(
+        tmp_path / "plugins" / "acme_scenario" / "__init__.py",
+        CONNECTOR_MODULE.format(name="Scen", version="3"),
+    )
+    scenario = parse_scenario(
+        f"""
+name: a connector from plugin.path
+worker: {{plugin.path: "{tmp_path / "plugins"}"}}
+steps:
+  - create: {{name: s, config: {{connector.class: ScenSource, tasks.max: 1}}}}
+  - expect: {{connector: s, state: RUNNING}}
+""",
+        "plugin-path.yaml",
+    )
+    result = await ScenarioRunner(scenario, LogKind.MEMORY).run()
+    assert result.passed, f"step {result.failed_step}: {result.failure}"

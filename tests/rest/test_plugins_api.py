@@ -187,6 +187,42 @@ async def test_connectors_only_false_adds_the_other_plugin_types(engine: Engine)
         assert len(await ok(await http.get("/connector-plugins"))) == 2
 
 
+async def test_the_built_in_plugins_are_listed_under_connects_and_confluents_names_too(
+    engine: Engine,
+) -> None:
+    """UIs build their converter and SMT pickers from Connect's class names; each names the same class
+    a config may use."""
+    server = TestServer(make_app(engine), host="127.0.0.1")
+    async with TestClient(server) as http:
+        everything = await ok(await http.get("/connector-plugins?connectorsOnly=false"))
+        listed = {(p["class"], p["type"]) for p in everything}
+        for name, kind in [
+            ("org.apache.kafka.connect.json.JsonConverter", "converter"),
+            ("org.apache.kafka.connect.json.JsonConverter", "header_converter"),
+            ("org.apache.kafka.connect.storage.StringConverter", "converter"),
+            ("org.apache.kafka.connect.storage.SimpleHeaderConverter", "header_converter"),
+            ("org.apache.kafka.connect.converters.ByteArrayConverter", "converter"),
+            ("io.confluent.connect.avro.AvroConverter", "converter"),
+            ("io.confluent.connect.protobuf.ProtobufConverter", "converter"),
+            ("io.confluent.connect.json.JsonSchemaConverter", "converter"),
+            ("org.apache.kafka.connect.transforms.Cast$Value", "transformation"),
+            ("org.apache.kafka.connect.transforms.RegexRouter", "transformation"),
+            ("org.apache.kafka.connect.transforms.predicates.TopicNameMatches", "predicate"),
+            ("engine.converters.json_converter.JsonConverter", "converter"),  # ours stay listed
+        ]:
+            assert (name, kind) in listed, name
+        assert ("io.confluent.connect.avro.AvroConverter", "header_converter") not in listed
+        order = ["sink", "source", "transformation", "predicate", "converter", "header_converter"]
+        assert everything == sorted(everything, key=lambda p: (order.index(p["type"]), p["class"]))
+        assert len(listed) == len(everything)  # each (class, type) once
+        connectors = await ok(await http.get("/connector-plugins"))
+        assert all(p["type"] in ("sink", "source") for p in connectors)  # the default listing is unchanged
+        keys = await ok(
+            await http.get("/connector-plugins/org.apache.kafka.connect.json.JsonConverter/config")
+        )
+        assert "schemas.enable" in {k["name"] for k in keys}
+
+
 # ---- GET /connector-plugins/{p}/config ------------------------------------------------------------
 
 

@@ -58,6 +58,11 @@ async def start_worker(*files: Path) -> Worker:
         stderr=asyncio.subprocess.PIPE,
     )
     assert process.stderr is not None
-    line = await asyncio.wait_for(process.stderr.readline(), READY_TIMEOUT_S)
-    assert b"listening on" in line, line
-    return Worker(process, line.decode().rsplit(" ", 1)[1].strip())
+    before: list[str] = []  # the worker's INFO lines up to its "listening on" line (its URL)
+    async with asyncio.timeout(READY_TIMEOUT_S):
+        while b"listening on" not in (line := await process.stderr.readline()):
+            assert line, "the worker exited before listening:\n" + "\n".join(before)
+            before.append(line.decode(errors="replace").rstrip("\n"))
+    worker = Worker(process, line.decode().rsplit(" ", 1)[1].strip())
+    worker.log.extend(before)
+    return worker

@@ -147,13 +147,15 @@ def _as_mapping(partition: Any) -> Mapping[str, Any]:
 
 class FileStreamSourceTask(SourceTask):
     java_class: ClassVar[str | None] = "org.apache.kafka.connect.file.FileStreamSourceTask"
+    # None until start() opens the file: a task whose start() failed is still stopped
+    _stream: BinaryIO | None = None
 
     def start(self, props: dict[str, str]) -> None:
         values = CONFIG_DEF.parse(props)
         self._filename: str | None = values[FILE] or None
         self._topic: str = values[TOPIC]
         self._batch: int = values[BATCH_SIZE]
-        self._stream: BinaryIO | None = None
+        self._stream = None
         self._position: int | None = None  # None: standard input, no offsets tracked
         self._pending = b""
 
