@@ -109,6 +109,9 @@ class ClusterMode:
     async def leave(self) -> None:
         await self.cluster.leave()
 
+    def in_group(self) -> bool:
+        return self.cluster.in_group()
+
     # ---- what a write asks --------------------------------------------------------------------
 
     def check_leader_write(self) -> None:

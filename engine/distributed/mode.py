@@ -126,6 +126,9 @@ class StandaloneMode:
     async def leave(self) -> None:
         return None
 
+    def in_group(self) -> bool:
+        return True
+
     def check_leader_write(self) -> None:
         return None
 

@@ -63,6 +63,11 @@ class RunningMode(Protocol):
         """Shutdown begins: stop taking on work before the herder stops every unit."""
         ...
 
+    def in_group(self) -> bool:
+        """Whether this worker may still run its work (a cluster member cut off from its group may
+        not: KAFKA-9184); always True standalone. Task loops ask it before each write."""
+        ...
+
 
 class Runtime:
     """Starts, runs and stops one engine's herder over its stores; ``herder`` while it runs."""
@@ -183,6 +188,7 @@ class Runtime:
                     metrics=self._metrics.connect,
                     clients=self._worker.kafka,
                     timers=self._timers,
+                    in_group=self._mode.in_group,
                 )
                 if self._data_settings.task_processes > 0:
                     data.hosts = hosts = TaskHosts(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,6 +104,9 @@ class DataPlane:
     clients: KafkaClients = NO_SETTINGS  # Kafka client settings: worker-level, overrides, the policy
     timers: PacingTimers | None = None  # what rate limits wait on: the engine's timers (None: real time)
     hosts: TaskHosts | None = None  # task.processes > 0: the task hosts tasks run in (None: in this process)
+    # whether this worker may still run its work: False once a cluster member is cut off from its
+    # group (KAFKA-9184); the loops write nothing then, until the herder stops their tasks
+    in_group: Callable[[], bool] = lambda: True
     _producer: Producer | None = field(default=None, init=False)
 
     def producer(self) -> Producer:

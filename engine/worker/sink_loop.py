@@ -359,6 +359,8 @@ class SinkLoop(TaskLoop):
             return
         if not self._redelivering:
             await self._convert(records)
+        if await self.withheld():
+            return
         async with self._task_lock:
             await self._deliver(consumer)
 

@@ -26,6 +26,8 @@ from states import TargetState
 
 log = structlog.get_logger(component="worker")
 
+_WITHHELD_CHECK_S = 0.5  # a cut-off task checks this often whether its worker is in the group again
+
 
 class TaskControl(Protocol):
     """The runner as its loop sees it: target, stop flag, parking, and pause/resume reports."""
@@ -188,6 +190,28 @@ class TaskLoop:
         finally:
             waiter.cancel()
             pacer.throttled(pacer.timers.time() - started)
+
+    async def withheld(self) -> bool:
+        """True when this worker was cut off from its group (KAFKA-9184): nothing more is written,
+        and this returns once the herder stops the task (or the group answers again before the
+        cut-off took effect). A worker resuming after a long pause (SIGSTOP) asks this before handing
+        what it had read to ``put`` or the producer: the group has given the work to another."""
+        in_group, control = self.plane.in_group, self.control
+        if in_group():
+            return False
+        log.warning(
+            "task.writes_withheld",
+            connector=self.connector,
+            task=self.task_id,
+            reason="this worker was cut off from its group: its tasks may run elsewhere now",
+        )
+        never: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        try:
+            while not control.stopping() and not in_group():
+                await control.park_on(never, _WITHHELD_CHECK_S)
+        finally:
+            never.cancel()
+        return not in_group()
 
     async def open(self) -> None:
         return None
