@@ -262,6 +262,8 @@ class Cluster:
         if assignment.error:
             log.error("cluster.assignment_error", error=assignment.error, generation=generation)
             return
+        if self._revoking is not None:  # a cut-off's stops write their UNASSIGNED in the old generation
+            await self._revoking
         try:
             await herder.wait_read(assignment.config_offset, self.settings.sync_timeout_s)
         except TimeoutError:
