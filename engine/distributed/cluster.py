@@ -94,11 +94,12 @@ class Cluster:
     def owns_task(self, name: str, task: int) -> bool:
         return (name, task) in self.owned.tasks
 
-    def in_group(self) -> bool:
-        """Whether this worker may still run what it owns: the group coordinator answered it recently
-        enough (KAFKA-9184). Task loops ask it before each ``put`` and send, so a worker that resumes
-        after a long pause writes nothing before its cut-off has stopped its tasks."""
-        return self.member.in_contact()
+    def runs_task(self, connector: str, task: int) -> bool:
+        """Whether this worker may still run the task: it is assigned here and the group coordinator
+        answered recently enough (KAFKA-9184). Task loops ask it before each ``put``, send and
+        InitProducerId, so a worker that resumes after a long pause writes nothing, and fences
+        nobody, before its cut-off has stopped its tasks, nor after it rejoined."""
+        return self.member.in_contact() and (connector, task) in self.owned.tasks
 
     @property
     def is_leader(self) -> bool:

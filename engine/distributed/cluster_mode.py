@@ -109,8 +109,8 @@ class ClusterMode:
     async def leave(self) -> None:
         await self.cluster.leave()
 
-    def in_group(self) -> bool:
-        return self.cluster.in_group()
+    def runs_task(self, connector: str, task: int) -> bool:
+        return self.cluster.runs_task(connector, task)
 
     # ---- what a write asks --------------------------------------------------------------------
 

@@ -126,7 +126,7 @@ class StandaloneMode:
     async def leave(self) -> None:
         return None
 
-    def in_group(self) -> bool:
+    def runs_task(self, connector: str, task: int) -> bool:
         return True
 
     def check_leader_write(self) -> None:

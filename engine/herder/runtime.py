@@ -63,9 +63,10 @@ class RunningMode(Protocol):
         """Shutdown begins: stop taking on work before the herder stops every unit."""
         ...
 
-    def in_group(self) -> bool:
-        """Whether this worker may still run its work (a cluster member cut off from its group may
-        not: KAFKA-9184); always True standalone. Task loops ask it before each write."""
+    def runs_task(self, connector: str, task: int) -> bool:
+        """Whether this worker may still run the task: a cluster member cut off from its group
+        (KAFKA-9184), or no longer assigned the task, may not; always True standalone. Task loops ask
+        it before each write."""
         ...
 
 
@@ -188,7 +189,7 @@ class Runtime:
                     metrics=self._metrics.connect,
                     clients=self._worker.kafka,
                     timers=self._timers,
-                    in_group=self._mode.in_group,
+                    runs_task=self._mode.runs_task,
                 )
                 if self._data_settings.task_processes > 0:
                     data.hosts = hosts = TaskHosts(

@@ -141,7 +141,7 @@ class SinkLoop(TaskLoop):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._dlq: DeadLetterQueueReporter | None = None
         super().__init__(*args, **kwargs)
-        self._put = self._put_while_in_group()
+        self._put = self._put_while_it_runs_here()
         assert isinstance(self.task_context, SinkTaskContext)
         self.context: SinkTaskContext = self.task_context
         self.consumer: Consumer | None = None
@@ -557,16 +557,16 @@ class SinkLoop(TaskLoop):
             result.append(Header(key, converted.value, converted.schema))
         return tuple(result)
 
-    def _put_while_in_group(self) -> Callable[[list[SinkRecord]], Any]:
+    def _put_while_it_runs_here(self) -> Callable[[list[SinkRecord]], Any]:
         """``put``, preceded by the worker's group check where it runs (the task thread for a sync
         ``put``): a worker paused (SIGSTOP) after the loop's check and cut off when it resumes hands
         nothing to ``put``. Only a call the pause interrupted inside ``put`` itself can still finish."""
-        put, in_group = self.task.put, self.plane.in_group
+        put, runs_here = self.task.put, self.runs_here
         if inspect.iscoroutinefunction(put):
 
             @wraps(put)  # its name times the call (``CALLBACK_TIMER``)
             async def put_async(records: list[SinkRecord]) -> Any:
-                if not in_group():
+                if not runs_here():
                     raise _Withheld
                 return await put(records)
 
@@ -574,7 +574,7 @@ class SinkLoop(TaskLoop):
 
         @wraps(put)
         def put_sync(records: list[SinkRecord]) -> Any:
-            if not in_group():
+            if not runs_here():
                 raise _Withheld
             return put(records)
 
