@@ -198,8 +198,18 @@ class GroupMember:
 
     def _watch_heartbeats(self, coordinator: Any) -> None:
         """Note each heartbeat the coordinator answers (aiokafka's heartbeat task calls
-        ``_do_heartbeat``; it has no listener), and a member id it reset: the broker dropped us."""
-        heartbeat = coordinator._do_heartbeat
+        ``_do_heartbeat``; it has no listener), and a member id it reset: the broker dropped us.
+
+        A rejoin starts once the coordinator is known and stops the heartbeats meanwhile: its start
+        counts as an answer, so a JoinGroup the coordinator holds while a dead member's session runs
+        out (up to ``session.timeout.ms``) is not taken for a cut-off."""
+        heartbeat, rejoin = coordinator._do_heartbeat, coordinator._do_rejoin_group
+
+        async def watched_rejoin(subscription: Any) -> Any:
+            self._last_contact = time.monotonic()
+            return await rejoin(subscription)
+
+        coordinator._do_rejoin_group = watched_rejoin
 
         async def watched() -> bool:
             answered = bool(await heartbeat())
@@ -216,7 +226,8 @@ class GroupMember:
         pause): monotonic time kept running meanwhile."""
         while True:
             await asyncio.sleep(_POLL_MS / 1000)
-            if not self._lost and time.monotonic() - self._last_contact > self._cut_off_after_s:
+            silent = time.monotonic() - self._last_contact > self._cut_off_after_s
+            if silent and not self._lost and self.rebalances:  # nothing to give up before a first assignment
                 self._cut_off(f"no answer from the group coordinator for {self._cut_off_after_s:g} s")
 
     def _cut_off(self, reason: str) -> None:

@@ -17,6 +17,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer
 
 from engine.testing.cluster import WorkerProcess, poll_until, request, worker_cluster
+from tests.distributed.test_cut_off_worker import assigned_tasks
 from tests.integration.brokers import Broker
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -99,6 +100,13 @@ async def test_a_sigstopped_exactly_once_source_is_fenced(kafka: Broker, tmp_pat
             ) from None
         twice = {v: n for v, n in Counter(values).items() if n > 1}
         assert not twice, f"{len(twice)} lines committed more than once, e.g. {sorted(twice)[:10]}"
+        # the healthy copy kept running: the resumed worker fenced nobody (a fenced task FAILs)
+        counts = {w.worker_id: await assigned_tasks(w) for w in (owner, other)}
+        runner = [w for w, n in counts.items() if n == 1]
+        assert len(runner) == 1, counts
+        for worker in (owner, other):
+            code, status = await request(worker, "GET", "/connectors/src/status")
+            assert [(t["state"], t["worker_id"]) for t in status["tasks"]] == [("RUNNING", runner[0])], status
         assert "group.cut_off" in owner.output()
 
 
