@@ -81,8 +81,9 @@ class Cluster:
         self._rotation: asyncio.Task[None] | None = None
         self._timers: Timers = timers if timers is not None else LoopTimers()
         self._applying = False
+        self._revoking: asyncio.Future[list[None]] | None = None  # stops after a cut-off (KAFKA-9184)
         self.member: Membership = (member_factory or broker_member)(
-            settings, self._join_metadata, self._plan, self._received
+            settings, self._join_metadata, self._plan, self._received, self._cut_off
         )
 
     # ---- what the herder and the engine ask -----------------------------------------------
@@ -92,6 +93,13 @@ class Cluster:
 
     def owns_task(self, name: str, task: int) -> bool:
         return (name, task) in self.owned.tasks
+
+    def runs_task(self, connector: str, task: int) -> bool:
+        """Whether this worker may still run the task: it is assigned here and the group coordinator
+        answered recently enough (KAFKA-9184). Task loops ask it before each ``put``, send and
+        InitProducerId, so a worker that resumes after a long pause writes nothing, and fences
+        nobody, before its cut-off has stopped its tasks, nor after it rejoined."""
+        return self.member.in_contact() and (connector, task) in self.owned.tasks
 
     @property
     def is_leader(self) -> bool:
@@ -125,6 +133,7 @@ class Cluster:
             self._applying
             or not self._pending.empty()
             or (self._rotation is not None and not self._rotation.done())
+            or (self._revoking is not None and not self._revoking.done())
         )
 
     # ---- KIP-507: the session key and signed internal requests ----------------------------
@@ -220,14 +229,48 @@ class Cluster:
     def _received(self, assignment: Assignment, generation: int) -> None:
         self._pending.put_nowait((assignment, generation))
 
+    def _cut_off(self) -> None:
+        """The member lost the coordinator past Connect's rule (``member.cut_off_after_s``): revoke
+        the whole assignment now (Connect's ``onRevoked`` from ``WorkerCoordinator.poll``), so the
+        member rejoins owning nothing and the leader never sees its work twice. The generation stays
+        the one the work ran in: the UNASSIGNED statuses the stops write carry it, and the status
+        store keeps the new owner's newer ones (``engine.storage.status``)."""
+        old = self.owned
+        herder = self._herder
+        if not old or herder is None:
+            return
+        self.owned = Work()
+        while not self._pending.empty():  # assignments received before: stale, their generation is over
+            self._pending.get_nowait()
+        log.warning(
+            "cluster.assignment_revoked_cut_off",
+            worker=self.worker_id,
+            generation=self.generation,
+            connectors=len(old.connectors),
+            tasks=len(old.tasks),
+            reason="the group coordinator was unreachable: stopping this worker's connectors and tasks "
+            "before the group hands them to other workers",
+        )
+        loop = asyncio.get_running_loop()
+        done: list[asyncio.Future[None]] = []
+        for name in sorted(old.connectors | {c for c, _ in old.tasks}):
+            future: asyncio.Future[None] = loop.create_future()
+            herder.post(name, Reconcile(future))
+            done.append(future)
+        self._revoking = asyncio.gather(*done)
+
     async def _apply(self, herder: ClusterHost, assignment: Assignment, generation: int) -> None:
         if assignment.error:
             log.error("cluster.assignment_error", error=assignment.error, generation=generation)
             return
+        if self._revoking is not None:  # a cut-off's stops write their UNASSIGNED in the old generation
+            await self._revoking
         try:
             await herder.wait_read(assignment.config_offset, self.settings.sync_timeout_s)
         except TimeoutError:
             log.warning("cluster.config_behind_leader", wanted=assignment.config_offset, read=herder.read_end)
+        if not self.member.in_contact():  # cut off meanwhile: the assignment's generation is over
+            return
         old, new = self.owned, assignment.assigned
         self.owned, self.generation, self.view = new, generation, assignment.view
         self.leader, self.leader_url, self.urls = assignment.leader, assignment.leader_url, assignment.urls

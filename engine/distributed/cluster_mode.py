@@ -109,6 +109,9 @@ class ClusterMode:
     async def leave(self) -> None:
         await self.cluster.leave()
 
+    def runs_task(self, connector: str, task: int) -> bool:
+        return self.cluster.runs_task(connector, task)
+
     # ---- what a write asks --------------------------------------------------------------------
 
     def check_leader_write(self) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
@@ -46,10 +47,32 @@ class Membership(Protocol):
 
     def request_rejoin(self) -> None: ...
 
+    def in_contact(self) -> bool:
+        """Whether this member may still be in the group: the coordinator answered it within
+        ``cut_off_after_s`` (past that it calls its ``on_cut_off`` and the worker stops its work)."""
+        ...
+
 
 MemberFactory = Callable[
-    [ClusterSettings, Callable[[], JoinMetadata], Planner, Callable[[Assignment, int], None]], Membership
+    [
+        ClusterSettings,
+        Callable[[], JoinMetadata],
+        Planner,
+        Callable[[Assignment, int], None],
+        Callable[[], None],
+    ],
+    Membership,
 ]
+
+
+def cut_off_after_s(session_timeout_ms: int, heartbeat_interval_ms: int) -> float:
+    """KAFKA-9184's rule, as Connect's ``WorkerCoordinator.poll`` applies it: once no heartbeat was
+    answered for ``session.timeout.ms`` the coordinator is marked unknown, and when rediscovering it
+    fails for ``heartbeat.interval.ms`` more the member revokes its whole assignment. By then the
+    coordinator has dropped the member, and the leader hands its work on only after
+    ``scheduled.rebalance.max.delay.ms``: with a delay above the heartbeat interval, the cut-off copy
+    has stopped before another starts."""
+    return (session_timeout_ms + heartbeat_interval_ms) / 1000
 
 
 class _ConnectAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
@@ -83,6 +106,7 @@ class GroupMember:
         join_metadata: Callable[[], JoinMetadata],
         planner: Planner,
         on_assignment: Callable[[Assignment, int], None],
+        on_cut_off: Callable[[], None] = lambda: None,
         session_timeout_ms: int = 10_000,
         heartbeat_interval_ms: int = 3_000,
         rebalance_timeout_ms: int = 60_000,
@@ -103,7 +127,12 @@ class GroupMember:
         self._request_timeout_ms = request_timeout_ms
         self._consumer: Any = None
         self._poller: asyncio.Task[None] | None = None
+        self._watcher: asyncio.Task[None] | None = None
         self.rebalances = 0
+        self._on_cut_off = on_cut_off
+        self._cut_off_after_s = cut_off_after_s(session_timeout_ms, heartbeat_interval_ms)
+        self._last_contact = time.monotonic()  # the coordinator's last answer: a heartbeat, a join
+        self._lost = False  # the coordinator no longer knows this member (or never answered in time)
 
     @property
     def generation(self) -> int:
@@ -152,8 +181,66 @@ class GroupMember:
             },
         )
         await start_client(self._consumer)
+        self._watch_heartbeats(self._consumer._coordinator)
+        self._contact()
         self._poller = asyncio.create_task(self._poll(), name=f"group-member:{self.group_id}")
+        self._watcher = asyncio.create_task(self._watch(), name=f"group-cut-off:{self.group_id}")
         log.info("group.joining", group=self.group_id)
+
+    # ---- KAFKA-9184: a member the coordinator no longer answers stops its work ----------------
+
+    def in_contact(self) -> bool:
+        return not self._lost and time.monotonic() - self._last_contact <= self._cut_off_after_s
+
+    def _contact(self) -> None:
+        self._last_contact = time.monotonic()
+        self._lost = False
+
+    def _watch_heartbeats(self, coordinator: Any) -> None:
+        """Note each heartbeat the coordinator answers (aiokafka's heartbeat task calls
+        ``_do_heartbeat``; it has no listener), and a member id it reset: the broker dropped us.
+
+        A rejoin starts once the coordinator is known and stops the heartbeats meanwhile: its start
+        counts as an answer, so a JoinGroup the coordinator holds while a dead member's session runs
+        out (up to ``session.timeout.ms``) is not taken for a cut-off."""
+        heartbeat, rejoin = coordinator._do_heartbeat, coordinator._do_rejoin_group
+
+        async def watched_rejoin(subscription: Any) -> Any:
+            self._last_contact = time.monotonic()
+            return await rejoin(subscription)
+
+        coordinator._do_rejoin_group = watched_rejoin
+
+        async def watched() -> bool:
+            answered = bool(await heartbeat())
+            if answered:
+                self._contact()
+            elif not coordinator.member_id:  # UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION: no longer a member
+                self._cut_off("the coordinator no longer knows this member")
+            return answered
+
+        coordinator._do_heartbeat = watched
+
+    async def _watch(self) -> None:
+        """Checked every poll interval and first thing after the process resumes (a SIGSTOP, a long
+        pause): monotonic time kept running meanwhile."""
+        while True:
+            await asyncio.sleep(_POLL_MS / 1000)
+            silent = time.monotonic() - self._last_contact > self._cut_off_after_s
+            if silent and not self._lost and self.rebalances:  # nothing to give up before a first assignment
+                self._cut_off(f"no answer from the group coordinator for {self._cut_off_after_s:g} s")
+
+    def _cut_off(self, reason: str) -> None:
+        if self._lost:
+            return
+        self._lost = True
+        log.warning(
+            "group.cut_off",
+            group=self.group_id,
+            reason=reason,
+            silent_s=round(time.monotonic() - self._last_contact, 1),
+        )
+        self._on_cut_off()
 
     async def _poll(self) -> None:
         consumer = self._consumer
@@ -172,11 +259,12 @@ class GroupMember:
 
     async def stop(self) -> None:
         """Leave the group (the others rebalance at once). Idempotent, safe before start."""
-        poller, self._poller = self._poller, None
-        if poller is not None:
-            poller.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await poller
+        for task in (self._watcher, self._poller):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._watcher = self._poller = None
         consumer, self._consumer = self._consumer, None
         if consumer is not None:
             with contextlib.suppress(KafkaError):
@@ -205,6 +293,7 @@ class GroupMember:
 
     def assigned(self, user_data: bytes) -> None:
         self.rebalances += 1
+        self._contact()  # a completed join and sync: the coordinator answered, as a member again
         try:
             assignment = Assignment.decode(user_data)
         except (ValueError, KeyError, TypeError) as exc:
@@ -220,6 +309,7 @@ def broker_member(
     join_metadata: Callable[[], JoinMetadata],
     planner: Planner,
     on_assignment: Callable[[Assignment, int], None],
+    on_cut_off: Callable[[], None],
 ) -> GroupMember:
     """The default ``MemberFactory``: membership through the broker's group coordinator."""
     return GroupMember(
@@ -230,6 +320,7 @@ def broker_member(
         join_metadata=join_metadata,
         planner=planner,
         on_assignment=on_assignment,
+        on_cut_off=on_cut_off,
         session_timeout_ms=settings.session_timeout_ms,
         heartbeat_interval_ms=settings.heartbeat_interval_ms,
         rebalance_timeout_ms=settings.rebalance_timeout_ms,

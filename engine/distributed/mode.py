@@ -130,6 +130,9 @@ class StandaloneMode:
     async def leave(self) -> None:
         return None
 
+    def runs_task(self, connector: str, task: int) -> bool:
+        return True
+
     def check_leader_write(self) -> None:
         return None
 

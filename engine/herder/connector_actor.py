@@ -265,13 +265,20 @@ class ConnectorActor:
             record.to_state, self._s.worker.worker_id, self._s.generation, trace, attempts, next_ms
         )
         # UNASSIGNED is written safely (Connect's putSafe): a worker that let go of a unit must
-        # not overwrite what its new owner already reported
+        # not overwrite what its new owner already reported; so is any state of a unit it no longer
+        # owns (a task failing as a worker cut off from its group stops it: KAFKA-9184)
+        owned = (
+            self._s.owns_connector(self.name)
+            if record.task is None
+            else self._s.owns_task(self.name, record.task)
+        )
+        safe = record.to_state == ConnectorState.UNASSIGNED or not owned
         if record.task is None:
-            if record.to_state == ConnectorState.UNASSIGNED:
+            if safe:
                 status.put_connector_safe(self.name, value)
             else:
                 status.put_connector(self.name, value)
-        elif record.to_state == ConnectorState.UNASSIGNED:
+        elif safe:
             status.put_task_safe(self.name, record.task, value)
         else:
             status.put_task(self.name, record.task, value)

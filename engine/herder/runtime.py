@@ -63,6 +63,12 @@ class RunningMode(Protocol):
         """Shutdown begins: stop taking on work before the herder stops every unit."""
         ...
 
+    def runs_task(self, connector: str, task: int) -> bool:
+        """Whether this worker may still run the task: a cluster member cut off from its group
+        (KAFKA-9184), or no longer assigned the task, may not; always True standalone. Task loops ask
+        it before each write."""
+        ...
+
 
 class Runtime:
     """Starts, runs and stops one engine's herder over its stores; ``herder`` while it runs."""
@@ -183,6 +189,7 @@ class Runtime:
                     metrics=self._metrics.connect,
                     clients=self._worker.kafka,
                     timers=self._timers,
+                    runs_task=self._mode.runs_task,
                 )
                 if self._data_settings.task_processes > 0:
                     data.hosts = hosts = TaskHosts(

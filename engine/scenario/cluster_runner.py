@@ -411,17 +411,19 @@ class ClusterScenarioRunner:
         self.group.members[leader].request_rejoin()
 
     async def advance(self, seconds: float) -> None:
-        """Move the clock to each session expiry on the way and to the end, settling at each stop;
+        """Move the clock to each session expiry and cut-off on the way and to the end, settling at each stop;
         timers due by a stop fire there (backoffs carry random jitter: stopping at each would make
         the trace's times depend on it)."""
         self._collect()
         target = FAULTS.clock.now + seconds
         while True:
             due = [m.expires_at for m in self.group.members.values() if m.expires_at is not None]
+            due += self.group.cut_offs_due()
             upcoming = min([t for t in due if t > FAULTS.clock.now] + [target])
             FAULTS.advance(upcoming - FAULTS.clock.now)
             for name in sorted(self.engines):
                 self._timers[name].run_due()
+            self.group.cut_off()
             self.group.expire()
             await self._settle()
             if FAULTS.clock.now >= target:

@@ -44,7 +44,18 @@ class RequestFailed(Exception):
 
 def applicable(scenario: Scenario) -> str | None:
     """Why the scenario cannot run on processes, or None."""
+    partitioned: set[str] = set()
     for step in scenario.steps:
+        if step.verb == "partition":
+            partitioned.add(str(step.args.get("worker")))
+        elif step.verb == "heal":
+            partitioned.discard(str(step.args.get("worker")))
+        elif step.verb == "expect" and partitioned & set(step.args.get("assigned") or ()):
+            return (
+                f"step {step.index} expects what {', '.join(sorted(partitioned))} runs while it is cut off: "
+                "SIGSTOP freezes a process, which stops nothing before it runs again, so only the "
+                "in-process model shows it"
+            )
         if step.verb == "inject":
             return f"step {step.index} injects a fault: that needs the in-process model"
         if step.verb == "record":

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from engine.distributed.member import Planner
+from engine.distributed.member import Planner, cut_off_after_s
 from engine.distributed.protocol import Assignment, JoinMetadata
 from engine.distributed.settings import ClusterSettings
 from engine.testing.faults import VirtualClock
@@ -42,10 +42,13 @@ class VirtualMember:
     join_metadata: Callable[[], JoinMetadata]
     planner: Planner
     on_assignment: Callable[[Assignment, int], None]
+    on_cut_off: Callable[[], None]
     member_id: str = ""
     dead: bool = False  # killed: no LeaveGroup, no heartbeats
     partitioned: bool = False  # cut off from the coordinator: misses heartbeats, still runs its work
     expires_at: float | None = None  # virtual time its session expires (dead or partitioned)
+    cut_off_at: float | None = None  # virtual time a partitioned member gives its work up (KAFKA-9184)
+    cut: bool = False  # it did: told its ``Cluster`` once, until healed
     assignments: list[int] = field(default_factory=list)  # generations it was handed
 
     @property
@@ -63,6 +66,9 @@ class VirtualMember:
     def request_rejoin(self) -> None:
         if self.reachable and self.member_id in self.group.members:
             self.group.wanted = True
+
+    def in_contact(self) -> bool:
+        return self.cut_off_at is None or self.group.clock.now < self.cut_off_at
 
 
 class VirtualGroup:
@@ -82,7 +88,13 @@ class VirtualGroup:
     def factory(
         self, worker: str
     ) -> Callable[
-        [ClusterSettings, Callable[[], JoinMetadata], Planner, Callable[[Assignment, int], None]],
+        [
+            ClusterSettings,
+            Callable[[], JoinMetadata],
+            Planner,
+            Callable[[Assignment, int], None],
+            Callable[[], None],
+        ],
         VirtualMember,
     ]:
         """The ``MemberFactory`` for worker ``worker``'s next engine."""
@@ -92,8 +104,9 @@ class VirtualGroup:
             join_metadata: Callable[[], JoinMetadata],
             planner: Planner,
             on_assignment: Callable[[Assignment, int], None],
+            on_cut_off: Callable[[], None],
         ) -> VirtualMember:
-            member = VirtualMember(self, worker, settings, join_metadata, planner, on_assignment)
+            member = VirtualMember(self, worker, settings, join_metadata, planner, on_assignment, on_cut_off)
             self.by_worker[worker] = member
             return member
 
@@ -120,6 +133,7 @@ class VirtualGroup:
         member = self.by_worker.get(worker)
         if member is not None:
             member.dead = True
+            member.cut_off_at = None  # a dead worker runs nothing to give up
             member.expires_at = self.clock.now + member.settings.session_timeout_ms / 1000
 
     def partition(self, worker: str) -> None:
@@ -127,6 +141,10 @@ class VirtualGroup:
         if member is not None and not member.dead:
             member.partitioned = True
             member.expires_at = self.clock.now + member.settings.session_timeout_ms / 1000
+            settings = member.settings
+            member.cut_off_at = self.clock.now + cut_off_after_s(
+                settings.session_timeout_ms, settings.heartbeat_interval_ms
+            )
 
     def heal(self, worker: str) -> None:
         """Heartbeats reach the coordinator again; a member whose session expired meanwhile rejoins
@@ -135,9 +153,27 @@ class VirtualGroup:
         if member is None or not member.partitioned:
             return
         member.partitioned = False
-        member.expires_at = None
+        member.expires_at = member.cut_off_at = None
+        member.cut = False
         if member.member_id not in self.members:
             self.join(member)
+
+    def cut_offs_due(self) -> list[float]:
+        """Virtual times partitioned members will give their work up (the runner stops the clock there)."""
+        return [m.cut_off_at for m in self.by_worker.values() if m.cut_off_at is not None and not m.cut]
+
+    def cut_off(self) -> list[str]:
+        """Partitioned members past Connect's cut-off rule give their work up (``Cluster`` revokes it
+        all), as ``GroupMember`` does when the coordinator stops answering; returns their workers."""
+        due = [
+            m
+            for m in self.by_worker.values()
+            if not m.cut and m.cut_off_at is not None and m.cut_off_at <= self.clock.now
+        ]
+        for member in due:
+            member.cut = True
+            member.on_cut_off()
+        return [m.worker for m in due]
 
     def expire(self) -> list[str]:
         """Remove the members whose session ended by now; returns their workers."""

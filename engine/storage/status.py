@@ -123,6 +123,15 @@ def _may_overwrite(current: Status | None, new: Status) -> bool:
     return current is None or current.worker_id == new.worker_id or new.generation >= current.generation
 
 
+def _stale_release(current: Status | None, new: Status) -> bool:
+    """A worker's UNASSIGNED read back over the status of another worker that wrote in a newer
+    generation: the release of a copy that stopped late (a worker cut off from its group, resuming
+    after its work moved on). Connect's ``putSafe`` refuses it where it is written, from what that
+    worker has read; a worker resuming from a pause has not read the new owner's news yet, so every
+    reader refuses it too: the owner's status stands."""
+    return new.state == "UNASSIGNED" and not _may_overwrite(current, new)
+
+
 class MemoryStatusStore:
     """Latest status per connector and per task; DESTROYED is a removal, as in Connect.
 
@@ -222,14 +231,16 @@ class MemoryStatusStore:
             if status is None:  # Connect: the connector's tombstone removes its tasks too
                 self._connectors.pop(name, None)
                 self._tasks.pop(name, None)
-            else:
+            elif not _stale_release(self._connectors.get(name), status):
                 self._connectors[name] = status
         elif key.startswith("status-task-"):
             name, _, number = key.removeprefix("status-task-").rpartition("-")
             if status is None:
                 self._tasks.get(name, {}).pop(int(number), None)
             else:
-                self._tasks.setdefault(name, {})[int(number)] = status
+                tasks = self._tasks.setdefault(name, {})
+                if not _stale_release(tasks.get(int(number)), status):
+                    tasks[int(number)] = status
 
     def _apply_topic(self, key: str, value: bytes | None) -> None:
         topic, sep, connector = key.removeprefix("status-topic-").rpartition(":connector-")

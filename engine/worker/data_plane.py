@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,6 +112,10 @@ class DataPlane:
     clients: KafkaClients = NO_SETTINGS  # Kafka client settings: worker-level, overrides, the policy
     timers: PacingTimers | None = None  # what rate limits wait on: the engine's timers (None: real time)
     hosts: TaskHosts | None = None  # task.processes > 0: the task hosts tasks run in (None: in this process)
+    # whether this worker may still run a task (connector, task id): False once a cluster member is cut
+    # off from its group (KAFKA-9184) or the task is no longer assigned here; the loops then write
+    # nothing until the herder stops the task
+    runs_task: Callable[[str, int], bool] = lambda connector, task: True
     _producer: Producer | None = field(default=None, init=False)
 
     def producer(self) -> Producer:

@@ -11,6 +11,7 @@ topic inside it, so a crash leaves either both or neither. Departure from Connec
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -32,6 +33,8 @@ from engine.worker.source_loop import SourceLoop
 from engine.worker.submitted_records import SubmittedRecords
 
 log = structlog.get_logger(component="exactly-once")
+
+_INIT_GATE_S = 0.5  # how often a cut-off worker's task start checks whether it may fence (InitProducerId)
 
 
 class ExactlyOnceSourceLoop(SourceLoop):
@@ -71,6 +74,7 @@ class ExactlyOnceSourceLoop(SourceLoop):
 
     async def open(self) -> None:
         """Start the transactional producer: InitProducerId fences the previous generation of this task."""
+        self._gate_init_producer_id()
         try:
             await start_client(self._client)
         except (KafkaConnectionError, SaslAuthenticationFailed) as exc:
@@ -101,6 +105,24 @@ class ExactlyOnceSourceLoop(SourceLoop):
         log.info(
             "task.transactional_producer_started", task=self.task_id, transactional_id=self._transactional_id
         )
+
+    def _gate_init_producer_id(self) -> None:
+        """InitProducerId fences every other producer of this task's transactional id: a worker cut
+        off from its group (KAFKA-9184) that resumes in the middle of starting the task must not fence
+        the task's new owner. Its request waits until the worker is in the group again (or the stop
+        that the cut-off brings cancels it). aiokafka's sender sends it from ``_do_init_pid``."""
+        sender = getattr(self._client, "_sender", None)
+        init = getattr(sender, "_do_init_pid", None)
+        if sender is None or init is None:
+            return
+        runs_here = self.runs_here
+
+        async def gated(node_id: int) -> Any:
+            while not runs_here():  # noqa: ASYNC110 - a clock decides (membership), no event tells it
+                await asyncio.sleep(_INIT_GATE_S)
+            return await init(node_id)
+
+        sender._do_init_pid = gated
 
     async def _send(self, records: list[Any]) -> None:
         if not self._open:

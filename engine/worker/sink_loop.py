@@ -13,10 +13,11 @@ Offsets given to ``pre_commit``/``flush`` and committed are original (pre-SMT) c
 from __future__ import annotations
 
 import asyncio
+import inspect
 import re
 import time
-from collections.abc import Mapping
-from functools import partial
+from collections.abc import Callable, Mapping
+from functools import partial, wraps
 from typing import Any
 
 import structlog
@@ -45,6 +46,10 @@ from states import TargetState
 log = structlog.get_logger(component="worker")
 
 _REBALANCE_POLL_S = 0.005
+
+
+class _Withheld(Exception):
+    """``put`` was not called: this worker was cut off from its group (``TaskLoop.withheld``)."""
 
 
 def _api(tp: TopicPartition) -> ApiTopicPartition:
@@ -136,6 +141,7 @@ class SinkLoop(TaskLoop):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._dlq: DeadLetterQueueReporter | None = None
         super().__init__(*args, **kwargs)
+        self._put = self._put_while_it_runs_here()
         assert isinstance(self.task_context, SinkTaskContext)
         self.context: SinkTaskContext = self.task_context
         self.consumer: Consumer | None = None
@@ -359,6 +365,8 @@ class SinkLoop(TaskLoop):
             return
         if not self._redelivering:
             await self._convert(records)
+        if await self.withheld():
+            return
         async with self._task_lock:
             await self._deliver(consumer)
 
@@ -549,10 +557,36 @@ class SinkLoop(TaskLoop):
             result.append(Header(key, converted.value, converted.schema))
         return tuple(result)
 
+    def _put_while_it_runs_here(self) -> Callable[[list[SinkRecord]], Any]:
+        """``put``, preceded by the worker's group check where it runs (the task thread for a sync
+        ``put``): a worker paused (SIGSTOP) after the loop's check and cut off when it resumes hands
+        nothing to ``put``. Only a call the pause interrupted inside ``put`` itself can still finish."""
+        put, runs_here = self.task.put, self.runs_here
+        if inspect.iscoroutinefunction(put):
+
+            @wraps(put)  # its name times the call (``CALLBACK_TIMER``)
+            async def put_async(records: list[SinkRecord]) -> Any:
+                if not runs_here():
+                    raise _Withheld
+                return await put(records)
+
+            return put_async
+
+        @wraps(put)
+        def put_sync(records: list[SinkRecord]) -> Any:
+            if not runs_here():
+                raise _Withheld
+            return put(records)
+
+        return put_sync
+
     async def _deliver(self, consumer: Consumer) -> None:
         batch = self._batch
         try:
-            await invoke_task_call(self.task.put, list(batch))
+            await invoke_task_call(self._put, list(batch))
+        except _Withheld:
+            await self.withheld()  # the batch stays: this task is stopping, or may write again
+            return
         except RetriableException as exc:
             log.warning("task.put_retriable", task=self.task_id, error=repr(exc), records=len(batch))
             if not self._redelivering:

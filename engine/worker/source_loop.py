@@ -165,7 +165,7 @@ class SourceLoop(TaskLoop):
                 if control.stopping() or control.target is not TargetState.STARTED:
                     continue
             records = await self._poll()
-            if records:
+            if records and not await self.withheld():
                 await self._send(records)
 
     async def _poll(self) -> list[SourceRecord] | None:

@@ -26,6 +26,8 @@ from states import TargetState
 
 log = structlog.get_logger(component="worker")
 
+_WITHHELD_CHECK_S = 0.5  # a cut-off task checks this often whether its worker is in the group again
+
 
 class TaskControl(Protocol):
     """The runner as its loop sees it: target, stop flag, parking, and pause/resume reports."""
@@ -188,6 +190,34 @@ class TaskLoop:
         finally:
             waiter.cancel()
             pacer.throttled(pacer.timers.time() - started)
+
+    def runs_here(self) -> bool:
+        """Whether this worker still runs this task (``DataPlane.runs_task``)."""
+        return self.plane.runs_task(self.connector, self.task_id)
+
+    async def withheld(self) -> bool:
+        """True when this worker no longer runs the task: cut off from its group (KAFKA-9184), or
+        the task was revoked. Nothing more is written; this returns once the herder stops the task (or
+        the group answers again before the cut-off took effect). A worker resuming after a long pause
+        (SIGSTOP) asks this before handing what it had read to ``put`` or the producer: the group has
+        given the work to another."""
+        runs_here, control = self.runs_here, self.control
+        if runs_here():
+            return False
+        log.info(  # a revoked task meets it too, on its way to the stop
+            "task.writes_withheld",
+            connector=self.connector,
+            task=self.task_id,
+            reason="this worker no longer runs the task (cut off from its group, or the task moved): "
+            "it writes nothing more",
+        )
+        never: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        try:
+            while not control.stopping() and not runs_here():
+                await control.park_on(never, _WITHHELD_CHECK_S)
+        finally:
+            never.cancel()
+        return not runs_here()
 
     async def open(self) -> None:
         return None

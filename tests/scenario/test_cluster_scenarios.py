@@ -159,12 +159,6 @@ steps:
     assert result.passed, result.failure
 
 
-@pytest.mark.xfail(
-    reason="KAFKA-9184 is not implemented: a worker cut off from the group keeps running its tasks "
-    "after the delay hands them to others (Connect stops them once the coordinator is "
-    "unreachable for a heartbeat interval)",
-    strict=True,
-)
 async def test_a_worker_cut_off_past_the_delay_stops_its_work_before_it_runs_elsewhere() -> None:
     scenario = parse_scenario(
         """
@@ -176,8 +170,9 @@ steps:
   - expect: {assigned: {w1: [src, src-0], w2: [src-1]}}
   - partition: w2
   - advance: 20s
+  - expect: {assigned: {w1: [src, src-0, src-1], w2: []}}
   - heal: w2
-  - expect: {assigned: {w1: [src, src-0, src-1]}}
+  - expect: {assigned: {w1: [src, src-0], w2: [src-1]}}
 """,
         "zombie.yaml",
     )

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+from structlog.testing import capture_logs
 
 from engine import Engine
 from engine.api import ConnectException, TopicPartition
+from engine.distributed.mode import StandaloneMode
 from engine.testing import eventually
 from engine.topics.base import TopicPartition as LogPartition
 from engine.topics.memory import MemoryTopics
@@ -270,3 +272,23 @@ async def test_a_rebalance_commits_and_closes_the_revoked_partitions_first(
             assert topics.committed(GROUP, tp) == 1  # committed by the sink before it let go
     finally:
         await newcomer.close()
+
+
+async def test_a_worker_cut_off_from_its_group_hands_its_sink_nothing_until_it_is_back(
+    topics: MemoryTopics, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """KAFKA-9184: records read while the worker is out of its group are not ``put``; if the group
+    answers again before the herder stopped the task, they are."""
+    in_group = [True]
+    monkeypatch.setattr(StandaloneMode, "runs_task", lambda self, connector, task: in_group[0])
+    async with Engine(FAST, topics=topics) as engine:
+        await engine.create_connector("snk", sink())
+        await produce(topics, ["a"])
+        await eventually(lambda: received() == ["a"])
+        with capture_logs() as logs:
+            in_group[0] = False
+            await produce(topics, ["b", "c"])
+            await eventually(lambda: any(e["event"] == "task.writes_withheld" for e in logs))
+            assert received() == ["a"]
+        in_group[0] = True
+        await eventually(lambda: received() == ["a", "b", "c"])

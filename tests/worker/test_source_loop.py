@@ -7,9 +7,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from engine import Engine
 from engine.api import RetriableException, SourceRecord
+from engine.distributed.mode import StandaloneMode
 from engine.storage.offsets import MemoryOffsetStore
 from engine.testing import eventually
 from engine.topics.base import TopicPartition
@@ -344,3 +346,22 @@ async def test_tolerated_send_failures_in_a_batch_commit_past_them() -> None:
         await engine.stop_connector("src")
         await engine.wait_for_state("src", "STOPPED")
         assert offsets.get("src", {"part": "p0"}) == {"n": 3}
+
+
+async def test_a_worker_cut_off_from_its_group_sends_nothing_its_task_polled(
+    topics: MemoryTopics, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """KAFKA-9184: a batch polled once the worker no longer runs the task is not sent; the task's
+    stop follows (here the group answers again first, and the batch goes out)."""
+    runs = [True]
+    monkeypatch.setattr(StandaloneMode, "runs_task", lambda self, connector, task: runs[0])
+    async with Engine(FAST, topics=topics) as engine:
+        await engine.create_connector("src", {"connector.class": SOURCE, **SCHEMALESS})
+        await engine.wait_for_state("src", "RUNNING", tasks=1)
+        with capture_logs() as logs:
+            runs[0] = False
+            SOURCES["src"].feed.put_nowait(records("orders", [{"id": 1}]))
+            await eventually(lambda: any(e["event"] == "task.writes_withheld" for e in logs))
+            assert values(topics, "orders") == []
+        runs[0] = True
+        await eventually(lambda: values(topics, "orders") == [{"id": 1}])
