@@ -274,18 +274,46 @@ class AvroData:
             return lambda v: (
                 None if v is None else [{"key": key_fn(k), "value": value_fn(x)} for k, x in v.items()]
             )
-        fields = [(f.name, self._name(f.name), self.to_avro(f.schema)) for f in schema.fields]
+        return self._struct_to_avro(schema)
 
-        def struct(value: Any) -> Any:
-            if value is None:
-                return None
+    def _struct_to_avro(self, schema: Schema) -> ToAvro:
+        """``def struct(v)``, generated per schema: one unpacking of the Struct's values, a line per field
+        that needs a default or a conversion, one dict literal (a per-field ``Struct.get`` cost more than
+        fastavro's encoding of the field). A Struct of an equal but different schema object takes the same
+        path; anything else the by-name one, which raises the typed error."""
+        fields = schema.fields
+        names = [(f.name, self._name(f.name), self.to_avro(f.schema)) for f in fields]
+
+        def by_name(value: Any) -> Any:
             if not isinstance(value, Struct):
                 raise DataException(
                     f"Expected a Struct for schema {schema.name or 'struct'}, got {type(value).__name__}"
                 )
-            return {avro_name: fn(value.get(name)) for name, avro_name, fn in fields}
+            return {avro_name: fn(value.get(name)) for name, avro_name, fn in names}
 
-        return struct
+        scope: dict[str, Any] = {"Struct": Struct, "schema": schema, "by_name": by_name}
+        lines = [
+            "def struct(v):",
+            "    if v is None:",
+            "        return None",
+            "    if type(v) is not Struct or (v.schema is not schema and v.schema != schema):",
+            "        return by_name(v)",
+        ]
+        if fields:
+            lines.append("    " + "".join(f"a{i}, " for i in range(len(fields))) + "= v._values")
+        for i, (f, (_, _, fn)) in enumerate(zip(fields, names, strict=True)):
+            if f.schema.default_value is not None:
+                scope[f"d{i}"] = f.schema.default_value
+                lines += [f"    if a{i} is None:", f"        a{i} = d{i}"]
+            if fn is not _identity:
+                scope[f"f{i}"] = fn
+                lines.append(f"    a{i} = f{i}(a{i})")
+        lines.append(
+            "    return {"
+            + ", ".join(f"{avro_name!r}: a{i}" for i, (_, avro_name, _) in enumerate(names))
+            + "}"
+        )
+        return _generated("struct", lines, scope)
 
     # -- Avro -> Connect schema --------------------------------------------------------------------------
 
@@ -464,18 +492,36 @@ class AvroData:
             return lambda v: None if v is None else {key_fn(e["key"]): value_fn(e["value"]) for e in v}
         if name == UNION_NAME:
             return self._union_value(schema)
-        fields = [(self._name(f.name), self.to_connect(f.schema, None)) for f in schema.fields]
-        from_decoded = Struct.from_decoded
+        return self._struct_to_connect(schema)
 
-        def struct(value: Any) -> Any:
-            if value is None:
-                return None
-            if isinstance(value, tuple):  # fastavro's (record name, value) inside a union
-                value = value[1]
-            # fastavro decoded these with the writer's schema: no second validation per value
-            return from_decoded(schema, [fn(value.get(avro_name)) for avro_name, fn in fields])
-
-        return struct
+    def _struct_to_connect(self, schema: Schema) -> ToConnect:
+        """``def struct(value)``, generated per schema: a ``get`` per field, a call only where a field needs
+        a conversion, the Struct made as ``Struct.from_decoded`` makes it, inline. Not validated again:
+        fastavro decoded the values with the writer's schema, which ``schema`` was mapped from."""
+        fields = schema.fields
+        scope: dict[str, Any] = {"Struct": Struct, "_new": object.__new__, "schema": schema}
+        lines = [
+            "def struct(value):",
+            "    if value is None:",
+            "        return None",
+            "    if type(value) is tuple:  # fastavro's (record name, value) inside a union",
+            "        value = value[1]",
+            "    g = value.get",
+        ]
+        for i, f in enumerate(fields):
+            fn = self.to_connect(f.schema, None)
+            if fn is _identity:
+                lines.append(f"    a{i} = g({self._name(f.name)!r})")
+            else:
+                scope[f"f{i}"] = fn
+                lines.append(f"    a{i} = f{i}(g({self._name(f.name)!r}))")
+        lines += [
+            "    s = _new(Struct)",
+            "    s.schema = schema",
+            "    s._values = [" + "".join(f"a{i}, " for i in range(len(fields))) + "]",
+            "    return s",
+        ]
+        return _generated("struct", lines, scope)
 
     def _union_value(self, schema: Schema) -> ToConnect:
         branches: list[tuple[Field, ToConnect]] = [
@@ -496,6 +542,12 @@ class AvroData:
             )
 
         return union
+
+
+def _generated(name: str, lines: list[str], scope: dict[str, Any]) -> Callable[[Any], Any]:
+    exec("\n".join(lines), scope)  # source built from field indexes and repr()'d names only
+    function: Callable[[Any], Any] = scope[name]
+    return function
 
 
 def _full(avro: Mapping[str, Any]) -> str:
