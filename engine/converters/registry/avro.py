@@ -133,12 +133,12 @@ class AvroConverter(RegistryConverter):
         read = self._fastavro.schemaless_reader
         if not _has_union(avro):
 
-            def plain(payload: memoryview) -> Any:
+            def plain(payload: bytes) -> Any:
                 return to_connect(read(io.BytesIO(payload), parsed, None))
 
             return connect, plain
 
-        def reader(payload: memoryview) -> Any:  # record names tell a union's record branches apart
+        def reader(payload: bytes) -> Any:  # record names tell a union's record branches apart
             return to_connect(
                 read(
                     io.BytesIO(payload),

@@ -495,32 +495,31 @@ class AvroData:
         return self._struct_to_connect(schema)
 
     def _struct_to_connect(self, schema: Schema) -> ToConnect:
-        """``def struct(value)``, generated per schema: a ``get`` per field, a call only where a field needs
-        a conversion, the Struct made as ``Struct.from_decoded`` makes it, inline. Not validated again:
-        fastavro decoded the values with the writer's schema, which ``schema`` was mapped from."""
+        """``def struct(value)``, generated per schema: the decoded dict's values taken in one go, a line
+        only for a field that needs a conversion, the Struct made as ``Struct.from_decoded`` makes it,
+        inline. fastavro fills the dict in the writer schema's field order, which ``schema`` was mapped
+        from, field for field; a dict of another size is read by name. Not validated again: fastavro
+        decoded the values with that schema."""
         fields = schema.fields
-        scope: dict[str, Any] = {"Struct": Struct, "_new": object.__new__, "schema": schema}
+        names = [self._name(f.name) for f in fields]
+        scope: dict[str, Any] = {"Struct": Struct, "_new": object.__new__, "schema": schema, "names": names}
         lines = [
             "def struct(value):",
             "    if value is None:",
             "        return None",
             "    if type(value) is tuple:  # fastavro's (record name, value) inside a union",
             "        value = value[1]",
-            "    g = value.get",
+            "    v = [*value.values()]",
+            f"    if len(v) != {len(fields)}:",
+            "        g = value.get",
+            "        v = [g(name) for name in names]",
         ]
         for i, f in enumerate(fields):
             fn = self.to_connect(f.schema, None)
-            if fn is _identity:
-                lines.append(f"    a{i} = g({self._name(f.name)!r})")
-            else:
+            if fn is not _identity:
                 scope[f"f{i}"] = fn
-                lines.append(f"    a{i} = f{i}(g({self._name(f.name)!r}))")
-        lines += [
-            "    s = _new(Struct)",
-            "    s.schema = schema",
-            "    s._values = [" + "".join(f"a{i}, " for i in range(len(fields))) + "]",
-            "    return s",
-        ]
+                lines.append(f"    v[{i}] = f{i}(v[{i}])")
+        lines += ["    s = _new(Struct)", "    s.schema = schema", "    s._values = v", "    return s"]
         return _generated("struct", lines, scope)
 
     def _union_value(self, schema: Schema) -> ToConnect:

@@ -44,8 +44,13 @@ from engine.data.schema import Schema, SchemaAndValue
 __all__ = ["RegistryConverter", "Writer", "require"]
 
 Writer = Callable[[Any], bytes]
-Reader = Callable[[memoryview], Any]
+Reader = Callable[[bytes], Any]
 _NOT_FOUND_CODES = (40401, 40402, 40403, 404)
+# SchemaAndValue is a frozen dataclass: its __init__ sets each slot through object.__setattr__, a
+# third of a microsecond per record; the slots' own setters do the same in half the time
+_new = object.__new__
+_set_schema = vars(SchemaAndValue)["schema"].__set__
+_set_value = vars(SchemaAndValue)["value"].__set__
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
@@ -320,7 +325,7 @@ class RegistryConverter(BuiltinConverter):
             schema, reader = entry
             self._last_read = (schema_id, schema, reader)
         try:
-            return SchemaAndValue(schema, reader(payload))
+            converted = reader(payload)
         except DataException as exc:
             raise DataException(
                 f"Failed to deserialize data for topic {topic} to {self.FORMAT} with schema id "
@@ -331,6 +336,10 @@ class RegistryConverter(BuiltinConverter):
                 f"Failed to deserialize data for topic {topic} to {self.FORMAT} with schema id "
                 f"{schema_id}: {type(exc).__name__}: {exc}"
             ) from exc
+        result: SchemaAndValue = _new(SchemaAndValue)
+        _set_schema(result, schema)
+        _set_value(result, converted)
+        return result
 
     async def _fetch(self, topic: str, schema_id: int) -> tuple[Schema, Reader]:
         settings = self._settings()

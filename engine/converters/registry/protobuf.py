@@ -165,7 +165,7 @@ class ProtobufConverter(RegistryConverter):
 
         schema, _ = for_indexes([0])
 
-        def reader(payload: memoryview) -> Any:
+        def reader(payload: bytes) -> Any:
             indexes, used = decode_indexes(payload)
             _, read = for_indexes(indexes)
             return read(bytes(payload[used:]))

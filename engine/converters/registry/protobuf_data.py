@@ -626,7 +626,7 @@ def encode_indexes(indexes: list[int]) -> bytes:
     return b"".join(_varint((n << 1) ^ (n >> 63)) for n in (len(indexes), *indexes))
 
 
-def decode_indexes(payload: memoryview) -> tuple[list[int], int]:
+def decode_indexes(payload: bytes | memoryview) -> tuple[list[int], int]:
     """(message indexes, bytes consumed); an empty array means ``[0]``."""
     values: list[int] = []
     pos = 0
