@@ -23,6 +23,7 @@ import base64
 import datetime as dt
 import decimal
 import re
+import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -32,7 +33,7 @@ from engine.data.logical import Date, Decimal, Time, Timestamp
 from engine.data.schema import Field, Schema, Type
 from engine.data.values import Struct
 
-__all__ = ["AvroData"]
+__all__ = ["AvroData", "scrub_name"]
 
 NAMESPACE: Final = "io.confluent.connect.avro"
 DEFAULT_NAME: Final = "ConnectDefault"
@@ -72,6 +73,7 @@ _BUILDERS: Final[dict[str, Callable[[], SchemaBuilder]]] = {
     "bytes": SchemaBuilder.bytes,
 }
 _INVALID: Final = re.compile(r"[^A-Za-z0-9_]")
+_VALID: Final = re.compile(r"[A-Za-z0-9_]+")
 
 ToAvro = Callable[[Any], Any]
 ToConnect = Callable[[Any], Any]
@@ -100,15 +102,14 @@ class AvroData:
         return self._from_connect(schema, top=True)
 
     def _name(self, name: str) -> str:
-        return _INVALID.sub("_", name) if self.scrub else name
+        return scrub_name(name) if self.scrub else name
 
     def _full_name(self, name: str) -> tuple[str, str | None]:
+        """(name, namespace), each dot-separated part scrubbed with ``scrub.invalid.names``."""
         namespace, _, simple = name.rpartition(".")
         if self.scrub:
-            namespace = ".".join(self._name(p) for p in namespace.split(".")) if namespace else ""
-            simple = self._name(simple)
-            if simple and simple[0].isdigit():
-                simple = "_" + simple
+            namespace = ".".join(scrub_name(p) for p in namespace.split(".")) if namespace else ""
+            simple = scrub_name(simple)
         return simple, namespace or None
 
     def _from_connect(self, schema: Schema, *, top: bool = False, field_optional: bool = True) -> Any:
@@ -174,7 +175,7 @@ class AvroData:
         if kind.is_primitive:
             primitive = _PRIMITIVES[kind]
             out = {"type": primitive}
-            if kind in (Type.INT8, Type.INT16):
+            if kind in (Type.INT8, Type.INT16) and self.connect_meta_data:  # Confluent's rule too
                 out[CONNECT_TYPE] = kind.value
             self._meta(schema, out)
             return out if len(out) > 1 else primitive
@@ -396,9 +397,12 @@ class AvroData:
             builder.name(avro[CONNECT_NAME])
         if isinstance(avro.get(CONNECT_VERSION), int) and builder.build().version is None:
             builder.version(avro[CONNECT_VERSION])
-        if avro.get(CONNECT_DOC) is not None and builder.build().doc is None:
+        # as Confluent's toConnectSchema: connect.doc and connect.parameters are read only with
+        # connect.meta.data (connect.name, connect.version, connect.type and connect.default always)
+        meta = self.connect_meta_data
+        if meta and avro.get(CONNECT_DOC) is not None and builder.build().doc is None:
             builder.doc(avro[CONNECT_DOC])
-        if isinstance(avro.get(CONNECT_PARAMETERS), dict):
+        if meta and isinstance(avro.get(CONNECT_PARAMETERS), dict):
             for key, value in avro[CONNECT_PARAMETERS].items():
                 if (builder.build().parameters or {}).get(key) != value:
                     builder.parameter(key, value)
@@ -410,7 +414,13 @@ class AvroData:
 
     def _field_schema(self, field: Mapping[str, Any], named: dict[str, Any]) -> Schema:
         builder = self._to_connect(field["type"], optional=False, named=named)
-        if field.get("doc") is not None and builder.build().doc is None and builder.type is not Type.STRUCT:
+        meta = self.connect_meta_data  # without it Confluent reads no doc at all
+        if (
+            meta
+            and field.get("doc") is not None
+            and builder.build().doc is None
+            and builder.type is not Type.STRUCT
+        ):
             builder.doc(field["doc"])
         if "default" in field and field["default"] is not None and builder.build().default_value is None:
             builder.default_value(self._connect_default(builder.build(), field["default"]))
@@ -547,6 +557,18 @@ def _generated(name: str, lines: list[str], scope: dict[str, Any]) -> Callable[[
     exec("\n".join(lines), scope)  # source built from field indexes and repr()'d names only
     function: Callable[[Any], Any] = scope[name]
     return function
+
+
+def scrub_name(name: str) -> str:
+    """``name`` as Confluent's ``AvroData.doScrubName`` makes it a valid Avro name: left alone when it is
+    one; else URL-encoded as Java's ``URLEncoder`` does (UTF-8, space as ``+``), ``x`` put before a
+    leading digit, and every character other than ``[A-Za-z0-9_]`` replaced by ``_``."""
+    if not name or (_VALID.fullmatch(name) and not name[0].isdigit()):
+        return name
+    encoded = urllib.parse.quote_plus(name, safe="*").replace("~", "%7E")  # Java encodes ~, Python not
+    if encoded[0].isdigit():
+        encoded = "x" + encoded
+    return _INVALID.sub("_", encoded)
 
 
 def _full(avro: Mapping[str, Any]) -> str:
