@@ -216,7 +216,8 @@ def main() -> None:
             topic = "bench-orders"
             framed = [writer.from_connect_data(topic, SCHEMA, s) for s in structs]  # warm: registers once
             reader.to_connect_data(topic, framed[0])  # warm: fetches once
-            assert writer.settings is not None and framed[0] is not None
+            assert writer.settings is not None
+            assert framed[0] is not None
             parsed = fastavro.parse_schema(
                 json.loads(writer.settings.client.by_id(int.from_bytes(framed[0][1:5], "big")).schema)
             )

@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import google.protobuf
+import google.protobuf  # type: ignore[import-untyped]
 
 from bench.report import append_to
 from engine.converters.registry.protobuf import ProtobufConverter
