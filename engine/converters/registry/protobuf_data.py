@@ -594,7 +594,8 @@ class ProtobufData:
         # read again through its getter
         take_all = operator.attrgetter(*(name for name, _ in getters)) if len(getters) > 1 else None
         redo = [(i, get) for i, (_, get) in enumerate(getters) if not isinstance(get, operator.attrgetter)]
-        required = any(not f.schema.optional for f in fields)
+        # a required field can read None only through a getter that checks presence
+        required = [i for i, _ in redo if not fields[i].schema.optional]
 
         def checked(m: Any) -> Any:  # Struct.put names the field a missing required value is for
             out = Struct(schema)
@@ -608,8 +609,9 @@ class ProtobufData:
             values = [*take_all(m)]
             for i, get in redo:
                 values[i] = get(m)
-            if required and None in values:
-                return checked(m)
+            for i in required:
+                if values[i] is None:
+                    return checked(m)
             # the values are of their fields' types (protobuf's own typed fields, converted above)
             out: Struct = _new(Struct)
             out.schema = schema
@@ -625,6 +627,8 @@ class ProtobufData:
             key_out = self._value_out(schema.key_schema, entry.fields_by_name["key"])
             value_out = self._value_out(schema.value_schema, entry.fields_by_name["value"])
             if entry.GetOptions().map_entry:
+                if key_out is _same and value_out is _same:
+                    return lambda m: dict(getattr(m, name))
                 return lambda m: {key_out(k): value_out(v) for k, v in getattr(m, name).items()}
             return lambda m: {key_out(e.key): value_out(e.value) for e in getattr(m, name)}
         if schema.type is Type.ARRAY:
