@@ -408,17 +408,25 @@ class ProtobufData:
 
     def _filler(self, schema: Schema, descriptor: Any) -> Callable[[Any, Any], None]:
         fd = self._pb2.FieldDescriptorProto
-        steps: list[Callable[[Any, Any], None]] = []
-        for field in schema.fields:
+        steps: list[tuple[int, Callable[[Any, Any], None]]] = []
+        plain: list[tuple[int, str]] = []  # scalars set as they are: setattr here, no call per field
+        for i, field in enumerate(schema.fields):
             proto = descriptor.fields_by_name[field.name]
-            steps.append(self._field_filler(field.name, field.schema, proto, fd))
+            kind = field.schema.type
+            if (
+                kind not in (Type.MAP, Type.ARRAY)
+                and proto.message_type is None
+                and self._scalar_in(field.schema, proto) is _same
+            ):
+                plain.append((i, field.name))
+            else:
+                steps.append((i, self._field_filler(field.name, field.schema, proto, fd)))
 
         defaults = [
             (i, f.schema.default_value)
             for i, f in enumerate(schema.fields)
             if f.schema.default_value is not None
         ]
-        plan = list(enumerate(steps))
 
         def fill(message: Any, value: Any) -> None:
             if type(value) is Struct and (value.schema is schema or value.schema == schema):
@@ -434,7 +442,11 @@ class ProtobufData:
                 raise DataException(
                     f"Expected a Struct for schema {schema.name or 'struct'}, got {type(value).__name__}"
                 )
-            for i, step in plan:
+            for i, name in plain:
+                v = values[i]
+                if v is not None:
+                    setattr(message, name, v)
+            for i, step in steps:
                 step(message, values[i])
 
         return fill
@@ -559,7 +571,7 @@ class ProtobufData:
             return enum
         if schema.type is Type.BYTES:
             return bytes
-        return lambda v: v
+        return _same
 
     def reader(self, schema: Schema, descriptor: Any) -> Callable[[bytes], Any]:
         cls = self.message_class(descriptor)
