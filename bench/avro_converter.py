@@ -7,8 +7,8 @@ before the clock starts, against a real Apicurio Registry started here). Baselin
 ``schemaless_writer``/``schemaless_reader`` on the same Avro schema (the one the converter
 registered) with plain dicts, into/out of a ``BytesIO`` per record: what a hand-written
 pipeline without Connect's data model does. The record: 10 fields (ints, strings, an optional
-string, a double, a boolean, a Decimal, a Timestamp, a string map). Median of 5 rounds, converter
-and baseline alternating.
+string, a double, a boolean, a Decimal, a Timestamp, a string map). Median of 5 rounds; within a round
+converter and baseline alternate in blocks of 500 records, so load from other processes falls on both.
 
 Then the data plane with Avro on Apache Kafka 4.1 (``engine.testing.kafka``, one node): records/s
 from a source task's first poll to the sink task holding the last record, with AvroConverter and,
@@ -27,6 +27,7 @@ import datetime as dt
 import decimal
 import io
 import json
+import os
 import platform
 import statistics
 import sys
@@ -63,6 +64,7 @@ SCHEMA = (
     .build()
 )
 ROUNDS = 5
+BLOCK = 500  # records per timed block; converter and baseline alternate block by block
 
 
 def records(n: int) -> tuple[list[Struct], list[dict[str, Any]]]:
@@ -215,6 +217,7 @@ def main() -> None:
             framed = [writer.from_connect_data(topic, SCHEMA, s) for s in structs]  # warm: registers once
             reader.to_connect_data(topic, framed[0])  # warm: fetches once
             assert writer.settings is not None
+            assert framed[0] is not None
             parsed = fastavro.parse_schema(
                 json.loads(writer.settings.client.by_id(int.from_bytes(framed[0][1:5], "big")).schema)
             )
@@ -225,24 +228,30 @@ def main() -> None:
                 payloads.append(out.getvalue())
             timings: dict[str, list[float]] = {k: [] for k in ("conv_w", "base_w", "conv_r", "base_r")}
             for _ in range(ROUNDS):
-                t = time.perf_counter()
-                for s in structs:
-                    writer.from_connect_data(topic, SCHEMA, s)
-                timings["conv_w"].append(time.perf_counter() - t)
-                t = time.perf_counter()
-                for d in dicts:
-                    out = io.BytesIO()
-                    fastavro.schemaless_writer(out, parsed, d)
-                    out.getvalue()
-                timings["base_w"].append(time.perf_counter() - t)
-                t = time.perf_counter()
-                for b in framed:
-                    reader.to_connect_data(topic, b)
-                timings["conv_r"].append(time.perf_counter() - t)
-                t = time.perf_counter()
-                for p in payloads:
-                    fastavro.schemaless_reader(io.BytesIO(p), parsed, None)
-                timings["base_r"].append(time.perf_counter() - t)
+                spent = dict.fromkeys(timings, 0.0)
+                for start in range(0, n, BLOCK):  # alternating blocks: a load spike hits both sides
+                    block = slice(start, start + BLOCK)
+                    t = time.perf_counter()
+                    for s in structs[block]:
+                        writer.from_connect_data(topic, SCHEMA, s)
+                    spent["conv_w"] += time.perf_counter() - t
+                    t = time.perf_counter()
+                    for d in dicts[block]:
+                        out = io.BytesIO()
+                        fastavro.schemaless_writer(out, parsed, d)
+                        out.getvalue()
+                    spent["base_w"] += time.perf_counter() - t
+                    t = time.perf_counter()
+                    for b in framed[block]:
+                        reader.to_connect_data(topic, b)
+                    spent["conv_r"] += time.perf_counter() - t
+                    t = time.perf_counter()
+                    for p in payloads[block]:
+                        fastavro.schemaless_reader(io.BytesIO(p), parsed, None)
+                    spent["base_r"] += time.perf_counter() - t
+                for key, seconds in spent.items():
+                    timings[key].append(seconds)
+            load = os.getloadavg()[0]
             requests = writer.settings.client.requests
             if not args.no_pipeline:
                 from bench.data_plane import quiet
@@ -256,7 +265,9 @@ def main() -> None:
     text = (
         f"\n## Avro converter vs bare fastavro (`{command}`)\n\n"
         f"{platform.python_implementation()} {platform.python_version()}, fastavro {fastavro.__version__}; "
-        f"{n:,} records of 10 fields, median of {ROUNDS} rounds; registry round trips made by the writer: "
+        f"{n:,} records of 10 fields, median of {ROUNDS} rounds (alternating blocks of {BLOCK}); "
+        f"load average {load:.1f} on {os.cpu_count()} CPUs while timing; "
+        "registry round trips made by the writer: "
         f"{requests} (Apicurio Registry started {registry.started_in_s:.1f} s).\n\n"
         "| path | AvroConverter records/s | fastavro schemaless records/s | ratio |\n|---|---:|---:|---:|\n"
         f"| write (Struct -> framed bytes vs dict -> bytes) | {med['conv_w']:,.0f} | {med['base_w']:,.0f} | "

@@ -106,11 +106,15 @@ class AvroConverter(RegistryConverter):
                 return _raw_writer(schema)
             parsed = self._parse(under)
             write = fastavro.schemaless_writer
+            # fastavro encodes into a bytearray of its own and hands it to ``write`` once: kept as is
+            # (framing copies it once into the record) instead of copied into and out of a BytesIO
+            encoded: list[bytearray] = []
+            sink = _Sink(encoded.append)
+            take = encoded.pop
 
             def writer(value: Any) -> bytes:
-                out = io.BytesIO()
-                write(out, parsed, to_avro(value))
-                return out.getvalue()
+                write(sink, parsed, to_avro(value))
+                return take()  # type: ignore[return-value]  # a bytearray: frame() makes the bytes
 
             return writer
 
@@ -127,8 +131,14 @@ class AvroConverter(RegistryConverter):
         if _is_bytes(avro):
             return connect, _raw_reader(connect)
         read = self._fastavro.schemaless_reader
+        if not _has_union(avro):
 
-        def reader(payload: memoryview) -> Any:
+            def plain(payload: bytes) -> Any:
+                return to_connect(read(io.BytesIO(payload), parsed, None))
+
+            return connect, plain
+
+        def reader(payload: bytes) -> Any:  # record names tell a union's record branches apart
             return to_connect(
                 read(
                     io.BytesIO(payload),
@@ -140,6 +150,15 @@ class AvroConverter(RegistryConverter):
             )
 
         return connect, reader
+
+
+class _Sink:
+    """The file object fastavro's schemaless writer writes to: its one ``write`` call keeps the buffer."""
+
+    __slots__ = ("write",)
+
+    def __init__(self, write: Callable[[bytearray], None]) -> None:
+        self.write = write
 
 
 def _record_name(avro: Any) -> str | None:
@@ -154,6 +173,17 @@ def _record_name(avro: Any) -> str | None:
         namespace = avro.get("namespace")
         return f"{namespace}.{avro['name']}" if namespace else str(avro["name"])
     return None
+
+
+def _has_union(avro: Any) -> bool:
+    """Whether ``avro`` holds a union of more than ``null`` and one branch anywhere."""
+    if isinstance(avro, list):
+        return sum(1 for b in avro if b != "null" and b != {"type": "null"}) > 1 or any(map(_has_union, avro))
+    if isinstance(avro, dict):
+        if isinstance(avro.get("fields"), list) and any(_has_union(f.get("type")) for f in avro["fields"]):
+            return True
+        return any(_has_union(avro.get(k)) for k in ("type", "items", "values"))
+    return False
 
 
 def _is_bytes(avro: Any) -> bool:

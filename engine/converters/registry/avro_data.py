@@ -23,6 +23,7 @@ import base64
 import datetime as dt
 import decimal
 import re
+import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -32,7 +33,7 @@ from engine.data.logical import Date, Decimal, Time, Timestamp
 from engine.data.schema import Field, Schema, Type
 from engine.data.values import Struct
 
-__all__ = ["AvroData"]
+__all__ = ["AvroData", "scrub_name"]
 
 NAMESPACE: Final = "io.confluent.connect.avro"
 DEFAULT_NAME: Final = "ConnectDefault"
@@ -72,6 +73,7 @@ _BUILDERS: Final[dict[str, Callable[[], SchemaBuilder]]] = {
     "bytes": SchemaBuilder.bytes,
 }
 _INVALID: Final = re.compile(r"[^A-Za-z0-9_]")
+_VALID: Final = re.compile(r"[A-Za-z0-9_]+")
 
 ToAvro = Callable[[Any], Any]
 ToConnect = Callable[[Any], Any]
@@ -100,15 +102,14 @@ class AvroData:
         return self._from_connect(schema, top=True)
 
     def _name(self, name: str) -> str:
-        return _INVALID.sub("_", name) if self.scrub else name
+        return scrub_name(name) if self.scrub else name
 
     def _full_name(self, name: str) -> tuple[str, str | None]:
+        """(name, namespace), each dot-separated part scrubbed with ``scrub.invalid.names``."""
         namespace, _, simple = name.rpartition(".")
         if self.scrub:
-            namespace = ".".join(self._name(p) for p in namespace.split(".")) if namespace else ""
-            simple = self._name(simple)
-            if simple and simple[0].isdigit():
-                simple = "_" + simple
+            namespace = ".".join(scrub_name(p) for p in namespace.split(".")) if namespace else ""
+            simple = scrub_name(simple)
         return simple, namespace or None
 
     def _from_connect(self, schema: Schema, *, top: bool = False, field_optional: bool = True) -> Any:
@@ -174,7 +175,7 @@ class AvroData:
         if kind.is_primitive:
             primitive = _PRIMITIVES[kind]
             out = {"type": primitive}
-            if kind in (Type.INT8, Type.INT16):
+            if kind in (Type.INT8, Type.INT16) and self.connect_meta_data:  # Confluent's rule too
                 out[CONNECT_TYPE] = kind.value
             self._meta(schema, out)
             return out if len(out) > 1 else primitive
@@ -274,18 +275,46 @@ class AvroData:
             return lambda v: (
                 None if v is None else [{"key": key_fn(k), "value": value_fn(x)} for k, x in v.items()]
             )
-        fields = [(f.name, self._name(f.name), self.to_avro(f.schema)) for f in schema.fields]
+        return self._struct_to_avro(schema)
 
-        def struct(value: Any) -> Any:
-            if value is None:
-                return None
+    def _struct_to_avro(self, schema: Schema) -> ToAvro:
+        """``def struct(v)``, generated per schema: one unpacking of the Struct's values, a line per field
+        that needs a default or a conversion, one dict literal (a per-field ``Struct.get`` cost more than
+        fastavro's encoding of the field). A Struct of an equal but different schema object takes the same
+        path; anything else the by-name one, which raises the typed error."""
+        fields = schema.fields
+        names = [(f.name, self._name(f.name), self.to_avro(f.schema)) for f in fields]
+
+        def by_name(value: Any) -> Any:
             if not isinstance(value, Struct):
                 raise DataException(
                     f"Expected a Struct for schema {schema.name or 'struct'}, got {type(value).__name__}"
                 )
-            return {avro_name: fn(value.get(name)) for name, avro_name, fn in fields}
+            return {avro_name: fn(value.get(name)) for name, avro_name, fn in names}
 
-        return struct
+        scope: dict[str, Any] = {"Struct": Struct, "schema": schema, "by_name": by_name}
+        lines = [
+            "def struct(v):",
+            "    if v is None:",
+            "        return None",
+            "    if type(v) is not Struct or (v.schema is not schema and v.schema != schema):",
+            "        return by_name(v)",
+        ]
+        if fields:
+            lines.append("    " + "".join(f"a{i}, " for i in range(len(fields))) + "= v._values")
+        for i, (f, (_, _, fn)) in enumerate(zip(fields, names, strict=True)):
+            if f.schema.default_value is not None:
+                scope[f"d{i}"] = f.schema.default_value
+                lines += [f"    if a{i} is None:", f"        a{i} = d{i}"]
+            if fn is not _identity:
+                scope[f"f{i}"] = fn
+                lines.append(f"    a{i} = f{i}(a{i})")
+        lines.append(
+            "    return {"
+            + ", ".join(f"{avro_name!r}: a{i}" for i, (_, avro_name, _) in enumerate(names))
+            + "}"
+        )
+        return _generated("struct", lines, scope)
 
     # -- Avro -> Connect schema --------------------------------------------------------------------------
 
@@ -368,9 +397,12 @@ class AvroData:
             builder.name(avro[CONNECT_NAME])
         if isinstance(avro.get(CONNECT_VERSION), int) and builder.build().version is None:
             builder.version(avro[CONNECT_VERSION])
-        if avro.get(CONNECT_DOC) is not None and builder.build().doc is None:
+        # as Confluent's toConnectSchema: connect.doc and connect.parameters are read only with
+        # connect.meta.data (connect.name, connect.version, connect.type and connect.default always)
+        meta = self.connect_meta_data
+        if meta and avro.get(CONNECT_DOC) is not None and builder.build().doc is None:
             builder.doc(avro[CONNECT_DOC])
-        if isinstance(avro.get(CONNECT_PARAMETERS), dict):
+        if meta and isinstance(avro.get(CONNECT_PARAMETERS), dict):
             for key, value in avro[CONNECT_PARAMETERS].items():
                 if (builder.build().parameters or {}).get(key) != value:
                     builder.parameter(key, value)
@@ -382,7 +414,13 @@ class AvroData:
 
     def _field_schema(self, field: Mapping[str, Any], named: dict[str, Any]) -> Schema:
         builder = self._to_connect(field["type"], optional=False, named=named)
-        if field.get("doc") is not None and builder.build().doc is None and builder.type is not Type.STRUCT:
+        meta = self.connect_meta_data  # without it Confluent reads no doc at all
+        if (
+            meta
+            and field.get("doc") is not None
+            and builder.build().doc is None
+            and builder.type is not Type.STRUCT
+        ):
             builder.doc(field["doc"])
         if "default" in field and field["default"] is not None and builder.build().default_value is None:
             builder.default_value(self._connect_default(builder.build(), field["default"]))
@@ -464,18 +502,35 @@ class AvroData:
             return lambda v: None if v is None else {key_fn(e["key"]): value_fn(e["value"]) for e in v}
         if name == UNION_NAME:
             return self._union_value(schema)
-        fields = [(self._name(f.name), self.to_connect(f.schema, None)) for f in schema.fields]
-        from_decoded = Struct.from_decoded
+        return self._struct_to_connect(schema)
 
-        def struct(value: Any) -> Any:
-            if value is None:
-                return None
-            if isinstance(value, tuple):  # fastavro's (record name, value) inside a union
-                value = value[1]
-            # fastavro decoded these with the writer's schema: no second validation per value
-            return from_decoded(schema, [fn(value.get(avro_name)) for avro_name, fn in fields])
-
-        return struct
+    def _struct_to_connect(self, schema: Schema) -> ToConnect:
+        """``def struct(value)``, generated per schema: the decoded dict's values taken in one go, a line
+        only for a field that needs a conversion, the Struct made as ``Struct.from_decoded`` makes it,
+        inline. fastavro fills the dict in the writer schema's field order, which ``schema`` was mapped
+        from, field for field; a dict of another size is read by name. Not validated again: fastavro
+        decoded the values with that schema."""
+        fields = schema.fields
+        names = [self._name(f.name) for f in fields]
+        scope: dict[str, Any] = {"Struct": Struct, "_new": object.__new__, "schema": schema, "names": names}
+        lines = [
+            "def struct(value):",
+            "    if value is None:",
+            "        return None",
+            "    if type(value) is tuple:  # fastavro's (record name, value) inside a union",
+            "        value = value[1]",
+            "    v = [*value.values()]",
+            f"    if len(v) != {len(fields)}:",
+            "        g = value.get",
+            "        v = [g(name) for name in names]",
+        ]
+        for i, f in enumerate(fields):
+            fn = self.to_connect(f.schema, None)
+            if fn is not _identity:
+                scope[f"f{i}"] = fn
+                lines.append(f"    v[{i}] = f{i}(v[{i}])")
+        lines += ["    s = _new(Struct)", "    s.schema = schema", "    s._values = v", "    return s"]
+        return _generated("struct", lines, scope)
 
     def _union_value(self, schema: Schema) -> ToConnect:
         branches: list[tuple[Field, ToConnect]] = [
@@ -496,6 +551,24 @@ class AvroData:
             )
 
         return union
+
+
+def _generated(name: str, lines: list[str], scope: dict[str, Any]) -> Callable[[Any], Any]:
+    exec("\n".join(lines), scope)  # source built from field indexes and repr()'d names only
+    function: Callable[[Any], Any] = scope[name]
+    return function
+
+
+def scrub_name(name: str) -> str:
+    """``name`` as Confluent's ``AvroData.doScrubName`` makes it a valid Avro name: left alone when it is
+    one; else URL-encoded as Java's ``URLEncoder`` does (UTF-8, space as ``+``), ``x`` put before a
+    leading digit, and every character other than ``[A-Za-z0-9_]`` replaced by ``_``."""
+    if not name or (_VALID.fullmatch(name) and not name[0].isdigit()):
+        return name
+    encoded = urllib.parse.quote_plus(name, safe="*").replace("~", "%7E")  # Java encodes ~, Python not
+    if encoded[0].isdigit():
+        encoded = "x" + encoded
+    return _INVALID.sub("_", encoded)
 
 
 def _full(avro: Mapping[str, Any]) -> str:

@@ -232,8 +232,11 @@ def frame(schema_id: int, payload: bytes) -> bytes:
     return _HEADER.pack(MAGIC_BYTE, schema_id) + payload
 
 
-def unframe(topic: str, data: bytes, what: str) -> tuple[int, memoryview]:
-    """(schema id, payload) of a framed record; a short record or a wrong magic byte raises ``DataException``."""
+def unframe(topic: str, data: bytes, what: str) -> tuple[int, bytes]:
+    """(schema id, payload) of a framed record; a short record or a wrong magic byte raises ``DataException``.
+
+    The payload is sliced out as bytes: one copy, which a BytesIO then shares, where a memoryview
+    slice costs two objects and BytesIO copies it anyway."""
     if len(data) < _HEADER.size:
         raise DataException(
             f"Failed to deserialize data for topic {topic} to {what}: Unknown magic byte! "
@@ -245,7 +248,7 @@ def unframe(topic: str, data: bytes, what: str) -> tuple[int, memoryview]:
             f"Failed to deserialize data for topic {topic} to {what}: Unknown magic byte! "
             f"(got {magic & 0xFF:#04x}, expected 0x00)"
         )
-    return schema_id, memoryview(data)[_HEADER.size :]
+    return schema_id, data[_HEADER.size :]
 
 
 class RegistrySettings:

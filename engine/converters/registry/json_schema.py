@@ -99,7 +99,7 @@ class JsonSchemaConverter(RegistryConverter):
         connect = self.data.to_connect_schema(inline_json_schema(json.loads(schema_text), references))
         to_connect = self.data.to_connect(connect)
 
-        def reader(payload: memoryview) -> Any:
+        def reader(payload: bytes) -> Any:
             return to_connect(jackson.loads(bytes(payload)))
 
         return connect, reader

@@ -163,9 +163,11 @@ class ProtobufConverter(RegistryConverter):
                 found = readers[key] = (connect, data.reader(connect, descriptor))
             return found
 
-        schema, _ = for_indexes([0])
+        schema, first = for_indexes([0])
 
-        def reader(payload: memoryview) -> Any:
+        def reader(payload: bytes) -> Any:
+            if payload[:1] == b"\x00":  # the first message, as nearly every record names it
+                return first(payload[1:])
             indexes, used = decode_indexes(payload)
             _, read = for_indexes(indexes)
             return read(bytes(payload[used:]))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import operator
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -407,22 +408,51 @@ class ProtobufData:
 
     def _filler(self, schema: Schema, descriptor: Any) -> Callable[[Any, Any], None]:
         fd = self._pb2.FieldDescriptorProto
-        steps: list[Callable[[Any, Any], None]] = []
-        for field in schema.fields:
+        steps: list[tuple[int, Callable[[Any, Any], None]]] = []
+        plain: list[tuple[int, str]] = []  # scalars set as they are: setattr here, no call per field
+        for i, field in enumerate(schema.fields):
             proto = descriptor.fields_by_name[field.name]
-            steps.append(self._field_filler(field.name, field.schema, proto, fd))
+            kind = field.schema.type
+            if (
+                kind not in (Type.MAP, Type.ARRAY)
+                and proto.message_type is None
+                and self._scalar_in(field.schema, proto) is _same
+            ):
+                plain.append((i, field.name))
+            else:
+                steps.append((i, self._field_filler(field.name, field.schema, proto, fd)))
+
+        defaults = [
+            (i, f.schema.default_value)
+            for i, f in enumerate(schema.fields)
+            if f.schema.default_value is not None
+        ]
 
         def fill(message: Any, value: Any) -> None:
-            if not isinstance(value, Struct):
+            if type(value) is Struct and (value.schema is schema or value.schema == schema):
+                values = value._values  # the Struct's own list, in field order: no lookup by name
+                if defaults:
+                    values = [*values]
+                    for i, default in defaults:
+                        if values[i] is None:
+                            values[i] = default
+            elif isinstance(value, Struct):
+                values = [value.get(f.name) for f in schema.fields]
+            else:
                 raise DataException(
                     f"Expected a Struct for schema {schema.name or 'struct'}, got {type(value).__name__}"
                 )
-            for step in steps:
-                step(message, value)
+            for i, name in plain:
+                v = values[i]
+                if v is not None:
+                    setattr(message, name, v)
+            for i, step in steps:
+                step(message, values[i])
 
         return fill
 
     def _field_filler(self, name: str, schema: Schema, proto: Any, fd: Any) -> Callable[[Any, Any], None]:
+        """Set field ``name`` of a message from its Connect value."""
         kind = schema.type
         if kind is Type.MAP:
             entry = proto.message_type
@@ -432,49 +462,48 @@ class ProtobufData:
                 if value_proto.message_type is not None:
                     value_fill = self._message_in(schema.value_schema, value_proto)
 
-                    def fill_map_messages(message: Any, struct: Any) -> None:
+                    def fill_map_messages(message: Any, v: Any) -> None:
                         target = getattr(message, name)
-                        for k, v in (struct.get(name) or {}).items():
-                            value_fill(target[key_set(k)], v)
+                        for k, x in (v or {}).items():
+                            value_fill(target[key_set(k)], x)
 
                     return fill_map_messages
                 value_set = self._scalar_in(schema.value_schema, value_proto)
 
-                def fill_map(message: Any, struct: Any) -> None:
+                def fill_map(message: Any, v: Any) -> None:
                     target = getattr(message, name)
-                    for k, v in (struct.get(name) or {}).items():
-                        target[key_set(k)] = value_set(v)
+                    for k, x in (v or {}).items():
+                        target[key_set(k)] = value_set(x)
 
                 return fill_map
             key_fill = self._slot(schema.key_schema, entry.fields_by_name["key"], "key")
             value_fill = self._slot(schema.value_schema, value_proto, "value")
 
-            def fill_entries(message: Any, struct: Any) -> None:
+            def fill_entries(message: Any, v: Any) -> None:
                 target = getattr(message, name)
-                for k, v in (struct.get(name) or {}).items():
+                for k, x in (v or {}).items():
                     item = target.add()
                     key_fill(item, k)
-                    value_fill(item, v)
+                    value_fill(item, x)
 
             return fill_entries
         if kind is Type.ARRAY:
             if proto.message_type is not None:
                 item_fill = self._message_in(schema.value_schema, proto)
 
-                def fill_messages(message: Any, struct: Any) -> None:
+                def fill_messages(message: Any, v: Any) -> None:
                     target = getattr(message, name)
-                    for v in struct.get(name) or ():
-                        item_fill(target.add(), v)
+                    for x in v or ():
+                        item_fill(target.add(), x)
 
                 return fill_messages
             item_set = self._scalar_in(schema.value_schema, proto)
 
-            def fill_repeated(message: Any, struct: Any) -> None:
-                getattr(message, name).extend(item_set(v) for v in struct.get(name) or ())
+            def fill_repeated(message: Any, v: Any) -> None:
+                getattr(message, name).extend(item_set(x) for x in v or ())
 
             return fill_repeated
-        slot = self._slot(schema, proto, name)
-        return lambda message, struct: slot(message, struct.get(name))
+        return self._slot(schema, proto, name)
 
     def _slot(self, schema: Schema, proto: Any, name: str) -> Callable[[Any, Any], None]:
         """Set ``message.<name>`` from one Connect value (skipped when ``None``)."""
@@ -542,7 +571,7 @@ class ProtobufData:
             return enum
         if schema.type is Type.BYTES:
             return bytes
-        return lambda v: v
+        return _same
 
     def reader(self, schema: Schema, descriptor: Any) -> Callable[[bytes], Any]:
         cls = self.message_class(descriptor)
@@ -568,15 +597,37 @@ class ProtobufData:
                 return Decimal.to_logical(Decimal.schema(m.scale), unscaled_to_bytes(unscaled))
 
             return dec
+        fields = schema.fields
         getters = [
             (field.name, self._field_out(field.schema, descriptor.fields_by_name[field.name]))
-            for field in schema.fields
+            for field in fields
         ]
+        # every attribute in one C call; a field that needs more (presence, a conversion) is then
+        # read again through its getter
+        take_all = operator.attrgetter(*(name for name, _ in getters)) if len(getters) > 1 else None
+        redo = [(i, get) for i, (_, get) in enumerate(getters) if not isinstance(get, operator.attrgetter)]
+        # a required field can read None only through a getter that checks presence
+        required = [i for i, _ in redo if not fields[i].schema.optional]
 
-        def message(m: Any) -> Any:
+        def checked(m: Any) -> Any:  # Struct.put names the field a missing required value is for
             out = Struct(schema)
             for name, get in getters:
                 out.put(name, get(m))
+            return out
+
+        def message(m: Any) -> Any:
+            if take_all is None:
+                return checked(m)
+            values = [*take_all(m)]
+            for i, get in redo:
+                values[i] = get(m)
+            for i in required:
+                if values[i] is None:
+                    return checked(m)
+            # the values are of their fields' types (protobuf's own typed fields, converted above)
+            out: Struct = _new(Struct)
+            out.schema = schema
+            out._values = values
             return out
 
         return message
@@ -588,6 +639,13 @@ class ProtobufData:
             key_out = self._value_out(schema.key_schema, entry.fields_by_name["key"])
             value_out = self._value_out(schema.value_schema, entry.fields_by_name["value"])
             if entry.GetOptions().map_entry:
+                if key_out is _same and value_out is _same:
+
+                    def plain_map(m: Any) -> Any:
+                        entries = getattr(m, name)
+                        return {k: entries[k] for k in entries}  # twice dict()'s speed on upb's maps
+
+                    return plain_map
                 return lambda m: {key_out(k): value_out(v) for k, v in getattr(m, name).items()}
             return lambda m: {key_out(e.key): value_out(e.value) for e in getattr(m, name)}
         if schema.type is Type.ARRAY:
@@ -596,6 +654,8 @@ class ProtobufData:
         value_out = self._value_out(schema, proto)
         if proto.has_presence:
             return lambda m: value_out(getattr(m, name)) if m.HasField(name) else None
+        if value_out is _same:
+            return operator.attrgetter(name)  # read as is: _message_out reads these all in one call
         return lambda m: value_out(getattr(m, name))
 
     def _value_out(self, schema: Schema, proto: Any) -> Convert:
@@ -608,7 +668,14 @@ class ProtobufData:
             return lambda v: float(v)
         if schema.type is Type.BYTES:
             return bytes
-        return lambda v: v
+        return _same
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+_new = object.__new__
 
 
 def _camel(name: str) -> str:
@@ -626,7 +693,7 @@ def encode_indexes(indexes: list[int]) -> bytes:
     return b"".join(_varint((n << 1) ^ (n >> 63)) for n in (len(indexes), *indexes))
 
 
-def decode_indexes(payload: memoryview) -> tuple[list[int], int]:
+def decode_indexes(payload: bytes | memoryview) -> tuple[list[int], int]:
     """(message indexes, bytes consumed); an empty array means ``[0]``."""
     values: list[int] = []
     pos = 0
