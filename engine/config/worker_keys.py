@@ -306,6 +306,12 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
         " docs/operating/task-processes.md)",
         LIFECYCLE,
     ),
+    WorkerKey(
+        "task.process.memory.max.bytes",
+        "0",
+        "a task host whose resident memory passes this is killed and its tasks FAILED (0: no ceiling; Linux)",
+        LIFECYCLE,
+    ),
     # data plane
     WorkerKey(
         "offset.flush.interval.ms", "60000", "how often source offsets and sink commits are made", DATA

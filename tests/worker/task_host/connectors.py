@@ -1,6 +1,6 @@
 """Test connectors for task processes (``task.processes``), imported by the task hosts through the
 worker's ``PYTHONPATH``: a FileStream sink that marks its deletion stop, and tasks that crash their
-process (a segfault, ``os._exit(3)``) or ignore ``stop()``."""
+process (a segfault, ``os._exit(3)``), ignore ``stop()`` or grow without bound."""
 
 from __future__ import annotations
 
@@ -94,6 +94,21 @@ class StopIgnoringTask(_TriggeredSourceTask):
         threading.Event().wait()
 
 
+class MemoryHogTask(_TriggeredSourceTask):
+    """Keeps 32 MiB more resident at each poll (written, so the pages are real), up to 8 GiB: it stops
+    only when something kills its process."""
+
+    CHUNK = 32 << 20
+
+    def start(self, props: dict[str, str]) -> None:
+        super().start(props)
+        self._hoard: list[bytes] = []
+
+    def act(self) -> None:
+        if len(self._hoard) * self.CHUNK < 8 << 30:
+            self._hoard.append(b"\x01" * self.CHUNK)
+
+
 class _OneTaskSource(SourceConnector):
     task: type[Task]
 
@@ -123,3 +138,7 @@ class ExitConnector(_OneTaskSource):
 
 class StopIgnoringConnector(_OneTaskSource):
     task = StopIgnoringTask
+
+
+class MemoryHogConnector(_OneTaskSource):
+    task = MemoryHogTask

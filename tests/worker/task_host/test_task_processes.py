@@ -4,6 +4,7 @@ in the worker, and a host that dies fails only the tasks it ran."""
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -176,3 +177,40 @@ async def test_a_crashing_or_stuck_task_fails_alone_while_the_worker_and_others_
         await engine.restart_task("segv", 0)
         await engine.wait_for_state("segv", "RUNNING", tasks=1)
         assert _host_pid(engine, "segv", 0) != segv_pid
+
+
+async def test_a_task_over_the_memory_ceiling_is_killed_and_failed_while_others_run_on(
+    kafka: Broker, tmp_path: Path
+) -> None:
+    source_file, sink_prefix, source, sink = _pipeline(tmp_path, "m", tasks=1)
+    trigger = tmp_path / "hog.trigger"
+    limit = 268435456  # 256 MiB: a host's own footprint is well under
+    worker = _worker(kafka, **{"task.processes": "3", "task.process.memory.max.bytes": str(limit)})
+    async with Engine(worker) as engine:
+        await engine.create_connector("src", source)
+        await engine.create_connector("sink", sink)
+        await engine.create_connector(
+            "hog", {"connector.class": f"{MODULE}.MemoryHogConnector", TRIGGER: str(trigger)}
+        )
+        for name in ("src", "sink", "hog"):
+            await engine.wait_for_state(name, "RUNNING", tasks=1)
+        _append(source_file, [f"a-{i}" for i in range(300)])
+        await _delivered(sink_prefix, [f"a-{i}" for i in range(300)])
+        hog_pid = _host_pid(engine, "hog", 0)
+
+        trigger.touch()  # the hog now keeps 32 MiB more at each poll
+        status = await engine.wait_for_state("hog", "RUNNING", tasks=["FAILED"])
+        assert status is not None
+        trace = status["tasks"][0]["trace"]
+        match = re.search(
+            r"Task process exceeded task\.process\.memory\.max\.bytes=268435456 \(RSS (\d+) bytes\); killed",
+            trace,
+        )
+        assert match is not None, trace
+        assert int(match.group(1)) > limit
+        assert not _alive(hog_pid)
+
+        _append(source_file, [f"b-{i}" for i in range(300)])
+        await _delivered(sink_prefix, [f"{p}-{i}" for p in "ab" for i in range(300)])
+        status = await engine.wait_for_state("src", "RUNNING", tasks=1)
+        assert status is not None
