@@ -193,6 +193,7 @@ class Runtime:
                         log_level=logging.getLevelName(LOG_LEVELS.effective(ROOT)),
                         memory_max_bytes=self._data_settings.task_process_memory_max_bytes,
                     )
+                    self._metrics.connect.other_processes = hosts.readings
                 self._herder = Herder(
                     self._log,
                     self._status,

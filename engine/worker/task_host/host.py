@@ -27,7 +27,7 @@ import structlog
 from engine.api._invoke import TASK_THREADS
 from engine.config.worker import WorkerConfig
 from engine.errors import EngineError, trace_of
-from engine.observability.connect_metrics import Kind, TaskCounters
+from engine.observability.connect_metrics import ConnectMetrics, Kind, ProcessReading, TaskCounters
 from engine.observability.logs import configure_logging
 from engine.storage.offsets import MemoryOffsetStore
 from engine.storage.status import MemoryStatusStore
@@ -41,6 +41,7 @@ from engine.worker.task_host.protocol import (
     Flushed,
     FlushOffsets,
     Hello,
+    HostMetrics,
     Reported,
     Retarget,
     StartTask,
@@ -148,7 +149,8 @@ class Host:
             settings,
             worker.worker_id,
             spark=None,
-            metrics=None,
+            # its plugins' metrics (KIP-877) register here and cross the pipe; task counters cross as Counters
+            metrics=ConnectMetrics(MemoryStatusStore()),
             clients=worker.kafka,
             pipe=pipe,
         )
@@ -223,12 +225,18 @@ class Host:
         runner = self.runners.pop(key, None)
         if runner is not None and runner.loop is not None:
             self.pipe.send(Counters(key, runner.loop.counters))
+        self.send_metrics()  # the task's plugin metrics and clients went with it
         self.pipe.send(Stopped(key))
 
     def send_counters(self) -> None:
         for key, runner in self.runners.items():
             if runner.loop is not None:
                 self.pipe.send(Counters(key, runner.loop.counters))
+        self.send_metrics()
+
+    def send_metrics(self) -> None:
+        assert self.plane.metrics is not None
+        self.pipe.send(HostMetrics(ProcessReading.here(self.plane.metrics.plugins)))
 
     async def stop_all(self, timeout: float) -> None:
         """The worker went away (our stdin closed): plain stop() for what still runs, bounded."""

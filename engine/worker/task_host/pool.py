@@ -18,12 +18,14 @@ from typing import Any, Protocol
 
 import structlog
 
+from engine.observability.connect_metrics import ProcessReading
 from engine.storage.base import OffsetStore
 from engine.worker.task_host.protocol import (
     Counters,
     Flushed,
     FlushOffsets,
     Hello,
+    HostMetrics,
     Reported,
     Stopped,
     TrackTopic,
@@ -92,6 +94,7 @@ class TaskHost:
         self.tasks: dict[int, HostedTask] = {}
         self.exited = False
         self.killed_for: str | None = None  # why the worker killed it, for its tasks' traces
+        self.reading: ProcessReading | None = None  # its plugin metrics and clients, as last sent
         self._hosts = hosts
         self._closing = False
         self._reader = asyncio.create_task(self._read(), name=f"task-host:{process.pid}")
@@ -171,6 +174,8 @@ class TaskHost:
             case Counters(key=key):
                 if (task := self.tasks.get(key)) is not None:
                     task.on_counters(message)
+            case HostMetrics(reading=reading):
+                self.reading = reading
             case WriteOffsets(connector=connector, offsets=offsets):
                 self._hosts.offsets.write(connector, offsets)
             case FlushOffsets(request=request):
@@ -225,6 +230,10 @@ class TaskHosts:
     def hosts(self) -> list[TaskHost]:
         """The live hosts (tests and ``/metrics`` read it)."""
         return list(self._hosts)
+
+    def readings(self) -> list[ProcessReading]:
+        """Each live host's plugin metrics and clients, for the worker's ``/metrics``."""
+        return [h.reading for h in list(self.running) if not h.exited and h.reading is not None]
 
     def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coro)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.observability.connect_metrics import TaskCounters
+from engine.observability.connect_metrics import ProcessReading, TaskCounters
 
 _LENGTH = struct.Struct(">I")
 
@@ -117,6 +117,13 @@ class Counters:
 
     key: int
     counters: TaskCounters
+
+
+@dataclass(frozen=True, slots=True)
+class HostMetrics:
+    """The host's plugin metrics (KIP-877) and Kafka clients now, for the worker's ``/metrics``."""
+
+    reading: ProcessReading
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pickle
+from collections.abc import Iterator
 
 import pytest
 import structlog
+from prometheus_client.core import Metric
+from prometheus_client.exposition import generate_latest
 
 from engine import Engine
+from engine.api.metrics import CumulativeCount, PluginMetricsRegistry
+from engine.config.kafka_clients.accounting import ClientStats
 from engine.errors import ConfigError
-from engine.observability.connect_metrics import TaskCounters
+from engine.observability.connect_metrics import ConnectMetrics, ProcessReading, TaskCounters
+from engine.storage.status import MemoryStatusStore
 from engine.worker.data_plane import DataSettings
 from engine.worker.task_host.pool import exit_cause, memory_exceeded, rss_bytes
 from engine.worker.task_host.protocol import Counters, StartTask, frame, read_frame
@@ -74,3 +81,29 @@ async def test_messages_cross_the_pipe_as_they_are() -> None:
     assert isinstance(message, Counters)
     assert message.counters.source_record_poll == 7
     assert await read_frame(reader) is None
+
+
+def test_a_hosts_reading_is_exposed_with_the_workers_own_names_and_labels() -> None:
+    registry = PluginMetricsRegistry()
+    handle = registry.handle({"connector": "c", "task": "1"})
+    handle.sensor("polls").add(handle.metric_name("poll-count", "poll() calls."), CumulativeCount())
+    handle.add_metric(handle.metric_name("lag"), lambda: 4.0)
+    reading = ProcessReading(
+        registry.read(), [(ClientStats("producer", "host-producer", outgoing_bytes=99), 1)]
+    )
+    assert pickle.loads(pickle.dumps(reading)) == reading  # it crosses the pipe as it is
+    metrics = ConnectMetrics(MemoryStatusStore())
+    metrics.other_processes = lambda: [reading]
+    text = generate_latest(_Collect(metrics)).decode()
+    assert 'kafka_connect_plugins_poll_count_total{connector="c",task="1"} 0.0' in text
+    assert 'kafka_connect_plugins_lag{connector="c",task="1"} 4.0' in text
+    assert 'kafka_producer_outgoing_byte_total{clientid="host-producer"} 99.0' in text
+    assert 'kafka_producer_connection_count{clientid="host-producer"} 1.0' in text
+
+
+class _Collect:
+    def __init__(self, metrics: ConnectMetrics) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        return self.metrics.collect()

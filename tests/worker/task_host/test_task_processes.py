@@ -12,9 +12,13 @@ from typing import Any
 import pytest
 
 from engine import Engine
+from engine.config.kafka_clients.accounting import live_clients
 from engine.testing.waiting import eventually
 from engine.worker.task_host.process_runner import ProcessTaskRunner
 from tests.integration.brokers import Broker
+from tests.observability.test_metrics import Samples, parse
+from tests.observability.test_plugin_metrics import CONFIG as PLUGIN_METRICS_CONFIG
+from tests.observability.test_plugin_metrics import plugin
 from tests.worker.task_host.connectors import MARKER, TRIGGER, sink_lines
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -214,3 +218,60 @@ async def test_a_task_over_the_memory_ceiling_is_killed_and_failed_while_others_
         await _delivered(sink_prefix, [f"{p}-{i}" for p in "ab" for i in range(300)])
         status = await engine.wait_for_state("src", "RUNNING", tasks=1)
         assert status is not None
+
+
+def _client_bytes(samples: Samples, name: str) -> float:
+    return sum(value for (metric, _), value in samples.items() if metric == name)
+
+
+async def test_plugin_and_client_metrics_of_tasks_in_hosts_reach_the_workers_metrics(
+    kafka: Broker, tmp_path: Path
+) -> None:
+    source = {
+        **PLUGIN_METRICS_CONFIG,
+        "topic.creation.default.partitions": "1",
+        "topic.creation.default.replication.factor": "1",
+    }
+    sink = {
+        "connector.class": f"{MODULE}.MarkingSinkConnector",
+        "topics": "metered",
+        "file": str(tmp_path / "metered-out"),
+        "consumer.auto.offset.reset": "earliest",
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+    }
+    async with Engine(_worker(kafka, **{"task.processes": "2"})) as engine:
+        await engine.create_connector("m", source)
+        await engine.create_connector("sink", sink)
+        await engine.wait_for_state("m", "RUNNING", tasks=1)
+        await engine.wait_for_state("sink", "RUNNING", tasks=1)
+        _host_pid(engine, "m", 0)  # the monitorable task, its SMT and predicate run in a host
+
+        def worker_own_bytes(role: str) -> int:
+            """What this process's own clients (the worker's) counted: the hosts' come on top."""
+            return sum(s.outgoing_bytes + s.incoming_bytes for s, _ in live_clients() if s.role == role)
+
+        def arrived() -> Samples | None:
+            samples = parse(engine.metrics.render())
+            seen = plugin(samples, "records_seen_total", connector="m", task="0", transformation="count")
+            produced = _client_bytes(samples, "kafka_producer_outgoing_byte_total") > worker_own_bytes(
+                "producer"
+            )
+            consumed = _client_bytes(samples, "kafka_consumer_incoming_byte_total") > worker_own_bytes(
+                "consumer"
+            )
+            return samples if seen == 3 and produced and consumed else None
+
+        samples = await eventually(arrived, timeout=30, interval=0.2, message="the hosts' metrics arrive")
+        assert plugin(samples, "started", connector="m") == 1  # the connector's own, in the worker
+        assert (plugin(samples, "poll_count_total", connector="m", task="0", kind="poll") or 0) >= 3
+        assert plugin(samples, "value_chars_total", connector="m", task="0", transformation="count") == 24
+        assert (plugin(samples, "tests_total", connector="m", task="0", predicate="yes") or 0) >= 3
+
+        assert (await engine.delete_connector("m")).succeeded
+
+        def gone() -> bool:
+            samples = parse(engine.metrics.render())
+            return not [name for name, labels in samples if name.startswith("kafka_connect_plugins_")]
+
+        await eventually(gone, timeout=10, interval=0.2, message="the deleted task's plugin metrics go")
