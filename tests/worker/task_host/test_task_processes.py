@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from engine import Engine
 from engine.config.kafka_clients.accounting import live_clients
@@ -275,3 +276,66 @@ async def test_plugin_and_client_metrics_of_tasks_in_hosts_reach_the_workers_met
             return not [name for name, labels in samples if name.startswith("kafka_connect_plugins_")]
 
         await eventually(gone, timeout=10, interval=0.2, message="the deleted task's plugin metrics go")
+
+
+async def test_a_sink_task_in_a_host_sends_what_it_cannot_convert_to_the_dead_letter_queue(
+    kafka: Broker, tmp_path: Path
+) -> None:
+    suffix = uuid.uuid4().hex[:8]
+    topic, dlq = f"json-{suffix}", f"dlq-{suffix}"
+    sink_prefix = tmp_path / "dlq-out"
+    values = [b'{"n": 1}', b"not json", b'{"n": 2}', b"{broken", b'{"n": 3}']
+    producer = AIOKafkaProducer(bootstrap_servers=kafka.bootstrap)
+    await producer.start()
+    try:
+        for value in values:
+            await producer.send_and_wait(topic, value, partition=0)
+    finally:
+        await producer.stop()
+    sink = {
+        "connector.class": f"{MODULE}.MarkingSinkConnector",
+        "topics": topic,
+        "file": str(sink_prefix),
+        "consumer.auto.offset.reset": "earliest",
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false",
+        "errors.tolerance": "all",
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
+        "errors.deadletterqueue.context.headers.enable": "true",
+    }
+    async with Engine(_worker(kafka)) as engine:
+        await engine.create_connector("dlq-sink", sink)
+        await engine.wait_for_state("dlq-sink", "RUNNING", tasks=1)
+        host = _host_pid(engine, "dlq-sink", 0)
+        await _delivered(sink_prefix, ["{'n': 1}", "{'n': 2}", "{'n': 3}"])
+        consumer = AIOKafkaConsumer(dlq, bootstrap_servers=kafka.bootstrap, auto_offset_reset="earliest")
+        await consumer.start()
+        try:
+            dead: list[Any] = []
+            while len(dead) < 2:
+                batch = await consumer.getmany(timeout_ms=2000)
+                dead.extend(m for messages in batch.values() for m in messages)
+        finally:
+            await consumer.stop()
+
+        def counted() -> Samples | None:
+            samples = parse(engine.metrics.render())
+            labels = frozenset({("connector", "dlq-sink"), ("task", "0")})
+            key = ("kafka_connect_task_error_deadletterqueue_produce_requests", labels)
+            return samples if samples.get(key) == 2 else None
+
+        samples = await eventually(
+            counted, timeout=10, interval=0.2, message="the host's error counters arrive"
+        )
+        labels = frozenset({("connector", "dlq-sink"), ("task", "0")})
+        assert samples[("kafka_connect_task_error_total_records_skipped", labels)] == 2
+        assert _host_pid(engine, "dlq-sink", 0) == host
+    headers = [{k: v.decode() for k, v in m.headers} for m in dead]
+    assert [m.value for m in dead] == [b"not json", b"{broken"]
+    assert [h["__connect.errors.offset"] for h in headers] == ["1", "3"]
+    assert {h["__connect.errors.topic"] for h in headers} == {topic}
+    assert {h["__connect.errors.connector.name"] for h in headers} == {"dlq-sink"}
+    assert {h["__connect.errors.task.id"] for h in headers} == {"0"}
+    assert {h["__connect.errors.stage"] for h in headers} == {"VALUE_CONVERTER"}
