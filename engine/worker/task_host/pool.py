@@ -21,6 +21,7 @@ import structlog
 from engine.observability.connect_metrics import ProcessReading
 from engine.storage.base import OffsetStore
 from engine.worker.task_host.protocol import (
+    CommittedOffsets,
     Counters,
     Flushed,
     FlushOffsets,
@@ -178,6 +179,8 @@ class TaskHost:
                 self.reading = reading
             case WriteOffsets(connector=connector, offsets=offsets):
                 self._hosts.offsets.write(connector, offsets)
+            case CommittedOffsets(connector=connector, offsets=offsets):
+                self._hosts.offsets.apply_committed(connector, list(offsets))
             case FlushOffsets(request=request):
                 self._hosts.spawn(self._flush(request))
             case TrackTopic(connector=connector, task=task_id, topic=topic):
@@ -273,7 +276,10 @@ class TaskHosts:
             env=env,
         )
         host = TaskHost(process, self)
-        host.send(Hello(self._worker, self._log_level))
+        offsets_log = getattr(
+            self.offsets, "log", None
+        )  # a KafkaOffsetStore's: its topic is the offsets topic
+        host.send(Hello(self._worker, self._log_level, getattr(offsets_log, "topic", None)))
         self._hosts.append(host)
         self.running.add(host)
         log.info("task_host.started", pid=process.pid, hosts=len(self._hosts), limit=self.limit)

@@ -45,6 +45,8 @@ class Hello:
 
     worker: dict[str, str]
     log_level: str
+    # the worker's offsets topic (None: not on Kafka): exactly-once tasks write their offsets there
+    offsets_topic: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +134,15 @@ class WriteOffsets:
 
     connector: str
     offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedOffsets:
+    """An exactly-once task's transaction committed these offsets to the offsets topic itself: the
+    worker's store takes them now, as it does for a task in its own process (and reads them back anyway)."""
+
+    connector: str
+    offsets: list[tuple[dict[str, Any], dict[str, Any]]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import uuid
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from engine.config.kafka_clients.accounting import live_clients
 from engine.testing.waiting import eventually
 from engine.worker.task_host.process_runner import ProcessTaskRunner
 from tests.integration.brokers import Broker
+from tests.integration.test_exactly_once import STRINGS, committed_values
 from tests.observability.test_metrics import Samples, parse
 from tests.observability.test_plugin_metrics import CONFIG as PLUGIN_METRICS_CONFIG
 from tests.observability.test_plugin_metrics import plugin
@@ -339,3 +341,46 @@ async def test_a_sink_task_in_a_host_sends_what_it_cannot_convert_to_the_dead_le
     assert {h["__connect.errors.connector.name"] for h in headers} == {"dlq-sink"}
     assert {h["__connect.errors.task.id"] for h in headers} == {"0"}
     assert {h["__connect.errors.stage"] for h in headers} == {"VALUE_CONVERTER"}
+
+
+async def test_an_exactly_once_source_in_a_host_commits_records_and_offsets_together(kafka: Broker) -> None:
+    tag = uuid.uuid4().hex[:10]
+    topic = f"eos-{tag}"
+    worker = _worker(
+        kafka,
+        **{
+            "task.processes": "1",
+            "exactly.once.source.support": "enabled",
+            "offset.storage.topic": f"offsets-{tag}",
+            "config.storage.topic": f"configs-{tag}",
+        },
+    )
+    config = {"connector.class": f"{MODULE}.CountingConnector", "topic": topic, "count": "300", **STRINGS}
+
+    async def offset_reached(engine: Engine, n: int) -> None:
+        async def reached() -> bool:
+            offsets = (await engine.connector_offsets("eos"))["offsets"]
+            return bool(offsets) and offsets[0]["offset"]["n"] >= n
+
+        await eventually(reached, timeout=60, interval=0.1, message=f"offset {n} committed")
+
+    async with Engine(worker) as engine:
+        await engine.topics.create_topic(topic, 1)
+        await engine.create_connector("eos", config)
+        await engine.wait_for_state("eos", "RUNNING", tasks=1)
+        pid = _host_pid(engine, "eos", 0)
+        await offset_reached(engine, 60)  # the worker's store has the offsets the host's transactions wrote
+        os.kill(pid, signal.SIGKILL)  # mid-stream: its open transaction is never committed
+        status = await engine.wait_for_state("eos", "RUNNING", tasks=["FAILED"])
+        assert status is not None
+        assert "SIGKILL" in status["tasks"][0]["trace"]
+        await engine.restart_task("eos", 0)  # a new host: its producer fences the old transaction
+        await engine.wait_for_state("eos", "RUNNING", tasks=1)
+        assert _host_pid(engine, "eos", 0) != pid
+        await offset_reached(engine, 300)
+    # every record once: what the killed host's open transaction sent was aborted, and the task resumed
+    # after its last committed offset
+    assert await committed_values(kafka, topic, expect=300) == [f"v-{n}" for n in range(1, 301)]
+    async with Engine({**worker, "task.processes": "0"}) as engine:  # read back from the offsets topic
+        offsets = (await engine.connector_offsets("eos"))["offsets"]
+        assert offsets == [{"partition": {"p": 0}, "offset": {"n": 300}}]
