@@ -198,7 +198,9 @@ class Runtime:
                         self._offsets,
                         data.track_topic,
                         log_level=logging.getLevelName(LOG_LEVELS.effective(ROOT)),
+                        memory_max_bytes=self._data_settings.task_process_memory_max_bytes,
                     )
+                    self._metrics.connect.other_processes = hosts.readings
                 self._herder = Herder(
                     self._log,
                     self._status,
@@ -223,8 +225,7 @@ class Runtime:
                 reader.cancel()
         finally:
             if hosts is not None:  # aborted or failed: no host outlives the worker's run
-                for host in list(hosts.running):
-                    host.kill()
+                hosts.abort()
             # a poll() still running was abandoned with its task: its thread is not waited for
             task_threads.shutdown(wait=False, cancel_futures=True)
             await self._spark.shutdown()  # after every task stopped: no job outlives its task

@@ -31,19 +31,22 @@ percentages are over the task instance's life (Connect's are over its sample win
 In distributed mode a worker reports only the connectors and tasks it runs, as a Connect worker does.
 The Kafka clients' families come from ``engine.config.kafka_clients.accounting`` (aiokafka keeps no
 metrics): every client the process started and has not stopped, as JMX lists every client of a JVM.
+With task processes the worker's "JVM" spans its task hosts: each host's plugin metrics and clients
+arrive as a ``ProcessReading`` every second and are exposed under the same names and labels.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric, SummaryMetricFamily
 
-from engine.api.metrics import PluginMetricsRegistry
-from engine.config.kafka_clients.accounting import live_clients
+from engine.api.metrics import MetricName, PluginMetricsRegistry, StatKind
+from engine.config.kafka_clients.accounting import ClientStats, live_clients
 from engine.storage.base import StatusStore
 from engine.storage.status import Status
 from engine.tolerance.metrics import ErrorMetrics
@@ -144,6 +147,20 @@ class CoordinatorView:
     generation: int
 
 
+@dataclass(frozen=True, slots=True)
+class ProcessReading:
+    """Another process's share of this worker's metrics (a task host's): its plugins' metrics (KIP-877)
+    and its Kafka clients with their open connections, as last read there."""
+
+    plugins: list[tuple[MetricName, StatKind, float]]
+    clients: list[tuple[ClientStats, int]]
+
+    @classmethod
+    def here(cls, plugins: PluginMetricsRegistry) -> ProcessReading:
+        """This process's reading, to send to the worker."""
+        return cls(plugins.read(), list(live_clients()))
+
+
 class ConnectMetrics:
     """One engine's Connect-named families; ``EngineMetrics.connect``."""
 
@@ -157,6 +174,8 @@ class ConnectMetrics:
         self.coordinator: Callable[[], CoordinatorView] | None = None
         self._connector_info: dict[str, tuple[str, str, str]] = {}  # name -> (class, version, type)
         self.plugins = PluginMetricsRegistry()  # KIP-877: what connectors, tasks, converters, SMTs register
+        # task processes: the last reading of each live task host, exposed with this process's own
+        self.other_processes: Callable[[], list[ProcessReading]] | None = None
 
     # ---- the herder -------------------------------------------------------------------------
 
@@ -186,8 +205,9 @@ class ConnectMetrics:
         yield from self._statuses()
         yield from self._tasks()
         yield from self._rebalance()
-        yield from client_families()
-        yield from self._plugin_families()
+        others = self.other_processes() if self.other_processes is not None else []
+        yield from client_families([client for reading in others for client in reading.clients])
+        yield from self._plugin_families([metric for reading in others for metric in reading.plugins])
 
     def _statuses(self) -> Iterator[Metric]:
         connector_status = GaugeMetricFamily(
@@ -430,10 +450,11 @@ class ConnectMetrics:
             family.add_metric((view.client_id,), value)
             yield family
 
-    def _plugin_families(self) -> Iterator[Metric]:
-        """KIP-877's group ``plugins`` as ``kafka_connect_plugins_<name>``, the plugin's tags as labels."""
+    def _plugin_families(self, others: list[tuple[MetricName, StatKind, float]]) -> Iterator[Metric]:
+        """KIP-877's group ``plugins`` as ``kafka_connect_plugins_<name>``, the plugin's tags as labels;
+        ``others``: those of tasks in task hosts."""
         families: dict[str, Metric] = {}
-        for metric_name, kind, value in self.plugins.read():
+        for metric_name, kind, value in [*self.plugins.read(), *others]:
             name = "kafka_connect_plugins_" + _SANITIZE.sub("_", metric_name.name)
             family = families.get(name)
             if family is None:
@@ -446,8 +467,9 @@ class ConnectMetrics:
 _SANITIZE = re.compile(r"[^a-zA-Z0-9_]")
 
 
-def client_families() -> Iterator[Metric]:
-    """The Kafka clients' ``connection-count`` and byte totals, as Strimzi's rules name them."""
+def client_families(others: Iterable[tuple[ClientStats, int]] = ()) -> Iterator[Metric]:
+    """The Kafka clients' ``connection-count`` and byte totals, as Strimzi's rules name them: this
+    process's and ``others`` (those of the task hosts)."""
     connections = {
         role: GaugeMetricFamily(
             f"kafka_{role}_connection_count",
@@ -469,7 +491,7 @@ def client_families() -> Iterator[Metric]:
     # clients sharing a client.id (Java's JMX would drop all but one) are summed: sums stay right
     open_by_id: dict[tuple[str, str], int] = {}
     bytes_by_id: dict[tuple[str, str], int] = {}
-    for stats, open_connections in live_clients():
+    for stats, open_connections in itertools.chain(live_clients(), others):
         key = (stats.role, stats.client_id)
         open_by_id[key] = open_by_id.get(key, 0) + open_connections
         bytes_by_id[key] = bytes_by_id.get(key, 0) + stats.outgoing_bytes + stats.incoming_bytes

@@ -52,6 +52,16 @@ class Call:
     worker: str = ""  # the worker id of the cluster member that made the call ("" outside a cluster)
 
 
+def _worker_pid() -> int:
+    """The worker process a call belongs to: in a task host (``python -m engine.worker.task_host``) its
+    parent, the worker, whose death (``kill -9`` of its process group) is the host's too."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name in ("engine.worker.task_host", "engine.worker.task_host.__main__"):
+        return os.getppid()
+    return os.getpid()
+
+
 class CallLog:
     """Thread-safe record of calls, shared by every instrumented instance in the process."""
 
@@ -71,7 +81,8 @@ class CallLog:
                             "unit": call.unit,
                             "method": call.method,
                             "args": call.args,
-                            "pid": os.getpid(),
+                            "pid": _worker_pid(),
+                            "process": os.getpid(),  # the task host's, for a task in one
                             "worker": call.worker,
                             "at": time.time(),
                         }

@@ -70,7 +70,8 @@ def _positive_int(raw: Mapping[str, str], key: str) -> int:
 @dataclass(frozen=True, slots=True)
 class DataSettings:
     """The worker keys the loops read: ``offset.flush.*``, ``topic.tracking.*``, ``consumer.max.poll.records``,
-    ``exactly.once.source.support``, ``task.threads.max`` and ``task.processes``."""
+    ``exactly.once.source.support``, ``task.threads.max``, ``task.processes`` and
+    ``task.process.memory.max.bytes``."""
 
     offset_flush_interval_s: float
     offset_flush_timeout_s: float
@@ -82,6 +83,8 @@ class DataSettings:
     task_threads_max: int
     # task.processes: how many task host processes run this worker's tasks (0: in this process)
     task_processes: int = 0
+    # task.process.memory.max.bytes: a task host whose RSS passes this is killed, its tasks FAILED (0: no ceiling)
+    task_process_memory_max_bytes: int = 0
 
     @classmethod
     def parse(cls, raw: Mapping[str, str]) -> DataSettings:
@@ -94,6 +97,7 @@ class DataSettings:
             exactly_once=worker_enabled(raw),
             task_threads_max=int_setting(raw, "task.threads.max", TASK_THREADS_MAX, minimum=1),
             task_processes=int_setting(raw, "task.processes", 0),
+            task_process_memory_max_bytes=int_setting(raw, "task.process.memory.max.bytes", 0),
         )
 
 

@@ -41,10 +41,12 @@ class ExactlyOnceSourceLoop(SourceLoop):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._txn = TransactionSettings.parse(self.config, self.plane.worker)
+        # the worker's offsets topic: its KafkaOffsetStore's, or, in a task host, the one the worker named
         offsets_log = getattr(self.plane.offsets, "log", None)
-        if offsets_log is None:
+        topic = getattr(offsets_log, "topic", None) or getattr(self.plane.offsets, "offsets_topic", None)
+        if not isinstance(topic, str):
             raise ConnectException(f"{WORKER_KEY}=enabled needs the source offsets on Kafka")
-        self._offsets_topic: str = offsets_log.topic
+        self._offsets_topic: str = topic
         self._transactional_id = transactional_id(self.plane.worker, self.connector, self.task_id)
         # Connect's baseProducerConfigs (producer.*, then producer.override.*) under its transactional settings
         settings = self.plane.connector_clients("producer", self.config) or self.plane.clients.worker_level(

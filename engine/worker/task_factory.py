@@ -124,12 +124,11 @@ class TaskFactory:
 
     @staticmethod
     def _in_a_process(task_cls: type[Task], plane: DataPlane) -> bool:
-        """Whether a task runs in a task host (``task.processes`` > 0). Not in this slice: exactly-once
-        sources (their offsets go in their transactions, through the worker's offset log), tasks of
-        the Spark sink (the worker's one SparkSession), and tasks with no data loop."""
+        """Whether a task runs in a task host (``task.processes`` > 0). Not: tasks of the Spark sink (they
+        share the worker's one SparkSession), and tasks with no data loop."""
         if issubclass(task_cls, SinkTask):
             return not task_cls.__module__.startswith(_SPARK_TASKS)
-        return issubclass(task_cls, SourceTask) and not plane.settings.exactly_once
+        return issubclass(task_cls, SourceTask)
 
     def _context(
         self,

@@ -27,7 +27,7 @@ import structlog
 from engine.api._invoke import TASK_THREADS
 from engine.config.worker import WorkerConfig
 from engine.errors import EngineError, trace_of
-from engine.observability.connect_metrics import Kind, TaskCounters
+from engine.observability.connect_metrics import ConnectMetrics, Kind, ProcessReading, TaskCounters
 from engine.observability.logs import configure_logging
 from engine.storage.offsets import MemoryOffsetStore
 from engine.storage.status import MemoryStatusStore
@@ -37,10 +37,12 @@ from engine.worker.report import Report
 from engine.worker.task_factory import TaskFactory, load_task_class
 from engine.worker.task_host.protocol import (
     Abandon,
+    CommittedOffsets,
     Counters,
     Flushed,
     FlushOffsets,
     Hello,
+    HostMetrics,
     Reported,
     Retarget,
     StartTask,
@@ -93,9 +95,21 @@ class WorkerOffsets(MemoryOffsetStore):
     """The worker's offset store as a task in the host sees it: read from a snapshot taken when the
     task started, written through to the worker."""
 
-    def __init__(self, pipe: Pipe) -> None:
+    def __init__(self, pipe: Pipe, offsets_topic: str | None) -> None:
         super().__init__()
         self._pipe = pipe
+        self.offsets_topic = offsets_topic  # where exactly-once tasks' transactions write offsets
+
+    def seed(self, connector: str, offsets: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None:
+        """The worker's committed offsets when a task starts here."""
+        super().apply_committed(connector, offsets)
+
+    def apply_committed(
+        self, connector: str, offsets: list[tuple[Mapping[str, Any], Mapping[str, Any]]]
+    ) -> None:
+        """An exactly-once task committed these in its transaction: the worker's store learns them too."""
+        super().apply_committed(connector, offsets)
+        self._pipe.send(CommittedOffsets(connector, [(dict(p), dict(o)) for p, o in offsets]))
 
     def write(
         self, connector: str, offsets: Iterable[tuple[Mapping[str, Any], Mapping[str, Any] | None]]
@@ -134,10 +148,10 @@ class HostDataPlane(DataPlane):
 class Host:
     """The tasks this process runs, by their key on the pipe."""
 
-    def __init__(self, worker: WorkerConfig, pipe: Pipe) -> None:
+    def __init__(self, worker: WorkerConfig, pipe: Pipe, offsets_topic: str | None = None) -> None:
         self.worker = worker
         self.pipe = pipe
-        self.offsets = WorkerOffsets(pipe)
+        self.offsets = WorkerOffsets(pipe, offsets_topic)
         settings = DataSettings.parse(worker.raw)
         self.topics = open_topics(worker)
         plane = HostDataPlane(
@@ -148,7 +162,8 @@ class Host:
             settings,
             worker.worker_id,
             spark=None,
-            metrics=None,
+            # its plugins' metrics (KIP-877) register here and cross the pipe; task counters cross as Counters
+            metrics=ConnectMetrics(MemoryStatusStore()),
             clients=worker.kafka,
             pipe=pipe,
         )
@@ -191,7 +206,7 @@ class Host:
     def _start(self, start: StartTask) -> None:
         key = start.key
         with structlog.contextvars.bound_contextvars(connector=start.connector, task=start.task):
-            self.offsets.apply_committed(start.connector, start.offsets)
+            self.offsets.seed(start.connector, start.offsets)
             try:
                 task_cls = load_task_class(start.task_class)
             except EngineError as exc:  # the worker loaded it: only a different sys.path gets here
@@ -223,12 +238,18 @@ class Host:
         runner = self.runners.pop(key, None)
         if runner is not None and runner.loop is not None:
             self.pipe.send(Counters(key, runner.loop.counters))
+        self.send_metrics()  # the task's plugin metrics and clients went with it
         self.pipe.send(Stopped(key))
 
     def send_counters(self) -> None:
         for key, runner in self.runners.items():
             if runner.loop is not None:
                 self.pipe.send(Counters(key, runner.loop.counters))
+        self.send_metrics()
+
+    def send_metrics(self) -> None:
+        assert self.plane.metrics is not None
+        self.pipe.send(HostMetrics(ProcessReading.here(self.plane.metrics.plugins)))
 
     async def stop_all(self, timeout: float) -> None:
         """The worker went away (our stdin closed): plain stop() for what still runs, bounded."""
@@ -258,7 +279,7 @@ async def _serve() -> None:
     configure_logging(hello.log_level, json=True)
     worker = WorkerConfig.parse(hello.worker)
     structlog.contextvars.bind_contextvars(worker=worker.worker_id, host=os.getpid())
-    host = Host(worker, Pipe(writer))
+    host = Host(worker, Pipe(writer), hello.offsets_topic)
     await host.topics.open()
     log.info("task_host.ready")
     counters = loop.create_task(_send_counters(host), name="counters")

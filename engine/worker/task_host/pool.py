@@ -18,12 +18,15 @@ from typing import Any, Protocol
 
 import structlog
 
+from engine.observability.connect_metrics import ProcessReading
 from engine.storage.base import OffsetStore
 from engine.worker.task_host.protocol import (
+    CommittedOffsets,
     Counters,
     Flushed,
     FlushOffsets,
     Hello,
+    HostMetrics,
     Reported,
     Stopped,
     TrackTopic,
@@ -36,6 +39,10 @@ log = structlog.get_logger(component="worker")
 
 # a closed host that has not exited after this long is killed
 _CLOSE_TIMEOUT_S = 10.0
+# how often each host's resident memory is read against task.process.memory.max.bytes
+MEMORY_SAMPLE_INTERVAL_S = 0.5
+MEMORY_KEY = "task.process.memory.max.bytes"
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 class HostedTask(Protocol):
@@ -57,8 +64,27 @@ def exit_cause(returncode: int) -> str:
             name = signal.Signals(-returncode).name
         except ValueError:
             name = f"signal {-returncode}"
-        return f"Task process exited with signal {name} ({returncode})"
+        cause = f"Task process exited with signal {name} ({returncode})"
+        if returncode == -signal.SIGKILL:  # what the kernel's OOM killer and cgroup limits send
+            cause += (
+                "; it may have run out of memory (the kernel's OOM killer or a memory limit sends SIGKILL)"
+            )
+        return cause
     return f"Task process exited with exit code {returncode}"
+
+
+def memory_exceeded(limit: int, rss: int) -> str:
+    """The trace of a task whose host the worker killed over ``task.process.memory.max.bytes``."""
+    return f"Task process exceeded {MEMORY_KEY}={limit} (RSS {rss} bytes); killed"
+
+
+def rss_bytes(pid: int) -> int | None:
+    """A process's resident set size from ``/proc/<pid>/statm`` (Linux); None if it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * _PAGE_SIZE
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 class TaskHost:
@@ -68,6 +94,8 @@ class TaskHost:
         self.process = process
         self.tasks: dict[int, HostedTask] = {}
         self.exited = False
+        self.killed_for: str | None = None  # why the worker killed it, for its tasks' traces
+        self.reading: ProcessReading | None = None  # its plugin metrics and clients, as last sent
         self._hosts = hosts
         self._closing = False
         self._reader = asyncio.create_task(self._read(), name=f"task-host:{process.pid}")
@@ -99,8 +127,11 @@ class TaskHost:
             with contextlib.suppress(ConnectionError, RuntimeError):
                 self.process.stdin.close()
 
-    def kill(self) -> None:
+    def kill(self, cause: str | None = None) -> None:
+        """SIGKILL; ``cause`` replaces the signal in the traces of tasks still running here."""
         if not self.exited:
+            if cause is not None and self.killed_for is None:
+                self.killed_for = cause
             with contextlib.suppress(ProcessLookupError):
                 self.process.kill()
 
@@ -128,7 +159,7 @@ class TaskHost:
         if not tasks:
             log.info("task_host.exited", pid=self.pid, returncode=returncode)
             return
-        cause = exit_cause(returncode)
+        cause = self.killed_for or exit_cause(returncode)
         log.warning("task_host.died", pid=self.pid, returncode=returncode, cause=cause, tasks=len(tasks))
         for task in tasks.values():
             task.on_host_exit(cause)
@@ -144,8 +175,12 @@ class TaskHost:
             case Counters(key=key):
                 if (task := self.tasks.get(key)) is not None:
                     task.on_counters(message)
+            case HostMetrics(reading=reading):
+                self.reading = reading
             case WriteOffsets(connector=connector, offsets=offsets):
                 self._hosts.offsets.write(connector, offsets)
+            case CommittedOffsets(connector=connector, offsets=offsets):
+                self._hosts.offsets.apply_committed(connector, list(offsets))
             case FlushOffsets(request=request):
                 self._hosts.spawn(self._flush(request))
             case TrackTopic(connector=connector, task=task_id, topic=topic):
@@ -173,8 +208,10 @@ class TaskHosts:
         track_topic: Callable[[str, int, str], None],
         *,
         log_level: str = "INFO",
+        memory_max_bytes: int = 0,
     ) -> None:
         self.limit = limit
+        self.memory_max_bytes = memory_max_bytes  # task.process.memory.max.bytes (0: no ceiling)
         self.offsets = offsets
         self.track_topic = track_topic
         self._worker = dict(worker)
@@ -184,11 +221,22 @@ class TaskHosts:
         self._keys = itertools.count(1)
         self._placing = asyncio.Lock()
         self._background: set[asyncio.Task[None]] = set()
+        self._sampler: asyncio.Task[None] | None = None
+        if memory_max_bytes > 0 and rss_bytes(os.getpid()) is None:
+            log.warning(
+                "task_host.memory_unsampled",
+                limit=memory_max_bytes,
+                reason=f"{MEMORY_KEY} needs /proc/<pid>/statm (Linux): no ceiling is enforced here",
+            )
 
     @property
     def hosts(self) -> list[TaskHost]:
         """The live hosts (tests and ``/metrics`` read it)."""
         return list(self._hosts)
+
+    def readings(self) -> list[ProcessReading]:
+        """Each live host's plugin metrics and clients, for the worker's ``/metrics``."""
+        return [h.reading for h in list(self.running) if not h.exited and h.reading is not None]
 
     def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -228,11 +276,42 @@ class TaskHosts:
             env=env,
         )
         host = TaskHost(process, self)
-        host.send(Hello(self._worker, self._log_level))
+        offsets_log = getattr(
+            self.offsets, "log", None
+        )  # a KafkaOffsetStore's: its topic is the offsets topic
+        host.send(Hello(self._worker, self._log_level, getattr(offsets_log, "topic", None)))
         self._hosts.append(host)
         self.running.add(host)
         log.info("task_host.started", pid=process.pid, hosts=len(self._hosts), limit=self.limit)
+        if self.memory_max_bytes > 0 and self._sampler is None:
+            self._sampler = asyncio.get_running_loop().create_task(
+                self._sample_memory(), name="task-host-memory"
+            )
         return host
+
+    async def _sample_memory(self) -> None:
+        """Kill a host whose resident memory passed ``task.process.memory.max.bytes``: its tasks FAILED
+        with the limit and the RSS seen, rather than the whole machine paging or the OOM killer choosing."""
+        while True:
+            await asyncio.sleep(MEMORY_SAMPLE_INTERVAL_S)
+            self.check_memory()
+
+    def check_memory(self) -> None:
+        limit = self.memory_max_bytes
+        for host in list(self.running):
+            rss = None if host.exited or host.killed_for is not None else rss_bytes(host.pid)
+            if rss is not None and rss > limit:
+                log.error(
+                    "task_host.memory_exceeded", pid=host.pid, rss=rss, limit=limit, tasks=len(host.tasks)
+                )
+                host.kill(memory_exceeded(limit, rss))
+
+    def abort(self) -> None:
+        """The worker's run ended abnormally: no host outlives it."""
+        if self._sampler is not None:
+            self._sampler.cancel()
+        for host in list(self.running):
+            host.kill()
 
     async def close(self) -> None:
         """At shutdown, after every task stopped: close what is left, kill what does not exit."""
@@ -241,5 +320,7 @@ class TaskHosts:
             host.close()
         for host in hosts:
             await host.wait_closed(_CLOSE_TIMEOUT_S)
+        if self._sampler is not None:
+            self._sampler.cancel()
         for task in list(self._background):
             task.cancel()

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.observability.connect_metrics import TaskCounters
+from engine.observability.connect_metrics import ProcessReading, TaskCounters
 
 _LENGTH = struct.Struct(">I")
 
@@ -45,6 +45,8 @@ class Hello:
 
     worker: dict[str, str]
     log_level: str
+    # the worker's offsets topic (None: not on Kafka): exactly-once tasks write their offsets there
+    offsets_topic: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,11 +122,27 @@ class Counters:
 
 
 @dataclass(frozen=True, slots=True)
+class HostMetrics:
+    """The host's plugin metrics (KIP-877) and Kafka clients now, for the worker's ``/metrics``."""
+
+    reading: ProcessReading
+
+
+@dataclass(frozen=True, slots=True)
 class WriteOffsets:
     """Source offsets a task commits: written by the worker's offset store, the one every reader sees."""
 
     connector: str
     offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedOffsets:
+    """An exactly-once task's transaction committed these offsets to the offsets topic itself: the
+    worker's store takes them now, as it does for a task in its own process (and reads them back anyway)."""
+
+    connector: str
+    offsets: list[tuple[dict[str, Any], dict[str, Any]]]
 
 
 @dataclass(frozen=True, slots=True)

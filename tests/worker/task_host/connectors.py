@@ -1,16 +1,17 @@
 """Test connectors for task processes (``task.processes``), imported by the task hosts through the
 worker's ``PYTHONPATH``: a FileStream sink that marks its deletion stop, and tasks that crash their
-process (a segfault, ``os._exit(3)``) or ignore ``stop()``."""
+process (a segfault, ``os._exit(3)``), ignore ``stop()`` or grow without bound."""
 
 from __future__ import annotations
 
 import ctypes
 import os
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
-from engine.api import SourceConnector, SourceRecord, SourceTask, Task
+from engine.api import ExactlyOnceSupport, SourceConnector, SourceRecord, SourceTask, Task
 from engine.connectors.file.sink import FileStreamSinkConnector, FileStreamSinkTask
 
 # test.trigger.file: the misbehaving sources misbehave only once this file exists
@@ -94,6 +95,21 @@ class StopIgnoringTask(_TriggeredSourceTask):
         threading.Event().wait()
 
 
+class MemoryHogTask(_TriggeredSourceTask):
+    """Keeps 32 MiB more resident at each poll (written, so the pages are real), up to 8 GiB: it stops
+    only when something kills its process."""
+
+    CHUNK = 32 << 20
+
+    def start(self, props: dict[str, str]) -> None:
+        super().start(props)
+        self._hoard: list[bytes] = []
+
+    def act(self) -> None:
+        if len(self._hoard) * self.CHUNK < 8 << 30:
+            self._hoard.append(b"\x01" * self.CHUNK)
+
+
 class _OneTaskSource(SourceConnector):
     task: type[Task]
 
@@ -123,3 +139,40 @@ class ExitConnector(_OneTaskSource):
 
 class StopIgnoringConnector(_OneTaskSource):
     task = StopIgnoringTask
+
+
+class MemoryHogConnector(_OneTaskSource):
+    task = MemoryHogTask
+
+
+class CountingTask(SourceTask):
+    """Writes ``v-1`` .. ``v-<count>`` to ``topic``, five a poll every 0.1 s, resuming after its committed
+    offset (``{"n": <last written>}``)."""
+
+    def start(self, props: dict[str, str]) -> None:
+        self._topic, self._count = props["topic"], int(props["count"])
+        committed = self.context.offset_storage_reader().offset({"p": 0})
+        self._next = (committed or {}).get("n", 0) + 1
+        self._idle = threading.Event()
+
+    def poll(self) -> list[SourceRecord] | None:
+        self._idle.wait(0.1)
+        batch = range(self._next, min(self._next + 5, self._count + 1))
+        self._next += len(batch)
+        return [
+            SourceRecord(topic=self._topic, value=f"v-{n}", source_partition={"p": 0}, source_offset={"n": n})
+            for n in batch
+        ] or None
+
+    def stop(self, connector_deleted: bool = False) -> None:
+        self._idle.set()
+
+    def version(self) -> str:
+        return "1.0.0"
+
+
+class CountingConnector(_OneTaskSource):
+    task = CountingTask
+
+    def exactly_once_support(self, connector_config: Mapping[str, str]) -> ExactlyOnceSupport | None:
+        return ExactlyOnceSupport.SUPPORTED
