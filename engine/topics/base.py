@@ -25,7 +25,11 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
+from engine.api.identity import TopicIdentity
 from engine.topics.errors import TopicsError
+
+OUT_OF_RANGE = "out_of_range"  # an OffsetReset's reasons
+IDENTITY_MISMATCH = "identity"
 
 Headers = Sequence[tuple[str, bytes | None]]  # a null header value is allowed, as in Kafka
 
@@ -79,13 +83,18 @@ class Truncation(NamedTuple):
 
 
 class OffsetReset(NamedTuple):
-    """A position the log answered out of range (beyond its end, or below its start after retention
-    or a re-created topic): the consumer moved it by ``auto.offset.reset``."""
+    """A position not applied: one the log answered out of range (beyond its end, or below its start
+    after retention or a re-created topic; ``reason`` ``out_of_range``), or a committed one that counts
+    in another log (another cluster, an older topic of the same name; ``reason`` ``identity``, with
+    both identities). The consumer moved it by ``auto.offset.reset``."""
 
     tp: TopicPartition
     position: int  # the offset the consumer was to read next
     reset: str  # the auto.offset.reset that moved it: earliest or latest
-    reset_to: int  # where it reads now
+    reset_to: int  # where it reads now (-1: not known yet, for an identity reset)
+    reason: str = OUT_OF_RANGE
+    stored: TopicIdentity | None = None  # the identity the position was stored with
+    live: TopicIdentity | None = None  # the identity of the topic read now
 
 
 class OutgoingRecord(NamedTuple):
@@ -217,6 +226,10 @@ class Consumer(Protocol):
         by ``auto.offset.reset``, as Kafka's consumer moves it on OFFSET_OUT_OF_RANGE. Only the log
         decides that (the broker, or the in-process log playing it): a log end the consumer saw last
         can lag a leader change (KIP-207), so it is never a reason to move."""
+        ...
+
+    def identity(self, topic: str) -> TopicIdentity | None:
+        """The identity of ``topic`` as of the last assignment (None if the log names none)."""
         ...
 
     def truncations(self) -> list[Truncation]:

@@ -215,7 +215,7 @@ class KafkaTopics:
             await start_client(client)
             client.subscribe(
                 topics=list(topics),
-                listener=RebalanceListener(group_id, on_assign, on_revoke, consumer.epochs.validate_assigned),
+                listener=RebalanceListener(group_id, on_assign, on_revoke, consumer.validate_assigned),
             )
         except KafkaError as exc:
             with contextlib.suppress(KafkaError):
