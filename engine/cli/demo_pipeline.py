@@ -47,6 +47,7 @@ STATE_FILES = (
     "shop.db-wal",
     "shop.db-shm",
     "topics.jsonl",
+    "topics.jsonl.cluster-id",  # the in-process topics' cluster id (engine.topics.memory)
     "offsets",
     "configs",
 )
