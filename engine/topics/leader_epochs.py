@@ -231,7 +231,7 @@ class EpochTracker:
 
     It remembers the leader epoch of the records read (``remember``), gives the epoch to commit with an
     offset (``epoch_at``), and asks the leader where an epoch ends when fetched records carry another
-    epoch than the last ones read (``diverged``) or a partition is assigned (``validate_assigned``,
+    epoch than the last ones read (``diverged``) or a partition is assigned (``validate_committed``,
     from the committed epoch). An end below the position is the divergence point: the consumer's
     position goes back there and a :class:`Truncation` is kept for ``truncations``."""
 
