@@ -49,6 +49,7 @@ STATE_FILES = (
     "topics.jsonl",
     "topics.jsonl.cluster-id",  # the in-process topics' cluster id (engine.topics.memory)
     "offsets",
+    "offsets.cluster-id",  # the cluster its source offsets were written for (engine.storage.target_cluster)
     "configs",
 )
 STATE_DIRS = ("parquet",)

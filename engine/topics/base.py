@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from engine.api.identity import TopicIdentity
 from engine.topics.errors import TopicsError
@@ -320,3 +320,10 @@ class Topics(Protocol):
     async def delete_group(self, group_id: str) -> None:
         """Forget every committed offset of a group with no live member (KIP-875 reset of a sink)."""
         ...
+
+
+@runtime_checkable
+class ClusterTopics(Protocol):
+    """Topics that can name their cluster (both implementations; a test double may not)."""
+
+    async def lookup_cluster_id(self) -> str: ...

@@ -137,6 +137,10 @@ class MemoryTopics:
         """This log's cluster id: made once and kept beside the journal (a new directory is a new cluster)."""
         return self._cluster_id
 
+    async def lookup_cluster_id(self) -> str:
+        """This log's cluster id (``cluster_id``), as ``KafkaTopics`` answers it."""
+        return self._cluster_id
+
     def identity(self, topic: str) -> TopicIdentity | None:
         """An in-process topic's identity. Topics here are never deleted, so a name stays one topic
         for the life of the data: its id is derived from the cluster id and the name."""
