@@ -68,7 +68,7 @@ def _run(workdir: Path, seconds: int, *, slow_source: bool = False) -> str:
     command = [*_command(workdir), "--duration", str(seconds)]
     if slow_source:
         command[1:3] = ["-c", SLOW_SOURCE]  # instead of -m engine.cli
-    done = subprocess.run(command, capture_output=True, text=True, timeout=240, env=ENV, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 240, env=ENV, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
@@ -282,7 +282,7 @@ def test_the_pipeline_on_spark_connect(
     assert parquet_rows(tmp_path / "parquet") == rows
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1500)
 def test_the_demo_moved_from_its_topic_file_to_a_broker(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
@@ -294,17 +294,17 @@ def test_the_demo_moved_from_its_topic_file_to_a_broker(
     kafka = request.getfixturevalue("kafka")
     first = 0
     for _ in range(3):  # until the topic file's run has put rows in Parquet (Spark may start slowly)
-        _run(tmp_path, 60)
+        _run(tmp_path, 120)
         if (first := parquet_rows(tmp_path / "parquet")) > 0:
             break
     assert first > 0
     rows, logs = first, ""
     for _ in range(3):  # a loaded machine may spend a short run starting Spark: run again, as a user would
         done = subprocess.run(
-            [*_command(tmp_path), "--duration", "60", "--bootstrap-servers", kafka.bootstrap],
+            [*_command(tmp_path), "--duration", "120", "--bootstrap-servers", kafka.bootstrap],
             capture_output=True,
             text=True,
-            timeout=300,
+            timeout=360,
             env=ENV,
             check=False,
         )
