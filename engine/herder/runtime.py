@@ -167,7 +167,8 @@ class Runtime:
         except Exception as exc:  # the data plane's own failure shows when a task uses it
             structlog.get_logger(component="storage").info("storage.target_cluster_unknown", error=repr(exc))
             return
-        await asyncio.to_thread(check_target_cluster, self._offsets.file.journal.path, cluster_id)
+        if cluster_id is not None:
+            await asyncio.to_thread(check_target_cluster, self._offsets.file.journal.path, cluster_id)
 
     async def _close_stores(self) -> None:
         for store in (self._topics, self._offsets, self._status, self._log):

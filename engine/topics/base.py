@@ -326,4 +326,6 @@ class Topics(Protocol):
 class ClusterTopics(Protocol):
     """Topics that can name their cluster (both implementations; a test double may not)."""
 
-    async def lookup_cluster_id(self) -> str: ...
+    async def lookup_cluster_id(self) -> str | None:
+        """The cluster's id; None for topics that do not outlive the process."""
+        ...

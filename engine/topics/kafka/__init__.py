@@ -76,7 +76,7 @@ class KafkaTopics:
         await admin.start()
         self._admin = admin
 
-    async def lookup_cluster_id(self) -> str:
+    async def lookup_cluster_id(self) -> str | None:
         """The cluster's id, as Connect's ``lookupKafkaClusterId`` asks the admin client."""
         admin = self._require(self._admin)
         try:

@@ -137,9 +137,10 @@ class MemoryTopics:
         """This log's cluster id: made once and kept beside the journal (a new directory is a new cluster)."""
         return self._cluster_id
 
-    async def lookup_cluster_id(self) -> str:
-        """This log's cluster id (``cluster_id``), as ``KafkaTopics`` answers it."""
-        return self._cluster_id
+    async def lookup_cluster_id(self) -> str | None:
+        """This log's cluster id, when it outlives the process (topics kept in a file); else None: the
+        topics of one process are new each time, so nothing stored elsewhere can be checked against them."""
+        return None if self.path is None else self._cluster_id
 
     def identity(self, topic: str) -> TopicIdentity | None:
         """An in-process topic's identity. Topics here are never deleted, so a name stays one topic
