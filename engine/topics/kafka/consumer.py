@@ -165,21 +165,32 @@ class KafkaConsumer:
     async def validate_assigned(self, tps: frozenset[TopicPartition]) -> None:
         """Newly assigned partitions: their topics' identities, then the committed offsets read once and
         checked, first against the identity they were committed with, then their leader epochs."""
-        await self._refresh_identities({tp.topic for tp in tps})
         if self._client._coordinator is None:
+            await self._refresh_identities({tp.topic for tp in tps})
             return
         ktps = [KafkaTopicPartition(*tp) for tp in tps]
-        try:  # aiokafka retries this itself while the error is retriable
-            committed = await self._client._coordinator.fetch_committed_offsets(ktps)
-        except KafkaError as exc:
+        # side by side: the assignment waits for one round trip, as it did for the committed offsets alone
+        refreshed: object
+        fetched: Any
+        refreshed, fetched = await asyncio.gather(
+            self._refresh_identities({tp.topic for tp in tps}),
+            self._client._coordinator.fetch_committed_offsets(ktps),  # aiokafka retries it while retriable
+            return_exceptions=True,
+        )
+        if isinstance(refreshed, BaseException):
+            raise refreshed
+        if isinstance(fetched, BaseException):
+            if not isinstance(fetched, KafkaError):
+                raise fetched
             log.warning(
                 "topics.committed_offsets_unchecked",
                 group=self._group_id,
                 partitions=sorted(map(str, tps)),
-                error=repr(exc),
+                error=repr(fetched),
                 reason="the committed offsets could not be read",
             )
             return
+        committed = fetched
         epochs: dict[TopicPartition, tuple[int, int]] = {}
         for ktp, meta in committed.items():
             if meta is None or meta.offset < 0:
