@@ -228,8 +228,8 @@ class Consumer(Protocol):
         can lag a leader change (KIP-207), so it is never a reason to move."""
         ...
 
-    def identity(self, topic: str) -> TopicIdentity | None:
-        """The identity of ``topic`` as of the last assignment (None if the log names none)."""
+    async def identity(self, topic: str) -> TopicIdentity | None:
+        """The identity of ``topic`` (asked once per assignment); None if the log names none."""
         ...
 
     def truncations(self) -> list[Truncation]:

@@ -312,7 +312,7 @@ class SinkLoop(TaskLoop):
             position = await consumer.position(tp)
             self._current[tp] = position
             self._committed[tp] = position
-            identity = consumer.identity(tp.topic)
+            identity = await consumer.identity(tp.topic)
             if identity is not None:
                 self.context.identities[_api(tp)] = identity
         self.context.assigned = {_api(tp) for tp in tps}

@@ -159,38 +159,40 @@ class KafkaConsumer:
             )
             self._resets.append(OffsetReset(tp, found.position, found.reset, found.reset_to))
 
-    def identity(self, topic: str) -> TopicIdentity | None:
+    async def identity(self, topic: str) -> TopicIdentity | None:
+        if topic not in self._identities:
+            await self._refresh_identities({topic})
         return self._identities.get(topic)
 
     async def validate_assigned(self, tps: frozenset[TopicPartition]) -> None:
-        """Newly assigned partitions: their topics' identities, then the committed offsets read once and
-        checked, first against the identity they were committed with, then their leader epochs."""
+        """Newly assigned partitions: the committed offsets, read once and checked, first against the
+        identity they were committed with, then their leader epochs. The topics' identities are asked
+        again (a topic may have been deleted and created since), before ``on_assign`` only when a
+        committed offset names one; else at the first use (``identity``, a commit)."""
+        for topic in {tp.topic for tp in tps}:
+            self._identities.pop(topic, None)
         if self._client._coordinator is None:
-            await self._refresh_identities({tp.topic for tp in tps})
             return
         ktps = [KafkaTopicPartition(*tp) for tp in tps]
-        # side by side: the assignment waits for one round trip, as it did for the committed offsets alone
-        refreshed: object
-        fetched: Any
-        refreshed, fetched = await asyncio.gather(
-            self._refresh_identities({tp.topic for tp in tps}),
-            self._client._coordinator.fetch_committed_offsets(ktps),  # aiokafka retries it while retriable
-            return_exceptions=True,
-        )
-        if isinstance(refreshed, BaseException):
-            raise refreshed
-        if isinstance(fetched, BaseException):
-            if not isinstance(fetched, KafkaError):
-                raise fetched
+        try:  # aiokafka retries this itself while the error is retriable
+            committed = await self._client._coordinator.fetch_committed_offsets(ktps)
+        except KafkaError as exc:
             log.warning(
                 "topics.committed_offsets_unchecked",
                 group=self._group_id,
                 partitions=sorted(map(str, tps)),
-                error=repr(fetched),
+                error=repr(exc),
                 reason="the committed offsets could not be read",
             )
             return
-        committed = fetched
+        stored_with = {
+            ktp.topic: decoded
+            for ktp, meta in committed.items()
+            if meta is not None and (decoded := commit_metadata.decode(getattr(meta, "metadata", None)))
+        }
+        named = {topic for topic, decoded in stored_with.items() if decoded.identity is not None}
+        if named:
+            await self._refresh_identities(named)
         epochs: dict[TopicPartition, tuple[int, int]] = {}
         for ktp, meta in committed.items():
             if meta is None or meta.offset < 0:
@@ -306,6 +308,9 @@ class KafkaConsumer:
             raise NotAssigned(tp[0], tp[1]) from exc
 
     async def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
+        unknown = {tp[0] for tp in offsets if tp[0] not in self._identities}
+        if unknown:  # once per assignment: each commit says which log its offsets count in
+            await self._refresh_identities(unknown)
         try:
             await self._client.commit(
                 {

@@ -195,7 +195,7 @@ class MemoryConsumer:
         resets, self._resets = self._resets, []
         return resets
 
-    def identity(self, topic: str) -> TopicIdentity | None:
+    async def identity(self, topic: str) -> TopicIdentity | None:
         return self._topics.identity(topic)
 
     def truncations(self) -> list[Truncation]:
