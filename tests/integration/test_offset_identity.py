@@ -15,6 +15,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.structs import OffsetAndMetadata
 
 from engine import Engine
+from engine.api import TopicIdentity
 from engine.testing import eventually
 from engine.topics.commit_metadata import decode
 from tests.integration.brokers import Broker
@@ -111,7 +112,7 @@ async def test_offsets_moved_to_another_cluster_are_not_applied(
         warning = warnings[0]
         assert warning["log_level"] == "warning"
         assert (warning["connector"], warning["partition"], warning["offset"]) == (name, f"{topic}-0", 5)
-        assert (warning["stored_cluster_id"], warning["stored_topic_id"]) == first_identity
+        assert TopicIdentity(warning["stored_cluster_id"], warning["stored_topic_id"]) == first_identity
         assert warning["cluster_id"] != first_identity.cluster_id
         if policy == "reset":
             assert lines(second_out) == [f"b{n}" for n in range(8)]

@@ -68,7 +68,9 @@ def _run(workdir: Path, seconds: int, *, slow_source: bool = False) -> str:
     command = [*_command(workdir), "--duration", str(seconds)]
     if slow_source:
         command[1:3] = ["-c", SLOW_SOURCE]  # instead of -m engine.cli
-    done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 240, env=ENV, check=False)
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=seconds + 240, env=ENV, check=False
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
