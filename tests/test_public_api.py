@@ -87,6 +87,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "SourceTask",
         "SourceTaskContext",
         "Task",
+        "TopicIdentity",
         "TopicPartition",
         "TransactionContext",
         "Transformation",

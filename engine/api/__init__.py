@@ -43,6 +43,7 @@ from engine.api.errors import (
     SchemaBuilderException,
 )
 from engine.api.exactly_once import ConnectorTransactionBoundaries, ExactlyOnceSupport, TransactionContext
+from engine.api.identity import TopicIdentity
 from engine.api.metrics import (
     CumulativeCount,
     CumulativeSum,
@@ -109,6 +110,7 @@ __all__ = [
     "SourceTask",
     "SourceTaskContext",
     "Task",
+    "TopicIdentity",
     "TopicPartition",
     "TransactionContext",
     "Transformation",

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from engine.api.errors import ConnectException, IllegalWorkerStateException
 from engine.api.exactly_once import TransactionContext
+from engine.api.identity import TopicIdentity
 from engine.api.records import TopicPartition
 
 
@@ -137,6 +138,9 @@ class SinkTaskContext(TaskContext):
         self.timeout_ms: int | None = None
         self.commit_requested = False
         self._errant_reporter: Any = None
+        self.identities: dict[TopicPartition, TopicIdentity] = {}  # of assigned partitions, set by the loop
+        self.resets: dict[TopicPartition, int] = {}  # refused positions' new ones, set by the loop
+        self._on_mismatch: Callable[[TopicPartition, int, TopicIdentity, TopicIdentity], None] | None = None
 
     def offset(
         self, offsets: Mapping[TopicPartition, int] | TopicPartition, offset: int | None = None
@@ -150,6 +154,31 @@ class SinkTaskContext(TaskContext):
 
     def timeout(self, timeout_ms: int) -> None:
         self.timeout_ms = timeout_ms
+
+    def identity(self, tp: TopicPartition) -> TopicIdentity | None:
+        """The identity (cluster id, topic id) of an assigned partition's log, to keep beside a position
+        the task stores itself; None when the log names none (a broker older than Kafka 2.8)."""
+        return self.identities.get(tp)
+
+    def identity_mismatch(self, tp: TopicPartition, offset: int, stored: TopicIdentity) -> None:
+        """Report a position the task kept itself for another log than ``tp``'s (``identity(tp)``): the
+        engine logs one warning naming both identities, and raises ``ConnectException`` when the
+        connector's ``offsets.identity.mismatch`` is ``fail``. The task then does not rewind to it."""
+        live = self.identities.get(tp)
+        if self._on_mismatch is not None and live is not None:
+            self._on_mismatch(tp, offset, stored, live)
+
+    def reset_position(self, tp: TopicPartition) -> int | None:
+        """Where the consumer moved ``tp`` because the position it was to read from could not be applied
+        (out of range, or stored for another log) since the last call; None if it did not. A task that
+        skips records below a position it keeps starts over from here."""
+        return self.resets.pop(tp, None)
+
+    def set_identity_mismatch_handler(
+        self, handler: Callable[[TopicPartition, int, TopicIdentity, TopicIdentity], None]
+    ) -> None:
+        """Called by the sink loop; not for tasks."""
+        self._on_mismatch = handler
 
     def assignment(self) -> set[TopicPartition]:
         return set(self.assigned)

@@ -47,7 +47,9 @@ STATE_FILES = (
     "shop.db-wal",
     "shop.db-shm",
     "topics.jsonl",
+    "topics.jsonl.cluster-id",  # the in-process topics' cluster id (engine.topics.memory)
     "offsets",
+    "offsets.cluster-id",  # the cluster its source offsets were written for (engine.storage.target_cluster)
     "configs",
 )
 STATE_DIRS = ("parquet",)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.config.properties import load_properties
+from engine.config.secrets import REVEALED
 from engine.errors import ConfigError
 
 # Kafka's ConfigTransformer.DEFAULT_PATTERN: ${provider:path:key} or ${provider:key}
@@ -220,6 +221,7 @@ class ConfigTransformer:
                     f"'{m.group(1)}' has no key '{m.group(4)}'{where}",
                     errors={key: ["unresolved reference"]},
                 )
+            REVEALED.remember(value, m.group(0))  # kept out of traces, logs and answers (secrets.py)
             return value
 
         return {k: (REFERENCE.sub(functools.partial(replace, k), v) if v else v) for k, v in config.items()}

@@ -25,6 +25,7 @@ from engine.api.context import (
 from engine.api.errors import ConnectException
 from engine.api.task import Task
 from engine.config.providers import reverse_transform
+from engine.config.secrets import hide
 from engine.configlog.snapshot import (
     ConnectorConfigured,
     ConnectorRemoved,
@@ -247,6 +248,8 @@ class ConnectorActor:
             raise IllegalTransition.from_states(exc) from None
         if self.policy.on_failure:
             self._restart_bookkeeping(record)
+        if trace is not None:  # a status's trace never carries a provider-resolved value
+            trace = hide(trace)
         if write_status:
             self._write_status(record, trace)
         self._s.published(record, trace)

@@ -29,6 +29,7 @@ import structlog
 from engine.api._invoke import invoke, left_running
 from engine.api.connector import Connector, SinkConnector, SourceConnector
 from engine.api.context import ConnectorContext, SinkConnectorContext, SourceConnectorContext
+from engine.config.secrets import hide
 from engine.configlog.records import ConfigRecord, PendingCleanupCleared, PendingCleanupRecord
 from engine.errors import ConfigError, trace_of
 from engine.plugins.loading import load_connector_class
@@ -151,7 +152,7 @@ async def run_deleted(
         return replace(outcome, error=error, timed_out=True, lingering=until_returned([running]))
     failure = running.exception()
     if failure is not None:  # user code: reported, deletion still completes
-        error = trace_of(failure)
+        error = hide(trace_of(failure))
         log.error(
             "connector.deletion_failed",
             reason=str(failure),

@@ -29,7 +29,9 @@ from engine.observability.log_levels import LOG_LEVELS, ROOT
 from engine.observability.metrics import EngineMetrics
 from engine.spark.supervisor import SparkSupervisor
 from engine.storage.base import OffsetStore, StatusStore
-from engine.topics.base import Topics
+from engine.storage.offsets import FileOffsetStore
+from engine.storage.target_cluster import check_target_cluster
+from engine.topics.base import ClusterTopics, Topics
 from engine.worker.data_plane import DataPlane, DataSettings
 from engine.worker.gc_tuning import fewer_full_collections
 from engine.worker.task_host.pool import TaskHosts
@@ -140,6 +142,7 @@ class Runtime:
         if failure is not None:
             await self._close_stores()
             raise failure
+        await self._check_source_offsets_cluster()
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._main = asyncio.create_task(self._run(ready), name="engine")
         done, _ = await asyncio.wait({ready, self._main}, return_when=asyncio.FIRST_COMPLETED)
@@ -159,6 +162,19 @@ class Runtime:
         if not_joined is not None:
             await self.shutdown()
             raise EngineNotRunning(not_joined)
+
+    async def _check_source_offsets_cluster(self) -> None:
+        """Source offsets kept in a file, outside the cluster: warn when it was written for another one
+        (``engine.storage.target_cluster``). Never a reason not to start."""
+        if not isinstance(self._offsets, FileOffsetStore) or not isinstance(self._topics, ClusterTopics):
+            return
+        try:
+            cluster_id = await self._topics.lookup_cluster_id()
+        except Exception as exc:  # the data plane's own failure shows when a task uses it
+            structlog.get_logger(component="storage").info("storage.target_cluster_unknown", error=repr(exc))
+            return
+        if cluster_id is not None:
+            await asyncio.to_thread(check_target_cluster, self._offsets.file.journal.path, cluster_id)
 
     async def _close_stores(self) -> None:
         for store in (self._topics, self._offsets, self._status, self._log):

@@ -20,6 +20,7 @@ from typing import Any
 
 import structlog
 
+from engine.config.secrets import hide_in_event
 from engine.observability.expected_conditions import soften_expected_conditions
 from engine.observability.log_levels import LOG_LEVELS, ROOT, drop_below_level
 
@@ -126,6 +127,7 @@ def quiet_until_configured() -> None:
             drop_below_level,  # /admin/loggers levels, as with configure_logging
             structlog.contextvars.merge_contextvars,
             structlog.processors.format_exc_info,
+            hide_in_event,  # no provider-resolved value in a log line (engine/config/secrets.py)
             _to_stdlib,
         ],
         wrapper_class=structlog.BoundLogger,
@@ -152,6 +154,7 @@ def configure_logging(level: str = "INFO", *, json: bool | None = None) -> None:
     ]
     if as_json:
         processors.append(structlog.processors.dict_tracebacks)
+    processors.append(hide_in_event)  # no provider-resolved value in a log line (engine/config/secrets.py)
     processors.append(renderer)
     structlog.configure(
         processors=processors,

@@ -18,6 +18,7 @@ from typing import Any
 import structlog
 
 from engine.api.records import SourceRecord
+from engine.config.secrets import hide
 from engine.converters.json_converter import JsonConverter
 from engine.tolerance.config import ErrorPolicy
 from engine.tolerance.context import ProcessingContext
@@ -128,8 +129,9 @@ class DeadLetterQueueReporter:
         if error is not None:
             headers += [
                 (ERROR_HEADER_EXCEPTION, class_name(type(error))),
-                (ERROR_HEADER_EXCEPTION_MESSAGE, str(error)),
-                (ERROR_HEADER_EXCEPTION_STACK_TRACE, "".join(traceback.format_exception(error))),
+                # never a value a config provider resolved: its reference instead (engine/config/secrets.py)
+                (ERROR_HEADER_EXCEPTION_MESSAGE, hide(str(error))),
+                (ERROR_HEADER_EXCEPTION_STACK_TRACE, hide("".join(traceback.format_exception(error)))),
             ]
         if (source := ctx.source_record) is not None:
             headers += [

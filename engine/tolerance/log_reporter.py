@@ -10,6 +10,7 @@ from __future__ import annotations
 import structlog
 
 from engine.api.records import ConnectRecord, SinkRecord, SourceRecord
+from engine.config.secrets import hide
 from engine.tolerance.config import ErrorPolicy
 from engine.tolerance.context import ProcessingContext
 from engine.tolerance.metrics import ErrorMetrics
@@ -40,7 +41,7 @@ class LogReporter:
             stage=str(ctx.stage),
             class_name=class_name(ctx.executing_class),
             message=self.message(ctx),
-            error=repr(ctx.error),
+            error=hide(repr(ctx.error)),  # the log processor hides it too; a capture may have none
             exc_info=ctx.error,
             **fields,
         )

@@ -23,9 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
+from engine.api.identity import TopicIdentity
 from engine.topics.errors import TopicsError
+
+OUT_OF_RANGE = "out_of_range"  # an OffsetReset's reasons
+IDENTITY_MISMATCH = "identity"
 
 Headers = Sequence[tuple[str, bytes | None]]  # a null header value is allowed, as in Kafka
 
@@ -79,13 +83,18 @@ class Truncation(NamedTuple):
 
 
 class OffsetReset(NamedTuple):
-    """A position the log answered out of range (beyond its end, or below its start after retention
-    or a re-created topic): the consumer moved it by ``auto.offset.reset``."""
+    """A position not applied: one the log answered out of range (beyond its end, or below its start
+    after retention or a re-created topic; ``reason`` ``out_of_range``), or a committed one that counts
+    in another log (another cluster, an older topic of the same name; ``reason`` ``identity``, with
+    both identities). The consumer moved it by ``auto.offset.reset``."""
 
     tp: TopicPartition
     position: int  # the offset the consumer was to read next
     reset: str  # the auto.offset.reset that moved it: earliest or latest
-    reset_to: int  # where it reads now
+    reset_to: int  # where it reads now (-1: not known yet, for an identity reset)
+    reason: str = OUT_OF_RANGE
+    stored: TopicIdentity | None = None  # the identity the position was stored with
+    live: TopicIdentity | None = None  # the identity of the topic read now
 
 
 class OutgoingRecord(NamedTuple):
@@ -219,6 +228,10 @@ class Consumer(Protocol):
         can lag a leader change (KIP-207), so it is never a reason to move."""
         ...
 
+    async def identity(self, topic: str) -> TopicIdentity | None:
+        """The identity of ``topic`` (asked once per assignment); None if the log names none."""
+        ...
+
     def truncations(self) -> list[Truncation]:
         """Truncations found since the last call (and forgotten): each already moved its partition's
         position back to the divergence point. Only Kafka topics detect them (leader epochs)."""
@@ -306,4 +319,13 @@ class Topics(Protocol):
 
     async def delete_group(self, group_id: str) -> None:
         """Forget every committed offset of a group with no live member (KIP-875 reset of a sink)."""
+        ...
+
+
+@runtime_checkable
+class ClusterTopics(Protocol):
+    """Topics that can name their cluster (both implementations; a test double may not)."""
+
+    async def lookup_cluster_id(self) -> str | None:
+        """The cluster's id; None for topics that do not outlive the process."""
         ...

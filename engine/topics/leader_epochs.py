@@ -29,12 +29,13 @@ from aiokafka.protocol.types import Array, Int16, Int32, Int64, Schema, String
 from aiokafka.structs import TopicPartition as KafkaTopicPartition
 
 from engine.topics.base import TopicPartition, Truncation
+from engine.topics.commit_metadata import CommitMetadata
+from engine.topics.commit_metadata import decode as decode_metadata
 
 log = structlog.get_logger(component="topics")
 
 NO_EPOCH = -1
 NO_OFFSET = -1
-_METADATA_PREFIX = "leader_epoch="
 
 # A v2 record batch header: BaseOffset Int64, Length Int32, PartitionLeaderEpoch Int32, Magic Int8
 _BATCH_HEAD = struct.Struct(">qiib")
@@ -111,18 +112,12 @@ def record_epoch(record: Any) -> int:
 
 
 def commit_metadata(epoch: int) -> str:
-    """The offset commit's metadata carrying ``epoch``: aiokafka's OffsetCommit stops at version 3,
-    before the ``committed_leader_epoch`` field (version 6), so the epoch goes in the metadata."""
-    return f"{_METADATA_PREFIX}{epoch}" if epoch >= 0 else ""
+    """The offset commit's metadata carrying ``epoch`` alone (``engine.topics.commit_metadata``)."""
+    return CommitMetadata(epoch).encode()
 
 
 def epoch_of_metadata(metadata: str | None) -> int:
-    if not metadata or not metadata.startswith(_METADATA_PREFIX):
-        return NO_EPOCH
-    try:
-        return int(metadata[len(_METADATA_PREFIX) :])
-    except ValueError:
-        return NO_EPOCH
+    return decode_metadata(metadata).epoch
 
 
 # ---- OffsetsForLeaderEpoch ----------------------------------------------------------------------
@@ -236,7 +231,7 @@ class EpochTracker:
 
     It remembers the leader epoch of the records read (``remember``), gives the epoch to commit with an
     offset (``epoch_at``), and asks the leader where an epoch ends when fetched records carry another
-    epoch than the last ones read (``diverged``) or a partition is assigned (``validate_assigned``,
+    epoch than the last ones read (``diverged``) or a partition is assigned (``validate_committed``,
     from the committed epoch). An end below the position is the divergence point: the consumer's
     position goes back there and a :class:`Truncation` is kept for ``truncations``."""
 
@@ -343,28 +338,13 @@ class EpochTracker:
         with contextlib.suppress(IllegalStateError):  # revoked meanwhile: nothing to re-read
             self._client.seek(KafkaTopicPartition(*tp), offset)
 
-    async def validate_assigned(self, tps: frozenset[TopicPartition]) -> None:
-        """Check the committed offsets of newly assigned partitions against their committed epochs."""
-        if not self.enabled or self._client._coordinator is None:
+    async def validate_committed(self, committed: Mapping[TopicPartition, tuple[int, int]]) -> None:
+        """Check newly assigned partitions' committed offsets against their committed epochs
+        (``committed``: each partition's offset and epoch, read once by the consumer)."""
+        if not self.enabled:
             return
-        ktps = [KafkaTopicPartition(*tp) for tp in tps]
-        try:  # aiokafka retries this itself while the error is retriable
-            committed = await self._client._coordinator.fetch_committed_offsets(ktps)
-        except KafkaError as exc:
-            log.warning(
-                "topics.epoch_check_failed",
-                group=self._group_id,
-                partitions=sorted(map(str, tps)),
-                error=repr(exc),
-                reason="the committed offsets could not be read",
-            )
-            return
-        for ktp, meta in committed.items():
-            tp = TopicPartition(ktp.topic, ktp.partition)
-            if meta is None:
+        for tp, (offset, epoch) in committed.items():
+            if offset < 0 or epoch < 0:
                 continue
-            epoch = epoch_of_metadata(getattr(meta, "metadata", None))
-            if meta.offset < 0 or epoch < 0:
-                continue
-            self._spans[tp] = [(meta.offset - 1, epoch)]
-            await self.check(tp, epoch, meta.offset, retry_at=None)
+            self._spans[tp] = [(offset - 1, epoch)]
+            await self.check(tp, epoch, offset, retry_at=None)

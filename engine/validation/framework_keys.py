@@ -29,6 +29,7 @@ from engine.herder.restart_policy import RESTART_KEYS
 from engine.plugins.versions import InvalidVersionSpecification, requirement
 from engine.tolerance.config import DLQ_KEYS, ERROR_KEYS
 from engine.validation.source_config import SOURCE_KEYS, unique_aliases
+from engine.worker.offset_identity import OFFSET_IDENTITY_KEYS
 from engine.worker.rate_limit import RATE_KEYS
 
 COMMON_GROUP = "Common"
@@ -273,9 +274,12 @@ def _config_def(keys: list[ConfigKey]) -> ConfigDef:
 
 
 # our additions, listed last: a source's errors.deadletterqueue.*; RESTART_KEYS (restart.policy and its
-# backoff, engine/herder/restart_policy.py); RATE_KEYS (records/bytes.per.second.max, engine/worker/rate_limit.py)
+# backoff, engine/herder/restart_policy.py); RATE_KEYS (records/bytes.per.second.max, engine/worker/rate_limit.py);
+# a sink's OFFSET_IDENTITY_KEYS (offsets.identity.mismatch, engine/worker/offset_identity.py)
 SOURCE_CONFIG_DEF = _config_def([*_connector_keys(), *SOURCE_KEYS, *DLQ_KEYS, *RESTART_KEYS, *RATE_KEYS])
-SINK_CONFIG_DEF = _config_def([*_connector_keys(), *_sink_keys(), *RESTART_KEYS, *RATE_KEYS])
+SINK_CONFIG_DEF = _config_def(
+    [*_connector_keys(), *_sink_keys(), *RESTART_KEYS, *RATE_KEYS, *OFFSET_IDENTITY_KEYS]
+)
 
 
 def framework_config_def(cls: type[Connector]) -> ConfigDef:

@@ -25,6 +25,7 @@ import structlog
 from engine.api._invoke import invoke_task_call
 from engine.api.context import SinkTaskContext
 from engine.api.errors import ConnectException, RetriableException
+from engine.api.identity import TopicIdentity
 from engine.api.records import Header, SinkRecord
 from engine.api.records import TopicPartition as ApiTopicPartition
 from engine.api.task import SinkTask
@@ -38,8 +39,16 @@ from engine.tolerance import (
     make_errant_reporter,
     open_dead_letter_queue,
 )
-from engine.topics.base import ConsumedRecord, Consumer, OwnProducer, TopicPartition
+from engine.topics.base import (
+    IDENTITY_MISMATCH,
+    ConsumedRecord,
+    Consumer,
+    OffsetReset,
+    OwnProducer,
+    TopicPartition,
+)
 from engine.topics.errors import TopicsError
+from engine.worker.offset_identity import FAIL, OFFSETS_IDENTITY_MISMATCH, mismatch_policy
 from engine.worker.task_loop import TaskLoop
 from states import TargetState
 
@@ -130,6 +139,26 @@ def _sink_record(
 _new = object.__new__
 
 
+def _refusal(reset: OffsetReset, policy: str) -> str:
+    """Why a task fails on a stored position it may not apply."""
+    where = f"{reset.tp.topic}-{reset.tp.partition}"
+    if reset.reason == IDENTITY_MISMATCH and reset.stored is not None and reset.live is not None:
+        what = (
+            f"The stored offset {reset.position} of {where} was stored for {reset.stored}, "
+            f"but the topic read now is {reset.live}"
+        )
+    else:
+        what = f"The stored offset {reset.position} of {where} is out of range on the broker"
+    if policy == FAIL:
+        how = (
+            f"{OFFSETS_IDENTITY_MISMATCH}=fail leaves it untouched: alter or reset the connector's offsets "
+            f"(PATCH or DELETE /connectors/<name>/offsets), or set {OFFSETS_IDENTITY_MISMATCH}=reset"
+        )
+    else:
+        how = f"auto.offset.reset={reset.reset} does not move it: set it to earliest or latest"
+    return f"{what}. {how}"
+
+
 def group_id(connector: str, config: Mapping[str, str]) -> str:
     return config.get("consumer.override.group.id") or f"connect-{connector}"
 
@@ -181,6 +210,8 @@ class SinkLoop(TaskLoop):
                 self.policy, self.operator, lookup=self._lookup, task_class=type(self.task)
             )
         self.context.set_errant_record_reporter(self.errant)
+        self._mismatch = mismatch_policy(self.config)  # offsets.identity.mismatch
+        self.context.set_identity_mismatch_handler(self._task_identity_mismatch)
 
     def _reporters(self) -> list[Any]:
         reporters = super()._reporters()
@@ -287,6 +318,9 @@ class SinkLoop(TaskLoop):
             position = await consumer.position(tp)
             self._current[tp] = position
             self._committed[tp] = position
+            identity = await consumer.identity(tp.topic)
+            if identity is not None:
+                self.context.identities[_api(tp)] = identity
         self.context.assigned = {_api(tp) for tp in tps}
         self.context.paused &= self.context.assigned
         if self._paused or self._redelivering:
@@ -322,6 +356,9 @@ class SinkLoop(TaskLoop):
             self._batch_offsets = {tp: o for tp, o in self._batch_offsets.items() if tp not in tps}
             self.context.assigned -= {_api(tp) for tp in tps}
             self.context.paused -= {_api(tp) for tp in tps}
+            for tp in tps:
+                self.context.identities.pop(_api(tp), None)
+                self.context.resets.pop(_api(tp), None)
 
     # ---- the loop -----------------------------------------------------------------------------
 
@@ -371,12 +408,58 @@ class SinkLoop(TaskLoop):
             await self._deliver(consumer)
 
     def _moved_out_of_range(self, consumer: Consumer) -> None:
-        """Positions the log answered out of range, already moved by ``auto.offset.reset`` (and logged
-        by the consumer, ``topics.offset_out_of_range``): the next commit starts from where it reads
-        now. Only the log decides that; a log end seen last (which lags a leader change) never does."""
+        """Positions not applied, already moved by ``auto.offset.reset``: answered out of range by the
+        log (and logged by the consumer, ``topics.offset_out_of_range``), or committed for another log
+        (another cluster, an older topic of the same name: ``task.offsets_identity_mismatch``). The next
+        commit starts from where it reads now, and the task learns it (``SinkTaskContext.reset_position``);
+        with ``offsets.identity.mismatch=fail`` the task fails instead, its stored offsets left as they
+        were. Only the log decides "out of range"; a log end seen last (which lags a leader change)
+        never does."""
+        refused: list[OffsetReset] = []
         for reset in consumer.offset_resets():
-            if reset.tp in self._current:
-                self._current[reset.tp] = reset.reset_to
+            tp = reset.tp
+            if reset.reason == IDENTITY_MISMATCH and reset.stored is not None and reset.live is not None:
+                self._log_identity_mismatch(tp, reset.position, reset.stored, reset.live, reset.reset)
+            if self._mismatch == FAIL or reset.reset not in ("earliest", "latest"):
+                refused.append(reset)
+                continue
+            if tp in self._current:
+                if reset.reset_to >= 0:
+                    self._current[tp] = reset.reset_to
+                self.context.resets[_api(tp)] = self._current[tp]
+        if refused:
+            for reset in refused:  # the final commit leaves their stored offsets alone
+                self._current.pop(reset.tp, None)
+                self._committed.pop(reset.tp, None)
+            raise ConnectException(_refusal(refused[0], self._mismatch))
+
+    def _log_identity_mismatch(
+        self, tp: TopicPartition, offset: int, stored: TopicIdentity, live: TopicIdentity, reset: str
+    ) -> None:
+        log.warning(
+            "task.offsets_identity_mismatch",
+            connector=self.connector,
+            task=self.task_id,
+            partition=f"{tp.topic}-{tp.partition}",
+            offset=offset,
+            stored_cluster_id=stored.cluster_id,
+            stored_topic_id=stored.topic_id,
+            cluster_id=live.cluster_id,
+            topic_id=live.topic_id,
+            action=FAIL if self._mismatch == FAIL else f"reset to {reset}",
+        )
+
+    def _task_identity_mismatch(
+        self, api_tp: ApiTopicPartition, offset: int, stored: TopicIdentity, live: TopicIdentity
+    ) -> None:
+        """A position the task keeps itself (``SinkTaskContext.identity_mismatch``), not applied."""
+        tp = _own(api_tp)
+        reset = str((self._client or {}).get("auto_offset_reset", "earliest"))
+        self._log_identity_mismatch(tp, offset, stored, live, reset)
+        if self._mismatch == FAIL:
+            raise ConnectException(
+                _refusal(OffsetReset(tp, offset, reset, -1, IDENTITY_MISMATCH, stored, live), FAIL)
+            )
 
     def _truncated(self, consumer: Consumer) -> None:
         """Partitions whose log diverged below the position (Kafka leader epochs, KIP-320): the

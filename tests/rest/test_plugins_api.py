@@ -109,7 +109,15 @@ DLQ_KEYS = [
 # a source's dead letter queue is our addition: its keys come after Connect's source keys
 RATE_KEYS = ["record.rate.limit", "bytes.per.second.max"]  # ours, last
 FRAMEWORK_SOURCE_KEYS = [*FRAMEWORK_KEYS, *SOURCE_ONLY_KEYS, *DLQ_KEYS, *RESTART_POLICY_KEYS, *RATE_KEYS]
-FRAMEWORK_SINK_KEYS = [*FRAMEWORK_KEYS, "topics", "topics.regex", *DLQ_KEYS, *RESTART_POLICY_KEYS, *RATE_KEYS]
+FRAMEWORK_SINK_KEYS = [
+    *FRAMEWORK_KEYS,
+    "topics",
+    "topics.regex",
+    *DLQ_KEYS,
+    *RESTART_POLICY_KEYS,
+    *RATE_KEYS,
+    "offsets.identity.mismatch",
+]
 
 
 @pytest.fixture
@@ -554,6 +562,7 @@ async def test_validate_merges_the_connectors_own_keys_and_checks(acme: Client) 
         "Error Handling",
         "Restart Policy",
         "Rate Limits",
+        "Offsets",
         "Acme",
     ]
     names = [c["definition"]["name"] for c in infos["configs"]]

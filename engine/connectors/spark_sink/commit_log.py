@@ -3,7 +3,7 @@
 Layout under the output root (``path``)::
 
     _batches/__connect_batch=<connector>-<task>+<batch-id>/__connect_tp=<topic>+<partition>/[<field>=<value>/]part-*.parquet
-    _manifests/<topic>-<partition>/<next offset, 20 digits>.json                    the commit log
+    _manifests/<topic>-<partition>/<next offset, 20 digits>[-<topic id>].json       the commit log
 
 A commit is one Spark write of the batch straight into its own ``_batches/...`` directory (the writer's
 commit protocol makes it whole when the job ends; nothing is copied afterwards), then one manifest per
@@ -11,6 +11,9 @@ topic-partition naming that partition's directory and offset range. A manifest i
 atomically (``store.OutputStore.write_manifest``): it is the single step that makes a batch's rows
 count, together with the offsets they came from. Batch directories no manifest names are leftovers
 of a crash, removed when their partition is next opened (or when the connector is deleted).
+Each manifest also names the log its offsets count in (``cluster_id``, ``topic_id``: KIP-516), and
+carries the topic id in its file name, so the offsets of a topic deleted and created again, or of
+another cluster, never collide with the new topic's or count as its position (``recover``).
 ``read_committed`` is the exact reader; every operation goes through ``store``, so all of this runs
 the same on a local filesystem, HDFS or S3, from a classic driver or a Spark Connect client.
 """
@@ -19,10 +22,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+from engine.api import TopicIdentity
 from engine.connectors.spark_sink.store import OutputStore, store_for
 
 BATCHES = "_batches"
@@ -52,6 +56,12 @@ class Manifest:
     rows: int
     connector: str = ""
     task: int = 0
+    cluster_id: str = ""  # the log the offsets count in; empty in manifests written before they were kept
+    topic_id: str = ""
+
+    @property
+    def identity(self) -> TopicIdentity | None:
+        return TopicIdentity(self.cluster_id, self.topic_id) if self.cluster_id and self.topic_id else None
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Manifest:
@@ -65,6 +75,8 @@ class Manifest:
             rows=int(raw["rows"]),
             connector=raw.get("connector", ""),
             task=int(raw.get("task", 0)),
+            cluster_id=str(raw.get("cluster_id", "") or ""),
+            topic_id=str(raw.get("topic_id", "") or ""),
         )
 
     def to_json(self) -> str:
@@ -95,8 +107,10 @@ def manifest_dir(topic: str, partition: int) -> str:
     return f"{MANIFESTS}/{topic}-{partition}"
 
 
-def manifest_name(next_offset: int) -> str:
-    return f"{next_offset:0{_OFFSET_DIGITS}d}.json"
+def manifest_name(next_offset: int, topic_id: str = "") -> str:
+    """Ordered by offset; a topic id keeps a re-created topic's manifests apart from the old one's."""
+    suffix = f"-{_UNSAFE.sub('_', topic_id)}" if topic_id else ""
+    return f"{next_offset:0{_OFFSET_DIGITS}d}{suffix}.json"
 
 
 def parse_manifests(texts: Iterable[str]) -> list[Manifest]:
@@ -123,22 +137,52 @@ def write_manifest(store: OutputStore, manifest: Manifest) -> None:
     """Commit a batch for one partition (atomic: see ``OutputStore.write_manifest``)."""
     store.write_manifest(
         manifest_dir(manifest.topic, manifest.partition),
-        manifest_name(manifest.next_offset),
+        manifest_name(manifest.next_offset, manifest.topic_id),
         manifest.to_json(),
     )
 
 
-def recover(store: OutputStore, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int | None]:
+class Recovered(NamedTuple):
+    """A partition's position in the output: ``next_offset`` (None: start from the consumer's), and the
+    identity its newest manifests were written for when that is not the live one (``mismatch``)."""
+
+    next_offset: int | None
+    mismatch: TopicIdentity | None = None
+    mismatched_offset: int | None = None
+
+
+def position(manifests: list[Manifest], live: TopicIdentity | None) -> Recovered:
+    """Where a partition's output ends, for the log ``live`` names. Manifests of another identity are
+    another log's offsets: they never give the position (the newest of them is reported); manifests
+    that name none (written before identities were kept) count when no manifest names the live one."""
+    if live is None:
+        return Recovered(next_offset(manifests))
+    own = [m for m in manifests if m.identity == live]
+    if own:
+        return Recovered(next_offset(own))
+    others = [m for m in manifests if m.identity is not None]
+    if others:
+        newest = max(others, key=lambda m: m.next_offset)
+        return Recovered(None, newest.identity, newest.next_offset)
+    return Recovered(next_offset(manifests))
+
+
+def recover(
+    store: OutputStore,
+    partitions: Iterable[tuple[str, int]],
+    identities: Mapping[tuple[str, int], TopicIdentity] | None = None,
+) -> dict[tuple[str, int], Recovered]:
     """Remove the batch directories of ``partitions`` that no manifest names (a crash's leftovers), and
-    return each partition's next offset. Only the owner of a partition may call this."""
-    found: dict[tuple[str, int], int | None] = {}
+    return each partition's position for its live log (``identities``). Only the owner of a partition
+    may call this."""
+    found: dict[tuple[str, int], Recovered] = {}
     for topic, partition in partitions:
         manifests = read_manifests(store, topic, partition)
         listed = {path for m in manifests for path in m.paths}
         for orphan in store.list_data_dirs(f"{BATCHES}/*/{tp_dir_name(topic, partition)}"):
             if orphan not in listed:
                 store.remove(orphan)
-        found[(topic, partition)] = next_offset(manifests)
+        found[(topic, partition)] = position(manifests, (identities or {}).get((topic, partition)))
     return found
 
 

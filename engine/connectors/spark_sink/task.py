@@ -16,7 +16,7 @@ from typing import Any
 
 import structlog
 
-from engine.api import SinkRecord, SinkTask, TopicPartition
+from engine.api import SinkRecord, SinkTask, TopicIdentity, TopicPartition
 from engine.connectors.spark_sink import commit_log
 from engine.connectors.spark_sink.config import SparkSinkConfig
 from engine.connectors.spark_sink.rows import schema_of, to_row
@@ -80,6 +80,7 @@ class SparkParquetSinkTask(SinkTask):
         self._buffers: dict[TopicPartition, Entries] = {}
         self._seen: dict[TopicPartition, int] = {}  # next offset after the last record put since open/rewind
         self._durable: dict[TopicPartition, int] = {}  # next offset after the last manifest
+        self._identities: dict[TopicPartition, TopicIdentity] = {}  # of the partitions' logs, for manifests
         self._buffered = 0
         self._crash_counts: dict[str, int] = {}
         self._log = log.bind(connector=self._config.connector, task=self._config.task_id)
@@ -96,14 +97,34 @@ class SparkParquetSinkTask(SinkTask):
         if not tps:
             return
 
-        def recover(spark: Any) -> dict[tuple[str, int], int | None]:
-            return commit_log.recover(self._store_of(spark), [(tp.topic, tp.partition) for tp in tps])
+        identities = {
+            (tp.topic, tp.partition): identity
+            for tp in tps
+            if (identity := self.context.identity(tp)) is not None
+        }
+
+        def recover(spark: Any) -> dict[tuple[str, int], commit_log.Recovered]:
+            return commit_log.recover(
+                self._store_of(spark), [(tp.topic, tp.partition) for tp in tps], identities
+            )
 
         found = await run_spark(self.context, recover)
-        rewinds = {tp: offset for tp in tps if (offset := found.get((tp.topic, tp.partition))) is not None}
+        for tp in tps:
+            recovered = found.get((tp.topic, tp.partition))
+            if recovered is not None and recovered.mismatch is not None:
+                # the output's offsets are another log's (another cluster, an older topic of this
+                # name): the engine warns, or fails the task (offsets.identity.mismatch=fail)
+                self.context.identity_mismatch(tp, recovered.mismatched_offset or 0, recovered.mismatch)
+        rewinds = {
+            tp: offset
+            for tp in tps
+            if (recovered := found.get((tp.topic, tp.partition))) is not None
+            and (offset := recovered.next_offset) is not None
+        }
         for tp in tps:
             self._drop(tp)
         self._durable.update(rewinds)
+        self._identities.update({tp: i for tp in tps if (i := self.context.identity(tp)) is not None})
         if rewinds:
             self.context.offset(rewinds)
         self._log.info(
@@ -114,6 +135,8 @@ class SparkParquetSinkTask(SinkTask):
 
     async def put(self, records: Collection[SinkRecord]) -> None:
         """Only buffer, with the original offsets; redelivered records already covered are skipped."""
+        if self.context.resets:
+            self._forget_refused_positions()
         for record in records:
             tp = TopicPartition(
                 record.original_topic or record.topic,
@@ -214,6 +237,8 @@ class SparkParquetSinkTask(SinkTask):
                 rows=len(entries),
                 connector=self._config.connector,
                 task=self._config.task_id,
+                cluster_id=identity.cluster_id if (identity := self._identities.get(tp)) else "",
+                topic_id=identity.topic_id if identity else "",
             )
             commit_log.write_manifest(store, manifest)
             self._manifested(tp, next_offset, len(entries))
@@ -226,6 +251,16 @@ class SparkParquetSinkTask(SinkTask):
         self._buffers[tp] = [entry for entry in self._buffers.get(tp, []) if entry[0] >= next_offset]
         self._buffered -= written
 
+    def _forget_refused_positions(self) -> None:
+        """The consumer was moved off a position this task rewound to (out of range on the broker, or
+        another log's): what the manifests cover is no floor for what is read now."""
+        for tp in list(self._durable):
+            moved = self.context.reset_position(tp)
+            if moved is not None:
+                self._drop(tp)
+                self._durable.pop(tp, None)
+                self._log.warning("spark_sink.position_reset", partition=_name(tp), reads_from=moved)
+
     def _drop(self, tp: TopicPartition) -> None:
         self._buffered -= len(self._buffers.pop(tp, []))
         self._seen.pop(tp, None)
@@ -235,6 +270,7 @@ class SparkParquetSinkTask(SinkTask):
         for tp in partitions:
             self._drop(tp)
             self._durable.pop(tp, None)
+            self._identities.pop(tp, None)
 
     async def stop(self, connector_deleted: bool = False) -> None:
         self._buffers.clear()

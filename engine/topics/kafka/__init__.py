@@ -76,6 +76,15 @@ class KafkaTopics:
         await admin.start()
         self._admin = admin
 
+    async def lookup_cluster_id(self) -> str | None:
+        """The cluster's id, as Connect's ``lookupKafkaClusterId`` asks the admin client."""
+        admin = self._require(self._admin)
+        try:
+            description = await admin._client.describe_cluster()
+        except KafkaError as exc:
+            raise topics_error(exc, f"describe the cluster at {self.bootstrap_servers}") from exc
+        return str(description["cluster_id"])
+
     async def open_producer(self) -> None:
         """Start the shared producer unless it runs; its failure is the caller's (a task's)."""
         await self._shared_client()
@@ -215,7 +224,7 @@ class KafkaTopics:
             await start_client(client)
             client.subscribe(
                 topics=list(topics),
-                listener=RebalanceListener(group_id, on_assign, on_revoke, consumer.epochs.validate_assigned),
+                listener=RebalanceListener(group_id, on_assign, on_revoke, consumer.validate_assigned),
             )
         except KafkaError as exc:
             with contextlib.suppress(KafkaError):

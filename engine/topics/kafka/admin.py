@@ -13,6 +13,7 @@ from aiokafka import TopicPartition as KafkaTopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import (
     GroupIdNotFound,
+    IncompatibleBrokerVersion,
     KafkaError,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
@@ -22,8 +23,10 @@ from aiokafka.protocol.admin import DeleteGroupsRequest
 
 from engine.config.kafka_clients.starting import start_client
 from engine.topics.base import TopicPartition
+from engine.topics.commit_metadata import CommitMetadata
 from engine.topics.errors import GroupNotEmpty, TopicsError, UnknownTopic
 from engine.topics.kafka.failures import topics_error
+from engine.topics.kafka.identity import identities
 
 log = structlog.get_logger(component="topics")
 
@@ -146,7 +149,8 @@ class KafkaAdmin:
         """aiokafka's admin client has no ``alterConsumerGroupOffsets``/``deleteConsumerGroupOffsets``: the
         offsets are committed by a consumer of the (empty) group, the fallback Kafka documents; a removed
         offset is committed as the partition's log start, which a consumer resumes from just as it
-        would with no offset under ``auto.offset.reset=earliest``."""
+        would with no offset under ``auto.offset.reset=earliest``. Each carries the identity of the
+        topic as it is now (``engine.topics.commit_metadata``): the operator set it for this one."""
         await self._require_empty(group_id)
         tps = [KafkaTopicPartition(tp[0], tp[1]) for tp in offsets]
         client = AIOKafkaConsumer(
@@ -164,9 +168,16 @@ class KafkaAdmin:
             earliest = await client.beginning_offsets(
                 [tp for tp, o in zip(tps, offsets.values(), strict=True) if o is None]
             )
+            try:
+                found = await identities(client._client, {tp.topic for tp in tps})
+            except (IncompatibleBrokerVersion, NotImplementedError):
+                found = {}
             await client.commit(
                 {
-                    tp: (earliest[tp] if offset is None else offset)
+                    tp: (
+                        earliest[tp] if offset is None else offset,
+                        CommitMetadata(identity=found.get(tp.topic)).encode(),
+                    )
                     for tp, offset in zip(tps, offsets.values(), strict=True)
                 }
             )

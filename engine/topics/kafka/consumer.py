@@ -11,11 +11,20 @@ from typing import Any
 import structlog
 from aiokafka import ConsumerRebalanceListener
 from aiokafka import TopicPartition as KafkaTopicPartition
-from aiokafka.errors import ConsumerStoppedError, GroupAuthorizationFailedError, IllegalStateError, KafkaError
+from aiokafka.consumer.fetcher import OffsetResetStrategy
+from aiokafka.errors import (
+    ConsumerStoppedError,
+    GroupAuthorizationFailedError,
+    IllegalStateError,
+    IncompatibleBrokerVersion,
+    KafkaError,
+)
 
+from engine.api.identity import TopicIdentity
 from engine.config.kafka_clients.accounting import add_incoming, fetched_size
-from engine.topics import leader_epochs
+from engine.topics import commit_metadata, leader_epochs
 from engine.topics.base import (
+    IDENTITY_MISMATCH,
     NO_CALLBACK,
     ConsumedRecord,
     OffsetReset,
@@ -24,9 +33,10 @@ from engine.topics.base import (
     Truncation,
 )
 from engine.topics.errors import NotAssigned, TopicsError
+from engine.topics.kafka import identity as topic_identity
 from engine.topics.kafka import out_of_range
 from engine.topics.kafka.failures import refused, topics_error
-from engine.topics.leader_epochs import EpochTracker, commit_metadata
+from engine.topics.leader_epochs import EpochTracker
 
 log = structlog.get_logger(component="topics")
 
@@ -93,7 +103,14 @@ class KafkaConsumer:
 
     A fetch the broker answers OFFSET_OUT_OF_RANGE is reset by aiokafka per ``auto.offset.reset``;
     this consumer logs it and reports an :class:`OffsetReset` (``engine.topics.kafka.out_of_range``).
-    Nothing else moves its position: not a high watermark that lags a leader change."""
+    Nothing else moves its position: not a high watermark that lags a leader change.
+
+    Each commit also carries the identity of the partition's log (cluster id, topic id: KIP-516,
+    ``engine.topics.commit_metadata``). On an assignment the consumer asks the cluster for the topics'
+    identities (``engine.topics.kafka.identity``); a committed offset stored with another identity (the
+    group's offsets moved from another cluster, a topic deleted and created again) is not applied: the
+    partition is reset by ``auto.offset.reset`` and an :class:`OffsetReset` with both identities is
+    reported."""
 
     def __init__(self, client: Any, group_id: str, forget: Any, *, prefix: str = "consumer.") -> None:
         self._client = client
@@ -104,6 +121,8 @@ class KafkaConsumer:
         self.epochs = EpochTracker(client, group_id)
         self._refreshed_at = 0.0
         self._resets: list[OffsetReset] = []
+        self._identities: dict[str, TopicIdentity] = {}
+        self._identities_known = True  # off once the broker turns out to give no topic ids
 
     def _refresh_missing_topics(self) -> None:
         """A subscribed topic that did not exist when the group was joined (a sink started before its
@@ -139,6 +158,90 @@ class KafkaConsumer:
                 reset_to=found.reset_to,
             )
             self._resets.append(OffsetReset(tp, found.position, found.reset, found.reset_to))
+
+    async def identity(self, topic: str) -> TopicIdentity | None:
+        if topic not in self._identities:
+            await self._refresh_identities({topic})
+        return self._identities.get(topic)
+
+    async def validate_assigned(self, tps: frozenset[TopicPartition]) -> None:
+        """Newly assigned partitions: the committed offsets, read once and checked, first against the
+        identity they were committed with, then their leader epochs. The topics' identities are asked
+        again (a topic may have been deleted and created since), before ``on_assign`` only when a
+        committed offset names one; else at the first use (``identity``, a commit)."""
+        for topic in {tp.topic for tp in tps}:
+            self._identities.pop(topic, None)
+        if self._client._coordinator is None:
+            return
+        ktps = [KafkaTopicPartition(*tp) for tp in tps]
+        try:  # aiokafka retries this itself while the error is retriable
+            committed = await self._client._coordinator.fetch_committed_offsets(ktps)
+        except KafkaError as exc:
+            log.warning(
+                "topics.committed_offsets_unchecked",
+                group=self._group_id,
+                partitions=sorted(map(str, tps)),
+                error=repr(exc),
+                reason="the committed offsets could not be read",
+            )
+            return
+        stored_with = {
+            ktp.topic: decoded
+            for ktp, meta in committed.items()
+            if meta is not None and (decoded := commit_metadata.decode(getattr(meta, "metadata", None)))
+        }
+        named = {topic for topic, decoded in stored_with.items() if decoded.identity is not None}
+        if named:
+            await self._refresh_identities(named)
+        epochs: dict[TopicPartition, tuple[int, int]] = {}
+        for ktp, meta in committed.items():
+            if meta is None or meta.offset < 0:
+                continue
+            tp = TopicPartition(ktp.topic, ktp.partition)
+            stored = commit_metadata.decode(getattr(meta, "metadata", None))
+            live = self._identities.get(tp.topic)
+            if stored.identity is not None and live is not None and stored.identity != live:
+                self._reset_mismatched(ktp, int(meta.offset), stored.identity, live)
+                continue
+            epochs[tp] = (int(meta.offset), stored.epoch)
+        await self.epochs.validate_committed(epochs)
+
+    async def _refresh_identities(self, topics: set[str]) -> None:
+        if not self._identities_known or not topics:
+            return
+        try:
+            self._identities.update(await topic_identity.identities(self._client._client, topics))
+        except (IncompatibleBrokerVersion, NotImplementedError) as exc:
+            self._identities_known = False
+            log.info("topics.topic_ids_unsupported", group=self._group_id, error=repr(exc))
+        except (KafkaError, OSError, ValueError) as exc:
+            for topic in topics:  # never compare with an identity that may be stale
+                self._identities.pop(topic, None)
+            log.warning(
+                "topics.topic_ids_unknown", group=self._group_id, topics=sorted(topics), error=repr(exc)
+            )
+
+    def _reset_mismatched(self, ktp: Any, position: int, stored: TopicIdentity, live: TopicIdentity) -> None:
+        """Reset the partition by ``auto.offset.reset`` (the assignment is being set up: its committed
+        offset is not fetched yet, and a reset request replaces it) and report why."""
+        reset = str(self._client._auto_offset_reset).lower()
+        tp = TopicPartition(ktp.topic, ktp.partition)
+        log.info(  # the task's warning names it (task.offsets_identity_mismatch)
+            "topics.offset_identity_mismatch",
+            group=self._group_id,
+            topic=tp.topic,
+            partition=tp.partition,
+            offset=position,
+            stored_cluster_id=stored.cluster_id,
+            stored_topic_id=stored.topic_id,
+            cluster_id=live.cluster_id,
+            topic_id=live.topic_id,
+            auto_offset_reset=reset,
+        )
+        strategy = OffsetResetStrategy.from_str(reset)
+        if strategy != OffsetResetStrategy.NONE:
+            self._client._subscription.subscription.assignment.state_value(ktp).await_reset(strategy)
+        self._resets.append(OffsetReset(tp, position, reset, -1, IDENTITY_MISMATCH, stored, live))
 
     def offset_resets(self) -> list[OffsetReset]:
         self._collect_resets()
@@ -205,10 +308,18 @@ class KafkaConsumer:
             raise NotAssigned(tp[0], tp[1]) from exc
 
     async def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
+        unknown = {tp[0] for tp in offsets if tp[0] not in self._identities}
+        if unknown:  # once per assignment: each commit says which log its offsets count in
+            await self._refresh_identities(unknown)
         try:
             await self._client.commit(
                 {
-                    KafkaTopicPartition(*tp): (int(o), commit_metadata(self.epochs.epoch_at(tp, int(o) - 1)))
+                    KafkaTopicPartition(*tp): (
+                        int(o),
+                        commit_metadata.CommitMetadata(
+                            self.epochs.epoch_at(tp, int(o) - 1), self._identities.get(tp.topic)
+                        ).encode(),
+                    )
                     for tp, o in offsets.items()
                 }
             )

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import os
 import time
+import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from urllib.parse import quote
 
 import structlog
 
+from engine.api.identity import TopicIdentity
 from engine.errors import EngineNotRunning
 from engine.topics.backing import Event, OffsetsCommitted, PartitionState, TopicCreated, TopicJournal
 from engine.topics.base import (
@@ -49,6 +51,16 @@ _RESETS = ("earliest", "latest")
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def _kept_cluster_id(path: Path) -> str:
+    """The cluster id in ``path``, written there first if there is none (or it is unreadable)."""
+    with contextlib.suppress(OSError, ValueError):
+        return uuid.UUID(path.read_text(encoding="ascii").strip()).hex
+    cluster_id = uuid.uuid4().hex
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(cluster_id + "\n", encoding="ascii")
+    return cluster_id
 
 
 class MemoryTopics:
@@ -99,6 +111,7 @@ class MemoryTopics:
         self._wakeup = Wakeup()
         self._open = False
         self._maintainer: asyncio.Task[None] | None = None
+        self._cluster_id = uuid.uuid4().hex  # kept beside the journal when there is one (``open``)
 
     # ---- lifecycle ------------------------------------------------------------------------
 
@@ -108,6 +121,7 @@ class MemoryTopics:
             return
         if self.path is not None:
             self._topics, self._configs, self._offsets = {}, {}, {}
+            self._cluster_id = _kept_cluster_id(Path(f"{os.fspath(self.path)}.cluster-id"))
             self._journal = TopicJournal(self.path, fsync=self._fsync)
             for event in self._journal.open():
                 self._replay(event)
@@ -117,6 +131,23 @@ class MemoryTopics:
         self._expire(self._logs())
         if self._check_interval_s > 0:
             self._maintainer = asyncio.create_task(self._maintain_periodically(), name="topics-retention")
+
+    @property
+    def cluster_id(self) -> str:
+        """This log's cluster id: made once and kept beside the journal (a new directory is a new cluster)."""
+        return self._cluster_id
+
+    async def lookup_cluster_id(self) -> str | None:
+        """This log's cluster id, when it outlives the process (topics kept in a file); else None: the
+        topics of one process are new each time, so nothing stored elsewhere can be checked against them."""
+        return None if self.path is None else self._cluster_id
+
+    def identity(self, topic: str) -> TopicIdentity | None:
+        """An in-process topic's identity. Topics here are never deleted, so a name stays one topic
+        for the life of the data: its id is derived from the cluster id and the name."""
+        if topic not in self._topics:
+            return None
+        return TopicIdentity(self._cluster_id, str(uuid.uuid5(uuid.UUID(self._cluster_id), topic)))
 
     def _replay(self, event: Event) -> None:
         if isinstance(event, TopicCreated):

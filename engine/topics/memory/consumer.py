@@ -10,6 +10,7 @@ from typing import Protocol
 
 import structlog
 
+from engine.api.identity import TopicIdentity
 from engine.topics.base import ConsumedRecord, OffsetReset, RebalanceCallback, TopicPartition, Truncation
 from engine.topics.errors import NotAssigned, TopicsError
 from engine.topics.groups import Group, Member
@@ -34,6 +35,8 @@ class ConsumerHost(Protocol):
     def committed(self, group: str, tp: TopicPartition) -> int | None: ...
 
     def forget(self, consumer: MemoryConsumer) -> None: ...
+
+    def identity(self, topic: str) -> TopicIdentity | None: ...
 
 
 class MemoryConsumer:
@@ -191,6 +194,9 @@ class MemoryConsumer:
     def offset_resets(self) -> list[OffsetReset]:
         resets, self._resets = self._resets, []
         return resets
+
+    async def identity(self, topic: str) -> TopicIdentity | None:
+        return self._topics.identity(topic)
 
     def truncations(self) -> list[Truncation]:
         """None: an in-process log has no leader elections; a shorter log is answered out of range."""
