@@ -20,7 +20,8 @@ CONNECT_TYPE: Final = "connect.type"
 _PARAMS: Final = 2  # Meta.params, map<string, string>
 
 
-def _varint(value: int) -> bytes:
+def varint(value: int) -> bytes:
+    """Protobuf's base-128 varint (also the message indexes' encoding, zigzagged by the caller)."""
     out = bytearray()
     while True:
         byte = value & 0x7F
@@ -33,7 +34,7 @@ def _varint(value: int) -> bytes:
 
 
 def _delimited(number: int, payload: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
 
 
 def meta_option(params: Mapping[str, str]) -> bytes:

@@ -33,6 +33,7 @@ from engine.converters.registry.proto_meta import (
     META_FILE,
     meta_option,
     meta_params,
+    varint,
 )
 from engine.data.builder import SchemaBuilder
 from engine.data.logical import Date, Decimal, Time, Timestamp, unscaled_to_bytes
@@ -690,7 +691,7 @@ def encode_indexes(indexes: list[int]) -> bytes:
     """Confluent's message-index array: ``[0]`` is the single byte 0, else zigzag varints (count first)."""
     if indexes == [0]:
         return b"\x00"
-    return b"".join(_varint((n << 1) ^ (n >> 63)) for n in (len(indexes), *indexes))
+    return b"".join(varint((n << 1) ^ (n >> 63)) for n in (len(indexes), *indexes))
 
 
 def decode_indexes(payload: bytes | memoryview) -> tuple[list[int], int]:
@@ -717,15 +718,3 @@ def decode_indexes(payload: bytes | memoryview) -> tuple[list[int], int]:
         else:
             values.append(decoded)
     return values, pos
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
