@@ -215,6 +215,7 @@ class Runtime:
                         data.track_topic,
                         log_level=logging.getLevelName(LOG_LEVELS.effective(ROOT)),
                         memory_max_bytes=self._data_settings.task_process_memory_max_bytes,
+                        runs_task=self._mode.runs_task,
                     )
                     self._metrics.connect.other_processes = hosts.readings
                 self._herder = Herder(

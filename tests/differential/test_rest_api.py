@@ -157,7 +157,12 @@ PATCH_NAME = Known(
 )
 # Config definitions (GET .../config, validate): what must differ, and what only 4.1 has.
 # our additions (docs/compatibility.md), and their groups
-OUR_KEYS = {"offsets.reset.on.delete", "record.rate.limit", "bytes.per.second.max"}
+OUR_KEYS = {
+    "offsets.reset.on.delete",
+    "record.rate.limit",
+    "bytes.per.second.max",
+    "offsets.identity.mismatch",
+}
 OUR_GROUPS = {"Restart Policy", "Rate Limits"}
 SOURCE_DLQ_KEYS = {
     "errors.deadletterqueue.topic.name",

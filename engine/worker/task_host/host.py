@@ -16,6 +16,7 @@ import itertools
 import os
 import signal
 import sys
+import time
 from collections.abc import Coroutine, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from engine.worker.data_plane import DataPlane, DataSettings
 from engine.worker.report import Report
 from engine.worker.task_factory import TaskFactory, load_task_class
 from engine.worker.task_host.protocol import (
+    LEASE_S,
     Abandon,
     CommittedOffsets,
     Counters,
@@ -43,6 +45,7 @@ from engine.worker.task_host.protocol import (
     FlushOffsets,
     Hello,
     HostMetrics,
+    Lease,
     Reported,
     Retarget,
     StartTask,
@@ -151,6 +154,8 @@ class Host:
     def __init__(self, worker: WorkerConfig, pipe: Pipe, offsets_topic: str | None = None) -> None:
         self.worker = worker
         self.pipe = pipe
+        self._leased: set[tuple[str, int]] = set()  # what the worker's last Lease named
+        self._lease_at = time.monotonic()
         self.offsets = WorkerOffsets(pipe, offsets_topic)
         settings = DataSettings.parse(worker.raw)
         self.topics = open_topics(worker)
@@ -166,12 +171,18 @@ class Host:
             metrics=ConnectMetrics(MemoryStatusStore()),
             clients=worker.kafka,
             pipe=pipe,
+            runs_task=self.runs_task,
         )
         self.plane = plane
         self.runners: dict[int, TaskRunner] = {}
         self._spawned: set[asyncio.Task[None]] = set()
         self.threads = ThreadPoolExecutor(settings.task_threads_max, thread_name_prefix="connect-task")
         TASK_THREADS.set(self.threads)
+
+    def runs_task(self, connector: str, task: int) -> bool:
+        """The worker still runs this task and said so within ``LEASE_S``: called before each ``put``
+        and each send (``DataPlane.runs_task``), from the task's thread too."""
+        return (connector, task) in self._leased and time.monotonic() - self._lease_at <= LEASE_S
 
     def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(coro, name=name)
@@ -200,11 +211,14 @@ class Host:
                         runner.body.cancel()
             case Flushed():
                 self.pipe.flushed(message)
+            case Lease(tasks=tasks):
+                self._leased, self._lease_at = set(tasks), time.monotonic()
             case _:
                 log.warning("task_host.unknown_message", message=type(message).__name__)
 
     def _start(self, start: StartTask) -> None:
         key = start.key
+        self._leased.add((start.connector, start.task))  # the worker starts what it runs
         with structlog.contextvars.bound_contextvars(connector=start.connector, task=start.task):
             self.offsets.seed(start.connector, start.offsets)
             try:

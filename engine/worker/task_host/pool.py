@@ -21,12 +21,14 @@ import structlog
 from engine.observability.connect_metrics import ProcessReading
 from engine.storage.base import OffsetStore
 from engine.worker.task_host.protocol import (
+    LEASE_RENEW_S,
     CommittedOffsets,
     Counters,
     Flushed,
     FlushOffsets,
     Hello,
     HostMetrics,
+    Lease,
     Reported,
     Stopped,
     TrackTopic,
@@ -47,6 +49,9 @@ _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 class HostedTask(Protocol):
     """What a host tells the worker-side stand-in of a task it runs (``ProcessTaskRunner``)."""
+
+    connector: str
+    task: int
 
     def on_report(self, trigger: str, trace: str | None) -> None: ...
 
@@ -209,6 +214,7 @@ class TaskHosts:
         *,
         log_level: str = "INFO",
         memory_max_bytes: int = 0,
+        runs_task: Callable[[str, int], bool] = lambda connector, task: True,
     ) -> None:
         self.limit = limit
         self.memory_max_bytes = memory_max_bytes  # task.process.memory.max.bytes (0: no ceiling)
@@ -222,6 +228,8 @@ class TaskHosts:
         self._placing = asyncio.Lock()
         self._background: set[asyncio.Task[None]] = set()
         self._sampler: asyncio.Task[None] | None = None
+        self.runs_task = runs_task  # the worker's own answer (KAFKA-9184): leased to the hosts
+        self._leases: asyncio.Task[None] | None = None
         if memory_max_bytes > 0 and rss_bytes(os.getpid()) is None:
             log.warning(
                 "task_host.memory_unsampled",
@@ -283,11 +291,33 @@ class TaskHosts:
         self._hosts.append(host)
         self.running.add(host)
         log.info("task_host.started", pid=process.pid, hosts=len(self._hosts), limit=self.limit)
+        if self._leases is None:
+            self._leases = asyncio.get_running_loop().create_task(
+                self._renew_leases(), name="task-host-leases"
+            )
         if self.memory_max_bytes > 0 and self._sampler is None:
             self._sampler = asyncio.get_running_loop().create_task(
                 self._sample_memory(), name="task-host-memory"
             )
         return host
+
+    async def _renew_leases(self) -> None:
+        """Tell each host, every ``LEASE_RENEW_S``, which of its tasks this worker still runs: a host
+        writes only under a fresh lease, so a worker that is stopped or cut off from its group stops
+        its hosts' writes as well."""
+        while True:
+            await asyncio.sleep(LEASE_RENEW_S)
+            self.renew_leases()
+
+    def renew_leases(self) -> None:
+        for host in list(self.running):
+            if not host.exited:
+                tasks = frozenset(
+                    (t.connector, t.task)
+                    for t in list(host.tasks.values())
+                    if self.runs_task(t.connector, t.task)
+                )
+                host.send(Lease(tasks))
 
     async def _sample_memory(self) -> None:
         """Kill a host whose resident memory passed ``task.process.memory.max.bytes``: its tasks FAILED
@@ -308,8 +338,9 @@ class TaskHosts:
 
     def abort(self) -> None:
         """The worker's run ended abnormally: no host outlives it."""
-        if self._sampler is not None:
-            self._sampler.cancel()
+        for background in (self._sampler, self._leases):
+            if background is not None:
+                background.cancel()
         for host in list(self.running):
             host.kill()
 
@@ -320,7 +351,8 @@ class TaskHosts:
             host.close()
         for host in hosts:
             await host.wait_closed(_CLOSE_TIMEOUT_S)
-        if self._sampler is not None:
-            self._sampler.cancel()
+        for background in (self._sampler, self._leases):
+            if background is not None:
+                background.cancel()
         for task in list(self._background):
             task.cancel()

@@ -50,6 +50,21 @@ class Hello:
 
 
 @dataclass(frozen=True, slots=True)
+class Lease:
+    """The tasks of this host the worker still runs, renewed every ``LEASE_RENEW_S``.
+
+    A host writes for a task only while its lease is fresh (``LEASE_S``): a worker that stops
+    renewing (SIGSTOPped, cut off from its group: KAFKA-9184) stops its hosts' writes too, before
+    the group hands the work to another worker, as its own loops would stop."""
+
+    tasks: frozenset[tuple[str, int]]
+
+
+LEASE_RENEW_S = 0.5
+LEASE_S = 3.0  # Connect's default heartbeat.interval.ms; well inside session.timeout.ms
+
+
+@dataclass(frozen=True, slots=True)
 class StartTask:
     """Run one task instance; ``key`` names it on this pipe (a task restarted gets a new key)."""
 
