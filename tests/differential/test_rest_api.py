@@ -163,7 +163,7 @@ OUR_KEYS = {
     "bytes.per.second.max",
     "offsets.identity.mismatch",
 }
-OUR_GROUPS = {"Restart Policy", "Rate Limits"}
+OUR_GROUPS = {"Restart Policy", "Rate Limits", "Offsets"}
 SOURCE_DLQ_KEYS = {
     "errors.deadletterqueue.topic.name",
     "errors.deadletterqueue.topic.replication.factor",
