@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -160,15 +159,6 @@ def split_files(files: Sequence[str]) -> tuple[str | None, list[str]]:
     return first, list(files[1:])
 
 
-def with_worker_defaults(properties: dict[str, str]) -> dict[str, str]:
-    """A worker process's properties with its own defaults: ``task.processes`` = the machine's cores
-    when its tasks can leave the process (``bootstrap.servers`` set) and the file does not say. The
-    embedded ``Engine`` (and a ``StandaloneWorker`` made in a program) keeps 0 unless asked."""
-    if "task.processes" in properties or not properties.get("bootstrap.servers", "").strip():
-        return properties
-    return {**properties, "task.processes": str(os.cpu_count() or 1)}
-
-
 async def run_standalone(worker_file: str | None, connector_files: Sequence[str]) -> None:
     properties = load_properties(worker_file) if worker_file else {}
-    await StandaloneWorker(with_worker_defaults(properties), connector_files).run_until_signalled()
+    await StandaloneWorker(properties, connector_files).run_until_signalled()

@@ -310,7 +310,6 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
         "task.processes",
         "0",
         "task host processes this worker's tasks run in (0: in its own process; needs bootstrap.servers;"
-        " a standalone or distributed worker on Kafka defaults to the machine's cores;"
         " docs/operating/task-processes.md)",
         LIFECYCLE,
     ),

@@ -5,7 +5,6 @@ per-task names for tasks that run in task hosts."""
 from __future__ import annotations
 
 import asyncio
-import os
 from functools import partial
 from pathlib import Path
 
@@ -74,33 +73,3 @@ async def test_a_segfault_in_a_task_host_leaves_the_worker_process_serving(
         await eventually(counted, timeout=30, interval=0.5, message="the host's counters reach /metrics")
         assert worker.alive
         await asyncio.sleep(0)
-
-
-def _children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid``."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
-
-
-async def test_a_distributed_worker_runs_its_tasks_in_a_task_host_per_core_by_default(
-    kafka: Broker, tmp_path: Path
-) -> None:
-    source_file, sink_prefix, source, sink = _pipeline(tmp_path, "d", tasks=1)
-    with worker_cluster(kafka.bootstrap, tmp_path) as cluster:  # no task.processes in its properties
-        worker = cluster.start_worker()
-        await cluster.started(worker)
-        for name, config in (("src", source), ("sink", sink)):
-            status, body = await request(worker, "POST", "/connectors", {"name": name, "config": config})
-            assert status == 201, body
-        _append(source_file, [f"a-{i}" for i in range(100)])
-        await _delivered(sink_prefix, [f"a-{i}" for i in range(100)])
-        hosts = _children(worker.process.pid)
-        assert len(hosts) == min(2, os.cpu_count() or 1)  # a host per task, up to the machine's cores
-        assert "task_host.started" in worker.output()
