@@ -30,6 +30,8 @@ log = structlog.get_logger(component="group")
 ASSIGNOR_NAME = "connect-engine-sessioned"
 # getmany() is what tells aiokafka the member is alive (max.poll.interval): it waits this long
 _POLL_MS = 1000
+# the watcher overslept by this much: the process itself was paused (SIGSTOP, a suspended VM)
+_PAUSE_S = 3.0
 _FOREIGN_RETRY_S = 2.0  # while another protocol's members hold the group
 _RETRY_JOIN_S = 0.5
 
@@ -133,6 +135,7 @@ class GroupMember:
         self._cut_off_after_s = cut_off_after_s(session_timeout_ms, heartbeat_interval_ms)
         self._last_contact = time.monotonic()  # the coordinator's last answer: a heartbeat, a join
         self._lost = False  # the coordinator no longer knows this member (or never answered in time)
+        self._paused = False  # the process was paused since the coordinator last answered
 
     @property
     def generation(self) -> int:
@@ -195,6 +198,7 @@ class GroupMember:
     def _contact(self) -> None:
         self._last_contact = time.monotonic()
         self._lost = False
+        self._paused = False
 
     def _watch_heartbeats(self, coordinator: Any) -> None:
         """Note each heartbeat the coordinator answers (aiokafka's heartbeat task calls
@@ -223,11 +227,22 @@ class GroupMember:
 
     async def _watch(self) -> None:
         """Checked every poll interval and first thing after the process resumes (a SIGSTOP, a long
-        pause): monotonic time kept running meanwhile."""
+        pause): monotonic time kept running meanwhile.
+
+        Silence alone does not cut the member off: a coordinator that fails over to another broker
+        is silent for a while too, and the member finds the new one and stays in the group (writes
+        are held meanwhile: ``in_contact`` is false). A member whose process was paused past the
+        silence, or whom the coordinator no longer knows, gives its work up."""
+        last_tick = time.monotonic()
         while True:
             await asyncio.sleep(_POLL_MS / 1000)
-            silent = time.monotonic() - self._last_contact > self._cut_off_after_s
-            if silent and not self._lost and self.rebalances:  # nothing to give up before a first assignment
+            now = time.monotonic()
+            if now - last_tick > _POLL_MS / 1000 + _PAUSE_S:
+                self._paused = True
+            last_tick = now
+            silent = now - self._last_contact > self._cut_off_after_s
+            # nothing to give up before a first assignment
+            if silent and self._paused and not self._lost and self.rebalances:
                 self._cut_off(f"no answer from the group coordinator for {self._cut_off_after_s:g} s")
 
     def _cut_off(self, reason: str) -> None:
