@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import fastavro
 
-from bench.report import append_to
+from bench.report import alternating_blocks, append_to
 from engine.converters.registry.avro import AvroConverter
 from engine.data.builder import SchemaBuilder
 from engine.data.logical import Decimal, Timestamp
@@ -226,31 +226,38 @@ def main() -> None:
                 out = io.BytesIO()
                 fastavro.schemaless_writer(out, parsed, d)
                 payloads.append(out.getvalue())
-            timings: dict[str, list[float]] = {k: [] for k in ("conv_w", "base_w", "conv_r", "base_r")}
-            for _ in range(ROUNDS):
-                spent = dict.fromkeys(timings, 0.0)
-                for start in range(0, n, BLOCK):  # alternating blocks: a load spike hits both sides
-                    block = slice(start, start + BLOCK)
-                    t = time.perf_counter()
-                    for s in structs[block]:
-                        writer.from_connect_data(topic, SCHEMA, s)
-                    spent["conv_w"] += time.perf_counter() - t
-                    t = time.perf_counter()
-                    for d in dicts[block]:
-                        out = io.BytesIO()
-                        fastavro.schemaless_writer(out, parsed, d)
-                        out.getvalue()
-                    spent["base_w"] += time.perf_counter() - t
-                    t = time.perf_counter()
-                    for b in framed[block]:
-                        reader.to_connect_data(topic, b)
-                    spent["conv_r"] += time.perf_counter() - t
-                    t = time.perf_counter()
-                    for p in payloads[block]:
-                        fastavro.schemaless_reader(io.BytesIO(p), parsed, None)
-                    spent["base_r"] += time.perf_counter() - t
-                for key, seconds in spent.items():
-                    timings[key].append(seconds)
+
+            def conv_write(block: slice) -> None:
+                for s in structs[block]:
+                    writer.from_connect_data(topic, SCHEMA, s)
+
+            def conv_read(block: slice) -> None:
+                for b in framed[block]:
+                    reader.to_connect_data(topic, b)
+
+            def base_write(block: slice) -> None:
+                for d in dicts[block]:
+                    out = io.BytesIO()
+                    fastavro.schemaless_writer(out, parsed, d)
+                    out.getvalue()
+
+            def base_read(block: slice) -> None:
+                for p in payloads[block]:
+                    fastavro.schemaless_reader(io.BytesIO(p), parsed, None)
+
+            timings = alternating_blocks(
+                n,
+                BLOCK,
+                ROUNDS,
+                {
+                    "conv_w": lambda block: [
+                        writer.from_connect_data(topic, SCHEMA, s) for s in structs[block]
+                    ],
+                    "base_w": base_write,
+                    "conv_r": conv_read,
+                    "base_r": base_read,
+                },
+            )
             load = os.getloadavg()[0]
             requests = writer.settings.client.requests
             if not args.no_pipeline:

@@ -22,7 +22,6 @@ import platform
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import google.protobuf  # type: ignore[import-untyped]
 
-from bench.report import append_to
+from bench.report import alternating_blocks, append_to
 from engine.converters.registry.protobuf import ProtobufConverter
 from engine.data.builder import SchemaBuilder
 from engine.data.schema import Schema
@@ -99,30 +98,37 @@ def main() -> None:
             payloads = [cls(**d).SerializeToString() for d in dicts]
             assert framed[0] is not None
             assert framed[0][6:] == payloads[0]  # the same bytes, after the header and index
-            timings: dict[str, list[float]] = {k: [] for k in ("conv_w", "base_w", "conv_r", "base_r")}
-            for _ in range(ROUNDS):
-                spent = dict.fromkeys(timings, 0.0)
-                for start in range(0, n, BLOCK):
-                    block = slice(start, start + BLOCK)
-                    t = time.perf_counter()
-                    for s in structs[block]:
-                        writer.from_connect_data(topic, SCHEMA, s)
-                    spent["conv_w"] += time.perf_counter() - t
-                    t = time.perf_counter()
-                    for d in dicts[block]:
-                        cls(**d).SerializeToString()
-                    spent["base_w"] += time.perf_counter() - t
-                    t = time.perf_counter()
-                    for b in framed[block]:
-                        reader.to_connect_data(topic, b)
-                    spent["conv_r"] += time.perf_counter() - t
-                    t = time.perf_counter()
-                    for p in payloads[block]:
-                        m = cls.FromString(p)
-                        {name: getattr(m, name) for name in names}
-                    spent["base_r"] += time.perf_counter() - t
-                for key, seconds in spent.items():
-                    timings[key].append(seconds)
+
+            def conv_write(block: slice) -> None:
+                for s in structs[block]:
+                    writer.from_connect_data(topic, SCHEMA, s)
+
+            def conv_read(block: slice) -> None:
+                for b in framed[block]:
+                    reader.to_connect_data(topic, b)
+
+            def base_write(block: slice) -> None:
+                for d in dicts[block]:
+                    cls(**d).SerializeToString()
+
+            def base_read(block: slice) -> None:
+                for p in payloads[block]:
+                    m = cls.FromString(p)
+                    {name: getattr(m, name) for name in names}
+
+            timings = alternating_blocks(
+                n,
+                BLOCK,
+                ROUNDS,
+                {
+                    "conv_w": lambda block: [
+                        writer.from_connect_data(topic, SCHEMA, s) for s in structs[block]
+                    ],
+                    "base_w": base_write,
+                    "conv_r": conv_read,
+                    "base_r": base_read,
+                },
+            )
             load = os.getloadavg()[0]
         finally:
             registry.stop()
