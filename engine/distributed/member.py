@@ -205,12 +205,15 @@ class GroupMember:
         ``_do_heartbeat``; it has no listener), and a member id it reset: the broker dropped us.
 
         A rejoin starts once the coordinator is known and stops the heartbeats meanwhile: its start
-        counts as an answer, so a JoinGroup the coordinator holds while a dead member's session runs
-        out (up to ``session.timeout.ms``) is not taken for a cut-off."""
+        counts as an answer when the member was in contact, so a JoinGroup the coordinator holds while
+        a dead member's session runs out (up to ``session.timeout.ms``) is not taken for a cut-off."""
         heartbeat, rejoin = coordinator._do_heartbeat, coordinator._do_rejoin_group
 
         async def watched_rejoin(subscription: Any) -> Any:
-            self._last_contact = time.monotonic()
+            # not for a member already silent past its cut-off (it resumes from a SIGSTOP, and
+            # aiokafka's first act is a rejoin): its writes stay held until the coordinator answers
+            if self.in_contact():
+                self._last_contact = time.monotonic()
             return await rejoin(subscription)
 
         coordinator._do_rejoin_group = watched_rejoin

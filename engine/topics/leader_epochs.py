@@ -244,6 +244,7 @@ class EpochTracker:
         ] = {}  # (first offset, epoch) of what was read
         self._failed_checks: dict[TopicPartition, int] = {}
         self._truncations: list[Truncation] = []
+        self._reported: dict[TopicPartition, Truncation] = {}
         self.enabled = True  # off once the broker turns out not to know OffsetsForLeaderEpoch
 
     def truncations(self) -> list[Truncation]:
@@ -331,7 +332,12 @@ class EpochTracker:
         self._spans[tp] = [s for s in spans if s[0] < answer.end_offset - 1]
         if answer.end_offset > 0:  # the record before the divergence point is of the epoch that ends there
             self._spans[tp].append((answer.end_offset - 1, answer.epoch))
-        self._truncations.append(Truncation(tp, position, answer.end_offset))
+        found = Truncation(tp, position, answer.end_offset)
+        # records fetched from the old position before the seek took effect find the same truncation
+        # again: one truncation is reported (and counted) once
+        if self._reported.get(tp) != found:
+            self._reported[tp] = found
+            self._truncations.append(found)
         return True
 
     def _seek_quietly(self, tp: TopicPartition, offset: int) -> None:
