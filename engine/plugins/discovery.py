@@ -273,6 +273,7 @@ LOADED_DISTRIBUTIONS: dict[str, str] = {}
 def forget_installed() -> None:
     """Read the installed entry points again at the next discovery (a reload: something was installed)."""
     _installed_plugins.cache_clear()
+    _forget_process_registry()
 
 
 @cache
@@ -300,7 +301,9 @@ def scan_plugin_path(plugin_path: str | None) -> list[PluginDesc]:
             continue
         found.extend(_scan_directory(Path(directory)))
     for desc in found:
-        _PATH_PLUGINS.setdefault(desc.name, desc)
+        if desc.name not in _PATH_PLUGINS:
+            _PATH_PLUGINS[desc.name] = desc
+            _forget_process_registry()
     return found
 
 
@@ -378,8 +381,21 @@ def forget_path_plugins(packages: frozenset[str]) -> None:
     """Drop what was found in these top-level packages (their new version is scanned next)."""
     for name in [n for n, d in _PATH_PLUGINS.items() if d.cls.__module__.split(".", 1)[0] in packages]:
         del _PATH_PLUGINS[name]
+        _forget_process_registry()
+
+
+_PROCESS_REGISTRY: list[PluginRegistry] = []  # the one built since the plugins last changed
+
+
+def _forget_process_registry() -> None:
+    _PROCESS_REGISTRY.clear()
 
 
 def process_registry() -> PluginRegistry:
-    """Installed plugins plus everything scanned from any plugin.path so far (for ``connector.class``)."""
-    return PluginRegistry([*_installed_plugins(), *_PATH_PLUGINS.values()])
+    """Installed plugins plus everything scanned from any plugin.path so far (for ``connector.class``).
+
+    Built once until the plugins change (a scan finds new ones, a reload forgets some): every
+    connector created resolves its class and aliases here, and building it walks every plugin."""
+    if not _PROCESS_REGISTRY:
+        _PROCESS_REGISTRY.append(PluginRegistry([*_installed_plugins(), *_PATH_PLUGINS.values()]))
+    return _PROCESS_REGISTRY[0]
