@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import io
+import json
 from typing import Any
 
 import fastavro
@@ -150,3 +151,27 @@ def _schemaless(schema: Any, record: Any) -> bytes:
     out = io.BytesIO()
     fastavro.schemaless_writer(out, fastavro.parse_schema(schema), record)
     return out.getvalue()
+
+
+def test_interleaved_schema_ids_each_read_with_their_own_schema_and_a_bad_header_is_refused() -> None:
+    """The converter keeps the last record's 5-byte header to skip unframing: a record of another id
+    (or a damaged header) after it goes the full way."""
+    small = SchemaBuilder.struct().name("com.example.Small").field("s", Schema.STRING_SCHEMA).build()
+    converter = avro.AvroConverter()
+    converter.configure({"schema.registry.url": "http://127.0.0.1:9"}, False)  # never asked: cached
+    data = AvroData()
+    framed = {}
+    for schema_id, schema, value in ((1, WIDE, _wide(True)), (2, small, Struct(small).put("s", "x"))):
+        writing = data.from_connect_schema(schema)
+        converter._reads.put(schema_id, converter._prepare_read(json.dumps(writing), {}))
+        framed[schema_id] = (
+            b"\x00" + schema_id.to_bytes(4, "big") + _schemaless(writing, data.to_avro(schema)(value))
+        )
+    for schema_id in (1, 1, 2, 1, 2, 2):
+        read = converter.to_connect_data("t", framed[schema_id])
+        assert read.schema is not None
+        assert read.schema.name == ("com.example.Wide" if schema_id == 1 else "com.example.Small")
+    with pytest.raises(DataException, match=r"Unknown magic byte! \(got 0x01, expected 0x00\)"):
+        converter.to_connect_data("t", b"\x01" + framed[2][1:])
+    with pytest.raises(DataException, match="shorter than the 5-byte header"):
+        converter.to_connect_data("t", framed[2][:3])
