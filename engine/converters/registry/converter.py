@@ -6,7 +6,9 @@ Connect schema and a payload reader (:meth:`RegistryConverter._prepare_read`). T
 rest, once per new schema: the subject (``*.subject.name.strategy``), the id (``auto.register.schemas``
 registers, else looks it up; ``use.latest.version`` takes the subject's latest, checked for
 compatibility first with ``latest.compatibility.strict``), cached by (topic, Connect schema) one way
-and by schema id the other, so a record costs no registry round trip once its schema is known.
+and by schema id the other, so a record costs no registry round trip once its schema is known. The
+entry used last is kept each way (reading, under the record's 5-byte header, so a record framed as
+the one before it is not unframed first): a stream of one schema skips the cache's bookkeeping.
 
 Registry round trips never run on a task loop's event loop: in a task loop (``AWAITING_CALLER``),
 a conversion that misses its cache starts the fetch as a task of the loop and raises
@@ -88,10 +90,8 @@ class RegistryConverter(BuiltinConverter):
         self._reads: LRUCache[int, tuple[Schema, Reader]] = LRUCache(1000)
         self._pending: dict[Hashable, asyncio.Task[None]] = {}  # fetches in flight, by what they fetch
         self._failures: dict[Hashable, DataException] = {}  # fetches that failed, raised once each
-        # the entry used last, each way: a stream of records of one schema skips the LRU bookkeeping
+        # the entry used last, each way (see the module's docstring)
         self._last_write: tuple[str, Schema, int, bytes, Writer] | None = None
-        # reading, keyed by the record's first five bytes: a record framed as the one before it
-        # (magic byte and schema id) is read without unframing it first
         self._last_read: tuple[bytes, int, Schema, Reader] | None = None
 
     def config(self) -> ConfigDef:
