@@ -1,7 +1,8 @@
 """The Avro converter's per-record paths: the generated writer and reader around fastavro's compiled
-encoder and decoder, made once per schema, against fastavro's public ``schemaless_writer`` and
-``schemaless_reader`` (what the converter falls back to without fastavro's C extension): the same
-bytes and the same Connect values for every kind of field, unions included."""
+encoder and decoder, and the record decoder generated per schema (``avro_decoder``), made once per
+schema, against fastavro's public ``schemaless_writer`` and ``schemaless_reader`` (what the converter
+falls back to without fastavro's C extension): the same bytes and the same Connect values for every
+kind of field, unions included; a truncated record is an ``EOFError`` either way."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from typing import Any
 
 import fastavro
 import pytest
+from fastavro.read import LOGICAL_READERS
 
 from engine.api.errors import DataException
 from engine.converters.registry import avro
 from engine.converters.registry.avro_data import AvroData
+from engine.converters.registry.avro_decoder import values_decoder
 from engine.data.builder import SchemaBuilder
 from engine.data.logical import Date, Decimal, Timestamp
 from engine.data.schema import Schema
@@ -64,6 +67,12 @@ def _wide(full: bool) -> Struct:
     return value.put("with_default", 7) if full else value  # unset: written as its default
 
 
+def _values(parsed: Any) -> Any:
+    decode = values_decoder(parsed, LOGICAL_READERS)
+    assert decode is not None
+    return decode
+
+
 def _public_decoder(parsed: Any, union: bool) -> tuple[Any, ...]:
     return fastavro.schemaless_reader, parsed, None, union, union
 
@@ -79,7 +88,7 @@ def _paths(schema: Schema) -> tuple[Any, Any, Any, Any]:
     return (
         data.writer(schema, *avro._encoder(fastavro, parsed)),
         data.writer(schema, *public),
-        data.reader(connect, writing, *avro._decoder(fastavro, parsed, union)),
+        data.reader(connect, writing, *avro._decoder(fastavro, parsed, union), values=_values(parsed)),
         data.reader(connect, writing, *_public_decoder(parsed, union)),
     )
 
@@ -175,3 +184,126 @@ def test_interleaved_schema_ids_each_read_with_their_own_schema_and_a_bad_header
         converter.to_connect_data("t", b"\x01" + framed[2][1:])
     with pytest.raises(DataException, match="shorter than the 5-byte header"):
         converter.to_connect_data("t", framed[2][:3])
+
+
+DECODED = {
+    "type": "record",
+    "name": "Decoded",
+    "namespace": "com.example",
+    "fields": [
+        {"name": "i", "type": "int"},
+        {"name": "l", "type": "long"},
+        {"name": "f", "type": "float"},
+        {"name": "d", "type": "double"},
+        {"name": "b", "type": "boolean"},
+        {"name": "s", "type": "string"},
+        {"name": "raw", "type": "bytes"},
+        {"name": "n", "type": "null"},
+        {"name": "opt", "type": ["null", "long"]},
+        {"name": "opt_last", "type": ["string", "null"]},
+        {"name": "dec", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 3}},
+        {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+        {"name": "tm", "type": {"type": "int", "logicalType": "time-millis"}},
+        {"name": "ts", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+        {"name": "id", "type": {"type": "string", "logicalType": "uuid"}},
+        {"name": "odd", "type": {"type": "long", "logicalType": "not-a-logical-type"}},
+        {"name": "list", "type": {"type": "array", "items": ["null", "double"]}},
+        {"name": "nested", "type": {"type": "map", "values": {"type": "array", "items": "string"}}},
+        {
+            "name": "inner",
+            "type": {
+                "type": "record",
+                "name": "Inner",
+                "fields": [
+                    {"name": "x", "type": "int"},
+                    {"name": "tags", "type": {"type": "map", "values": "long"}},
+                ],
+            },
+        },
+    ],
+}
+
+
+def _decoded(i: int) -> dict[str, Any]:
+    import uuid
+
+    return {
+        "i": -(2**31) if i % 2 else 2**31 - 1,
+        "l": -(2**63) if i % 2 else 2**63 - 1,
+        "f": 1.1,
+        "d": -0.0 if i % 2 else 1e308,
+        "b": bool(i % 2),
+        "s": "héllo ✓" * i,
+        "raw": bytes(range(i * 40 % 256)),
+        "n": None,
+        "opt": None if i % 2 else 300,
+        "opt_last": "x" if i % 2 else None,
+        "dec": decimal.Decimal("-1234567.891"),
+        "day": dt.date(1969, 12, 31 - i % 3),
+        "tm": dt.time(23, 59, 59, 999000),
+        "ts": dt.datetime(2024, 1, 2, 3, 4, 5, 678901, tzinfo=dt.UTC),
+        "id": uuid.UUID(int=i),
+        "odd": -i,
+        "list": [1.5, None, -2.25] * i,
+        "nested": {f"k{j}": [str(j)] * j for j in range(i)},
+        "inner": {"x": i, "tags": {"a": i, "b": -i}},
+    }
+
+
+@pytest.mark.parametrize("i", [0, 1, 2, 7])
+def test_the_generated_decoder_reads_what_fastavro_reads(i: int) -> None:
+    parsed = fastavro.parse_schema(DECODED)
+    decode = _values(parsed)
+    payload = _schemaless(DECODED, _decoded(i))
+    expected: Any = fastavro.schemaless_reader(io.BytesIO(payload), parsed, None)
+    got = decode(b"\x00\x00\x00\x00\x01" + payload)
+    assert got == list(expected.values())
+    assert [type(v) for v in got] == [type(v) for v in expected.values()]
+
+
+def test_blocks_with_a_byte_size_and_several_blocks_decode_as_fastavro_decodes_them() -> None:
+    """Writers other than fastavro may write a negative count followed by the block's byte size, and
+    split a map or an array into several blocks."""
+    schema = {
+        "type": "record",
+        "name": "Blocks",
+        "fields": [
+            {"name": "m", "type": {"type": "map", "values": "int"}},
+            {"name": "a", "type": {"type": "array", "items": "string"}},
+        ],
+    }
+    parsed = fastavro.parse_schema(schema)
+    # map: a block of -1 entry (size 3 bytes) {"a": 1}, a block of 1 entry {"b": 2}, end;
+    # array: a block of 2 ["x", "y"], a block of -1 (size 2) ["z"], end
+    payload = bytes([1, 6, 2, 97, 2, 2, 2, 98, 4, 0, 4, 2, 120, 2, 121, 1, 4, 2, 122, 0])
+    expected: Any = fastavro.schemaless_reader(io.BytesIO(payload), parsed, None)
+    assert expected == {"m": {"a": 1, "b": 2}, "a": ["x", "y", "z"]}
+    assert _values(parsed)(b"\x00\x00\x00\x00\x01" + payload) == list(expected.values())
+
+
+@pytest.mark.parametrize("cut", [6, 9, 12, 20])
+def test_a_truncated_record_is_an_eof_error_as_with_fastavro(cut: int) -> None:
+    """fastavro raises EOFError, or IndexError cut inside a varint; both are the record's
+    ``DataException`` in the converter."""
+    parsed = fastavro.parse_schema(DECODED)
+    framed = b"\x00\x00\x00\x00\x01" + _schemaless(DECODED, _decoded(2))
+    with pytest.raises((EOFError, IndexError)):
+        fastavro.schemaless_reader(io.BytesIO(framed[5:cut]), parsed, None)
+    with pytest.raises(EOFError):
+        _values(parsed)(framed[:cut])
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        {"type": "enum", "name": "E", "symbols": ["A"]},
+        {"type": "fixed", "name": "F", "size": 2},
+        ["null", "int", "string"],
+        ["int", "string"],
+    ],
+    ids=["enum", "fixed", "union_of_three", "union_without_null"],
+)
+def test_schemas_the_decoder_cannot_promise_are_left_to_fastavro(field: Any) -> None:
+    schema = {"type": "record", "name": "R", "fields": [{"name": "x", "type": field}]}
+    parsed: Any = fastavro.parse_schema(schema)
+    assert values_decoder(parsed, LOGICAL_READERS) is None

@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from engine.api.config_def import ConfigDef, ConfigType, Importance
 from engine.converters.registry.avro_data import AvroData
+from engine.converters.registry.avro_decoder import values_decoder
 from engine.converters.registry.config import registry_config_def
 from engine.converters.registry.converter import HEADER_SIZE, Reader, RegistryConverter, Writer, require
 from engine.converters.registry.references import inline_avro
@@ -115,8 +116,14 @@ class AvroConverter(RegistryConverter):
         connect = self.avro_data.to_connect_schema(avro)
         if _is_bytes(avro):
             return connect, _raw_reader(connect)
-        decoder = _decoder(self._fastavro, self._parse(avro), _has_union(avro))
-        return connect, self.avro_data.reader(connect, avro, *decoder)
+        parsed = self._parse(avro)
+        decoder = _decoder(self._fastavro, parsed, _has_union(avro))
+        values = (
+            values_decoder(parsed, self._fastavro.read._read.LOGICAL_READERS)
+            if isinstance(parsed, dict)
+            else None
+        )
+        return connect, self.avro_data.reader(connect, avro, *decoder, values=values)
 
 
 def _encoder(fastavro: Any, parsed: Any) -> tuple[Any, ...]:

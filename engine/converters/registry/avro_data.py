@@ -585,12 +585,35 @@ class AvroData:
                 lines.append(f"{indent}v[{i}] = f{i}(v[{i}])")
         return [*lines, f"{indent}s = _new(Struct)", f"{indent}s.schema = schema", f"{indent}s._values = v"]
 
-    def reader(self, schema: Schema, avro: Any, decode: Callable[..., Any], *args: Any) -> ToConnect:
+    def reader(
+        self,
+        schema: Schema,
+        avro: Any,
+        decode: Callable[..., Any],
+        *args: Any,
+        values: Callable[[bytes], list[Any]] | None = None,
+    ) -> ToConnect:
         """``def read(record)``, generated per schema: ``decode(BytesIO(record), *args)`` (positioned
         after Confluent's 5-byte header) made a Connect value of ``schema`` as :meth:`to_connect`
-        makes it, in one function for a struct (no call between the decoder and the Struct)."""
+        makes it, in one function for a struct (no call between the decoder and the Struct).
+        ``values``: a struct's field values straight from the record (``avro_decoder``), where the
+        schema allows it, instead of ``decode``'s dict."""
         to_connect = self.to_connect(schema, avro)
-        scope: dict[str, Any] = {
+        if values is not None and schema.type is Type.STRUCT and schema.name != UNION_NAME:
+            scope: dict[str, Any] = {
+                "Struct": Struct,
+                "_new": object.__new__,
+                "schema": schema,
+                "values": values,
+            }
+            lines = [
+                "def read(record):",
+                "    v = values(record)",
+                *self._struct_lines(schema, scope, "    "),
+                "    return s",
+            ]
+            return _generated("read", lines, scope)
+        scope = {
             "Struct": Struct,
             "_new": object.__new__,
             "schema": schema,
