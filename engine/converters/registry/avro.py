@@ -119,9 +119,7 @@ class AvroConverter(RegistryConverter):
         parsed = self._parse(avro)
         decoder = _decoder(self._fastavro, parsed, _has_union(avro))
         values = (
-            values_decoder(parsed, self._fastavro.read._read.LOGICAL_READERS)
-            if isinstance(parsed, dict)
-            else None
+            values_decoder(parsed, self._fastavro.read.LOGICAL_READERS) if isinstance(parsed, dict) else None
         )
         return connect, self.avro_data.reader(connect, avro, *decoder, values=values)
 
