@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import structlog
 
 from engine.api.records import SourceRecord
 from engine.config.secrets import hide
+from engine.converters.base import converted
 from engine.converters.json_converter import JsonConverter
 from engine.tolerance.config import ErrorPolicy
 from engine.tolerance.context import ProcessingContext
@@ -45,8 +46,9 @@ ERROR_HEADER_SOURCE_PARTITION = HEADER_PREFIX + "source.partition"
 ERROR_HEADER_SOURCE_OFFSET = HEADER_PREFIX + "source.offset"
 
 RawHeaders = Sequence[tuple[str, bytes | None]]
-SourceRender = Callable[[SourceRecord], tuple[bytes | None, bytes | None, RawHeaders]]
-"""A source record as bytes for the dead letter queue: key, value, headers."""
+SourceRender = Callable[[SourceRecord], Awaitable[tuple[bytes | None, bytes | None, RawHeaders]]]
+"""A source record as bytes for the dead letter queue: key, value, headers (awaited: a converter may
+first wait for its schema from a registry)."""
 
 
 class DeadLetterQueueReporter:
@@ -80,7 +82,7 @@ class DeadLetterQueueReporter:
         headers: list[tuple[str, bytes | None]]
         if source is not None:
             assert self.source_render is not None
-            key, value, raw_headers = self.source_render(source)
+            key, value, raw_headers = await self.source_render(source)
             headers = list(raw_headers)
         else:
             consumed = ctx.consumed
@@ -181,7 +183,7 @@ async def ensure_dlq_topic(
     return created
 
 
-def render_source(
+async def render_source(
     record: SourceRecord,
     key_converter: Any,
     value_converter: Any,
@@ -189,17 +191,23 @@ def render_source(
 ) -> tuple[bytes | None, bytes | None, RawHeaders]:
     """A source record as its task's converters write it; a part they cannot convert (the stage
     that failed) as JSON with its schema (``JsonConverter``, ``schemas.enable=true``), else null;
-    headers the header converter cannot convert are left out."""
+    headers the header converter cannot convert are left out.
+
+    A converter still fetching the record's schema from a registry (``ConversionPending``: the record
+    failed before its schema was ever needed, in an SMT say) is waited for, as a record that passes
+    waits, so the dead letter queue holds the record in the topic's own format; only a fetch that
+    fails leaves the part to JSON."""
     return (
-        _convert(key_converter, record.topic, record.key_schema, record.key),
-        _convert(value_converter, record.topic, record.value_schema, record.value),
-        _try_headers(headers, record),
+        await _convert(key_converter, record.topic, record.key_schema, record.key),
+        await _convert(value_converter, record.topic, record.value_schema, record.value),
+        await _try_headers(headers, record),
     )
 
 
-def _convert(converter: Any, topic: str, schema: Any, value: Any) -> bytes | None:
+async def _convert(converter: Any, topic: str, schema: Any, value: Any) -> bytes | None:
     try:
-        return converter.from_connect_data(topic, schema, value)  # type: ignore[no-any-return]
+        written: bytes | None = await converted(lambda: converter.from_connect_data(topic, schema, value))
+        return written
     except Exception:
         pass
     try:
@@ -208,8 +216,8 @@ def _convert(converter: Any, topic: str, schema: Any, value: Any) -> bytes | Non
         return None
 
 
-def _try_headers(headers: Callable[[SourceRecord], RawHeaders], record: SourceRecord) -> RawHeaders:
+async def _try_headers(headers: Callable[[SourceRecord], RawHeaders], record: SourceRecord) -> RawHeaders:
     try:
-        return headers(record)
+        return await converted(lambda: headers(record))
     except Exception:
         return ()

@@ -118,9 +118,9 @@ class SourceLoop(TaskLoop):
     def _reporters(self) -> list[Any]:
         return super()._reporters() + ([self._dlq] if self._dlq is not None else [])
 
-    def _dead_letter_form(self, record: SourceRecord) -> Any:
+    async def _dead_letter_form(self, record: SourceRecord) -> Any:
         converters = self.converters
-        return render_source(record, converters.key, converters.value, self._headers)
+        return await render_source(record, converters.key, converters.value, self._headers)
 
     async def open(self) -> None:
         if (client := self.plane.connector_clients("producer", self.config)) is None:

@@ -323,6 +323,9 @@ def test_non_struct_values_travel_in_wrapper_messages_both_ways(
     back = _converter(schema_registry_url).to_connect_data(ctx_topic, theirs)
     assert back.schema is not None
     assert back.schema.optional
+    assert (
+        back.schema.type.name == connect
+    )  # the schema of the wrapper the indexes name, not the file's first
     assert back.value == value
     text_topic = f"w-{uuid.uuid4().hex[:10]}"
     as_text = _converter(schema_registry_url).from_connect_data(text_topic, schema, value)

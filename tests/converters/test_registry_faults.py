@@ -18,6 +18,8 @@ from engine.data.builder import SchemaBuilder
 from engine.data.schema import Schema
 from engine.data.values import Struct
 from engine.testing import eventually
+from engine.topics.base import TopicPartition
+from engine.topics.memory import MemoryTopics
 from tests.converters.faulty_registry import DOWN_MESSAGE, FaultyRegistry
 from tests.schema_registry import free_port
 from tests.worker.probes import SINK, SINKS, SOURCE, SOURCES, records
@@ -164,3 +166,48 @@ async def test_the_client_fails_over_to_the_next_url_and_retries_a_503(schema_re
         again: Any = await client.aby_id(schema_id)
         assert again.schema == '"string"'
         assert client.requests == 4  # cached: the registration knows the schema
+
+
+async def test_a_source_record_an_smt_fails_on_reaches_the_dlq_in_avro_once_its_schema_is_registered(
+    schema_registry_url: str,
+) -> None:
+    """The record fails before its schema was ever registered (in an SMT), so rendering it for the dead
+    letter queue is the converter's first call, and the registry answers only once released: the DLQ
+    waits for it as a passing record does, and holds Avro (magic byte, schema id), not JSON."""
+    faulty = FaultyRegistry(schema_registry_url, hold=True)
+    topics = MemoryTopics()
+    with faulty.running():
+        async with Engine(WORKER, topics=topics) as engine:
+            props = {
+                "connector.class": SOURCE,
+                **_converters(AVRO, faulty.url),
+                "transforms": "id",
+                "transforms.id.type": "org.apache.kafka.connect.transforms.ExtractField$Value",
+                "transforms.id.field": "missing",  # fails on every record: "Unknown field"
+                "errors.tolerance": "all",
+                "errors.deadletterqueue.topic.name": "orders-dlq",
+                "errors.deadletterqueue.context.headers.enable": "true",
+            }
+            await engine.create_connector("orders", props)
+            await engine.wait_for_state("orders", "RUNNING", tasks=1)
+            SOURCES["orders"].feed.put_nowait([_order("orders", 7)])
+            await eventually(faulty.held.is_set, timeout=30)  # the registration waits in the registry
+            assert not _held(topics, "orders-dlq")
+            faulty.release.set()
+            await eventually(lambda: len(_held(topics, "orders-dlq")) == 1, timeout=30)
+            [(value, headers)] = _held(topics, "orders-dlq")
+            status = await engine.connector_status("orders")
+    assert headers["__connect.errors.stage"] == b"TRANSFORMATION"
+    assert value is not None
+    assert value[:1] == b"\x00"  # Confluent's framing, not JsonConverter's envelope
+    reader = AvroConverter()
+    reader.configure({"schema.registry.url": schema_registry_url}, False)
+    assert reader.to_connect_data("orders", value).value == _order("orders", 7).value
+    assert status["tasks"][0]["state"] == "RUNNING"
+
+
+def _held(topics: MemoryTopics, topic: str) -> list[tuple[bytes | None, dict[str, bytes | None]]]:
+    try:
+        return [(r.value, dict(r.headers)) for r in topics.records(TopicPartition(topic, 0))]
+    except KeyError:
+        return []

@@ -7,15 +7,15 @@ the writer's schema fetched by id). Needs the ``registry`` extra (fastavro).
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from engine.api.config_def import ConfigDef, ConfigType, Importance
 from engine.converters.registry.avro_data import AvroData
+from engine.converters.registry.avro_decoder import values_decoder
 from engine.converters.registry.config import registry_config_def
-from engine.converters.registry.converter import Reader, RegistryConverter, Writer, require
+from engine.converters.registry.converter import HEADER_SIZE, Reader, RegistryConverter, Writer, require
 from engine.converters.registry.references import inline_avro
 from engine.data.logical import Decimal
 from engine.data.schema import Schema
@@ -97,26 +97,14 @@ class AvroConverter(RegistryConverter):
         avro = self.avro_data.from_connect_schema(schema)
         text = json.dumps(avro, separators=(",", ":"))
         record_name = _record_name(avro)
-        to_avro = self.avro_data.to_avro(schema)
         fastavro = self._fastavro
 
         def make_writer(written_under: str | None) -> Writer:
             under = avro if written_under is None else json.loads(written_under)
             if _is_bytes(under):
                 return _raw_writer(schema)
-            parsed = self._parse(under)
-            write = fastavro.schemaless_writer
-            # fastavro encodes into a bytearray of its own and hands it to ``write`` once: kept as is
-            # (framing copies it once into the record) instead of copied into and out of a BytesIO
-            encoded: list[bytearray] = []
-            sink = _Sink(encoded.append)
-            take = encoded.pop
-
-            def writer(value: Any) -> bytes:
-                write(sink, parsed, to_avro(value))
-                return take()  # type: ignore[return-value]  # a bytearray: frame() makes the bytes
-
-            return writer
+            # bytes + bytearray: framing makes the record's bytes in the one copy it makes anyway
+            return self.avro_data.writer(schema, *_encoder(fastavro, self._parse(under)))  # type: ignore[return-value]
 
         return text, record_name, make_writer
 
@@ -126,38 +114,59 @@ class AvroConverter(RegistryConverter):
     def _prepare_read(self, schema_text: str, references: Mapping[str, str]) -> tuple[Schema, Reader]:
         avro = inline_avro(json.loads(schema_text), references)
         connect = self.avro_data.to_connect_schema(avro)
-        parsed = self._parse(avro)
-        to_connect = self.avro_data.to_connect(connect, avro)
         if _is_bytes(avro):
             return connect, _raw_reader(connect)
-        read = self._fastavro.schemaless_reader
-        if not _has_union(avro):
+        parsed = self._parse(avro)
+        decoder = _decoder(self._fastavro, parsed, _has_union(avro))
+        values = (
+            values_decoder(parsed, self._fastavro.read.LOGICAL_READERS) if isinstance(parsed, dict) else None
+        )
+        return connect, self.avro_data.reader(connect, avro, *decoder, values=values)
 
-            def plain(payload: bytes) -> Any:
-                return to_connect(read(io.BytesIO(payload), parsed, None))
 
-            return connect, plain
+def _encoder(fastavro: Any, parsed: Any) -> tuple[Any, ...]:
+    """(encode, *args): ``encode(out, record, *args)`` appends ``record``'s schemaless encoding to the
+    bytearray ``out``. fastavro's compiled ``write_data`` where there is one, with the named types and
+    options ``schemaless_writer`` would build for each record (per record, they cost as much as
+    encoding a small one); else ``schemaless_writer`` itself."""
+    write_data = getattr(fastavro.write._write, "write_data", None)
+    if getattr(fastavro.write._write, "CYTHON_MODULE", 0) and write_data is not None:
+        named: dict[str, Any] = {}
+        fastavro.parse_schema(parsed, named)
+        options = {"strict": False, "strict_allow_default": False, "disable_tuple_notation": False}
+        return write_data, parsed, named, "", options
+    return _public_encode, fastavro.schemaless_writer, parsed
 
-        def reader(payload: bytes) -> Any:  # record names tell a union's record branches apart
-            return to_connect(
-                read(
-                    io.BytesIO(payload),
-                    parsed,
-                    None,
-                    return_record_name=True,
-                    return_record_name_override=True,
-                )
-            )
 
-        return connect, reader
+def _public_encode(out: bytearray, record: Any, writer: Any, parsed: Any) -> None:
+    writer(_Sink(out.extend), parsed, record)
+
+
+def _decoder(fastavro: Any, parsed: Any, union: bool) -> tuple[Any, ...]:
+    """(decode, *args): ``decode(fo, *args)`` reads one schemaless record; record names kept for a
+    union's record branches (they tell them apart). As :func:`_encoder`, fastavro's compiled
+    ``_read_data`` with what ``schemaless_reader`` builds per record made once, where there is one."""
+    options = {
+        "return_record_name": union,
+        "return_record_name_override": union,
+        "handle_unicode_errors": "strict",
+        "return_named_type": False,
+        "return_named_type_override": False,
+    }
+    read_data = getattr(fastavro.read._read, "_read_data", None)
+    if getattr(fastavro.read._read, "CYTHON_MODULE", 0) and read_data is not None:
+        named: dict[str, dict[str, Any]] = {"writer": {}, "reader": {}}
+        fastavro.parse_schema(parsed, named["writer"])
+        return read_data, parsed, named, None, options
+    return fastavro.schemaless_reader, parsed, None, union, union
 
 
 class _Sink:
-    """The file object fastavro's schemaless writer writes to: its one ``write`` call keeps the buffer."""
+    """The file object fastavro's schemaless writer writes to: its one ``write`` call appends."""
 
     __slots__ = ("write",)
 
-    def __init__(self, write: Callable[[bytearray], None]) -> None:
+    def __init__(self, write: Callable[[bytearray], object]) -> None:
         self.write = write
 
 
@@ -199,5 +208,5 @@ def _raw_writer(schema: Schema) -> Writer:
 
 def _raw_reader(schema: Schema) -> Reader:
     if schema.name == Decimal.LOGICAL_NAME:
-        return lambda payload: Decimal.to_logical(schema, bytes(payload))
-    return lambda payload: bytes(payload)
+        return lambda record: Decimal.to_logical(schema, bytes(record[HEADER_SIZE:]))
+    return lambda record: bytes(record[HEADER_SIZE:])

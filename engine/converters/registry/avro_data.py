@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import decimal
+import io
 import re
 import urllib.parse
 from collections.abc import Callable, Mapping
@@ -282,8 +283,7 @@ class AvroData:
         that needs a default or a conversion, one dict literal (a per-field ``Struct.get`` cost more than
         fastavro's encoding of the field). A Struct of an equal but different schema object takes the same
         path; anything else the by-name one, which raises the typed error."""
-        fields = schema.fields
-        names = [(f.name, self._name(f.name), self.to_avro(f.schema)) for f in fields]
+        names = [(f.name, self._name(f.name), self.to_avro(f.schema)) for f in schema.fields]
 
         def by_name(value: Any) -> Any:
             if not isinstance(value, Struct):
@@ -299,22 +299,63 @@ class AvroData:
             "        return None",
             "    if type(v) is not Struct or (v.schema is not schema and v.schema != schema):",
             "        return by_name(v)",
+            *self._record_lines(schema, names, scope, "    "),
+            "    return d",
         ]
+        return _generated("struct", lines, scope)
+
+    def _record_lines(
+        self, schema: Schema, names: list[tuple[str, str, ToAvro]], scope: dict[str, Any], indent: str
+    ) -> list[str]:
+        """Lines making ``d``, the record fastavro writes, from ``v``, a Struct of ``schema``."""
+        fields = schema.fields
+        lines = []
         if fields:
-            lines.append("    " + "".join(f"a{i}, " for i in range(len(fields))) + "= v._values")
+            lines.append(indent + "".join(f"a{i}, " for i in range(len(fields))) + "= v._values")
         for i, (f, (_, _, fn)) in enumerate(zip(fields, names, strict=True)):
             if f.schema.default_value is not None:
                 scope[f"d{i}"] = f.schema.default_value
-                lines += [f"    if a{i} is None:", f"        a{i} = d{i}"]
+                lines += [f"{indent}if a{i} is None:", f"{indent}    a{i} = d{i}"]
             if fn is not _identity:
                 scope[f"f{i}"] = fn
-                lines.append(f"    a{i} = f{i}(a{i})")
+                lines.append(f"{indent}a{i} = f{i}(a{i})")
         lines.append(
-            "    return {"
+            indent
+            + "d = {"
             + ", ".join(f"{avro_name!r}: a{i}" for i, (_, avro_name, _) in enumerate(names))
             + "}"
         )
-        return _generated("struct", lines, scope)
+        return lines
+
+    def writer(self, schema: Schema, encode: Callable[..., None], *args: Any) -> Callable[[Any], bytearray]:
+        """``def write(v)``, generated per schema: what :meth:`to_avro` makes of ``v``, encoded by
+        ``encode(out, record, *args)`` into a new bytearray, in one function for a Struct of
+        ``schema`` (the usual record: no call between the Struct and the encoder)."""
+        to_avro = self.to_avro(schema)
+        scope: dict[str, Any] = {"Struct": Struct, "schema": schema, "to_avro": to_avro, "encode": encode}
+        scope.update({f"e{i}": arg for i, arg in enumerate(args)})
+        encoded = "    encode(out, d" + "".join(f", e{i}" for i in range(len(args))) + ")"
+        if schema.type is not Type.STRUCT:
+            lines = [
+                "def write(v):",
+                "    d = to_avro(v)",
+                "    out = bytearray()",
+                encoded,
+                "    return out",
+            ]
+            return _generated("write", lines, scope)
+        names = [(f.name, self._name(f.name), self.to_avro(f.schema)) for f in schema.fields]
+        lines = [
+            "def write(v):",
+            "    if type(v) is Struct and (v.schema is schema or v.schema == schema):",
+            *self._record_lines(schema, names, scope, "        "),
+            "    else:",
+            "        d = to_avro(v)",
+            "    out = bytearray()",
+            encoded,
+            "    return out",
+        ]
+        return _generated("write", lines, scope)
 
     # -- Avro -> Connect schema --------------------------------------------------------------------------
 
@@ -510,8 +551,7 @@ class AvroData:
         inline. fastavro fills the dict in the writer schema's field order, which ``schema`` was mapped
         from, field for field; a dict of another size is read by name. Not validated again: fastavro
         decoded the values with that schema."""
-        fields = schema.fields
-        names = [self._name(f.name) for f in fields]
+        names = [self._name(f.name) for f in schema.fields]
         scope: dict[str, Any] = {"Struct": Struct, "_new": object.__new__, "schema": schema, "names": names}
         lines = [
             "def struct(value):",
@@ -520,17 +560,84 @@ class AvroData:
             "    if type(value) is tuple:  # fastavro's (record name, value) inside a union",
             "        value = value[1]",
             "    v = [*value.values()]",
-            f"    if len(v) != {len(fields)}:",
+            f"    if len(v) != {len(names)}:",
             "        g = value.get",
             "        v = [g(name) for name in names]",
+            *self._struct_lines(schema, scope, "    "),
+            "    return s",
         ]
-        for i, f in enumerate(fields):
-            fn = self.to_connect(f.schema, None)
-            if fn is not _identity:
-                scope[f"f{i}"] = fn
-                lines.append(f"    v[{i}] = f{i}(v[{i}])")
-        lines += ["    s = _new(Struct)", "    s.schema = schema", "    s._values = v", "    return s"]
         return _generated("struct", lines, scope)
+
+    def _struct_lines(self, schema: Schema, scope: dict[str, Any], indent: str) -> list[str]:
+        """Lines making ``s``, the Struct of ``schema``, from ``v``, the decoded values in field order."""
+        lines = []
+        for i, f in enumerate(schema.fields):
+            fn = self.to_connect(f.schema, None)
+            if fn is _utc:  # inline: a Timestamp field is in most records
+                scope["datetime"], scope["UTC"] = dt.datetime, dt.UTC
+                lines += [
+                    f"{indent}x = v[{i}]",
+                    f"{indent}if isinstance(x, datetime) and x.tzinfo is None:",
+                    f"{indent}    v[{i}] = x.replace(tzinfo=UTC)",
+                ]
+            elif fn is not _identity:
+                scope[f"f{i}"] = fn
+                lines.append(f"{indent}v[{i}] = f{i}(v[{i}])")
+        return [*lines, f"{indent}s = _new(Struct)", f"{indent}s.schema = schema", f"{indent}s._values = v"]
+
+    def reader(
+        self,
+        schema: Schema,
+        avro: Any,
+        decode: Callable[..., Any],
+        *args: Any,
+        values: Callable[[bytes], list[Any]] | None = None,
+    ) -> ToConnect:
+        """``def read(record)``, generated per schema: ``decode(BytesIO(record), *args)`` (positioned
+        after Confluent's 5-byte header) made a Connect value of ``schema`` as :meth:`to_connect`
+        makes it, in one function for a struct (no call between the decoder and the Struct).
+        ``values``: a struct's field values straight from the record (``avro_decoder``), where the
+        schema allows it, instead of ``decode``'s dict."""
+        to_connect = self.to_connect(schema, avro)
+        if values is not None and schema.type is Type.STRUCT and schema.name != UNION_NAME:
+            scope: dict[str, Any] = {
+                "Struct": Struct,
+                "_new": object.__new__,
+                "schema": schema,
+                "values": values,
+            }
+            lines = [
+                "def read(record):",
+                "    v = values(record)",
+                *self._struct_lines(schema, scope, "    "),
+                "    return s",
+            ]
+            return _generated("read", lines, scope)
+        scope = {
+            "Struct": Struct,
+            "_new": object.__new__,
+            "schema": schema,
+            "to_connect": to_connect,
+            "decode": decode,
+            "BytesIO": io.BytesIO,
+        }
+        scope.update({f"e{i}": arg for i, arg in enumerate(args)})
+        lines = [
+            "def read(record):",
+            "    fo = BytesIO(record)",
+            "    fo.seek(5)",
+            "    value = decode(fo" + "".join(f", e{i}" for i in range(len(args))) + ")",
+        ]
+        if schema.type is Type.STRUCT and schema.name != UNION_NAME:
+            lines += [
+                "    if type(value) is dict:",
+                "        v = [*value.values()]",
+                f"        if len(v) == {len(schema.fields)}:",
+                *self._struct_lines(schema, scope, "            "),
+                "            return s",
+            ]
+        lines.append("    return to_connect(value)")
+        return _generated("read", lines, scope)
 
     def _union_value(self, schema: Schema) -> ToConnect:
         branches: list[tuple[Field, ToConnect]] = [

@@ -6,7 +6,9 @@ Connect schema and a payload reader (:meth:`RegistryConverter._prepare_read`). T
 rest, once per new schema: the subject (``*.subject.name.strategy``), the id (``auto.register.schemas``
 registers, else looks it up; ``use.latest.version`` takes the subject's latest, checked for
 compatibility first with ``latest.compatibility.strict``), cached by (topic, Connect schema) one way
-and by schema id the other, so a record costs no registry round trip once its schema is known.
+and by schema id the other, so a record costs no registry round trip once its schema is known. The
+entry used last is kept each way (reading, under the record's 5-byte header, so a record framed as
+the one before it is not unframed first): a stream of one schema skips the cache's bookkeeping.
 
 Registry round trips never run on a task loop's event loop: in a task loop (``AWAITING_CALLER``),
 a conversion that misses its cache starts the fetch as a task of the loop and raises
@@ -41,10 +43,15 @@ from engine.converters.registry.config import RegistrySettings, frame, registry_
 from engine.data.cache import LRUCache
 from engine.data.schema import Schema, SchemaAndValue
 
-__all__ = ["RegistryConverter", "Writer", "require"]
+__all__ = ["HEADER_SIZE", "Reader", "RegistryConverter", "Writer", "require"]
 
 Writer = Callable[[Any], bytes]
 Reader = Callable[[bytes], Any]
+"""Reads a whole framed record (magic byte and schema id included: each format slices its payload
+from its own offset, Protobuf's after the message indexes, so the record is copied once) into the
+Connect value; or into a ``SchemaAndValue`` when the record names a schema other than its id's
+(Protobuf's message indexes other than ``[0]``)."""
+HEADER_SIZE = 5  # Confluent's framing: the magic byte, then the schema id (4 bytes, big-endian)
 _NOT_FOUND_CODES = (40401, 40402, 40403, 404)
 # SchemaAndValue is a frozen dataclass: its __init__ sets each slot through object.__setattr__, a
 # third of a microsecond per record; the slots' own setters do the same in half the time
@@ -83,9 +90,9 @@ class RegistryConverter(BuiltinConverter):
         self._reads: LRUCache[int, tuple[Schema, Reader]] = LRUCache(1000)
         self._pending: dict[Hashable, asyncio.Task[None]] = {}  # fetches in flight, by what they fetch
         self._failures: dict[Hashable, DataException] = {}  # fetches that failed, raised once each
-        # the entry used last, each way: a stream of records of one schema skips the LRU bookkeeping
+        # the entry used last, each way (see the module's docstring)
         self._last_write: tuple[str, Schema, int, bytes, Writer] | None = None
-        self._last_read: tuple[int, Schema, Reader] | None = None
+        self._last_read: tuple[bytes, int, Schema, Reader] | None = None
 
     def config(self) -> ConfigDef:
         return registry_config_def()
@@ -308,11 +315,11 @@ class RegistryConverter(BuiltinConverter):
     ) -> SchemaAndValue:
         if value is None:
             return SchemaAndValue.NULL
-        schema_id, payload = unframe(topic, value, self.FORMAT)
         last = self._last_read
-        if last is not None and last[0] == schema_id:
-            schema, reader = last[1], last[2]
+        if last is not None and value[:HEADER_SIZE] == last[0]:
+            schema_id, schema, reader = last[1], last[2], last[3]
         else:
+            schema_id, _ = unframe(topic, value, self.FORMAT)
             entry = self._reads.get(schema_id)
             if entry is None:
                 entry = self._awaiting(
@@ -323,9 +330,9 @@ class RegistryConverter(BuiltinConverter):
                     f"{self.FORMAT} schema id {schema_id} (topic {topic})",
                 )
             schema, reader = entry
-            self._last_read = (schema_id, schema, reader)
+            self._last_read = (bytes(value[:HEADER_SIZE]), schema_id, schema, reader)
         try:
-            converted = reader(payload)
+            converted = reader(value)
         except DataException as exc:
             raise DataException(
                 f"Failed to deserialize data for topic {topic} to {self.FORMAT} with schema id "
@@ -336,6 +343,8 @@ class RegistryConverter(BuiltinConverter):
                 f"Failed to deserialize data for topic {topic} to {self.FORMAT} with schema id "
                 f"{schema_id}: {type(exc).__name__}: {exc}"
             ) from exc
+        if type(converted) is SchemaAndValue:  # the record's own framing named its schema
+            return converted
         result: SchemaAndValue = _new(SchemaAndValue)
         _set_schema(result, schema)
         _set_value(result, converted)

@@ -16,7 +16,7 @@ from engine.api.config_def import ConfigDef, ConfigType, Importance
 from engine.api.errors import DataException
 from engine.converters import jackson
 from engine.converters.registry.config import registry_config_def
-from engine.converters.registry.converter import Reader, RegistryConverter, Writer, require
+from engine.converters.registry.converter import HEADER_SIZE, Reader, RegistryConverter, Writer, require
 from engine.converters.registry.json_schema_data import JsonSchemaData
 from engine.converters.registry.references import inline_json_schema
 from engine.data.schema import Schema
@@ -99,8 +99,8 @@ class JsonSchemaConverter(RegistryConverter):
         connect = self.data.to_connect_schema(inline_json_schema(json.loads(schema_text), references))
         to_connect = self.data.to_connect(connect)
 
-        def reader(payload: bytes) -> Any:
-            return to_connect(jackson.loads(bytes(payload)))
+        def reader(record: bytes) -> Any:
+            return to_connect(jackson.loads(bytes(record[HEADER_SIZE:])))
 
         return connect, reader
 

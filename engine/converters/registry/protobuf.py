@@ -17,14 +17,12 @@ from typing import Any, Final
 
 from engine.api.config_def import ConfigDef, ConfigType, Importance, ValidString
 from engine.api.errors import DataException
-from engine.converters.base import RawHeaders
 from engine.converters.registry.config import registry_config_def
-from engine.converters.registry.converter import Reader, RegistryConverter, Writer, require
+from engine.converters.registry.converter import HEADER_SIZE, Reader, RegistryConverter, Writer, require
 from engine.converters.registry.proto_text import compile_proto, proto_text
 from engine.converters.registry.proto_wrappers import unwrapped_schema, wrapper_file, wrapper_name
 from engine.converters.registry.protobuf_data import ProtobufData, decode_indexes, encode_indexes
 from engine.data.schema import Schema, SchemaAndValue, Type
-from engine.data.values import Struct
 
 __all__ = ["ProtobufConverter"]
 
@@ -105,9 +103,9 @@ class ProtobufConverter(RegistryConverter):
             text, _ = data.from_connect_schema(schema)
 
         def make_writer(written_under: Any) -> Writer:
-            write = data.writer(schema, descriptor if written_under is None else written_under)
-            prefix = encode_indexes([0])
-            return lambda value: prefix + write(value)
+            return data.writer(
+                schema, descriptor if written_under is None else written_under, encode_indexes([0])
+            )
 
         return text, descriptor.full_name, make_writer
 
@@ -163,26 +161,28 @@ class ProtobufConverter(RegistryConverter):
                 found = readers[key] = (connect, data.reader(connect, descriptor))
             return found
 
-        schema, first = for_indexes([0])
+        def other(record: bytes) -> SchemaAndValue:  # message indexes other than [0]: their own schema
+            indexes, used = decode_indexes(memoryview(record)[HEADER_SIZE:])
+            schema, read = for_indexes(indexes)
+            return SchemaAndValue(schema, read(bytes(record[HEADER_SIZE + used :])))
 
-        def reader(payload: bytes) -> Any:
-            if payload[:1] == b"\x00":  # the first message, as nearly every record names it
-                return first(payload[1:])
-            indexes, used = decode_indexes(payload)
-            _, read = for_indexes(indexes)
-            return read(bytes(payload[used:]))
+        # the first message, as nearly every record names it: one function from the framed record
+        descriptor = data.descriptor_in(files, [0])
+        unwrapped = unwrapped_schema(descriptor) if self._unwrap else None
+        if unwrapped is not None:
+            cls = data.message_class(descriptor)
+            parse = cls.FromString
 
-        return schema, reader
+            def wrapped(record: bytes) -> Any:
+                if record[HEADER_SIZE : HEADER_SIZE + 1] != b"\x00":
+                    return other(record)
+                return parse(record[HEADER_SIZE + 1 :]).value
+
+            readers[(0,)] = (unwrapped, lambda payload: parse(payload).value)
+            return unwrapped, wrapped
+        connect = data.to_connect_schema(descriptor)
+        readers[(0,)] = (connect, data.reader(connect, descriptor))
+        return connect, data.reader(connect, descriptor, framed=other)
 
     def _prepare_read(self, schema_text: str, references: Mapping[str, str]) -> tuple[Schema, Reader]:
         raise DataException("ProtobufConverter reads schemas through _aprepare_read")
-
-    def to_connect_data(
-        self, topic: str, value: bytes | None, headers: RawHeaders | None = None
-    ) -> SchemaAndValue:
-        """As the base's, with the schema of the message the record's indexes name (not always ``[0]``)."""
-        converted = super().to_connect_data(topic, value, headers)
-        read = converted.value
-        if isinstance(read, Struct) and read.schema is not converted.schema:
-            return SchemaAndValue(read.schema, read)
-        return converted
