@@ -89,6 +89,9 @@ class ActorServices(DeletionServices, Protocol):
 
     def spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]: ...
 
+    def wake(self, actor: ConnectorActor) -> None:
+        """A message is being posted to ``actor``: make sure a coroutine runs it."""
+
     async def submit_task_configs(self, connector: str, configs: list[dict[str, str]]) -> None: ...
 
     @property
@@ -123,7 +126,7 @@ class ConnectorActor:
     def __init__(self, name: str, services: ActorServices) -> None:
         self.name = name
         self._s = services
-        self.mailbox = Mailbox(on_put=partial(services.activity.actor_active, self))
+        self.mailbox = Mailbox(on_put=partial(services.wake, self))
         self.finished = False
         self.config: dict[str, str] = {}
         self.target = TargetState.STARTED
@@ -141,7 +144,7 @@ class ConnectorActor:
         # restart.policy=on-failure: FAILED units restarted after a backoff (timers post to this mailbox)
         self.policy: RestartPolicy = NEVER_RESTART
         self.restarts = AutoRestarts(name, services.timers, self.mailbox.put)
-        self.waiting = False  # parked on an empty mailbox
+        self.running = False  # a coroutine applies this actor's messages now (``ActorServices.wake``)
         self._task_factory = TaskFactory(
             name, worker=services.worker, offsets=services.offsets, data=services.data, spawn=services.spawn
         )
@@ -151,17 +154,15 @@ class ConnectorActor:
     # ---- the loop -------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Apply messages until the connector is destroyed or the worker shuts down."""
+        """Apply messages until the mailbox is empty, the connector is destroyed or the worker shuts
+        down. An idle actor keeps no coroutine: the next message posted starts one (``wake``), so a
+        worker holding thousands of connectors keeps no asyncio task per quiet one."""
         with structlog.contextvars.bound_contextvars(connector=self.name):
             while not self.finished:
                 message = self.mailbox.take()
                 if message is None:
-                    self.waiting = True
-                    try:
-                        await self.mailbox.arrival()
-                    finally:
-                        self.waiting = False
-                    continue
+                    self.running = False  # nothing awaited from here on: the next post starts a new run
+                    return
                 try:
                     await self._handle(message)
                 except EngineError as exc:
@@ -178,8 +179,8 @@ class ConnectorActor:
 
     @property
     def idle(self) -> bool:
-        """Parked on an empty mailbox: nothing to apply until a message comes."""
-        return self.waiting and not len(self.mailbox)
+        """No message to apply and none being applied."""
+        return not self.running and not len(self.mailbox)
 
     def unit_runner(self, unit: str) -> Runner | None:
         """The current runner of ``unit`` (``connector`` or ``task-<n>``)."""

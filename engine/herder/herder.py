@@ -207,27 +207,41 @@ class Herder:
 
     @property
     def live_actors(self) -> list[str]:
-        """Connectors that have an actor coroutine right now (diagnostics, leak checks)."""
+        """Connectors that have an actor right now, idle or running (diagnostics, leak checks)."""
         return sorted(self._actors)
 
     def _actor(self, name: str) -> ConnectorActor:
         actor = self._actors.get(name)
         if actor is None:
             actor = self._actors[name] = ConnectorActor(name, self)
-            self.activity.actor_active(actor)
-            self._actor_tasks[name] = self._tg.create_task(self._run_actor(actor), name=f"actor:{name}")
         return actor
+
+    def wake(self, actor: ConnectorActor) -> None:
+        """A message was queued for ``actor``: start its coroutine unless one runs (an idle actor
+        keeps none), and mark it for the quiet checks."""
+        self.activity.actor_active(actor)
+        if actor.running or self._actors.get(actor.name) is not actor:
+            return
+        try:
+            task = self._tg.create_task(self._run_actor(actor), name=f"actor:{actor.name}")
+        except RuntimeError:  # the task group is shutting down after a failure: nothing runs any more
+            return
+        actor.running = True
+        self._actor_tasks[actor.name] = task
 
     async def _run_actor(self, actor: ConnectorActor) -> None:
         try:
             await actor.run()
         finally:
-            if self._actors.get(actor.name) is actor:
-                del self._actors[actor.name]
+            if self._actor_tasks.get(actor.name) is asyncio.current_task():
                 del self._actor_tasks[actor.name]
-                left = actor.mailbox.drain()
-                if not self._closing:
-                    self._hand_over(actor.name, left)
+            if actor.running:  # finished, failed or cancelled (a return on an empty mailbox clears it)
+                actor.running = False
+                if self._actors.get(actor.name) is actor:
+                    del self._actors[actor.name]
+                    left = actor.mailbox.drain()
+                    if not self._closing:
+                        self._hand_over(actor.name, left)
 
     def _hand_over(self, name: str, left: list[Message]) -> None:
         """Messages a destroyed actor left: log events start a new incarnation; the rest is stale.
