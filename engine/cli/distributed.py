@@ -8,6 +8,7 @@ files.
 from __future__ import annotations
 
 from engine.cli.standalone import StandaloneWorker
+from engine.cli.worker_defaults import with_worker_defaults
 from engine.config.properties import load_properties
 from engine.distributed.settings import check_required
 
@@ -22,4 +23,4 @@ class DistributedWorker(StandaloneWorker):
 
 
 async def run_distributed(worker_file: str) -> None:
-    await DistributedWorker(load_properties(worker_file)).run_until_signalled()
+    await DistributedWorker(with_worker_defaults(load_properties(worker_file))).run_until_signalled()

@@ -17,6 +17,7 @@ from pathlib import Path
 import structlog
 from aiohttp import web
 
+from engine.cli.worker_defaults import with_worker_defaults
 from engine.config.listeners import parse_admin_listeners
 from engine.config.properties import load_properties
 from engine.configlog.factory import standalone_notice
@@ -161,4 +162,4 @@ def split_files(files: Sequence[str]) -> tuple[str | None, list[str]]:
 
 async def run_standalone(worker_file: str | None, connector_files: Sequence[str]) -> None:
     properties = load_properties(worker_file) if worker_file else {}
-    await StandaloneWorker(properties, connector_files).run_until_signalled()
+    await StandaloneWorker(with_worker_defaults(properties), connector_files).run_until_signalled()

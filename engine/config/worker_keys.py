@@ -310,6 +310,7 @@ WORKER_KEYS: tuple[WorkerKey, ...] = (
         "task.processes",
         "0",
         "task host processes this worker's tasks run in (0: in its own process; needs bootstrap.servers;"
+        " connect-engine standalone and distributed on Kafka default to the machine's cores;"
         " docs/operating/task-processes.md)",
         LIFECYCLE,
     ),

@@ -246,6 +246,12 @@ class Host:
         runner.body.add_done_callback(partial(self._finished, key))
 
     def _relay(self, key: int, report: Report) -> None:
+        """The report, after the task's counters and metrics: in-process a task's series exist from its
+        start, so the worker must have them before it reads the report (a status says RUNNING)."""
+        runner = self.runners.get(key)
+        if runner is not None and runner.loop is not None:
+            self.pipe.send(Counters(key, runner.loop.counters))
+            self.send_metrics()
         self.pipe.send(Reported(key, report.trigger, report.trace))
 
     def _finished(self, key: int, _: object = None) -> None:

@@ -1,17 +1,20 @@
 """A real distributed worker process with ``task.processes=3`` (a host per task): a segfaulting task fails alone, the
 worker and its REST API stay up, another connector keeps delivering, and /metrics keeps the
-per-task names for tasks that run in task hosts."""
+per-task names for tasks that run in task hosts. Without ``task.processes`` a worker process on
+Kafka, distributed or standalone, runs its tasks in a task host per core; with ``0``, in itself."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 from functools import partial
 from pathlib import Path
 
 import aiohttp
 import pytest
 
-from engine.testing.cluster import request, worker_cluster
+from engine.testing.cluster import free_port, request, worker_cluster
 from engine.testing.waiting import eventually
 from tests.integration.brokers import Broker
 from tests.worker.task_host.connectors import TRIGGER
@@ -73,3 +76,77 @@ async def test_a_segfault_in_a_task_host_leaves_the_worker_process_serving(
         await eventually(counted, timeout=30, interval=0.5, message="the host's counters reach /metrics")
         assert worker.alive
         await asyncio.sleep(0)
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+async def test_a_distributed_worker_runs_its_tasks_in_a_task_host_per_core_by_default(
+    kafka: Broker, tmp_path: Path
+) -> None:
+    source_file, sink_prefix, source, sink = _pipeline(tmp_path, "d", tasks=1)
+    with worker_cluster(kafka.bootstrap, tmp_path) as cluster:  # no task.processes in its properties
+        worker = cluster.start_worker()
+        await cluster.started(worker)
+        for name, config in (("src", source), ("sink", sink)):
+            status, body = await request(worker, "POST", "/connectors", {"name": name, "config": config})
+            assert status == 201, body
+        _append(source_file, [f"a-{i}" for i in range(100)])
+        await _delivered(sink_prefix, [f"a-{i}" for i in range(100)])
+        hosts = _children(worker.process.pid)
+        assert len(hosts) == min(2, os.cpu_count() or 1)  # a host per task, up to the machine's cores
+        assert "task_host.started" in worker.output()
+
+
+async def _standalone(run: Path, worker: dict[str, str], *connectors: Path) -> asyncio.subprocess.Process:
+    """``python -m engine standalone`` with these properties and connector files; its log in ``run``."""
+    properties = run / "worker.properties"
+    properties.write_text("".join(f"{k}={v}\n" for k, v in worker.items()))
+    with (run / "worker.log").open("wb") as log:
+        return await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "engine",
+            "standalone",
+            str(properties),
+            *map(str, connectors),
+            stdout=log,
+            stderr=log,
+        )
+
+
+@pytest.mark.parametrize(("told", "hosts"), [({}, min(2, os.cpu_count() or 1)), ({"task.processes": "0"}, 0)])
+async def test_a_standalone_worker_on_kafka_runs_its_tasks_in_task_hosts_unless_told_0(
+    kafka: Broker, tmp_path: Path, told: dict[str, str], hosts: int
+) -> None:
+    source_file, sink_prefix, source, sink = _pipeline(tmp_path, "s", tasks=1)
+    files = []
+    for name, config in (("src", source), ("sink", sink)):
+        files.append(path := tmp_path / f"{name}.properties")
+        path.write_text("".join(f"{k}={v}\n" for k, v in {"name": name, **config}.items()))
+    worker = {
+        "bootstrap.servers": kafka.bootstrap,
+        "listeners": f"http://127.0.0.1:{free_port()}",
+        "offset.storage.file.filename": str(tmp_path / "offsets"),
+        "offset.flush.interval.ms": "500",
+        "task.shutdown.graceful.timeout.ms": "3000",
+        **told,
+    }
+    process = await _standalone(tmp_path, worker, *files)
+    try:
+        _append(source_file, [f"a-{i}" for i in range(50)])
+        await _delivered(sink_prefix, [f"a-{i}" for i in range(50)])
+        assert len(_children(process.pid)) == hosts, (tmp_path / "worker.log").read_text()[-4000:]
+    finally:
+        process.terminate()
+        assert await asyncio.wait_for(process.wait(), 60) == 0
