@@ -462,8 +462,13 @@ def _top(pstats_file: Path, lines: int = 20) -> str:
     if not pstats_file.exists():
         return ""
     stream = io.StringIO()
-    pstats.Stats(str(pstats_file), stream=stream).sort_stats("tottime").print_stats(lines)
-    kept = [line.rstrip() for line in stream.getvalue().splitlines() if line.strip()]
+    pstats.Stats(str(pstats_file), stream=stream).sort_stats("tottime").print_stats(lines + 2)
+    idle = ("epoll.poll", "selectors.py")  # waiting for I/O, not work
+    kept = [
+        line.rstrip()
+        for line in stream.getvalue().splitlines()
+        if line.strip() and not any(w in line for w in idle)
+    ]
     start = next((i for i, line in enumerate(kept) if line.lstrip().startswith("ncalls")), 0)
     return "\n".join(
         line.replace(str(ROOT) + "/", "").replace(sys.prefix, "<venv>") for line in kept[max(0, start - 1) :]
