@@ -23,7 +23,7 @@ def _task(connector_config: dict[str, str]) -> RecordingSourceTask:
     connector.initialize(_Context({"name": "idle", **connector_config}))
     connector.start({"name": "idle", **connector_config})
     task = RecordingSourceTask()
-    task.initialize(_Context(connector.task_configs(2)[0]))  # type: ignore[arg-type]
+    task.initialize(_Context(connector.task_configs(2)[0]))
     return task
 
 
