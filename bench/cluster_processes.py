@@ -295,6 +295,16 @@ def _latency_cell(result: dict[str, Any], *, label: str) -> str:
     return f"{p50 * 1000:.1f} / {p99 * 1000:.1f} ms"
 
 
+def _generation(node: Node) -> int | None:
+    """Ours: the group generation from ``/metrics`` (Java Connect keeps it in JMX)."""
+    if node.runtime != "engine":
+        return None
+    for line in node.call("GET", "/metrics").text.splitlines():
+        if line.startswith("kafka_connect_worker_rebalance_epoch"):
+            return int(float(line.split()[-1]))
+    return None
+
+
 def _percentiles(samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
     return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
@@ -347,6 +357,7 @@ def walk(
         result["rss_before"] = [n.rss() for n in nodes]
 
         step = "create"
+        generation = _generation(first)
         posts: list[float] = []
         began = time.perf_counter()
         for name in names:
@@ -367,6 +378,9 @@ def walk(
         step = "all RUNNING"
         waited = _until(first, everything, tasks, budget, step, holds=lambda _s: True)
         result["running_s"] = result["create_s"] + waited
+        after = _generation(first)
+        if generation is not None and after is not None:
+            result["rounds"] = after - generation
         _progress(f"{runtime}: all RUNNING {result['running_s']:.1f} s after the first POST")
 
         step = "REST latency"
@@ -527,6 +541,7 @@ def markdown(results: list[dict[str, Any]], command: str, load_start: float, pro
     )
     row("POST p50 / p99", lambda r: f"{r['post_p50'] * 1000:.0f} / {r['post_p99'] * 1000:.0f} ms")
     row("first POST -> all RUNNING", lambda r: f"{r['running_s']:.1f} s")
+    row("rebalance rounds, first POST -> all RUNNING", lambda r: f"{r['rounds']:,}")
     for label in ("GET /connectors", "GET /connectors/{name}/status", "GET /connectors?expand=status"):
         row(
             f"`{label}` p50 / p99",
