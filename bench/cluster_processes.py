@@ -18,6 +18,9 @@ waits when idle). The walk, each step timed:
    share RUNNING;
 8. delete: N DELETEs one after another, then -> ``GET /connectors`` empty.
 
+Then (ours, ``--present``, 10,000 by default) one worker holding that many connectors, their configs
+written straight to its config topic as a leader writes them: written -> all RUNNING, REST p50/p99, RSS.
+
 ``--runtime java`` walks Java Connect 4.1 (``bench/runtimes.py``'s JVM and settings) with
 ``FileStreamSourceConnector`` on an empty file (``tasks.max=1``: Connect ships no idle source with
 more tasks), as ``bench/java_connect.py`` runs it; ``--budget`` bounds each step, and a step past it
@@ -25,7 +28,7 @@ ends the walk there (the section says where). ``--profile`` runs the first worke
 pyinstrument; the top of its profile goes in the section.
 
     python bench/cluster_processes.py [--runtime engine|java|both] [--connectors 1000 3000]
-        [--java-connectors 1000] [--budget 900] [--append BENCHMARKS.md]
+        [--java-connectors 1000] [--present 10000] [--budget 900] [--profile] [--append BENCHMARKS.md]
 """
 
 from __future__ import annotations
@@ -472,6 +475,99 @@ def walk(
     return result
 
 
+def _write_configs(bootstrap: str, topic: str, names: list[str], config: dict[str, str]) -> None:
+    """Connector configs written straight into a running cluster's config topic, as its leader writes
+    them for a POST: the quick way to have thousands present (posting them is what ``walk`` measures)."""
+    import asyncio
+    import json
+
+    from aiokafka import AIOKafkaProducer
+
+    async def write() -> None:
+        producer = AIOKafkaProducer(
+            bootstrap_servers=bootstrap, acks="all", enable_idempotence=False, linger_ms=5
+        )
+        await producer.start()
+        try:
+            for name in names:
+                value = json.dumps({"properties": {**config, "name": name}}).encode()
+                await producer.send(topic, value, key=f"connector-{name}".encode(), partition=0)
+            await producer.flush()
+        finally:
+            await producer.stop()
+
+    asyncio.run(write())
+
+
+def present(connectors: int, bootstrap: str, directory: Path, budget: float) -> dict[str, Any]:
+    """REST p50/p99 on one worker of ours holding ``connectors`` (x 2 tasks), written to its config topic."""
+    names = [f"c-{i:05d}" for i in range(connectors)]
+    result: dict[str, Any] = {
+        "runtime": "engine",
+        "connectors": connectors,
+        "units": 3 * connectors,
+        "tasks": 2,
+    }
+    fleet = Fleet("engine", bootstrap, directory)
+    step = "start"
+    try:
+        node = fleet.add()
+        time.sleep(2)
+        result["rss_before"] = [node.rss()]
+        assert fleet._engine is not None
+        began = time.perf_counter()
+        _write_configs(bootstrap, fleet._engine.topics["config.storage.topic"], names, ENGINE_SOURCE)
+        step = "all RUNNING"
+        _until(node, set(names), 2, budget, step, holds=lambda _s: True)
+        result["running_s"] = time.perf_counter() - began
+        _progress(
+            f"engine: {connectors:,} written -> all RUNNING on one worker in {result['running_s']:.1f} s"
+        )
+        time.sleep(2)
+        step = "REST latency"
+        result["rest"] = _rest_latency(
+            [node],
+            names,
+            {
+                "GET /connectors": 100,
+                "GET /connectors/{name}/status": 300,
+                "GET /connectors?expand=status": 20,
+            },
+        )
+        result["rss_after"] = [node.rss()]
+    except StepTimeout as stopped:
+        result["stopped"] = f"{step}: {stopped} (budget {budget:g} s)"
+    finally:
+        fleet.close()
+    return result
+
+
+def markdown_present(result: dict[str, Any]) -> str:
+    n = result["connectors"]
+    out = [
+        "",
+        f"REST with {n:,} connectors present on one worker of ours (written to its config topic, as a "
+        "leader writes a POST's config; each started with 2 tasks polling idle): written -> all RUNNING "
+        + (f"{result['running_s']:.1f} s" if "running_s" in result else "—")
+        + ".",
+        "",
+        "| request | p50 | p99 |",
+        "|---|---|---|",
+    ]
+    for label, (p50, p99) in result.get("rest", {}).items():
+        out.append(f"| `{label}` | {p50 * 1000:.1f} ms | {p99 * 1000:.1f} ms |")
+    if "rss_after" in result:
+        grown = result["rss_after"][0] - result["rss_before"][0]
+        out += [
+            "",
+            f"The worker's RSS: {_mb(result['rss_before'][0])} empty, {_mb(result['rss_after'][0])} with them "
+            f"({grown / n / 1024:,.0f} KB per connector with its 2 tasks).",
+        ]
+    if result.get("stopped"):
+        out += ["", f"Stopped at {result['stopped']}."]
+    return "\n".join(out) + "\n"
+
+
 def _top(pstats_file: Path, lines: int = 20) -> str:
     if not pstats_file.exists():
         return ""
@@ -600,6 +696,12 @@ def main() -> None:
     )
     parser.add_argument("--budget", type=float, default=900.0, help="seconds each step may take")
     parser.add_argument("--profile", action="store_true", help="ours: the first worker under pyinstrument")
+    parser.add_argument(
+        "--present",
+        type=int,
+        default=10_000,
+        help="ours: REST latency on one worker holding this many connectors (0: skip)",
+    )
     parser.add_argument("--append", metavar="FILE", help="append the markdown section to FILE")
     args = parser.parse_args()
     load = os.getloadavg()[0]
@@ -620,7 +722,13 @@ def main() -> None:
             results.append(walk(runtime, n, bootstrap, directory, args.budget, target))
             if target is not None:
                 profile_text = _top(target) or profile_text
+        if args.present and args.runtime in ("engine", "both"):
+            directory = Path(tmp) / f"present-{args.present}"
+            directory.mkdir()
+            held = present(args.present, bootstrap, directory, args.budget)
     report = markdown(results, command, load, profile_text)
+    if args.present and args.runtime in ("engine", "both"):
+        report += markdown_present(held)
     print(report)
     append_to(args.append, "\n" + report)
 
