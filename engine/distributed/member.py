@@ -22,7 +22,7 @@ from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment, Cons
 from aiokafka.errors import InconsistentGroupProtocolError, KafkaError
 
 from engine.config.kafka_clients.starting import start_client
-from engine.distributed.protocol import Assignment, JoinMetadata
+from engine.distributed.protocol import Assignment, JoinMetadata, decode_members, encode_assignments
 from engine.distributed.settings import ClusterSettings
 
 log = structlog.get_logger(component="group")
@@ -291,21 +291,17 @@ class GroupMember:
     # ---- called by the assignor, inside aiokafka's coordinator task -------------------------
 
     def plan_for(self, members: Mapping[str, Any]) -> dict[str, ConsumerProtocolMemberAssignment]:
-        decoded: dict[str, JoinMetadata] = {}
-        for member_id, metadata in members.items():
-            try:
-                decoded[member_id] = JoinMetadata.decode(bytes(metadata.user_data))
-            except (ValueError, KeyError, TypeError) as exc:
-                log.error("group.member_metadata_unreadable", member=member_id, error=repr(exc))
+        decoded, failed = decode_members({m: bytes(metadata.user_data) for m, metadata in members.items()})
+        for member_id, exc in failed.items():
+            log.error("group.member_metadata_unreadable", member=member_id, error=repr(exc))
         try:
             plans = self._planner(decoded, self.member_id, self.generation)
         except Exception as exc:  # a planning bug must not kill the coordinator: nobody gets work
             log.exception("group.assignment_failed", error=repr(exc))
             plans = {}
+        encoded = encode_assignments(plans)
         return {
-            member_id: ConsumerProtocolMemberAssignment(
-                0, [], plans[member_id].encode() if member_id in plans else b""
-            )
+            member_id: ConsumerProtocolMemberAssignment(0, [], encoded.get(member_id, b""))
             for member_id in members
         }
 
