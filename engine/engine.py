@@ -424,7 +424,7 @@ class Engine:
         Distributed: returns once the tombstone is written and read back; the connector's owner
         runs ``deleted()`` when it reads it (the outcome says ``deferred``).
         """
-        self.mode.check_leader_write()
+        self.mode.check_delete()
         async with self._lock(name):
             config = self._require(name)
             tasks = len(self.herder.snapshot.tasks.get(name, ()))
