@@ -42,8 +42,8 @@ Planner = Callable[[Mapping[str, JoinMetadata], str, int], dict[str, Assignment]
 # waits this long per byte before asking for the next round, and the changes read meanwhile share
 # it: a script creating or deleting thousands one after another causes a round per gap, not one or
 # two per connector. Below _GAP_FROM_BYTES (a few hundred connectors) a change rejoins at once.
-_GAP_PER_BYTE_S = 1 / 1_000_000
-_GAP_MAX_S = 0.5
+_GAP_PER_BYTE_S = 1 / 500_000
+_GAP_MAX_S = 1.0
 _GAP_FROM_BYTES = 20_000
 
 
