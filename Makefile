@@ -61,7 +61,7 @@ bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spar
 	$(BIN)/python bench/java_connect.py --part data --append BENCHMARKS.md
 	$(BIN)/python bench/java_connect.py --part rest --connectors 100 --no-profile --append BENCHMARKS.md
 	$(BIN)/python bench/java_connect.py --part cluster --connectors 60 --samples 10 --append BENCHMARKS.md
-	$(BIN)/python bench/cluster_processes.py --connectors 1000 3000 --java-connectors 1000 --append BENCHMARKS.md
+	$(BIN)/python bench/cluster_processes.py --connectors 1000 3000 --java-connectors 300 --append BENCHMARKS.md
 	$(BIN)/python bench/postgres_cdc.py --append BENCHMARKS.md
 	$(BIN)/python bench/rabbitmq_sink.py --append BENCHMARKS.md
 	$(BIN)/python bench/metrics_cost.py --append BENCHMARKS.md
