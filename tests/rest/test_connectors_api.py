@@ -116,7 +116,8 @@ async def test_expand_status_is_each_status_written_compactly(client: Client, en
     answer = await client.get("/connectors?expand=status")
     text = await answer.text()
     assert answer.content_type == "application/json"
-    assert '": ' not in text and '", "' not in text
+    assert '": ' not in text
+    assert '", "' not in text
     expanded = await answer.json()
     assert sorted(expanded) == ["v0", "v1", "v2"]
     for n in range(3):
