@@ -499,8 +499,11 @@ def _write_configs(bootstrap: str, topic: str, names: list[str], config: dict[st
     asyncio.run(write())
 
 
-def present(connectors: int, bootstrap: str, directory: Path, budget: float) -> dict[str, Any]:
-    """REST p50/p99 on one worker of ours holding ``connectors`` (x 2 tasks), written to its config topic."""
+def present(
+    connectors: int, bootstrap: str, directory: Path, budget: float, config: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """REST p50/p99 on one worker of ours holding ``connectors`` (x 2 tasks), written to its config topic;
+    ``config`` defaults to the walk's idle-polling source."""
     names = [f"c-{i:05d}" for i in range(connectors)]
     result: dict[str, Any] = {
         "runtime": "engine",
@@ -516,7 +519,9 @@ def present(connectors: int, bootstrap: str, directory: Path, budget: float) -> 
         result["rss_before"] = [node.rss()]
         assert fleet._engine is not None
         began = time.perf_counter()
-        _write_configs(bootstrap, fleet._engine.topics["config.storage.topic"], names, ENGINE_SOURCE)
+        _write_configs(
+            bootstrap, fleet._engine.topics["config.storage.topic"], names, config or ENGINE_SOURCE
+        )
         step = "all RUNNING"
         _until(node, set(names), 2, budget, step, holds=lambda _s: True)
         result["running_s"] = time.perf_counter() - began
