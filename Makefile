@@ -49,7 +49,7 @@ docs:               ## the documentation site (docs/ -> site/), strict: a broken
 
 check: lint type docs test   ## what CI runs
 
-bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spark, distributed, Java Connect on Apache Kafka, CDC, RabbitMQ, Avro and Protobuf converter and soak benchmarks; writes BENCHMARKS.md
+bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spark, distributed, Java Connect on Apache Kafka, a cluster of real workers with thousands of connectors, CDC, RabbitMQ, Avro and Protobuf converter and soak benchmarks; writes BENCHMARKS.md
 	$(BIN)/python bench/lifecycle.py --write BENCHMARKS.md
 	$(BIN)/python bench/dump_replay.py --append BENCHMARKS.md
 	$(BIN)/python bench/cluster_simulation.py --append BENCHMARKS.md
@@ -61,6 +61,7 @@ bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spar
 	$(BIN)/python bench/java_connect.py --part data --append BENCHMARKS.md
 	$(BIN)/python bench/java_connect.py --part rest --connectors 100 --no-profile --append BENCHMARKS.md
 	$(BIN)/python bench/java_connect.py --part cluster --connectors 60 --samples 10 --append BENCHMARKS.md
+	$(BIN)/python bench/cluster_processes.py --connectors 1000 3000 --java-connectors 300 --append BENCHMARKS.md
 	$(BIN)/python bench/postgres_cdc.py --append BENCHMARKS.md
 	$(BIN)/python bench/rabbitmq_sink.py --append BENCHMARKS.md
 	$(BIN)/python bench/metrics_cost.py --append BENCHMARKS.md

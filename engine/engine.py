@@ -40,7 +40,7 @@ from engine.errors import (
     TaskNotFound,
 )
 from engine.herder import waits
-from engine.herder.connect_json import connector_info, restart_plan, state_info, task_state_info
+from engine.herder.connect_json import connector_info, restart_plan, state_info, states_info, task_state_info
 from engine.herder.deletion import DeletionOutcome
 from engine.herder.herder import Herder
 from engine.herder.runtime import Runtime
@@ -424,7 +424,7 @@ class Engine:
         Distributed: returns once the tombstone is written and read back; the connector's owner
         runs ``deleted()`` when it reads it (the outcome says ``deferred``).
         """
-        self.mode.check_leader_write()
+        self.mode.check_delete()
         async with self._lock(name):
             config = self._require(name)
             tasks = len(self.herder.snapshot.tasks.get(name, ()))
@@ -528,6 +528,11 @@ class Engine:
     async def connector_status(self, name: str) -> dict[str, Any]:
         """Connect's ConnectorStateInfo; ConnectorNotFound until a first status exists."""
         return self._state_info(name)
+
+    async def connectors_status(self) -> dict[str, dict[str, Any]]:
+        """Every connector's ConnectorStateInfo by name, in name order (``GET /connectors?expand=status``);
+        a connector with no status yet is left out."""
+        return states_info(self._status, self.herder.snapshot, sorted(self.herder.snapshot.connectors))
 
     async def task_status(self, name: str, task: int) -> dict[str, Any]:
         return task_state_info(self._status, self.herder.snapshot, name, task)

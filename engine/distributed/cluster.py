@@ -119,7 +119,7 @@ class Cluster:
         the round held it up by up to ``heartbeat.interval.ms``, twice per new connector.
         """
         self._rebalance_wanted_at = max(self._rebalance_wanted_at, offset)
-        self.member.request_rejoin()
+        self.member.request_rejoin_for_change()
 
     async def forward_task_configs(self, connector: str, configs: list[dict[str, str]]) -> bool:
         """A follower hands its connector's task configs to the leader (Connect's ``forwardRequest``)."""
@@ -304,7 +304,7 @@ class Cluster:
         elif self.needs_rebalance and (self.is_leader or self.leader is None):
             # a change read after the leader planned; its rejoin request may have been swallowed
             # by the rebalance in progress (aiokafka resets the rejoin flag when a join completes)
-            self.member.request_rejoin()
+            self.member.request_rejoin_for_change()
         self._cancel_timer()
         if self.is_leader and assignment.rejoin_after_ms is not None:
             self._timer = self._timers.call_later(

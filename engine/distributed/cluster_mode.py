@@ -129,6 +129,13 @@ class ClusterMode:
         if not self.cluster.is_leader:
             raise NotLeader(self.cluster.leader_url)
 
+    def check_delete(self) -> None:
+        """A deletion is written even while a rebalance is due, as a create is: the round being
+        waited for covers it too (its pending cleanup rides on the connector's slot), so deleting
+        hundreds one after another costs a round per gap, not a 409 and a retry per connector."""
+        if not self.cluster.is_leader:
+            raise NotLeader(self.cluster.leader_url)
+
     def check_connector_config(self, name: str, config: Mapping[str, str]) -> None:
         check_sink_group(name, config, self.cluster.settings.group_id)
 

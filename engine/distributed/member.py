@@ -22,7 +22,7 @@ from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment, Cons
 from aiokafka.errors import InconsistentGroupProtocolError, KafkaError
 
 from engine.config.kafka_clients.starting import start_client
-from engine.distributed.protocol import Assignment, JoinMetadata
+from engine.distributed.protocol import Assignment, JoinMetadata, decode_members, encode_assignments
 from engine.distributed.settings import ClusterSettings
 
 log = structlog.get_logger(component="group")
@@ -37,6 +37,22 @@ _RETRY_JOIN_S = 0.5
 
 Planner = Callable[[Mapping[str, JoinMetadata], str, int], dict[str, Assignment]]
 
+# A round costs every member in proportion to the assignment it carries (each carries the whole
+# cluster's view: about 50 bytes per connector with two tasks), so after a large one a config change
+# waits this long per byte before asking for the next round, and the changes read meanwhile share
+# it: a script creating or deleting thousands one after another causes a round per gap, not one or
+# two per connector. Below _GAP_FROM_BYTES (a few hundred connectors) a change rejoins at once.
+_GAP_PER_BYTE_S = 1 / 500_000
+_GAP_MAX_S = 1.0
+_GAP_FROM_BYTES = 20_000
+
+
+def round_gap_s(assignment_bytes: int) -> float:
+    """How long after a round whose assignment was this large a change waits to rejoin (0: at once)."""
+    if assignment_bytes < _GAP_FROM_BYTES:
+        return 0.0
+    return min(_GAP_MAX_S, assignment_bytes * _GAP_PER_BYTE_S)
+
 
 class Membership(Protocol):
     """A worker's seat in the group, as ``Cluster`` uses it: ``GroupMember`` through the broker, or
@@ -48,6 +64,11 @@ class Membership(Protocol):
     async def stop(self) -> None: ...
 
     def request_rejoin(self) -> None: ...
+
+    def request_rejoin_for_change(self) -> None:
+        """A config change needs a round: now, or once the gap after the last round has passed
+        (``round_gap_s``: a burst of changes then shares a round)."""
+        ...
 
     def in_contact(self) -> bool:
         """Whether this member may still be in the group: the coordinator answered it within
@@ -136,6 +157,9 @@ class GroupMember:
         self._last_contact = time.monotonic()  # the coordinator's last answer: a heartbeat, a join
         self._lost = False  # the coordinator no longer knows this member (or never answered in time)
         self._paused = False  # the process was paused since the coordinator last answered
+        self._assigned_at = float("-inf")  # when the last assignment arrived (monotonic)
+        self._gap_s = 0.0  # round_gap_s of that assignment
+        self._rejoin_later: asyncio.TimerHandle | None = None  # a change's rejoin waiting out the gap
 
     @property
     def generation(self) -> int:
@@ -270,13 +294,29 @@ class GroupMember:
                 await asyncio.sleep(_POLL_MS / 1000)
 
     def request_rejoin(self) -> None:
-        """Rebalance now: this worker's work changed or it finished a revocation."""
+        """Rebalance now: this worker finished a revocation, or a change's gap has passed."""
+        self._cancel_rejoin_later()
         coordinator = getattr(self._consumer, "_coordinator", None)
         if coordinator is not None:
             coordinator.request_rejoin()
 
+    def request_rejoin_for_change(self) -> None:
+        if self._rejoin_later is not None:
+            return  # already asked: that round covers this change too
+        wait = self._assigned_at + self._gap_s - time.monotonic()
+        if wait <= 0:
+            self.request_rejoin()
+            return
+        self._rejoin_later = asyncio.get_running_loop().call_later(wait, self.request_rejoin)
+
+    def _cancel_rejoin_later(self) -> None:
+        if self._rejoin_later is not None:
+            self._rejoin_later.cancel()
+            self._rejoin_later = None
+
     async def stop(self) -> None:
         """Leave the group (the others rebalance at once). Idempotent, safe before start."""
+        self._cancel_rejoin_later()
         for task in (self._watcher, self._poller):
             if task is not None:
                 task.cancel()
@@ -291,27 +331,25 @@ class GroupMember:
     # ---- called by the assignor, inside aiokafka's coordinator task -------------------------
 
     def plan_for(self, members: Mapping[str, Any]) -> dict[str, ConsumerProtocolMemberAssignment]:
-        decoded: dict[str, JoinMetadata] = {}
-        for member_id, metadata in members.items():
-            try:
-                decoded[member_id] = JoinMetadata.decode(bytes(metadata.user_data))
-            except (ValueError, KeyError, TypeError) as exc:
-                log.error("group.member_metadata_unreadable", member=member_id, error=repr(exc))
+        decoded, failed = decode_members({m: bytes(metadata.user_data) for m, metadata in members.items()})
+        for member_id, exc in failed.items():
+            log.error("group.member_metadata_unreadable", member=member_id, error=repr(exc))
         try:
             plans = self._planner(decoded, self.member_id, self.generation)
         except Exception as exc:  # a planning bug must not kill the coordinator: nobody gets work
             log.exception("group.assignment_failed", error=repr(exc))
             plans = {}
+        encoded = encode_assignments(plans)
         return {
-            member_id: ConsumerProtocolMemberAssignment(
-                0, [], plans[member_id].encode() if member_id in plans else b""
-            )
+            member_id: ConsumerProtocolMemberAssignment(0, [], encoded.get(member_id, b""))
             for member_id in members
         }
 
     def assigned(self, user_data: bytes) -> None:
         self.rebalances += 1
         self._contact()  # a completed join and sync: the coordinator answered, as a member again
+        # a change's rejoin already waiting stays: this round may not cover it (read after the plan)
+        self._assigned_at, self._gap_s = time.monotonic(), round_gap_s(len(user_data))
         try:
             assignment = Assignment.decode(user_data)
         except (ValueError, KeyError, TypeError) as exc:

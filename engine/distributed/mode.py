@@ -62,6 +62,10 @@ class WorkerMode(RunningMode, Protocol):
         """Raise when this worker may not write a new connector now (``NotLeader``)."""
         ...
 
+    def check_delete(self) -> None:
+        """Raise when this worker may not write a deletion now (``NotLeader``)."""
+        ...
+
     def check_connector_config(self, name: str, config: Mapping[str, str]) -> None:
         """The mode's own checks of a connector's config before it is written."""
         ...
@@ -137,6 +141,9 @@ class StandaloneMode:
         return None
 
     def check_create(self) -> None:
+        return None
+
+    def check_delete(self) -> None:
         return None
 
     def check_connector_config(self, name: str, config: Mapping[str, str]) -> None:

@@ -46,15 +46,15 @@ class Work:
         return len(self.connectors) + len(self.tasks)
 
     def to_json(self) -> dict[str, Any]:
-        return {"connectors": sorted(self.connectors), "tasks": sorted([c, n] for c, n in self.tasks)}
+        return {"connectors": sorted(self.connectors), "tasks": sorted(self.tasks)}  # tuples: JSON arrays
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any] | None) -> Work:
         if not body:
             return cls()
         return cls(
-            frozenset(str(c) for c in body.get("connectors", ())),
-            frozenset((str(c), int(n)) for c, n in body.get("tasks", ())),
+            frozenset(map(str, body.get("connectors", ()))),
+            frozenset([(str(c), int(n)) for c, n in body.get("tasks", ())]),
         )
 
 
@@ -124,15 +124,54 @@ class JoinMetadata:
 
     @classmethod
     def decode(cls, raw: bytes) -> JoinMetadata:
-        body = orjson.loads(raw)
+        return cls.from_body(orjson.loads(raw))
+
+    @classmethod
+    def from_body(cls, body: Mapping[str, Any], *, view: bool = True) -> JoinMetadata:
+        """``view=False`` leaves the view out (``ClusterView()``): see ``decode_members``."""
         return cls(
             str(body["worker_id"]),
             str(body.get("url", "")),
             int(body.get("config_offset", 0)),
             Work.from_json(body.get("owned")),
             frozenset(body.get("deleting", ())),
-            ClusterView.from_json(body.get("view")),
+            ClusterView.from_json(body.get("view")) if view else ClusterView(),
         )
+
+
+def decode_members(raws: Mapping[str, bytes]) -> tuple[dict[str, JoinMetadata], dict[str, Exception]]:
+    """Every member's join metadata, and why a member's could not be read.
+
+    Each member carries the whole cluster's view (who owns what), and the leader plans from only the
+    newest (``planner._latest_view``): that one is built, the others' are left out. With thousands of
+    connectors, building each member's view was most of a round's work on the leader."""
+    bodies: dict[str, Mapping[str, Any]] = {}
+    failed: dict[str, Exception] = {}
+    for member, raw in raws.items():
+        try:
+            body = orjson.loads(raw)
+        except ValueError as exc:
+            failed[member] = exc
+            continue
+        if isinstance(body, dict):
+            bodies[member] = body
+        else:
+            failed[member] = TypeError(f"join metadata is a JSON {type(body).__name__}, not an object")
+
+    def generation(member: str) -> int:
+        view = bodies[member].get("view")
+        found = view.get("generation", -1) if isinstance(view, dict) else -1
+        return found if isinstance(found, int) else -1
+
+    decoded: dict[str, JoinMetadata] = {}
+    viewed = False
+    for member in sorted(bodies, key=generation, reverse=True):  # the newest readable view is built
+        try:
+            decoded[member] = JoinMetadata.from_body(bodies[member], view=not viewed)
+            viewed = True
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            failed[member] = exc
+    return {m: decoded[m] for m in raws if m in decoded}, failed
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +193,8 @@ class Assignment:
     view: ClusterView = ClusterView()
     error: str | None = None
 
-    def encode(self) -> bytes:
+    def encode(self, view: Mapping[str, Any] | None = None) -> bytes:
+        """``view``: this assignment's view already as JSON (``encode_assignments`` shares one)."""
         return orjson.dumps(
             {
                 "version": PROTOCOL_VERSION,
@@ -165,7 +205,7 @@ class Assignment:
                 "revoked": self.revoked.to_json(),
                 "urls": dict(self.urls),
                 "rejoin_after_ms": self.rejoin_after_ms,
-                "view": self.view.to_json(),
+                "view": self.view.to_json() if view is None else view,
                 "error": self.error,
             }
         )
@@ -185,3 +225,16 @@ class Assignment:
             ClusterView.from_json(body.get("view")),
             body.get("error"),
         )
+
+
+def encode_assignments(plans: Mapping[str, Assignment]) -> dict[str, bytes]:
+    """Each member's assignment; the view a plan gives every member (the whole cluster's ownership) is
+    written as JSON once, not once per member."""
+    views: dict[int, dict[str, Any]] = {}
+    encoded: dict[str, bytes] = {}
+    for member, assignment in plans.items():
+        view = views.get(id(assignment.view))
+        if view is None:
+            view = views[id(assignment.view)] = assignment.view.to_json()
+        encoded[member] = assignment.encode(view)
+    return encoded

@@ -67,6 +67,10 @@ class VirtualMember:
         if self.reachable and self.member_id in self.group.members:
             self.group.wanted = True
 
+    def request_rejoin_for_change(self) -> None:
+        """At once: the scenario's rounds run when it settles, a burst already shares one."""
+        self.request_rejoin()
+
     def in_contact(self) -> bool:
         return self.cut_off_at is None or self.group.clock.now < self.cut_off_at
 

@@ -9,7 +9,10 @@ only the first time: PATH is created then, and its presence disarms the exit, so
 worker can recover); ``poll`` and ``put`` take ``test.fail.task.poll``/``test.fail.task.put`` and
 injected faults but are not recorded (they run all the time); ``test.record.file=PATH`` also appends each call as a JSON
 line to PATH, for tests whose engine runs in another process; ``test.task.count=N`` makes
-``task_configs`` return N configs whatever ``tasks.max`` says.
+``task_configs`` return N configs whatever ``tasks.max`` says; ``test.poll.idle.ms=N`` makes the
+source task's ``poll()`` sleep N ms and return nothing, as an idle FileStream source does (Connect's
+waits 1 s), instead of parking until it is stopped: a source that keeps its loop turning, for
+measuring what idle connectors cost.
 """
 
 from __future__ import annotations
@@ -249,9 +252,14 @@ class _RecordingTask(_Instrumented):
 
 class RecordingSourceTask(_RecordingTask, SourceTask):
     async def poll(self) -> list[SourceRecord] | None:
-        """Nothing to send: parks until the task is paused or stopped (which cancels it)."""
+        """Nothing to send: parks until the task is paused or stopped (which cancels it), or with
+        ``test.poll.idle.ms`` sleeps that long and returns nothing, as an idle source polls."""
         await self._data_hit("poll")
-        await asyncio.get_running_loop().create_future()
+        idle = self._config.get("test.poll.idle.ms")
+        if idle:
+            await asyncio.sleep(int(idle) / 1000)
+        else:
+            await asyncio.get_running_loop().create_future()
         return None
 
 

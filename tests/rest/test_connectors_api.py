@@ -106,6 +106,24 @@ async def test_list_and_expand(client: Client, engine: Engine) -> None:
     assert set(only_info["orders"]) == {"info"}
 
 
+async def test_expand_status_is_each_status_written_compactly(client: Client, engine: Engine) -> None:
+    """Thousands of statuses are megabytes: written compact (as Connect's Jackson writes them) by orjson,
+    each the same as its own ``/status``."""
+    for n in range(3):
+        await create(client, f"v{n}")
+    for n in range(3):
+        await engine.wait_for_state(f"v{n}", "RUNNING", tasks=2)
+    answer = await client.get("/connectors?expand=status")
+    text = await answer.text()
+    assert answer.content_type == "application/json"
+    assert '": ' not in text
+    assert '", "' not in text
+    expanded = await answer.json()
+    assert sorted(expanded) == ["v0", "v1", "v2"]
+    for n in range(3):
+        assert expanded[f"v{n}"]["status"] == await (await client.get(f"/connectors/v{n}/status")).json()
+
+
 async def test_status_shapes(client: Client, engine: Engine) -> None:
     await create(client)
     await engine.wait_for_state("orders", "RUNNING", tasks=2)
