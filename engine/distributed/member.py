@@ -5,6 +5,11 @@ aiokafka's consumer group is the membership protocol: the worker subscribes to t
 carries join metadata and assignments in ``user_data`` (aiokafka's ``AbstractPartitionAssignor``:
 the leader's ``assign`` sees every member's metadata, ``on_assignment`` hands each member its own). aiokafka
 rebalances eagerly; the cooperative part lives in the planner and in ``Cluster``.
+
+Two assignors are offered, one per encoding of ``protocol.py``: the broker picks the first that
+every member offers, so a cluster mixing this release with one that speaks only the JSON encoding
+(``connect-engine-sessioned``) keeps working during a rolling upgrade, and moves to the compact one
+(``connect-engine-compact``) once every worker offers it.
 """
 
 from __future__ import annotations
@@ -22,12 +27,19 @@ from aiokafka.coordinator.protocol import ConsumerProtocolMemberAssignment, Cons
 from aiokafka.errors import InconsistentGroupProtocolError, KafkaError
 
 from engine.config.kafka_clients.starting import start_client
-from engine.distributed.protocol import Assignment, JoinMetadata, decode_members, encode_assignments
+from engine.distributed.protocol import (
+    COMPACT_VERSION,
+    PROTOCOL_VERSION,
+    Assignment,
+    JoinMetadata,
+    decode_members,
+    encode_assignments,
+)
 from engine.distributed.settings import ClusterSettings
 
 log = structlog.get_logger(component="group")
 
-ASSIGNOR_NAME = "connect-engine-sessioned"
+ASSIGNOR_NAMES = {COMPACT_VERSION: "connect-engine-compact", PROTOCOL_VERSION: "connect-engine-sessioned"}
 # getmany() is what tells aiokafka the member is alive (max.poll.interval): it waits this long
 _POLL_MS = 1000
 # the watcher overslept by this much: the process itself was paused (SIGSTOP, a suspended VM)
@@ -37,21 +49,22 @@ _RETRY_JOIN_S = 0.5
 
 Planner = Callable[[Mapping[str, JoinMetadata], str, int], dict[str, Assignment]]
 
-# A round costs every member in proportion to the assignment it carries (each carries the whole
-# cluster's view: about 50 bytes per connector with two tasks), so after a large one a config change
-# waits this long per byte before asking for the next round, and the changes read meanwhile share
-# it: a script creating or deleting thousands one after another causes a round per gap, not one or
-# two per connector. Below _GAP_FROM_BYTES (a few hundred connectors) a change rejoins at once.
-_GAP_PER_BYTE_S = 1 / 500_000
+# A round costs every member in proportion to the cluster (the leader plans every connector and
+# task, each member compares its work with the config), so after a large one a config change waits
+# this long per connector or task before asking for the next round, and the changes read meanwhile
+# share it: a script creating or deleting thousands one after another causes a round per gap, not
+# one or two per connector. Below _GAP_FROM_UNITS (a few hundred connectors) a change rejoins at once.
+_GAP_PER_UNIT_S = 1 / 30_000
 _GAP_MAX_S = 1.0
-_GAP_FROM_BYTES = 20_000
+_GAP_FROM_UNITS = 1_200
+_V1_BYTES_PER_UNIT = 17  # a version 1 assignment (whole view, JSON) per connector or task, roughly
 
 
-def round_gap_s(assignment_bytes: int) -> float:
-    """How long after a round whose assignment was this large a change waits to rejoin (0: at once)."""
-    if assignment_bytes < _GAP_FROM_BYTES:
+def round_gap_s(cluster_size: int) -> float:
+    """How long after a round over this many connectors and tasks a change waits to rejoin (0: at once)."""
+    if cluster_size < _GAP_FROM_UNITS:
         return 0.0
-    return min(_GAP_MAX_S, assignment_bytes * _GAP_PER_BYTE_S)
+    return min(_GAP_MAX_S, cluster_size * _GAP_PER_UNIT_S)
 
 
 class Membership(Protocol):
@@ -99,25 +112,31 @@ def cut_off_after_s(session_timeout_ms: int, heartbeat_interval_ms: int) -> floa
 
 
 class _ConnectAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
-    """Hands the leader's plan to the group; never assigns a partition."""
+    """Hands the leader's plan to the group in one encoding; never assigns a partition."""
 
-    name = ASSIGNOR_NAME
-
-    def __init__(self, member: GroupMember) -> None:
+    def __init__(self, member: GroupMember, version: int) -> None:
         self._member = member
+        self._version = version
+
+    @property
+    def name(self) -> str:  # the group protocol's name, as the broker compares them
+        return ASSIGNOR_NAMES[self._version]
 
     def metadata(self, topics: Iterable[str]) -> ConsumerProtocolMemberMetadata:
-        return ConsumerProtocolMemberMetadata(0, sorted(topics), self._member.join_metadata().encode())
+        metadata = self._member.join_metadata().encode(self._version)
+        return ConsumerProtocolMemberMetadata(0, sorted(topics), metadata)
 
     def assign(self, cluster: Any, members: Mapping[str, Any]) -> dict[str, Any]:
-        return self._member.plan_for(members)
+        return self._member.plan_for(members, self._version)
 
     def on_assignment(self, assignment: Any) -> None:
-        self._member.assigned(bytes(assignment.user_data))
+        self._member.assigned(bytes(assignment.user_data), self._version)
 
 
 class GroupMember:
     """Joins ``group.id``, answers as leader when elected, and reports each assignment it gets."""
+
+    versions: tuple[int, ...] = tuple(ASSIGNOR_NAMES)  # the encodings offered, preferred first
 
     def __init__(
         self,
@@ -160,6 +179,7 @@ class GroupMember:
         self._assigned_at = float("-inf")  # when the last assignment arrived (monotonic)
         self._gap_s = 0.0  # round_gap_s of that assignment
         self._rejoin_later: asyncio.TimerHandle | None = None  # a change's rejoin waiting out the gap
+        self.protocol_version = 0  # the encoding the group chose (protocol.py), once assigned
 
     @property
     def generation(self) -> int:
@@ -199,7 +219,7 @@ class GroupMember:
                 "client_id": self.client_id,
                 "enable_auto_commit": False,
                 "auto_offset_reset": "latest",
-                "partition_assignment_strategy": (_ConnectAssignor(self),),
+                "partition_assignment_strategy": tuple(_ConnectAssignor(self, v) for v in self.versions),
                 "session_timeout_ms": self._session_timeout_ms,
                 "heartbeat_interval_ms": self._heartbeat_interval_ms,
                 "rebalance_timeout_ms": self._rebalance_timeout_ms,
@@ -330,7 +350,9 @@ class GroupMember:
 
     # ---- called by the assignor, inside aiokafka's coordinator task -------------------------
 
-    def plan_for(self, members: Mapping[str, Any]) -> dict[str, ConsumerProtocolMemberAssignment]:
+    def plan_for(
+        self, members: Mapping[str, Any], version: int = COMPACT_VERSION
+    ) -> dict[str, ConsumerProtocolMemberAssignment]:
         decoded, failed = decode_members({m: bytes(metadata.user_data) for m, metadata in members.items()})
         for member_id, exc in failed.items():
             log.error("group.member_metadata_unreadable", member=member_id, error=repr(exc))
@@ -339,20 +361,25 @@ class GroupMember:
         except Exception as exc:  # a planning bug must not kill the coordinator: nobody gets work
             log.exception("group.assignment_failed", error=repr(exc))
             plans = {}
-        encoded = encode_assignments(plans)
+        encoded = encode_assignments(plans, version)
         return {
             member_id: ConsumerProtocolMemberAssignment(0, [], encoded.get(member_id, b""))
             for member_id in members
         }
 
-    def assigned(self, user_data: bytes) -> None:
+    def assigned(self, user_data: bytes, version: int = COMPACT_VERSION) -> None:
         self.rebalances += 1
+        if version != self.protocol_version:  # the first round, or every member of a rolling upgrade moved
+            self.protocol_version = version
+            log.info("group.protocol", group=self.group_id, protocol=ASSIGNOR_NAMES[version])
         self._contact()  # a completed join and sync: the coordinator answered, as a member again
         # a change's rejoin already waiting stays: this round may not cover it (read after the plan)
-        self._assigned_at, self._gap_s = time.monotonic(), round_gap_s(len(user_data))
+        self._assigned_at, self._gap_s = time.monotonic(), round_gap_s(len(user_data) // _V1_BYTES_PER_UNIT)
         try:
             assignment = Assignment.decode(user_data)
-        except (ValueError, KeyError, TypeError) as exc:
+            if assignment.cluster_size:  # a leader of an older release does not say
+                self._gap_s = round_gap_s(assignment.cluster_size)
+        except (ValueError, KeyError, TypeError, IndexError) as exc:
             # the leader had no plan for us (empty: we joined late, or planning failed): ask again
             log.warning("group.assignment_missing", group=self.group_id, error=repr(exc), empty=not user_data)
             asyncio.get_running_loop().call_later(_RETRY_JOIN_S, self.request_rejoin)

@@ -5,6 +5,11 @@ member out. Work stays where it runs; new work goes to the least loaded; excess 
 (stopped by its owner, who rejoins) and handed on only in the next round, so nothing ever runs on
 two workers at once. A departed worker's work is held for ``scheduled.rebalance.max.delay.ms``
 and given back if the worker returns in time.
+
+The cluster's view (who owns what, what is held) goes to the leader and a few more members, its
+keepers, who hand it back at their next join: a new leader finds it there when the old one is gone.
+Not to every member: the broker keeps every member's join metadata and assignment in one record,
+and a view per member would pass its ``message.max.bytes`` at a few thousand connectors.
 """
 
 from __future__ import annotations
@@ -17,6 +22,10 @@ from typing import Generic, TypeVar
 from engine.distributed.protocol import Assignment, ClusterView, Held, JoinMetadata, TaskId, Work
 
 ItemT = TypeVar("ItemT", str, TaskId)
+
+# the leader and two more: losing all three in one round (then a new leader assigns a departed
+# worker's work at once, as Java Connect's does after a leader change) takes a zone of workers
+VIEW_KEEPERS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +88,8 @@ def plan(
     urls = {members[m].worker_id: members[m].url for m in order}
     deadline = min((h.deadline_ms for h in held.values()), default=None)
     leader_meta = members[leader]
+    keepers = {leader, *[m for m in order if m != leader][: VIEW_KEEPERS - 1]}
+    no_view = ClusterView()
     return {
         m: Assignment(
             leader=leader_meta.worker_id,
@@ -88,7 +99,8 @@ def plan(
             revoked=revoked[m],
             urls=urls,
             rejoin_after_ms=None if deadline is None else max(0, deadline - now_ms),
-            view=new_view,
+            view=new_view if m in keepers else no_view,
+            cluster_size=everything.size,
         )
         for m in order
     }

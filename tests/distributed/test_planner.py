@@ -158,3 +158,20 @@ def test_a_worker_id_seen_twice_gets_its_held_work_once() -> None:
     members = {"m1": meta("w1", Work.of(["c0"]), view=view), "old": meta("w2"), "new": meta("w2")}
     plans = run(members, work(2, 0), now_ms=1_000, delay_ms=5_000)
     assert sum("c1" in a.assigned.connectors for a in plans.values()) == 1
+
+
+def test_the_view_goes_to_the_leader_and_two_keepers_and_survives_the_leaders_loss() -> None:
+    members = {f"m{i}": meta(f"w{i}") for i in range(1, 7)}
+    plans = run(members, work(12, 2), leader="m5", delay_ms=60_000)
+    keepers = {m for m, a in plans.items() if a.view}
+    assert keepers == {"m5", "m1", "m2"}  # the leader, then the first others by worker id
+    assert all(a.view == NO_VIEW for m, a in plans.items() if m not in keepers)
+    assert all(a.cluster_size == 36 for a in plans.values())
+    # the leader is gone: the next leader (no keeper itself) finds the view in a keeper's metadata
+    # and holds the departed leader's work for the delay instead of handing it out at once
+    after = {
+        m: meta(members[m].worker_id, plans[m].assigned, view=plans[m].view) for m in members if m != "m5"
+    }
+    again = run(after, work(12, 2), leader="m6", now_ms=1_001_000, delay_ms=60_000)
+    assert again["m6"].view.held == {"w5": Held(plans["m5"].assigned, 1_061_000)}
+    assert not any(a.assigned & plans["m5"].assigned for a in again.values())

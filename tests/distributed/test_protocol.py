@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+import zlib
+
+import pytest
+
+from engine.distributed.planner import ClusterWork, plan
 from engine.distributed.protocol import (
+    COMPACT_VERSION,
+    PROTOCOL_VERSION,
     Assignment,
     ClusterView,
     Held,
@@ -75,3 +83,78 @@ def test_assignments_share_one_view_and_read_back_whole() -> None:
     encoded = encode_assignments(plans)
     assert {m: Assignment.decode(raw) for m, raw in encoded.items()} == plans
     assert encoded["m1"] == plans["m1"].encode()
+
+
+def test_the_compact_encoding_round_trips_and_groups_work_by_connector() -> None:
+    odd = Work.of(["connectors", "x"], [("tasks", 0), ("x", 10), ("x", 9), ("connectors", 1)])
+    assert odd.to_json(COMPACT_VERSION) == {"connectors": [-1, 1], "tasks": [0], "x": [-1, 9, 10]}
+    assert Work.from_json(odd.to_json(COMPACT_VERSION), COMPACT_VERSION) == odd
+    for version in (PROTOCOL_VERSION, COMPACT_VERSION):
+        meta = JoinMetadata("w1", "http://w1", 12, odd, frozenset({"gone"}), NEW)
+        assert JoinMetadata.decode(meta.encode(version)) == meta
+        plan = Assignment("w1", "http://w1", 40, odd, Work.of(["z"]), {"w1": "http://w1"}, 500, NEW, None, 9)
+        assert Assignment.decode(plan.encode(version)) == plan
+        without_view = Assignment("w1", "http://w1", 40, odd)
+        assert Assignment.decode(without_view.encode(version)) == without_view
+    assert JoinMetadata("w1", "u", 1).encode(PROTOCOL_VERSION).startswith(b"{")
+    assert JoinMetadata("w1", "u", 1).encode(COMPACT_VERSION)[:1] == bytes([COMPACT_VERSION])
+
+
+def test_metadata_an_older_release_wrote_is_read() -> None:
+    older = (
+        b'{"version":1,"worker_id":"w2","url":"http://w2","config_offset":5,'
+        b'"owned":{"connectors":["a"],"tasks":[["a",0]]},"deleting":[],'
+        b'"view":{"generation":3,"owners":{"w2":{"connectors":["a"],"tasks":[["a",0]]}},"held":{}}}'
+    )
+    decoded, failed = decode_members({"m": older})
+    assert failed == {}
+    assert decoded["m"] == JoinMetadata(
+        "w2",
+        "http://w2",
+        5,
+        Work.of(["a"], [("a", 0)]),
+        frozenset(),
+        ClusterView(3, {"w2": Work.of(["a"], [("a", 0)])}),
+    )
+
+
+def test_compressed_metadata_is_read_within_bounds() -> None:
+    prefix = bytes([COMPACT_VERSION])
+    bomb = prefix + zlib.compress(b"{" + b" " * (80 * 1024 * 1024) + b"}")
+    cut = JoinMetadata("w1", "u", 1).encode()[:-4]
+    decoded, failed = decode_members(
+        {"bomb": bomb, "junk": prefix + b"not zlib", "cut": cut, "array": prefix + zlib.compress(b"[1]")}
+    )
+    assert decoded == {}
+    assert "past" in str(failed["bomb"])
+    assert isinstance(failed["junk"], ValueError)
+    assert "cut short" in str(failed["cut"])
+    assert isinstance(failed["array"], TypeError)
+    with pytest.raises(ValueError, match="decompresses past"):
+        Assignment.decode(bomb)
+
+
+def _group_record_bytes(connectors: int, workers: int, version: int) -> int:
+    """What the broker stores for one generation of the group: every member's join metadata and
+    assignment, after a plan over ``connectors`` x 2 tasks (names as users write them)."""
+    names = [f"orders-sink-eu-west-{n:05d}" for n in range(connectors)]
+    cluster = ClusterWork(frozenset(names), frozenset((c, t) for c in names for t in (0, 1)))
+    members = {
+        f"member-{w}": JoinMetadata(f"10.0.0.{w}:8083", f"http://10.0.0.{w}:8083", 1) for w in range(workers)
+    }
+    plans = plan(members, cluster, leader="member-0", generation=1, config_offset=1, now_ms=0, delay_ms=0)
+    if version == PROTOCOL_VERSION:  # what the older release sent: the view to every member
+        plans = {m: dataclasses.replace(a, view=plans["member-0"].view) for m, a in plans.items()}
+    again = {
+        m: JoinMetadata(meta.worker_id, meta.url, 1, plans[m].assigned, frozenset(), plans[m].view)
+        for m, meta in members.items()
+    }
+    assignments = encode_assignments(plans, version)
+    return sum(len(again[m].encode(version)) + len(assignments[m]) for m in members)
+
+
+@pytest.mark.parametrize("workers", [3, 50])
+def test_ten_thousand_connectors_fit_the_brokers_default_message_size(workers: int) -> None:
+    limit = 1024 * 1024  # message.max.bytes' default
+    assert _group_record_bytes(10_000, workers, PROTOCOL_VERSION) > limit  # SyncGroup failed every round
+    assert _group_record_bytes(10_000, workers, COMPACT_VERSION) < limit / 2

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from engine.distributed.member import GroupMember, round_gap_s
-from engine.distributed.protocol import Assignment, Work
+from engine.distributed.protocol import COMPACT_VERSION, PROTOCOL_VERSION, Assignment, ClusterView, Work
 
 
 class _Coordinator:
@@ -38,18 +38,33 @@ def _member() -> tuple[GroupMember, _Coordinator, list[Assignment]]:
     return member, coordinator, received
 
 
-def _assignment(connectors: int) -> bytes:
-    work = Work.of(
-        [f"c-{n:05d}" for n in range(connectors)],
-        [(f"c-{n:05d}", t) for n in range(connectors) for t in (0, 1)],
-    )
-    return Assignment("w1", "http://w1", 1, work).encode()
+def _assignment(connectors: int, *, version: int = COMPACT_VERSION) -> bytes:
+    """One member's share of a cluster of ``connectors`` x 2 tasks on three workers."""
+    mine = range(0, connectors, 3)
+    work = Work.of([f"c-{n:05d}" for n in mine], [(f"c-{n:05d}", t) for n in mine for t in (0, 1)])
+    size = 3 * connectors
+    if version == PROTOCOL_VERSION:  # an older leader: no size, but every member gets the whole view
+        every = range(connectors)
+        owners = {
+            "w1": Work.of([f"c-{n:05d}" for n in every], [(f"c-{n:05d}", t) for n in every for t in (0, 1)])
+        }
+        return Assignment("w1", "http://w1", 1, work, view=ClusterView(4, owners)).encode(version)
+    return Assignment("w1", "http://w1", 1, work, cluster_size=size).encode(version)
 
 
-def test_the_gap_grows_with_the_assignment_and_is_bounded() -> None:
-    assert round_gap_s(5_000) == 0.0  # a few hundred connectors: at once
-    assert 0.0 < round_gap_s(50_000) < round_gap_s(150_000) < 1.0
+def test_the_gap_grows_with_the_cluster_and_is_bounded() -> None:
+    assert round_gap_s(600) == 0.0  # a few hundred connectors with their tasks: at once
+    assert 0.0 < round_gap_s(3_000) < round_gap_s(9_000) < 1.0
     assert round_gap_s(10_000_000) == 1.0
+
+
+@pytest.mark.parametrize("version", [COMPACT_VERSION, PROTOCOL_VERSION])
+def test_the_gap_follows_the_cluster_not_this_members_share(version: int) -> None:
+    small, large = _member()[0], _member()[0]
+    small.assigned(_assignment(100, version=version))
+    large.assigned(_assignment(3_000, version=version))
+    assert small._gap_s == 0.0
+    assert large._gap_s == pytest.approx(round_gap_s(9_000), rel=0.3)
 
 
 async def test_a_small_cluster_rejoins_at_once_for_every_change() -> None:
@@ -64,7 +79,7 @@ async def test_a_small_cluster_rejoins_at_once_for_every_change() -> None:
 async def test_after_a_large_round_a_burst_of_changes_asks_once_after_the_gap() -> None:
     member, coordinator, _ = _member()
     raw = _assignment(3_000)
-    gap = round_gap_s(len(raw))
+    gap = round_gap_s(9_000)
     assert gap > 0.05
     member.assigned(raw)
     for _ in range(50):  # fifty creates read back within the gap
@@ -82,7 +97,7 @@ async def test_a_revocation_rejoins_at_once_and_takes_the_waiting_change_with_it
     member.request_rejoin_for_change()
     member.request_rejoin()  # phase two of a rebalance: never waits
     assert coordinator.rejoins == 1
-    await asyncio.sleep(round_gap_s(len(_assignment(3_000))) + 0.1)
+    await asyncio.sleep(round_gap_s(9_000) + 0.1)
     assert coordinator.rejoins == 1  # the change's rejoin went with it
 
 
