@@ -18,8 +18,9 @@ waits when idle). The walk, each step timed:
    share RUNNING;
 8. delete: N DELETEs one after another, then -> ``GET /connectors`` empty.
 
-Then (ours, ``--present``, 10,000 by default) one worker holding that many connectors, their configs
-written straight to its config topic as a leader writes them: written -> all RUNNING, REST p50/p99, RSS.
+Then (ours, ``--present``, 10,000 by default) a cluster of ``--present-workers`` (3) holding that many
+connectors, their configs written straight to its config topic as a leader writes them: written -> all
+RUNNING, REST p50/p99, RSS; ``--present-parked`` gives them tasks that park instead of polling idle.
 
 ``--runtime java`` walks Java Connect 4.1 (``bench/runtimes.py``'s JVM and settings) with
 ``FileStreamSourceConnector`` on an empty file (``tasks.max=1``: Connect ships no idle source with
@@ -28,7 +29,8 @@ ends the walk there (the section says where). ``--profile`` runs the first worke
 pyinstrument; the top of its profile goes in the section.
 
     python bench/cluster_processes.py [--runtime engine|java|both] [--connectors 1000 3000]
-        [--java-connectors 1000] [--present 10000] [--budget 900] [--profile] [--append BENCHMARKS.md]
+        [--java-connectors 1000] [--present 10000] [--present-workers 3] [--present-parked] [--budget 900]
+        [--profile] [--append BENCHMARKS.md]
 """
 
 from __future__ import annotations
@@ -500,23 +502,32 @@ def _write_configs(bootstrap: str, topic: str, names: list[str], config: dict[st
 
 
 def present(
-    connectors: int, bootstrap: str, directory: Path, budget: float, config: dict[str, str] | None = None
+    connectors: int,
+    bootstrap: str,
+    directory: Path,
+    budget: float,
+    config: dict[str, str] | None = None,
+    *,
+    workers: int = 3,
 ) -> dict[str, Any]:
-    """REST p50/p99 on one worker of ours holding ``connectors`` (x 2 tasks), written to its config topic;
-    ``config`` defaults to the walk's idle-polling source."""
+    """REST p50/p99 on a cluster of ``workers`` of ours holding ``connectors`` (x 2 tasks), written to
+    its config topic; ``config`` defaults to the walk's idle-polling source."""
     names = [f"c-{i:05d}" for i in range(connectors)]
     result: dict[str, Any] = {
         "runtime": "engine",
         "connectors": connectors,
         "units": 3 * connectors,
         "tasks": 2,
+        "workers": workers,
+        "parked": config is not None and "test.poll.idle.ms" not in config,
     }
     fleet = Fleet("engine", bootstrap, directory)
     step = "start"
     try:
-        node = fleet.add()
+        nodes = [fleet.add() for _ in range(workers)]
+        node = nodes[0]
         time.sleep(2)
-        result["rss_before"] = [node.rss()]
+        result["rss_before"] = [n.rss() for n in nodes]
         assert fleet._engine is not None
         began = time.perf_counter()
         _write_configs(
@@ -526,12 +537,12 @@ def present(
         _until(node, set(names), 2, budget, step, holds=lambda _s: True)
         result["running_s"] = time.perf_counter() - began
         _progress(
-            f"engine: {connectors:,} written -> all RUNNING on one worker in {result['running_s']:.1f} s"
+            f"engine: {connectors:,} written -> all RUNNING on {workers} workers in {result['running_s']:.1f} s"
         )
         time.sleep(2)
         step = "REST latency"
         result["rest"] = _rest_latency(
-            [node],
+            nodes,
             names,
             {
                 "GET /connectors": 100,
@@ -539,7 +550,7 @@ def present(
                 "GET /connectors?expand=status": 20,
             },
         )
-        result["rss_after"] = [node.rss()]
+        result["rss_after"] = [n.rss() for n in nodes]
     except StepTimeout as stopped:
         result["stopped"] = f"{step}: {stopped} (budget {budget:g} s)"
     finally:
@@ -551,10 +562,12 @@ def markdown_present(result: dict[str, Any]) -> str:
     n = result["connectors"]
     out = [
         "",
-        f"REST with {n:,} connectors present on one worker of ours (written to its config topic, as a "
-        "leader writes a POST's config; each started with 2 tasks polling idle): written -> all RUNNING "
+        f"REST with {n:,} connectors present on {result['workers']} workers of ours (written to their config "
+        "topic, as a leader writes a POST's config; each with 2 tasks "
+        + ("parked, the test kit's default source" if result["parked"] else "polling idle")
+        + "): written -> all RUNNING "
         + (f"{result['running_s']:.1f} s" if "running_s" in result else "—")
-        + ".",
+        + ". REST samples spread over the workers.",
         "",
         "| request | p50 | p99 |",
         "|---|---|---|",
@@ -562,11 +575,15 @@ def markdown_present(result: dict[str, Any]) -> str:
     for label, (p50, p99) in result.get("rest", {}).items():
         out.append(f"| `{label}` | {p50 * 1000:.1f} ms | {p99 * 1000:.1f} ms |")
     if "rss_after" in result:
-        grown = result["rss_after"][0] - result["rss_before"][0]
+        grown = sum(result["rss_after"]) - sum(result["rss_before"])
         out += [
             "",
-            f"The worker's RSS: {_mb(result['rss_before'][0])} empty, {_mb(result['rss_after'][0])} with them "
-            f"({grown / n / 1024:,.0f} KB per connector with its 2 tasks).",
+            "The workers' RSS: "
+            + ", ".join(_mb(v) for v in result["rss_before"])
+            + " empty, "
+            + ", ".join(_mb(v) for v in result["rss_after"])
+            + f" with them ({grown / len(result['rss_after']) / n / 1024:,.0f} KB per connector with its 2 "
+            "tasks on each worker, every worker keeping every connector).",
         ]
     if result.get("stopped"):
         out += ["", f"Stopped at {result['stopped']}."]
@@ -707,6 +724,12 @@ def main() -> None:
         default=10_000,
         help="ours: REST latency on one worker holding this many connectors (0: skip)",
     )
+    parser.add_argument("--present-workers", type=int, default=3, help="ours: workers holding --present")
+    parser.add_argument(
+        "--present-parked",
+        action="store_true",
+        help="ours: --present's tasks park (the test kit's default) instead of polling idle once a second",
+    )
     parser.add_argument("--append", metavar="FILE", help="append the markdown section to FILE")
     args = parser.parse_args()
     load = os.getloadavg()[0]
@@ -730,7 +753,15 @@ def main() -> None:
         if args.present and args.runtime in ("engine", "both"):
             directory = Path(tmp) / f"present-{args.present}"
             directory.mkdir()
-            held = present(args.present, bootstrap, directory, args.budget)
+            parked = {k: v for k, v in ENGINE_SOURCE.items() if k != "test.poll.idle.ms"}
+            held = present(
+                args.present,
+                bootstrap,
+                directory,
+                args.budget,
+                parked if args.present_parked else None,
+                workers=args.present_workers,
+            )
     report = markdown(results, command, load, profile_text)
     if args.present and args.runtime in ("engine", "both"):
         report += markdown_present(held)
