@@ -712,7 +712,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--runtime", choices=("engine", "java", "both"), default="both")
-    parser.add_argument("--connectors", type=int, nargs="+", default=[1000, 3000], help="sizes for ours")
+    parser.add_argument(
+        "--connectors", type=int, nargs="*", default=[1000, 3000], help="sizes for ours (none: skip)"
+    )
     parser.add_argument(
         "--java-connectors", type=int, nargs="+", default=[1000], help="sizes for Java Connect"
     )
