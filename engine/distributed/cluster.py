@@ -29,6 +29,9 @@ from engine.herder.timers import LoopTimers, TimerHandle, Timers
 log = structlog.get_logger(component="cluster")
 
 
+_FORWARDS_IN_FLIGHT = 8  # task configs sent to the leader at once by one follower
+
+
 class ClusterHost(Protocol):
     """What the cluster needs of the herder it serves: what was read, what is deleting, a mailbox."""
 
@@ -82,6 +85,7 @@ class Cluster:
         self._timers: Timers = timers if timers is not None else LoopTimers()
         self._applying = False
         self._revoking: asyncio.Future[list[None]] | None = None  # stops after a cut-off (KAFKA-9184)
+        self._forwards = asyncio.Semaphore(_FORWARDS_IN_FLIGHT)
         self.member: Membership = (member_factory or broker_member)(
             settings, self._join_metadata, self._plan, self._received, self._cut_off
         )
@@ -122,8 +126,11 @@ class Cluster:
         self.member.request_rejoin_for_change()
 
     async def forward_task_configs(self, connector: str, configs: list[dict[str, str]]) -> bool:
-        """A follower hands its connector's task configs to the leader (Connect's ``forwardRequest``)."""
-        return await forward_task_configs(self, connector, configs)
+        """A follower hands its connector's task configs to the leader (Connect's ``forwardRequest``), a
+        few at a time: a follower starting thousands of connectors at once would otherwise send the
+        leader thousands of requests together, and most would time out."""
+        async with self._forwards:
+            return await forward_task_configs(self, connector, configs)
 
     @property
     def busy(self) -> bool:

@@ -88,7 +88,7 @@ async def forward_task_configs(cluster: Leadership, connector: str, configs: lis
     Signed with the session key (KIP-507), re-signed on every attempt. Retried while the group has
     no leader, the leader is rebalancing, or the signature was refused because no key was read yet
     or the key was just rotated (Connect's herder retries task reconfiguration with a backoff too);
-    gives up after 30 s with the last error. False when this worker became the leader meanwhile:
+    gives up after 30 s with the last error (the connector's actor asks again later). False when this worker became the leader meanwhile:
     it writes them itself.
     """
     body = orjson.dumps(configs)
@@ -115,7 +115,7 @@ async def forward_task_configs(cluster: Leadership, connector: str, configs: lis
                 if status not in (400, 403, 409, 500, 503):
                     break
         await asyncio.sleep(_BACKOFF_S)
-    log.error("cluster.task_configs_not_forwarded", connector=connector, reason=last)
+    log.warning("cluster.task_configs_not_forwarded", connector=connector, reason=last)  # the actor retries
     raise ForwardingFailed(500, f"Could not forward task configs of {connector} to the leader: {last}")
 
 

@@ -34,7 +34,7 @@ from engine.configlog.snapshot import (
     TaskRestartRequested,
     TasksCommitted,
 )
-from engine.errors import ConfigError, EngineError, IllegalTransition, trace_of
+from engine.errors import ConfigError, EngineError, ForwardingFailed, IllegalTransition, trace_of
 from engine.herder.activity import Activity
 from engine.herder.actor_mailbox import Mailbox
 from engine.herder.auto_restart import AutoRestarts, Unit
@@ -77,6 +77,10 @@ if TYPE_CHECKING:
     from states.lifecycle import Lifecycle
 
 log = structlog.get_logger(component="herder")
+
+
+_FORWARD_BACKOFF_S = 0.25
+_FORWARD_BACKOFF_MAX_S = 60.0
 
 
 class ActorServices(DeletionServices, Protocol):
@@ -144,6 +148,7 @@ class ConnectorActor:
         # restart.policy=on-failure: FAILED units restarted after a backoff (timers post to this mailbox)
         self.policy: RestartPolicy = NEVER_RESTART
         self.restarts = AutoRestarts(name, services.timers, self.mailbox.put)
+        self._forward_backoff_s = 0.0  # task configs the leader did not take: the next try's wait
         self.running = False  # a coroutine applies this actor's messages now (``ActorServices.wake``)
         self._task_factory = TaskFactory(
             name, worker=services.worker, offsets=services.offsets, data=services.data, spawn=services.spawn
@@ -485,8 +490,28 @@ class ConnectorActor:
         augmented = reverse_transform(self.config, [self._augment(c, task_class) for c in configs])
         if augmented == list(self.task_configs) and self.applied_config == self.config:
             return False
-        await self._s.submit_task_configs(self.name, augmented)
+        try:
+            await self._s.submit_task_configs(self.name, augmented)
+        except ForwardingFailed as exc:
+            self._retry_reconfigure(runner, exc)
+            return True  # its round ends when they are written, or when the connector stops
+        self._forward_backoff_s = 0.0
         return True
+
+    def _retry_reconfigure(self, runner: ConnectorRunner, exc: ForwardingFailed) -> None:
+        """The leader did not take this follower's task configs (busy, away, a rebalance): ask the
+        connector again after a backoff, 0.25 s doubling to 60 s, for as long as it runs here
+        (Connect's ``reconfigureConnectorTasksWithExponentialBackoffRetries``)."""
+        self._forward_backoff_s = min(
+            _FORWARD_BACKOFF_MAX_S, max(_FORWARD_BACKOFF_S, 2 * self._forward_backoff_s)
+        )
+        log.warning(
+            "connector.task_configs_retry",
+            connector=self.name,
+            in_s=self._forward_backoff_s,
+            reason=str(exc),
+        )
+        self._s.timers.call_later(self._forward_backoff_s, lambda: self.mailbox.put(Reconfigure(runner)))
 
     def _augment(self, config: dict[str, str], task_class: type[Task]) -> dict[str, str]:
         # a twin of a Java task names the Java class, so its configs read the same to Java Connect and to us

@@ -6,19 +6,17 @@ once it leaves, the next round moves every member to the compact encoding."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 from engine import Engine
 from engine.distributed.member import GroupMember, broker_member
 from engine.distributed.protocol import COMPACT_VERSION, PROTOCOL_VERSION
 from engine.errors import ConnectorNotFound
-from engine.rest.app import make_app
-from engine.testing.cluster import WorkerCluster, free_port
+from engine.testing.cluster import WorkerCluster
+from tests.distributed.embedded import serving, until
 from tests.integration.brokers import Broker
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
@@ -36,27 +34,6 @@ def member_of(engine: Engine) -> GroupMember:
     assert cluster is not None
     assert isinstance(cluster.member, GroupMember)
     return cluster.member
-
-
-async def serving(group: WorkerCluster, **options: Any) -> tuple[Engine, web.AppRunner]:
-    """An embedded distributed worker behind its REST API (followers forward to the leader)."""
-    port = free_port()
-    engine = Engine(group.properties(port), **options)
-    runner = web.AppRunner(make_app(engine), access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    await engine.start()
-    return engine, runner
-
-
-async def until(check: Any, timeout: float = 60.0) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        found = await check()
-        if found:
-            return found
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.2)
 
 
 async def test_a_group_with_an_older_member_speaks_json_and_moves_to_compact_when_it_leaves(
