@@ -764,7 +764,15 @@ def main() -> None:
                 parked if args.present_parked else None,
                 workers=args.present_workers,
             )
-    report = markdown(results, command, load, profile_text)
+    if results:
+        report = markdown(results, command, load, profile_text)
+    else:  # --present alone
+        report = (
+            "## Real worker processes: a cluster holding thousands of connectors\n\n"
+            f"Command: `{command}` ({os.cpu_count()} cores, run {time.strftime('%Y-%m-%d')}; Apache Kafka 4.1, "
+            f"one KRaft node on {BENCH_JVM_TEXT}); 1-min load average {load:.1f} at the start and "
+            f"{os.getloadavg()[0]:.1f} at the end.\n"
+        )
     if args.present and args.runtime in ("engine", "both"):
         report += markdown_present(held)
     print(report)
