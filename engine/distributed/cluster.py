@@ -283,6 +283,7 @@ class Cluster:
         self.leader, self.leader_url, self.urls = assignment.leader, assignment.leader_url, assignment.urls
         if assignment.config_offset > self._rebalance_wanted_at:
             self._rebalance_wanted_at = -1
+            self.member.change_covered()
         changed = sorted((old.connectors ^ new.connectors) | {c for c, _ in old.tasks ^ new.tasks})
         done: list[asyncio.Future[None]] = []
         loop = asyncio.get_running_loop()

@@ -83,6 +83,12 @@ class Membership(Protocol):
         (``round_gap_s``: a burst of changes then shares a round)."""
         ...
 
+    def change_covered(self) -> None:
+        """A round planned after every change this member asked a round for: a rejoin still waiting
+        out the gap is not needed (each member asks for a change it reads, and without this a burst
+        read by three workers made three rounds per gap instead of one)."""
+        ...
+
     def in_contact(self) -> bool:
         """Whether this member may still be in the group: the coordinator answered it within
         ``cut_off_after_s`` (past that it calls its ``on_cut_off`` and the worker stops its work)."""
@@ -328,6 +334,9 @@ class GroupMember:
             self.request_rejoin()
             return
         self._rejoin_later = asyncio.get_running_loop().call_later(wait, self.request_rejoin)
+
+    def change_covered(self) -> None:
+        self._cancel_rejoin_later()
 
     def _cancel_rejoin_later(self) -> None:
         if self._rejoin_later is not None:

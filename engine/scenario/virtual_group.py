@@ -71,6 +71,9 @@ class VirtualMember:
         """At once: the scenario's rounds run when it settles, a burst already shares one."""
         self.request_rejoin()
 
+    def change_covered(self) -> None:
+        """Nothing waits: rounds run when the scenario settles."""
+
     def in_contact(self) -> bool:
         return self.cut_off_at is None or self.group.clock.now < self.cut_off_at
 

@@ -101,6 +101,17 @@ async def test_a_revocation_rejoins_at_once_and_takes_the_waiting_change_with_it
     assert coordinator.rejoins == 1  # the change's rejoin went with it
 
 
+async def test_a_round_that_covered_the_change_drops_the_waiting_rejoin() -> None:
+    member, coordinator, _ = _member()
+    member.assigned(_assignment(3_000))
+    member.request_rejoin_for_change()  # a change read: its rejoin waits out the gap
+    member.change_covered()  # another member's round planned after it
+    await asyncio.sleep(round_gap_s(9_000) + 0.1)
+    assert coordinator.rejoins == 0
+    member.request_rejoin_for_change()  # a later change still asks
+    assert coordinator.rejoins == 1
+
+
 @pytest.mark.parametrize("leader", [True, False])
 def test_a_deletion_is_written_while_a_rebalance_is_due(leader: bool) -> None:
     from engine.config.worker import WorkerConfig
@@ -128,6 +139,8 @@ def test_a_deletion_is_written_while_a_rebalance_is_due(leader: bool) -> None:
 
 class _Membership:
     def request_rejoin(self) -> None: ...
+
+    def change_covered(self) -> None: ...
 
     def request_rejoin_for_change(self) -> None: ...
 
