@@ -22,6 +22,7 @@ from engine.distributed.planner import ClusterWork, plan
 from engine.distributed.protocol import Assignment, ClusterView, JoinMetadata, Work
 from engine.distributed.request_signing import Refusal, SessionKey, sign, verify
 from engine.distributed.settings import ClusterSettings
+from engine.errors import ForwardingFailed
 from engine.herder.cleanups import Cleanups
 from engine.herder.messages import Message, Reconcile
 from engine.herder.timers import LoopTimers, TimerHandle, Timers
@@ -29,7 +30,8 @@ from engine.herder.timers import LoopTimers, TimerHandle, Timers
 log = structlog.get_logger(component="cluster")
 
 
-_FORWARDS_IN_FLIGHT = 8  # task configs sent to the leader at once by one follower
+_FORWARDS_IN_FLIGHT = 16  # task configs sent to the leader at once by one follower
+_FORWARD_QUEUE_S = 10.0  # how long one waits for a turn before its connector asks again later
 
 
 class ClusterHost(Protocol):
@@ -128,9 +130,22 @@ class Cluster:
     async def forward_task_configs(self, connector: str, configs: list[dict[str, str]]) -> bool:
         """A follower hands its connector's task configs to the leader (Connect's ``forwardRequest``), a
         few at a time: a follower starting thousands of connectors at once would otherwise send the
-        leader thousands of requests together, and most would time out."""
-        async with self._forwards:
+        leader thousands of requests together, and most would time out. A turn waited for past
+        ``_FORWARD_QUEUE_S`` is a ``ForwardingFailed``: the connector's actor asks again after a
+        backoff and meanwhile handles its other messages (an assignment's, above all)."""
+        try:
+            async with asyncio.timeout(_FORWARD_QUEUE_S):  # the actor waiting here handles nothing else
+                await self._forwards.acquire()
+        except TimeoutError:
+            raise ForwardingFailed(
+                503,
+                f"Could not forward task configs of {connector} to the leader: {_FORWARDS_IN_FLIGHT} "
+                f"requests were in flight for {_FORWARD_QUEUE_S:g} s",
+            ) from None
+        try:
             return await forward_task_configs(self, connector, configs)
+        finally:
+            self._forwards.release()
 
     @property
     def busy(self) -> bool:
