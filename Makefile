@@ -53,6 +53,7 @@ bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spar
 	$(BIN)/python bench/lifecycle.py --write BENCHMARKS.md
 	$(BIN)/python bench/dump_replay.py --append BENCHMARKS.md
 	$(BIN)/python bench/cluster_simulation.py --append BENCHMARKS.md
+	$(BIN)/python bench/rebalance_round.py --profile --append BENCHMARKS.md
 	$(BIN)/python bench/rest_api.py --append BENCHMARKS.md
 	$(BIN)/python bench/data_plane.py --append BENCHMARKS.md
 	$(BIN)/python bench/scale_out.py --append BENCHMARKS.md
