@@ -324,7 +324,7 @@ def report(plans: list[tuple[str, int, float]], runs: list[WorkerRun], connector
     ]
     if profile:
         lines += [
-            "The top of the profile of the largest worker round:",
+            "The top of the profile of one more round of the largest worker (apply, one record, revoke):",
             "",
             "```",
             profile.rstrip(),
