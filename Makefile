@@ -49,10 +49,11 @@ docs:               ## the documentation site (docs/ -> site/), strict: a broken
 
 check: lint type docs test   ## what CI runs
 
-bench:              ## lifecycle, dump-replay, REST, data-plane, scale-out, Spark, distributed, Java Connect on Apache Kafka, a cluster of real workers with thousands of connectors, CDC, RabbitMQ, Avro and Protobuf converter and soak benchmarks; writes BENCHMARKS.md
+bench:              ## lifecycle, dump-replay, a rebalance round at 10,000 connectors, REST, data-plane, scale-out, Spark, distributed, Java Connect on Apache Kafka, a cluster of real workers with thousands of connectors, CDC, RabbitMQ, Avro and Protobuf converter and soak benchmarks; writes BENCHMARKS.md
 	$(BIN)/python bench/lifecycle.py --write BENCHMARKS.md
 	$(BIN)/python bench/dump_replay.py --append BENCHMARKS.md
 	$(BIN)/python bench/cluster_simulation.py --append BENCHMARKS.md
+	$(BIN)/python bench/rebalance_round.py --profile --append BENCHMARKS.md
 	$(BIN)/python bench/rest_api.py --append BENCHMARKS.md
 	$(BIN)/python bench/data_plane.py --append BENCHMARKS.md
 	$(BIN)/python bench/scale_out.py --append BENCHMARKS.md

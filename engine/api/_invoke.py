@@ -71,6 +71,16 @@ _LEFT_RUNNING: WeakKeyDictionary[asyncio.Task[Any], asyncio.Future[BaseException
 )
 
 
+# Sync lifecycle calls (the loop's default executor) handed to a thread and not yet back on their loop,
+# per loop: what a worker handing out thousands of starts and stops paces itself by (``engine.herder.pacing``).
+_IN_FLIGHT: WeakKeyDictionary[asyncio.AbstractEventLoop, int] = WeakKeyDictionary()
+
+
+def lifecycle_calls_in_flight(loop: asyncio.AbstractEventLoop) -> int:
+    """Sync lifecycle calls on ``loop``'s default executor that have not returned to the loop yet."""
+    return _IN_FLIGHT.get(loop, 0)
+
+
 def left_running(task: asyncio.Task[Any]) -> asyncio.Future[BaseException | None] | None:
     """The callback thread ``task`` was cancelled out of, until it returns; None if it left none."""
     return _LEFT_RUNNING.get(task)
@@ -134,6 +144,9 @@ async def in_thread(executor: Executor | None, fn: Callable[..., Any], *args: An
                     loop.call_soon_threadsafe(_settle, watchers[0], error)
 
     call = ThreadCall(executor, run)
+    in_flight = _IN_FLIGHT if executor is None else None
+    if in_flight is not None:
+        in_flight[loop] = in_flight.get(loop, 0) + 1
     try:
         return await call.future
     except asyncio.CancelledError:
@@ -147,6 +160,9 @@ async def in_thread(executor: Executor | None, fn: Callable[..., Any], *args: An
                 _settle(ended, outcome[0])
             _LEFT_RUNNING[task] = ended
         raise
+    finally:
+        if in_flight is not None:
+            in_flight[loop] -= 1
 
 
 def _settle(future: asyncio.Future[BaseException | None], error: BaseException | None) -> None:

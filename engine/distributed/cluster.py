@@ -25,6 +25,7 @@ from engine.distributed.settings import ClusterSettings
 from engine.errors import ForwardingFailed
 from engine.herder.cleanups import Cleanups
 from engine.herder.messages import Message, Reconcile
+from engine.herder.pacing import paced
 from engine.herder.timers import LoopTimers, TimerHandle, Timers
 
 log = structlog.get_logger(component="cluster")
@@ -86,7 +87,7 @@ class Cluster:
         self._rotation: asyncio.Task[None] | None = None
         self._timers: Timers = timers if timers is not None else LoopTimers()
         self._applying = False
-        self._revoking: asyncio.Future[list[None]] | None = None  # stops after a cut-off (KAFKA-9184)
+        self._revoking: asyncio.Future[None] | None = None  # stops after a cut-off (KAFKA-9184)
         self._forwards = asyncio.Semaphore(_FORWARDS_IN_FLIGHT)
         self.member: Membership = (member_factory or broker_member)(
             settings, self._join_metadata, self._plan, self._received, self._cut_off
@@ -273,13 +274,10 @@ class Cluster:
             reason="the group coordinator was unreachable: stopping this worker's connectors and tasks "
             "before the group hands them to other workers",
         )
-        loop = asyncio.get_running_loop()
-        done: list[asyncio.Future[None]] = []
-        for name in sorted(old.connectors | {c for c, _ in old.tasks}):
-            future: asyncio.Future[None] = loop.create_future()
-            herder.post(name, Reconcile(future))
-            done.append(future)
-        self._revoking = asyncio.gather(*done)
+        revoking = asyncio.get_running_loop().create_task(
+            _reconcile(herder, sorted(old.connectors | {c for c, _ in old.tasks}))
+        )
+        self._revoking = revoking  # awaited by the next assignment's ``_apply``
 
     async def _apply(self, herder: ClusterHost, assignment: Assignment, generation: int) -> None:
         if assignment.error:
@@ -300,14 +298,7 @@ class Cluster:
             self._rebalance_wanted_at = -1
             self.member.change_covered()
         changed = sorted((old.connectors ^ new.connectors) | {c for c, _ in old.tasks ^ new.tasks})
-        done: list[asyncio.Future[None]] = []
-        loop = asyncio.get_running_loop()
-        for name in changed:
-            future: asyncio.Future[None] = loop.create_future()
-            herder.post(name, Reconcile(future))
-            done.append(future)
-        if done:
-            await asyncio.gather(*done)
+        await _reconcile(herder, changed)
         self.rebalances_applied += 1
         self._check_key_rotation()
         self._joined.set()
@@ -369,3 +360,22 @@ class Cluster:
             now_ms=int(self._timers.time() * 1000),
             delay_ms=self.settings.scheduled_rebalance_max_delay_ms,
         )
+
+
+async def _reconcile(herder: ClusterHost, connectors: list[str]) -> None:
+    """Every named connector's actor matches what runs here to the assignment; returns once all did.
+
+    Handed out a chunk at a time (``engine.herder.pacing``): thousands at once held the event loop for
+    seconds, and REST requests with it."""
+    loop = asyncio.get_running_loop()
+    done: list[asyncio.Future[None]] = []
+
+    def post(name: str) -> None:
+        future: asyncio.Future[None] = loop.create_future()
+        herder.post(name, Reconcile(future))
+        done.append(future)
+
+    await paced(connectors, post)
+    for future in done:  # most are done by now: a gather would queue a callback for each of them
+        if not future.done():
+            await future

@@ -14,7 +14,8 @@ and a view per member would pass its ``message.max.bytes`` at a few thousand con
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import heapq
+from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -63,12 +64,7 @@ def plan(
         back = returned.pop(members[member].worker_id, None)
         if back:
             owned[member] = owned[member] | back
-    taken = Work()
-    for w in owned.values():
-        taken = taken | w
-    for h in held.values():
-        taken = taken | h.work
-    unassigned = everything - taken
+    unassigned = everything - _union([*owned.values(), *(h.work for h in held.values())])
     revoked: dict[str, Work] = {m: Work() for m in order}
     connectors = _balance(
         {m: owned[m].connectors - work.cleanups for m in order},
@@ -111,17 +107,32 @@ def _current_owners(
 ) -> dict[str, Work]:
     """What each member runs and may keep: owned work that still exists, plus running deletions.
 
-    A unit claimed twice (it should not happen) stays with the first member by worker id.
+    A unit claimed twice (it should not happen) stays with the first member by worker id. The claims
+    so far grow in place: one pass over each member's work, not a copy of everything per member.
     """
-    claimed = Work()
+    claimed_connectors: set[str] = set()
+    claimed_tasks: set[TaskId] = set()
     owned: dict[str, Work] = {}
     for m in order:
         meta = members[m]
-        mine = Work(meta.owned.connectors | meta.deleting, meta.owned.tasks) & everything
-        mine = mine - claimed
-        owned[m] = mine
-        claimed = claimed | mine
+        connectors = (meta.owned.connectors | meta.deleting) & everything.connectors
+        tasks = meta.owned.tasks & everything.tasks
+        if claimed_connectors and not claimed_connectors.isdisjoint(connectors):
+            connectors = connectors - claimed_connectors
+        if claimed_tasks and not claimed_tasks.isdisjoint(tasks):
+            tasks = tasks - claimed_tasks
+        owned[m] = Work(connectors, tasks)
+        claimed_connectors.update(connectors)
+        claimed_tasks.update(tasks)
     return owned
+
+
+def _union(works: Iterable[Work]) -> Work:
+    """All of ``works`` at once (a chain of ``|`` copies the growing whole once per operand)."""
+    works = list(works)
+    return Work(
+        frozenset().union(*(w.connectors for w in works)), frozenset().union(*(w.tasks for w in works))
+    )
 
 
 def _latest_view(members: Mapping[str, JoinMetadata]) -> ClusterView:
@@ -137,9 +148,7 @@ def _held_work(
     delay_ms: int,
 ) -> tuple[dict[str, Held], dict[str, Work]]:
     """Work of departed workers still waiting for them, and work of those who came back."""
-    running = Work()
-    for w in owned.values():
-        running = running | w
+    running = _union(owned.values())
     held: dict[str, Held] = {}
     returned: dict[str, Work] = {}
     departed = {**{w: Held(work, now_ms + delay_ms) for w, work in view.owners.items()}, **view.held}
@@ -163,7 +172,10 @@ class _Balanced(Generic[ItemT]):
 def _balance(
     current: Mapping[str, AbstractSet[ItemT]], unassigned: AbstractSet[ItemT], *, may_revoke: bool
 ) -> _Balanced[ItemT]:
-    """Each member ends within one of the others; the most loaded keep the larger shares."""
+    """Each member ends within one of the others; the most loaded keep the larger shares.
+
+    Each unassigned item goes to the least loaded member still below its target (ties: the lowest
+    member id), taken from a heap: O(items x log members), not a scan of every member per item."""
     members = list(current)
     assigned: dict[str, set[ItemT]] = {m: set(current[m]) for m in members}
     revoked: dict[str, set[ItemT]] = {m: set() for m in members}
@@ -180,8 +192,16 @@ def _balance(
                 moving = sorted(assigned[m], key=repr)[-excess:]
                 assigned[m].difference_update(moving)
                 revoked[m].update(moving)
+    below = [(len(assigned[m]), m) for m in members if len(assigned[m]) < targets[m]]
+    heapq.heapify(below)
     for item in sorted(unassigned, key=repr):
-        below = [m for m in members if len(assigned[m]) < targets[m]]
-        target = min(below or members, key=lambda m: (len(assigned[m]), m))
+        if below:
+            load, target = below[0]
+            if load + 1 < targets[target]:
+                heapq.heapreplace(below, (load + 1, target))
+            else:
+                heapq.heappop(below)
+        else:  # every member at its target (the targets cover every item: not reached)
+            target = min(members, key=lambda m: (len(assigned[m]), m))
         assigned[target].add(item)
     return _Balanced(assigned, revoked)
