@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
@@ -31,6 +32,7 @@ from engine.distributed.protocol import (
     COMPACT_VERSION,
     PROTOCOL_VERSION,
     Assignment,
+    ClusterView,
     JoinMetadata,
     decode_members,
     encode_assignments,
@@ -54,8 +56,8 @@ Planner = Callable[[Mapping[str, JoinMetadata], str, int], dict[str, Assignment]
 # this long per connector or task before asking for the next round, and the changes read meanwhile
 # share it: a script creating or deleting thousands one after another causes a round per gap, not
 # one or two per connector. Below _GAP_FROM_UNITS (a few hundred connectors) a change rejoins at once.
-_GAP_PER_UNIT_S = 1 / 30_000
-_GAP_MAX_S = 1.0
+_GAP_PER_UNIT_S = 1 / 15_000
+_GAP_MAX_S = 2.0
 _GAP_FROM_UNITS = 1_200
 _V1_BYTES_PER_UNIT = 17  # a version 1 assignment (whole view, JSON) per connector or task, roughly
 
@@ -129,8 +131,13 @@ class _ConnectAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         return ASSIGNOR_NAMES[self._version]
 
     def metadata(self, topics: Iterable[str]) -> ConsumerProtocolMemberMetadata:
-        metadata = self._member.join_metadata().encode(self._version)
-        return ConsumerProtocolMemberMetadata(0, sorted(topics), metadata)
+        """A keeper's view goes only in the encoding the group speaks (in both before a first round):
+        were a worker speaking only the other one to join, that one round would plan without a view,
+        as after a leader change that lost every keeper."""
+        meta = self._member.join_metadata()
+        if self._member.protocol_version not in (0, self._version):
+            meta = dataclasses.replace(meta, view=ClusterView())
+        return ConsumerProtocolMemberMetadata(0, sorted(topics), meta.encode(self._version))
 
     def assign(self, cluster: Any, members: Mapping[str, Any]) -> dict[str, Any]:
         return self._member.plan_for(members, self._version)

@@ -167,9 +167,18 @@ class ClusterView:
 
 
 def pack(body: Mapping[str, Any], version: int) -> bytes:
-    """``body`` as the bytes of ``version``'s encoding."""
-    raw = orjson.dumps(body)
-    return raw if version == PROTOCOL_VERSION else _COMPACT_PREFIX + zlib.compress(raw)
+    """``body`` as the bytes of ``version``'s encoding.
+
+    Version 2 compresses the view apart from the rest (a 4-byte length, the rest, then the view):
+    the leader reads every member's rest but only the newest view (``decode_members``)."""
+    if version == PROTOCOL_VERSION:
+        return orjson.dumps(body)
+    rest = {k: v for k, v in body.items() if k != "view"}
+    view = body.get("view")
+    rest["view_generation"] = view.get("generation", -1) if isinstance(view, dict) else -1
+    head = zlib.compress(orjson.dumps(rest))
+    tail = zlib.compress(orjson.dumps(view)) if view else b""
+    return _COMPACT_PREFIX + len(head).to_bytes(4, "big") + head + tail
 
 
 def _decompress(raw: bytes) -> bytes:
@@ -180,24 +189,34 @@ def _decompress(raw: bytes) -> bytes:
         raise ValueError(f"group protocol data is not zlib-compressed: {exc}") from exc
     if inflater.unconsumed_tail:
         raise ValueError(f"group protocol data decompresses past {_MAX_DECODED_BYTES} bytes")
-    if not inflater.eof:
-        raise ValueError("group protocol data is cut short")
+    if not inflater.eof or inflater.unused_data:
+        raise ValueError("group protocol data is cut short or runs on")
     return out
 
 
-def unpack(raw: bytes) -> tuple[dict[str, Any], int]:
-    """The body and its encoding's version, told apart by the first byte (``{`` for version 1).
-
-    Raises ``ValueError`` for bytes of neither, and for compressed bytes that would decompress past
-    64 MiB (a bounded read: a member's metadata is never trusted to be small)."""
-    if raw[:1] == _COMPACT_PREFIX:
-        version, raw = COMPACT_VERSION, _decompress(raw[1:])
-    else:
-        version = PROTOCOL_VERSION
+def _json_object(raw: bytes) -> dict[str, Any]:
     body = orjson.loads(raw)
     if not isinstance(body, dict):
         raise TypeError(f"group protocol data is a JSON {type(body).__name__}, not an object")
-    return body, version
+    return body
+
+
+def unpack(raw: bytes, *, view: bool = True) -> tuple[dict[str, Any], int]:
+    """The body and its encoding's version, told apart by the first byte (``{`` for version 1);
+    ``view=False`` leaves a version 2 body's view unread (its ``view_generation`` says how new).
+
+    Raises ``ValueError`` for bytes of neither, and for compressed bytes that would decompress past
+    64 MiB (a bounded read: a member's metadata is never trusted to be small)."""
+    if raw[:1] != _COMPACT_PREFIX:
+        return _json_object(raw), PROTOCOL_VERSION
+    size = int.from_bytes(raw[1:5], "big")
+    if len(raw) < 5 + size:
+        raise ValueError("group protocol data is cut short or runs on")
+    body = _json_object(_decompress(raw[5 : 5 + size]))
+    tail = raw[5 + size :]
+    if view and tail:
+        body["view"] = _json_object(_decompress(tail))
+    return body, COMPACT_VERSION
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,21 +273,28 @@ def decode_members(raws: Mapping[str, bytes]) -> tuple[dict[str, JoinMetadata], 
     failed: dict[str, Exception] = {}
     for member, raw in raws.items():
         try:
-            bodies[member] = unpack(raw)
+            bodies[member] = unpack(raw, view=False)
         except (ValueError, TypeError) as exc:
             failed[member] = exc
 
     def generation(member: str) -> int:
-        view = bodies[member][0].get("view")
-        found = view.get("generation", -1) if isinstance(view, dict) else -1
+        body, version = bodies[member]
+        if version == PROTOCOL_VERSION:
+            view = body.get("view")
+            found = view.get("generation", -1) if isinstance(view, dict) else -1
+        else:
+            found = body.get("view_generation", -1)
         return found if isinstance(found, int) else -1
 
     decoded: dict[str, JoinMetadata] = {}
     viewed = False
     for member in sorted(bodies, key=generation, reverse=True):  # the newest readable view is built
         try:
-            decoded[member] = JoinMetadata.from_body(*bodies[member], view=not viewed)
-            viewed = True
+            body, version = bodies[member]
+            if not viewed and version != PROTOCOL_VERSION and generation(member) >= 0:
+                body, version = unpack(raws[member])  # its view too
+            decoded[member] = JoinMetadata.from_body(body, version, view=not viewed)
+            viewed = viewed or generation(member) >= 0 or version == PROTOCOL_VERSION
         except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
             failed[member] = exc
     return {m: decoded[m] for m in raws if m in decoded}, failed

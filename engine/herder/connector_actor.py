@@ -502,10 +502,14 @@ class ConnectorActor:
         """The leader did not take this follower's task configs (busy, away, a rebalance): ask the
         connector again after a backoff, 0.25 s doubling to 60 s, for as long as it runs here
         (Connect's ``reconfigureConnectorTasksWithExponentialBackoffRetries``)."""
+        first = self._forward_backoff_s == 0.0
         self._forward_backoff_s = min(
             _FORWARD_BACKOFF_MAX_S, max(_FORWARD_BACKOFF_S, 2 * self._forward_backoff_s)
         )
-        log.warning(
+        # one warning when a streak starts and one each time it waits the longest: thousands of
+        # connectors retrying together must not flood the log
+        say = log.warning if first or self._forward_backoff_s == _FORWARD_BACKOFF_MAX_S else log.debug
+        say(
             "connector.task_configs_retry",
             connector=self.name,
             in_s=self._forward_backoff_s,

@@ -118,20 +118,44 @@ def test_metadata_an_older_release_wrote_is_read() -> None:
     )
 
 
+def _framed(head: bytes, tail: bytes = b"") -> bytes:
+    """Version 2's frame: the version byte, the rest's length, the rest, then the view."""
+    return bytes([COMPACT_VERSION]) + len(head).to_bytes(4, "big") + head + tail
+
+
 def test_compressed_metadata_is_read_within_bounds() -> None:
-    prefix = bytes([COMPACT_VERSION])
-    bomb = prefix + zlib.compress(b"{" + b" " * (80 * 1024 * 1024) + b"}")
+    bomb = _framed(zlib.compress(b"{" + b" " * (80 * 1024 * 1024) + b"}"))
+    rest = zlib.compress(b'{"worker_id": "w9", "view_generation": 4}')
+    view_bomb = _framed(rest, zlib.compress(b"{" + b" " * (80 * 1024 * 1024) + b"}"))
     cut = JoinMetadata("w1", "u", 1).encode()[:-4]
     decoded, failed = decode_members(
-        {"bomb": bomb, "junk": prefix + b"not zlib", "cut": cut, "array": prefix + zlib.compress(b"[1]")}
+        {
+            "bomb": bomb,
+            "view-bomb": view_bomb,
+            "junk": _framed(b"not zlib"),
+            "cut": cut,
+            "array": _framed(zlib.compress(b"[1]")),
+        }
     )
     assert decoded == {}
     assert "past" in str(failed["bomb"])
+    assert "past" in str(failed["view-bomb"])
     assert isinstance(failed["junk"], ValueError)
     assert "cut short" in str(failed["cut"])
     assert isinstance(failed["array"], TypeError)
     with pytest.raises(ValueError, match="decompresses past"):
         Assignment.decode(bomb)
+
+
+def test_the_leader_reads_only_the_newest_view() -> None:
+    newest = _meta("w2", NEW).encode()
+    older = JoinMetadata("w1", "http://w1", 12, Work(), frozenset(), OLD).encode()
+    head = int.from_bytes(older[1:5], "big")
+    spoiled = older[: 5 + head] + b"not zlib: never read"  # an older view, damaged
+    decoded, failed = decode_members({"m1": spoiled, "m2": newest})
+    assert failed == {}
+    assert decoded["m2"].view == NEW
+    assert decoded["m1"] == JoinMetadata("w1", "http://w1", 12)
 
 
 def _group_record_bytes(connectors: int, workers: int, version: int) -> int:
@@ -158,3 +182,25 @@ def test_ten_thousand_connectors_fit_the_brokers_default_message_size(workers: i
     limit = 1024 * 1024  # message.max.bytes' default
     assert _group_record_bytes(10_000, workers, PROTOCOL_VERSION) > limit  # SyncGroup failed every round
     assert _group_record_bytes(10_000, workers, COMPACT_VERSION) < limit / 2
+
+
+def test_a_keepers_view_goes_only_in_the_encoding_the_group_speaks() -> None:
+    from engine.distributed.member import GroupMember, _ConnectAssignor
+
+    member = GroupMember(
+        "127.0.0.1:9",
+        "g",
+        "cfg",
+        client_id="c",
+        join_metadata=lambda: _meta("w2", NEW),
+        planner=lambda *_: {},
+        on_assignment=lambda *_: None,
+    )
+
+    def sent(version: int) -> JoinMetadata:
+        return JoinMetadata.decode(bytes(_ConnectAssignor(member, version).metadata(["cfg"]).user_data))
+
+    assert sent(COMPACT_VERSION).view == sent(PROTOCOL_VERSION).view == NEW  # before a first round
+    member.protocol_version = COMPACT_VERSION
+    assert sent(COMPACT_VERSION).view == NEW
+    assert sent(PROTOCOL_VERSION) == _meta("w2", ClusterView())
