@@ -18,7 +18,8 @@ import asyncio
 import contextvars
 import inspect
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
+from concurrent.futures import Executor, ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
@@ -169,12 +170,18 @@ class SourceLoop(TaskLoop):
                 await self._send(records)
 
     async def _poll(self) -> list[SourceRecord] | None:
-        """One ``poll``, parked (idle for ``Engine.settled``); offsets commit on time meanwhile."""
-        polling: ThreadCall | None = None  # a sync poll, on the engine's task threads
+        """Poll until a batch comes, parked (idle for ``Engine.settled``); offsets commit on time meanwhile.
+
+        Empty polls repeat where they ran, without a turn of this loop: an async ``poll`` in one task
+        (``_async_polls``), a sync one in its thread while no other call waits for the task threads
+        (``_SyncPolls``). An idle task then costs its poll and little more; a pause, a stop or a
+        failed send wakes this loop, which cancels the async poll or waits for the sync one to return.
+        """
+        polling: _SyncPolls | None = None
         if self._async_poll:
-            work: asyncio.Future[Any] = asyncio.ensure_future(self.task.poll())
+            work: asyncio.Future[Any] = asyncio.ensure_future(self._async_polls())
         else:
-            polling = ThreadCall(TASK_THREADS.get(), partial(contextvars.copy_context().run, self.task.poll))
+            polling = _SyncPolls(self.task, TASK_THREADS.get())
             work = polling.future
         control = self.control
         try:
@@ -189,10 +196,12 @@ class SourceLoop(TaskLoop):
                 ):
                     if polling is None:
                         work.cancel()
-                    elif polling.drop():  # still waiting for a thread: it never runs
+                    elif polling.stop():  # still waiting for a thread: it never runs
                         return None
                     await asyncio.wait((work,))
         except asyncio.CancelledError:
+            if polling is not None:
+                polling.stop()
             work.cancel()
             raise
         if work.cancelled():
@@ -203,14 +212,21 @@ class SourceLoop(TaskLoop):
             return None
         if exc is not None:
             raise exc
-        result = work.result()
-        if result is None:
-            return None
-        if not isinstance(result, list | tuple):
-            raise ConnectException(
-                f"SourceTask.poll() must return a list of SourceRecord or None, not {type(result).__name__}"
-            )
-        return list(result)
+        return _batch(work.result())
+
+    async def _async_polls(self) -> Any:
+        """``poll()`` until it returns a batch (or something that is not a list, for ``_batch`` to refuse);
+        a ``RetriableException`` is logged, and polling goes on, as the loop would after it."""
+        poll = self.task.poll
+        while True:
+            try:
+                result = await poll()
+            except RetriableException as exc:
+                log.warning("task.poll_retriable", task=self.task_id, error=repr(exc))
+                result = None
+            if not _empty(result):
+                return result
+            await _YIELD  # a poll that returns at once must not keep the event loop to itself
 
     # ---- sending ------------------------------------------------------------------------------
 
@@ -492,6 +508,70 @@ def _check_dead_letter(ctx: ProcessingContext) -> None:
             "A failed record could not be written to the dead letter queue; the task stops "
             "before its offset is committed"
         ) from ctx.dlq_error
+
+
+def _empty(result: Any) -> bool:
+    """Nothing polled: None, or an empty list or tuple (another poll follows at once)."""
+    return result is None or (type(result) in (list, tuple) and not result)
+
+
+def _batch(result: Any) -> list[SourceRecord] | None:
+    """What ``poll()`` returned, as the loop's batch; anything but a list, a tuple or None is refused."""
+    if result is None:
+        return None
+    if not isinstance(result, list | tuple):
+        raise ConnectException(
+            f"SourceTask.poll() must return a list of SourceRecord or None, not {type(result).__name__}"
+        )
+    return list(result)
+
+
+class _Yield:
+    """One turn of the event loop, without the handle and future of ``asyncio.sleep(0)``."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[None, None, None]:
+        yield  # a bare yield: the task is stepped again on the loop's next turn
+
+
+_YIELD = _Yield()
+
+
+class _SyncPolls:
+    """A sync ``poll()`` in one of the task threads, repeated in that thread while it returns nothing.
+
+    The thread goes back to the loop with the first batch, once the loop ``stop``s it (woken: a
+    pause, a stop, a failed send), or as soon as another call waits for a task thread, so a task
+    holds a thread no longer than one poll at a time when the threads are short (``task.threads.max``).
+    Each poll runs in a copy of the loop's context, as ``in_thread`` runs it.
+    """
+
+    __slots__ = ("_call", "_queue", "last")
+
+    def __init__(self, task: SourceTask, executor: Executor | None) -> None:
+        self.last = False
+        # a pool whose queue we can see; any other executor gets one poll per call, as before
+        self._queue = (
+            getattr(executor, "_work_queue", None) if isinstance(executor, ThreadPoolExecutor) else None
+        )
+        self._call = ThreadCall(executor, partial(self._polls, contextvars.copy_context(), task.poll))
+
+    @property
+    def future(self) -> asyncio.Future[Any]:
+        return self._call.future
+
+    def stop(self) -> bool:
+        """No poll after the one running now; True if none had started, and now none will."""
+        self.last = True
+        return self._call.drop()
+
+    def _polls(self, context: contextvars.Context, poll: Callable[[], Any]) -> Any:
+        queue = self._queue
+        while True:
+            result = context.run(poll)
+            if self.last or queue is None or not _empty(result) or not queue.empty():
+                return result
 
 
 class _Failed:
