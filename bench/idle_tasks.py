@@ -239,16 +239,19 @@ def _broker(kafka: bool) -> Iterator[str | None]:
         yield node.bootstrap_servers()
 
 
-def _table(rows: list[dict[str, Any]], sides: list[str]) -> list[str]:
+def _table(rows: list[dict[str, Any]]) -> list[str]:
     lines = [
-        "| task | tasks | side | per call (µs CPU) | calls/s | CPU % of a core per 1,000 idle tasks |",
-        "|---|---:|---|---:|---:|---:|",
+        "| task | tasks | side | µs CPU per empty call | empty calls/s | µs CPU per task-second "
+        "| % of a core per 1,000 idle tasks |",
+        "|---|---:|---|---:|---:|---:|---:|",
     ]
     for row in rows:
-        unit = "empty `put`" if row["kind"] == "sink" else "empty `poll`"
+        unit = "`put`" if row["kind"] == "sink" else "`poll`"
+        per_call = f"{row['us_per_call']:,.0f}" if row["calls"] else "-"
         lines.append(
-            f"| {row['kind']} ({unit}) | {row['tasks']:,} | {row['side']} | {row['us_per_call']:,.0f} | "
-            f"{row['calls'] / row['seconds']:,.0f} | {row['core_pct_per_1000_tasks']:.1f} |"
+            f"| {row['kind']} ({unit}) | {row['tasks']:,} | {row['side']} | {per_call} | "
+            f"{row['calls'] / row['seconds']:,.0f} | {row['us_per_task_s']:,.1f} | "
+            f"{row['core_pct_per_1000_tasks']:.1f} |"
         )
     return lines
 
@@ -300,7 +303,7 @@ def main() -> None:
             + f"`: {where}, {args.connectors:,} connectors x {TASKS} tasks, each idle; the process's CPU time "
             f"over {args.seconds:g} s of idling (load average {load[0]:.2f}).",
             "",
-            *_table(rows, [s for s, _ in sides]),
+            *_table(rows),
             "",
         ]
     )
