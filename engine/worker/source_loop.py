@@ -23,7 +23,7 @@ import asyncio
 import contextvars
 import inspect
 import time
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from concurrent.futures import Executor, ThreadPoolExecutor
 from functools import partial
 from typing import Any
@@ -224,14 +224,16 @@ class SourceLoop(TaskLoop):
         a ``RetriableException`` is logged, and polling goes on, as the loop would after it."""
         poll = self.task.poll
         while True:
+            polled = _Watched(poll())
             try:
-                result = await poll()
+                result = await polled
             except RetriableException as exc:
                 log.warning("task.poll_retriable", task=self.task_id, error=repr(exc))
                 result = None
             if not _empty(result):
                 return result
-            await _YIELD  # a poll that returns at once must not keep the event loop to itself
+            if not polled.suspended:  # a poll that returns at once must not keep the event loop to itself
+                await _YIELD
 
     # ---- sending ------------------------------------------------------------------------------
 
@@ -541,6 +543,39 @@ class _Yield:
 
 
 _YIELD = _Yield()
+
+
+class _Watched:
+    """Awaits a coroutine and notes whether it gave the event loop a turn (``suspended``): cheaper
+    than a turn of the loop after every poll, which only a poll that never waits needs."""
+
+    __slots__ = ("_steps", "suspended")
+
+    def __init__(self, coroutine: Coroutine[Any, Any, Any]) -> None:
+        self._steps = coroutine.__await__()
+        self.suspended = False
+
+    def __await__(self) -> _Watched:
+        return self
+
+    def __iter__(self) -> _Watched:
+        return self
+
+    def __next__(self) -> Any:
+        return self.send(None)
+
+    def send(self, value: Any) -> Any:
+        step = self._steps.send(value)  # StopIteration: the poll returned, the await's result
+        self.suspended = True
+        return step
+
+    def throw(self, *error: Any) -> Any:  # a cancellation reaches the poll where it waits
+        step = self._steps.throw(*error)
+        self.suspended = True
+        return step
+
+    def close(self) -> None:
+        self._steps.close()
 
 
 class _SyncPolls:

@@ -71,6 +71,8 @@ class AsyncIdleTask(SourceTask):
     async def poll(self) -> list[SourceRecord] | None:
         self.begun += 1
         long = self.begun > int(self.props.get("long.after", "1000000000"))  # then a poll that waits long
+        if self.props.get("busy") == "true":  # returns without ever giving the event loop a turn
+            return first_batch(self.props["name"], self.props)
         try:
             await asyncio.sleep(60 if long else IDLE_S)
         except asyncio.CancelledError:
@@ -189,6 +191,20 @@ async def test_an_async_poll_that_waits_after_empty_ones_is_cancelled_by_a_pause
         await engine.pause_connector("idle")
         await engine.wait_for_state("idle", "PAUSED", tasks=["PAUSED"])
         await eventually(lambda: Idle.cancelled["idle"] == 1)  # not waited for: its minute is not up
+
+
+async def test_an_async_poll_that_returns_nothing_at_once_leaves_the_event_loop_its_turns() -> None:
+    async with Engine(FAST, topics=MemoryTopics()) as engine:
+        await engine.create_connector("busy", {"connector.class": IDLE, "busy": "true"})
+        await engine.wait_for_state("busy", "RUNNING", tasks=1)
+        await eventually(lambda: Idle.polls["busy"] >= 1000)
+        await engine.create_connector("other", {"connector.class": IDLE})  # the engine still answers
+        await engine.wait_for_state("other", "RUNNING", tasks=1)
+        await engine.pause_connector("busy")
+        await engine.wait_for_state("busy", "PAUSED", tasks=["PAUSED"])
+        paused_at = Idle.polls["busy"]
+        await asyncio.sleep(0.05)
+        assert Idle.polls["busy"] == paused_at
 
 
 @KINDS
