@@ -131,7 +131,8 @@ async def _measure(
     from engine import Engine
 
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-    config = {"connector.class": CLASSES[kind], "tasks.max": str(TASKS)}
+    n = 0 if kind == "none" else n  # "none": the engine alone, what its own clients cost while idle
+    config = {"connector.class": CLASSES.get(kind, ""), "tasks.max": str(TASKS)}
     if kind == "async":
         config["test.poll.idle.ms"] = str(IDLE_MS)
     if kind == "sink":
@@ -181,9 +182,6 @@ async def _measure(
         "create_s": created,
         "cpu_s": cpu,
         "calls": calls,
-        "us_per_call": cpu / max(calls, 1) * 1e6,
-        "core_pct_per_1000_tasks": cpu / wall * 100 / (n * TASKS / 1000),
-        "us_per_task_s": cpu / wall / (n * TASKS) * 1e6,
         "profile": profiled,
     }
 
@@ -239,6 +237,18 @@ def _broker(kafka: bool) -> Iterator[str | None]:
         yield node.bootstrap_servers()
 
 
+def _net(row: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
+    """Per-call and per-task figures, net of what the engine does with no task at all."""
+    cpu = max(0.0, row["cpu_s"] - own["cpu_s"] / own["seconds"] * row["seconds"])
+    tasks, wall = row["tasks"], row["seconds"]
+    return row | {
+        "net_cpu_s": cpu,
+        "us_per_call": cpu / max(row["calls"], 1) * 1e6,
+        "us_per_task_s": cpu / wall / tasks * 1e6,
+        "core_pct_per_1000_tasks": cpu / wall * 100 / (tasks / 1000),
+    }
+
+
 def _table(rows: list[dict[str, Any]]) -> list[str]:
     lines = [
         "| task | tasks | side | µs CPU per empty call | empty calls/s | µs CPU per task-second "
@@ -272,7 +282,7 @@ def main() -> None:
         help="a pyinstrument profile (own time) of one more async run, unmeasured",
     )
     parser.add_argument("--append", metavar="FILE")
-    parser.add_argument("--child", choices=KINDS, help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=(*KINDS, "none"), help=argparse.SUPPRESS)
     parser.add_argument("--bootstrap", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -281,11 +291,14 @@ def main() -> None:
     from bench.report import append_to
 
     sides = ([("before", Path(args.against).resolve())] if args.against else []) + [("after", ROOT)]
-    rows = []
+    rows, own = [], {}
     with _broker(args.kafka) as bootstrap:
+        for side, root in sides:  # the engine's own idle work (its clients), subtracted from the tasks'
+            own[side] = _run(root, "none", args, bootstrap, None)
+            print(json.dumps(own[side] | {"side": side}), flush=True)
         for kind in args.kinds:
             for side, root in sides:
-                row = _run(root, kind, args, bootstrap, None) | {"side": side}
+                row = _net(_run(root, kind, args, bootstrap, None), own[side]) | {"side": side}
                 print(json.dumps(row), flush=True)
                 rows.append(row)
         if args.profile:
@@ -304,6 +317,12 @@ def main() -> None:
             f"over {args.seconds:g} s of idling (load average {load[0]:.2f}).",
             "",
             *_table(rows),
+            "",
+            "The engine's own work with no task (its clients' fetches on Kafka), subtracted above: "
+            + ", ".join(
+                f"{side} {o['cpu_s'] / o['seconds'] * 100:.1f} % of a core" for side, o in own.items()
+            )
+            + ".",
             "",
         ]
     )
