@@ -49,7 +49,7 @@ docs:               ## the documentation site (docs/ -> site/), strict: a broken
 
 check: lint type docs test   ## what CI runs
 
-bench:              ## lifecycle, dump-replay, a rebalance round at 10,000 connectors, REST, data-plane, scale-out, Spark, distributed, Java Connect on Apache Kafka, a cluster of real workers with thousands of connectors, CDC, RabbitMQ, Avro and Protobuf converter and soak benchmarks; writes BENCHMARKS.md
+bench:              ## lifecycle, dump-replay, a rebalance round at 10,000 connectors, REST, data-plane, scale-out, Spark, distributed, Java Connect on Apache Kafka, a cluster of real workers with thousands of connectors, CDC, RabbitMQ, idle tasks, Avro and Protobuf converter and soak benchmarks; writes BENCHMARKS.md
 	$(BIN)/python bench/lifecycle.py --write BENCHMARKS.md
 	$(BIN)/python bench/dump_replay.py --append BENCHMARKS.md
 	$(BIN)/python bench/cluster_simulation.py --append BENCHMARKS.md
@@ -66,6 +66,7 @@ bench:              ## lifecycle, dump-replay, a rebalance round at 10,000 conne
 	$(BIN)/python bench/postgres_cdc.py --append BENCHMARKS.md
 	$(BIN)/python bench/rabbitmq_sink.py --append BENCHMARKS.md
 	$(BIN)/python bench/metrics_cost.py --append BENCHMARKS.md
+	$(BIN)/python bench/idle_tasks.py --append BENCHMARKS.md
 	$(BIN)/python bench/avro_converter.py --append BENCHMARKS.md
 	$(BIN)/python bench/protobuf_converter.py --append BENCHMARKS.md
 	$(BIN)/python bench/soak.py --minutes 2 --append BENCHMARKS.md
