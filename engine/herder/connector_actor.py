@@ -506,9 +506,12 @@ class ConnectorActor:
         self._forward_backoff_s = min(
             _FORWARD_BACKOFF_MAX_S, max(_FORWARD_BACKOFF_S, 2 * self._forward_backoff_s)
         )
-        # one warning when a streak starts and one each time it waits the longest: thousands of
-        # connectors retrying together must not flood the log
-        say = log.warning if first or self._forward_backoff_s == _FORWARD_BACKOFF_MAX_S else log.debug
+        # a leader busy with thousands of them is no fault: an info line when a streak starts, a
+        # warning once it has lasted minutes (each try at the longest wait), debug in between
+        if self._forward_backoff_s == _FORWARD_BACKOFF_MAX_S:
+            say = log.warning
+        else:
+            say = log.info if first else log.debug
         say(
             "connector.task_configs_retry",
             connector=self.name,
