@@ -17,7 +17,7 @@ import structlog
 from engine.configlog.records import ConfigRecord, SessionKeyRecord
 from engine.configlog.snapshot import ConfigSnapshot
 from engine.distributed.forwarding import RestClient, forward_task_configs
-from engine.distributed.member import MemberFactory, Membership, broker_member, round_gap_s
+from engine.distributed.member import MemberFactory, Membership, broker_member
 from engine.distributed.planner import ClusterWork, plan
 from engine.distributed.protocol import Assignment, ClusterView, JoinMetadata, Work
 from engine.distributed.request_signing import Refusal, SessionKey, sign, verify
@@ -80,7 +80,6 @@ class Cluster:
         self._herder: ClusterHost | None = None
         self._pending: asyncio.Queue[tuple[Assignment, int]] = asyncio.Queue()
         self._rebalance_wanted_at = -1  # config offset whose change needs a rebalance, until one covers it
-        self._cluster_size = 0  # connectors and tasks in the last plan (what a round costs)
         self._joined = asyncio.Event()
         self._closing = False
         self._timer: TimerHandle | None = None
@@ -121,19 +120,13 @@ class Cluster:
     def work_changed(self, offset: int) -> None:
         """A record changed the set of connectors, tasks or cleanups: a rebalance is due.
 
-        In a small cluster every worker that reads it asks, as each of Connect's does
-        (``DistributedHerder``'s config listener sets ``needsReconfigRebalance`` on leader and
-        followers alike): a round completes once every member has rejoined, and a follower that
-        waited for its next heartbeat to hear of the round held it up by up to
-        ``heartbeat.interval.ms``, twice per new connector. In a large one (``member.round_gap_s``)
-        only the leader asks.
+        Every worker that reads it asks, as each of Connect's does (``DistributedHerder``'s config
+        listener sets ``needsReconfigRebalance`` on leader and followers alike): a round completes
+        once every member has rejoined, and a follower that waited for its next heartbeat to hear of
+        the round held it up by up to ``heartbeat.interval.ms``, twice per new connector.
         """
         self._rebalance_wanted_at = max(self._rebalance_wanted_at, offset)
-        if self.is_leader or self.leader is None or round_gap_s(self._cluster_size) == 0.0:
-            self.member.request_rejoin_for_change()
-        # else its leader asks once the gap has passed, and this worker hears of the round with its
-        # next heartbeat (the gap outlasts it): three workers asking made three rounds per gap, each
-        # starting as the one before ended
+        self.member.request_rejoin_for_change()
 
     async def forward_task_configs(self, connector: str, configs: list[dict[str, str]]) -> bool:
         """A follower hands its connector's task configs to the leader (Connect's ``forwardRequest``), a
@@ -301,7 +294,6 @@ class Cluster:
         old, new = self.owned, assignment.assigned
         self.owned, self.generation, self.view = new, generation, assignment.view
         self.leader, self.leader_url, self.urls = assignment.leader, assignment.leader_url, assignment.urls
-        self._cluster_size = assignment.cluster_size
         if assignment.config_offset > self._rebalance_wanted_at:
             self._rebalance_wanted_at = -1
             self.member.change_covered()
