@@ -88,7 +88,7 @@ class Membership(Protocol):
     def change_covered(self) -> None:
         """A round planned after every change this member asked a round for: a rejoin still waiting
         out the gap is not needed (each member asks for a change it reads, and without this a burst
-        read by three workers made three rounds per gap instead of one)."""
+        read by three workers at different moments could make three rounds per gap)."""
         ...
 
     def in_contact(self) -> bool:
