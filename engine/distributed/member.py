@@ -6,10 +6,12 @@ carries join metadata and assignments in ``user_data`` (aiokafka's ``AbstractPar
 the leader's ``assign`` sees every member's metadata, ``on_assignment`` hands each member its own). aiokafka
 rebalances eagerly; the cooperative part lives in the planner and in ``Cluster``.
 
-Two assignors are offered, one per encoding of ``protocol.py``: the broker picks the first that
-every member offers, so a cluster mixing this release with one that speaks only the JSON encoding
-(``connect-engine-sessioned``) keeps working during a rolling upgrade, and moves to the compact one
-(``connect-engine-compact``) once every worker offers it.
+A worker offers one group protocol, ``connect-engine-compact`` (``protocol.py``'s version 2).
+Offering the JSON one of 0.1.0 (``connect-engine-sessioned``) beside it would let the two releases
+share a group during a rolling upgrade, but with two protocols offered the broker now and then held
+a new group's JoinGroup for minutes (Apache Kafka 4.1, two workers starting together; never with
+one): a worker of this release waits while 0.1.0 workers hold the group (``start``), so a cluster is
+upgraded by stopping all its workers first.
 """
 
 from __future__ import annotations
@@ -149,7 +151,7 @@ class _ConnectAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
 class GroupMember:
     """Joins ``group.id``, answers as leader when elected, and reports each assignment it gets."""
 
-    versions: tuple[int, ...] = tuple(ASSIGNOR_NAMES)  # the encodings offered, preferred first
+    versions: tuple[int, ...] = (COMPACT_VERSION,)  # the encodings offered, preferred first
 
     def __init__(
         self,
@@ -216,8 +218,9 @@ class GroupMember:
                 log.warning(
                     "group.held_by_other_protocol",
                     group=self.group_id,
-                    reason="the group has members of another protocol, e.g. Java Kafka Connect workers: "
-                    "stop them (a killed one leaves after its session.timeout.ms); retrying",
+                    reason="the group has members of another protocol, e.g. Java Kafka Connect workers or "
+                    "connect-engine 0.1.0 workers: stop them (a killed one leaves after its "
+                    "session.timeout.ms); retrying",
                 )
                 await self.stop()
                 await asyncio.sleep(_FOREIGN_RETRY_S)

@@ -1,11 +1,13 @@
-"""A rolling upgrade across the group protocol's encodings, on the session's Apache Kafka.
+"""Upgrading a cluster from the JSON group protocol (0.1.0's ``connect-engine-sessioned``), on the
+session's Apache Kafka.
 
-A worker of this release offers the compact encoding first and the JSON one after it; a worker that
-offers only JSON (as the previous release did) makes the broker choose JSON for the whole group, and
-once it leaves, the next round moves every member to the compact encoding."""
+A worker of this release offers only ``connect-engine-compact``: while a worker speaking only the JSON
+protocol holds the group, it waits (the broker refuses its join) and the older worker keeps running
+everything; once that one leaves, the new worker joins and takes the work over."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
 
 def older_release(*args: Any) -> GroupMember:
-    """A member that speaks only the previous release's encoding (version 1, JSON)."""
+    """A member that speaks only the previous release's protocol (version 1, JSON)."""
     member = broker_member(*args)
     member.versions = (PROTOCOL_VERSION,)
     return member
@@ -36,46 +38,41 @@ def member_of(engine: Engine) -> GroupMember:
     return cluster.member
 
 
-async def test_a_group_with_an_older_member_speaks_json_and_moves_to_compact_when_it_leaves(
+async def runs_all(engine: Engine, name: str, tasks: int) -> bool:
+    try:
+        status = await engine.connector_status(name)
+    except ConnectorNotFound:  # created, its status not written yet
+        return False
+    worker = engine.cluster.worker_id  # type: ignore[union-attr]
+    return [(t["state"], t["worker_id"]) for t in status["tasks"]] == [("RUNNING", worker)] * tasks
+
+
+async def test_a_worker_of_this_release_waits_for_the_older_ones_to_leave(
     kafka: Broker, tmp_path: Path
 ) -> None:
     group = WorkerCluster(kafka.bootstrap, tmp_path)
     old, old_rest = await serving(group, membership=older_release)
-    new, new_rest = await serving(group)
+    config = {
+        "connector.class": "engine.testing.recording.RecordingSourceConnector",
+        "tasks.max": "4",
+        "topic": "upgrade-out",
+    }
+    joining: asyncio.Task[Any] | None = None
     try:
-        config = {
-            "connector.class": "engine.testing.recording.RecordingSourceConnector",
-            "tasks.max": "4",
-            "topic": "upgrade-out",
-        }
-
-        async def both_run_tasks() -> set[str] | None:
-            if old.cluster is None or new.cluster is None or old.cluster.leader != new.cluster.leader:
-                return None
-            chosen = old if old.cluster.leader == old.cluster.worker_id else new
-            if "src" not in await chosen.connectors():
-                await chosen.create_connector("src", config)
-            try:
-                status = await chosen.connector_status("src")
-            except ConnectorNotFound:  # created, its status not written yet
-                return None
-            owners = {t["worker_id"] for t in status["tasks"] if t["state"] == "RUNNING"}
-            return owners if len(status["tasks"]) == 4 and len(owners) == 2 else None
-
-        assert await until(both_run_tasks) == {old.cluster.worker_id, new.cluster.worker_id}  # type: ignore[union-attr]
+        await old.create_connector("src", config)
+        assert await until(lambda: runs_all(old, "src", 4))
         assert member_of(old).protocol_version == PROTOCOL_VERSION
-        assert member_of(new).protocol_version == PROTOCOL_VERSION
+        joining = asyncio.create_task(serving(group))
+        await asyncio.sleep(6)  # three of its tries refused: the older worker holds the group
+        assert not joining.done()
+        assert await runs_all(old, "src", 4)
     finally:
         await old.shutdown()
         await old_rest.cleanup()
-
-    async def new_runs_everything() -> bool:
-        status = await new.connector_status("src")
-        states = [(t["state"], t["worker_id"]) for t in status["tasks"]]
-        return states == [("RUNNING", new.cluster.worker_id)] * 4  # type: ignore[union-attr]
-
+    assert joining is not None
+    new, new_rest = await asyncio.wait_for(joining, 60)
     try:
-        assert await until(new_runs_everything)
+        assert await until(lambda: runs_all(new, "src", 4))
         assert member_of(new).protocol_version == COMPACT_VERSION
     finally:
         await new.shutdown()
