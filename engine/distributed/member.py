@@ -388,7 +388,7 @@ class GroupMember:
 
     def assigned(self, user_data: bytes, version: int = COMPACT_VERSION) -> None:
         self.rebalances += 1
-        if version != self.protocol_version:  # the first round, or every member of a rolling upgrade moved
+        if version != self.protocol_version:  # the first round (a group of 0.1.0 workers speaks JSON)
             self.protocol_version = version
             log.info("group.protocol", group=self.group_id, protocol=ASSIGNOR_NAMES[version])
         self._contact()  # a completed join and sync: the coordinator answered, as a member again

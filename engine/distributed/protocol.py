@@ -4,12 +4,13 @@ Both travel in the consumer protocol's ``user_data`` (the broker never reads the
 identity, REST URL, config offset and owned work reach the leader at every join, and the leader's
 plan reaches every member at every sync.
 
-Two encodings, one per group protocol (``member.py`` offers both; the broker picks the newest every
-member speaks, so a rolling upgrade works):
+Two encodings, one per group protocol (``member.py`` offers only the second; the first is 0.1.0's,
+kept to read what such a worker wrote and for the test that plays one):
 
 - version 1 (``connect-engine-sessioned``): JSON, work as ``{"connectors": [...], "tasks": [[c, n]]}``;
-- version 2 (``connect-engine-compact``): a version byte, then zlib-compressed JSON with work as
-  ``{connector: [-1, 0, 1]}`` (``-1`` is the connector itself, the others its tasks).
+- version 2 (``connect-engine-compact``): a version byte, the rest's length, the rest as
+  zlib-compressed JSON with work as ``{connector: [-1, 0, 1]}`` (``-1`` is the connector itself, the
+  others its tasks), then the view compressed apart (the leader reads only the newest).
 
 The broker keeps every member's join metadata and assignment in one record of
 ``__consumer_offsets``, which must fit its ``message.max.bytes`` (1 MB by default): what one
