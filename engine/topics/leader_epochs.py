@@ -308,7 +308,7 @@ class EpochTracker:
                     attempts=failures,
                 )
                 return False
-            self._seek_quietly(tp, retry_at)
+            self.seek_quietly(tp, retry_at)
             # a leader that moved (NOT_LEADER_OR_FOLLOWER) is found again
             with contextlib.suppress(KafkaError):
                 await self._client._client.force_metadata_update()
@@ -327,7 +327,7 @@ class EpochTracker:
             return False
         if answer.end_offset >= position:
             return False
-        self._seek_quietly(tp, answer.end_offset)
+        self.seek_quietly(tp, answer.end_offset)
         spans = self._spans.get(tp, [])
         self._spans[tp] = [s for s in spans if s[0] < answer.end_offset - 1]
         if answer.end_offset > 0:  # the record before the divergence point is of the epoch that ends there
@@ -340,7 +340,8 @@ class EpochTracker:
             self._truncations.append(found)
         return True
 
-    def _seek_quietly(self, tp: TopicPartition, offset: int) -> None:
+    def seek_quietly(self, tp: TopicPartition, offset: int) -> None:
+        """Move the position, unless the partition was revoked meanwhile (nothing to re-read then)."""
         with contextlib.suppress(IllegalStateError):  # revoked meanwhile: nothing to re-read
             self._client.seek(KafkaTopicPartition(*tp), offset)
 

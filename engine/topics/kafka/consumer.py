@@ -110,7 +110,7 @@ class KafkaConsumer:
     identities (``engine.topics.kafka.identity``); a committed offset stored with another identity (the
     group's offsets moved from another cluster, a topic deleted and created again) is not applied: the
     partition is reset by ``auto.offset.reset`` and an :class:`OffsetReset` with both identities is
-    reported."""
+    reported. Until a new partition's committed offset is checked, nothing fetched for it is delivered."""
 
     def __init__(self, client: Any, group_id: str, forget: Any, *, prefix: str = "consumer.") -> None:
         self._client = client
@@ -123,6 +123,11 @@ class KafkaConsumer:
         self._resets: list[OffsetReset] = []
         self._identities: dict[str, TopicIdentity] = {}
         self._identities_known = True  # off once the broker turns out to give no topic ids
+        # partitions whose committed offsets are being checked: aiokafka fetches from the committed
+        # offset while the check runs (its rebalance listener is awaited after fetching may start),
+        # so what it returns for them meanwhile is put back, as Java's consumer holds fetches in its
+        # AWAIT_VALIDATION state
+        self._validating: set[TopicPartition] = set()
 
     def _refresh_missing_topics(self) -> None:
         """A subscribed topic that did not exist when the group was joined (a sink started before its
@@ -173,6 +178,13 @@ class KafkaConsumer:
             self._identities.pop(topic, None)
         if self._client._coordinator is None:
             return
+        self._validating |= tps
+        try:
+            await self._validate(tps)
+        finally:
+            self._validating -= tps
+
+    async def _validate(self, tps: frozenset[TopicPartition]) -> None:
         ktps = [KafkaTopicPartition(*tp) for tp in tps]
         try:  # aiokafka retries this itself while the error is retriable
             committed = await self._client._coordinator.fetch_committed_offsets(ktps)
@@ -268,9 +280,12 @@ class KafkaConsumer:
                 prefix=self._prefix,
             ) from exc
         add_incoming(self._client, sum(fetched_size(records) for records in batches.values()))
+        held = {ktp for ktp, records in batches.items() if records and ktp in self._validating}
+        for ktp in held:  # put back before any await, so that the check's own seek comes after this
+            self.epochs.seek_quietly(TopicPartition(ktp.topic, ktp.partition), batches[ktp][0].offset)
         consumed: list[ConsumedRecord] = []
         for ktp, records in batches.items():
-            if not records:
+            if not records or ktp in held:
                 continue
             tp = TopicPartition(ktp.topic, ktp.partition)
             if await self.epochs.diverged(tp, records[0]):
