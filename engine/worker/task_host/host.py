@@ -14,6 +14,7 @@ import contextlib
 import faulthandler
 import itertools
 import os
+import pickle
 import signal
 import sys
 import time
@@ -175,6 +176,7 @@ class Host:
         )
         self.plane = plane
         self.runners: dict[int, TaskRunner] = {}
+        self._counters_sent: dict[int, bytes] = {}  # each task's counters as they last crossed, pickled
         self._spawned: set[asyncio.Task[None]] = set()
         self.threads = ThreadPoolExecutor(settings.task_threads_max, thread_name_prefix="connect-task")
         TASK_THREADS.set(self.threads)
@@ -212,7 +214,9 @@ class Host:
             case Flushed():
                 self.pipe.flushed(message)
             case Lease(tasks=tasks):
-                self._leased, self._lease_at = set(tasks), time.monotonic()
+                if tasks is not None:
+                    self._leased = set(tasks)
+                self._lease_at = time.monotonic()
             case _:
                 log.warning("task_host.unknown_message", message=type(message).__name__)
 
@@ -250,22 +254,36 @@ class Host:
         start, so the worker must have them before it reads the report (a status says RUNNING)."""
         runner = self.runners.get(key)
         if runner is not None and runner.loop is not None:
-            self.pipe.send(Counters(key, runner.loop.counters))
+            self._send_counters({key: runner.loop.counters})
             self.send_metrics()
         self.pipe.send(Reported(key, report.trigger, report.trace))
 
     def _finished(self, key: int, _: object = None) -> None:
         runner = self.runners.pop(key, None)
         if runner is not None and runner.loop is not None:
-            self.pipe.send(Counters(key, runner.loop.counters))
+            self._send_counters({key: runner.loop.counters})
+        self._counters_sent.pop(key, None)
         self.send_metrics()  # the task's plugin metrics and clients went with it
         self.pipe.send(Stopped(key))
 
     def send_counters(self) -> None:
-        for key, runner in self.runners.items():
-            if runner.loop is not None:
-                self.pipe.send(Counters(key, runner.loop.counters))
+        """The counters that changed since they last crossed, in one message."""
+        self._send_counters(
+            {key: runner.loop.counters for key, runner in self.runners.items() if runner.loop is not None},
+            changed_only=True,
+        )
         self.send_metrics()
+
+    def _send_counters(self, counters: Mapping[int, TaskCounters], *, changed_only: bool = False) -> None:
+        changed: dict[int, TaskCounters] = {}
+        for key, task_counters in counters.items():
+            pickled = pickle.dumps(task_counters, protocol=pickle.HIGHEST_PROTOCOL)
+            if changed_only and self._counters_sent.get(key) == pickled:
+                continue
+            self._counters_sent[key] = pickled
+            changed[key] = task_counters
+        if changed:
+            self.pipe.send(Counters(changed))
 
     def send_metrics(self) -> None:
         assert self.plane.metrics is not None

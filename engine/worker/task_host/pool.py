@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from engine.observability.connect_metrics import ProcessReading
+from engine.observability.connect_metrics import ProcessReading, TaskCounters
 from engine.storage.base import OffsetStore
 from engine.worker.task_host.protocol import (
     LEASE_RENEW_S,
@@ -57,7 +57,7 @@ class HostedTask(Protocol):
 
     def on_stopped(self) -> None: ...
 
-    def on_counters(self, counters: Counters) -> None: ...
+    def on_counters(self, counters: TaskCounters) -> None: ...
 
     def on_host_exit(self, cause: str) -> None: ...
 
@@ -101,6 +101,7 @@ class TaskHost:
         self.exited = False
         self.killed_for: str | None = None  # why the worker killed it, for its tasks' traces
         self.reading: ProcessReading | None = None  # its plugin metrics and clients, as last sent
+        self.leased: frozenset[tuple[str, int]] | None = None  # what the last Lease sent named
         self._hosts = hosts
         self._closing = False
         self._reader = asyncio.create_task(self._read(), name=f"task-host:{process.pid}")
@@ -177,9 +178,10 @@ class TaskHost:
             case Stopped(key=key):
                 if (task := self.tasks.get(key)) is not None:
                     task.on_stopped()
-            case Counters(key=key):
-                if (task := self.tasks.get(key)) is not None:
-                    task.on_counters(message)
+            case Counters(counters=counters):
+                for key, task_counters in counters.items():
+                    if (task := self.tasks.get(key)) is not None:
+                        task.on_counters(task_counters)
             case HostMetrics(reading=reading):
                 self.reading = reading
             case WriteOffsets(connector=connector, offsets=offsets):
@@ -317,7 +319,9 @@ class TaskHosts:
                     for t in list(host.tasks.values())
                     if self.runs_task(t.connector, t.task)
                 )
-                host.send(Lease(tasks))
+                unchanged = tasks == host.leased
+                host.leased = tasks
+                host.send(Lease(None if unchanged else tasks))
 
     async def _sample_memory(self) -> None:
         """Kill a host whose resident memory passed ``task.process.memory.max.bytes``: its tasks FAILED

@@ -18,7 +18,7 @@ from engine.worker.data_plane import DataPlane
 from engine.worker.report import Report, ReportSink
 from engine.worker.runner import Runner
 from engine.worker.task_host.pool import TaskHost, TaskHosts
-from engine.worker.task_host.protocol import Abandon, Counters, Retarget, StartTask, StopTask
+from engine.worker.task_host.protocol import Abandon, Retarget, StartTask, StopTask
 from states import TargetState
 
 log = structlog.get_logger(component="worker")
@@ -106,10 +106,10 @@ class ProcessTaskRunner(Runner):
         self._stopped = True
         self.wake()
 
-    def on_counters(self, message: Counters) -> None:
+    def on_counters(self, counters: TaskCounters) -> None:
         if self._counters is None:
-            self._counters = self._plane.task_started(self.connector, self.task, message.counters.kind)
-        _copy_counters(message.counters, self._counters)
+            self._counters = self._plane.task_started(self.connector, self.task, counters.kind)
+        _copy_counters(counters, self._counters)
 
     def on_host_exit(self, cause: str) -> None:
         self._exit = cause

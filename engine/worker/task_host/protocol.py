@@ -51,13 +51,15 @@ class Hello:
 
 @dataclass(frozen=True, slots=True)
 class Lease:
-    """The tasks of this host the worker still runs, renewed every ``LEASE_RENEW_S``.
+    """The tasks of this host the worker still runs, renewed every ``LEASE_RENEW_S``; ``tasks`` is
+    None when they are the ones the last lease named (a renewal costs a few bytes, however many
+    tasks the host runs).
 
     A host writes for a task only while its lease is fresh (``LEASE_S``): a worker that stops
     renewing (SIGSTOPped, cut off from its group: KAFKA-9184) stops its hosts' writes too, before
     the group hands the work to another worker, as its own loops would stop."""
 
-    tasks: frozenset[tuple[str, int]]
+    tasks: frozenset[tuple[str, int]] | None
 
 
 LEASE_RENEW_S = 0.5
@@ -130,10 +132,11 @@ class Stopped:
 
 @dataclass(frozen=True, slots=True)
 class Counters:
-    """The task's ``TaskCounters`` as they are now, for the worker's ``/metrics``."""
+    """Tasks' ``TaskCounters`` as they are now, by key, for the worker's ``/metrics``: those that
+    changed since they last crossed, in one message a ``COUNTERS_INTERVAL_S`` (a frame per task
+    made a worker with thousands of idle tasks read thousands of frames a second)."""
 
-    key: int
-    counters: TaskCounters
+    counters: dict[int, TaskCounters]
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 import os
 import pickle
+import sys
 from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import structlog
@@ -16,12 +19,23 @@ from prometheus_client.exposition import generate_latest
 from engine import Engine
 from engine.api.metrics import CumulativeCount, PluginMetricsRegistry
 from engine.config.kafka_clients.accounting import ClientStats
+from engine.config.worker import WorkerConfig
 from engine.errors import ConfigError
 from engine.observability.connect_metrics import ConnectMetrics, ProcessReading, TaskCounters
+from engine.storage.offsets import MemoryOffsetStore
 from engine.storage.status import MemoryStatusStore
 from engine.worker.data_plane import DataSettings
-from engine.worker.task_host.pool import exit_cause, memory_exceeded, rss_bytes
-from engine.worker.task_host.protocol import Counters, StartTask, frame, read_frame
+from engine.worker.task_host.host import Host, Pipe
+from engine.worker.task_host.pool import TaskHost, TaskHosts, exit_cause, memory_exceeded, rss_bytes
+from engine.worker.task_host.protocol import (
+    LEASE_S,
+    Counters,
+    HostMetrics,
+    Lease,
+    StartTask,
+    frame,
+    read_frame,
+)
 
 
 def test_task_processes_defaults_to_the_workers_own_process() -> None:
@@ -74,12 +88,12 @@ async def test_messages_cross_the_pipe_as_they_are() -> None:
     counters.source_record_poll = 7
     start = StartTask(1, "c", 0, "m.Task", {"a": "b"}, {"x": "y"}, "STARTED", "42", [({"p": 1}, {"o": 2})])
     reader = asyncio.StreamReader()
-    reader.feed_data(frame(start) + frame(Counters(1, counters)))
+    reader.feed_data(frame(start) + frame(Counters({1: counters})))
     reader.feed_eof()
     assert await read_frame(reader) == start
     message = await read_frame(reader)
     assert isinstance(message, Counters)
-    assert message.counters.source_record_poll == 7
+    assert message.counters[1].source_record_poll == 7
     assert await read_frame(reader) is None
 
 
@@ -107,3 +121,102 @@ class _Collect:
 
     def collect(self) -> Iterator[Metric]:
         return self.metrics.collect()
+
+
+class _Written:
+    """The host's end of its pipe, kept in memory: the frames the host sent."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def is_closing(self) -> bool:
+        return False
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+    async def messages(self) -> list[object]:
+        reader = asyncio.StreamReader()
+        reader.feed_data(bytes(self.data))
+        reader.feed_eof()
+        self.data.clear()
+        found = []
+        while (message := await read_frame(reader)) is not None:
+            found.append(message)
+        return found
+
+
+def _host() -> tuple[Host, _Written]:
+    written = _Written()
+    return Host(WorkerConfig.parse({}), Pipe(written)), written  # type: ignore[arg-type]
+
+
+def test_a_lease_without_tasks_renews_the_ones_named_last() -> None:
+    host, _ = _host()
+    host.handle(Lease(frozenset({("c", 0), ("c", 1)})))
+    assert (host.runs_task("c", 0), host.runs_task("c", 1)) == (True, True)
+    host._lease_at -= LEASE_S + 1  # the worker went quiet past the lease
+    assert not host.runs_task("c", 0)
+    host.handle(Lease(None))
+    assert (host.runs_task("c", 0), host.runs_task("c", 1)) == (True, True)
+    host.handle(Lease(frozenset({("c", 1)})))
+    assert (host.runs_task("c", 0), host.runs_task("c", 1)) == (False, True)
+
+
+async def test_only_counters_that_changed_cross_the_pipe_in_one_message() -> None:
+    host, written = _host()
+    loops = {key: SimpleNamespace(counters=TaskCounters("source")) for key in (1, 2, 3)}
+    host.runners.update({key: SimpleNamespace(loop=loop) for key, loop in loops.items()})  # type: ignore[misc]
+    host.send_counters()
+    [first, _] = await written.messages()
+    assert isinstance(first, Counters)
+    assert sorted(first.counters) == [1, 2, 3]
+    host.send_counters()
+    assert [type(m) for m in await written.messages()] == [HostMetrics]  # nothing changed: no Counters
+    loops[2].counters.source_record_poll = 5
+    host.send_counters()
+    [changed, _] = await written.messages()
+    assert isinstance(changed, Counters)
+    assert list(changed.counters) == [2]
+    assert changed.counters[2].source_record_poll == 5
+
+
+class _Stub:
+    def __init__(self, connector: str, task: int) -> None:
+        self.connector, self.task = connector, task
+
+
+async def test_a_worker_names_its_hosts_tasks_again_only_when_they_change(tmp_path: Path) -> None:
+    """On a real pipe to a child process: a full lease, then renewals of a few bytes, then a new
+    set when the worker stops running one of the tasks."""
+    running = {("c", 0), ("c", 1)}
+    hosts = TaskHosts(1, {}, MemoryOffsetStore(), lambda *_: None, runs_task=lambda c, t: (c, t) in running)
+    received = tmp_path / "received"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        f"import shutil, sys; shutil.copyfileobj(sys.stdin.buffer, open({str(received)!r}, 'wb'))",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    host = TaskHost(process, hosts)
+    host.tasks.update({1: _Stub("c", 0), 2: _Stub("c", 1)})  # type: ignore[dict-item]
+    hosts.running.add(host)
+    hosts.renew_leases()
+    hosts.renew_leases()
+    running.discard(("c", 0))
+    hosts.renew_leases()
+    host.tasks.clear()
+    host.close()
+    await host.wait_closed(10)
+    reader = asyncio.StreamReader()
+    reader.feed_data(received.read_bytes())
+    reader.feed_eof()
+    leases = []
+    while (message := await read_frame(reader)) is not None:
+        leases.append(message)
+    assert leases == [
+        Lease(frozenset({("c", 0), ("c", 1)})),
+        Lease(None),
+        Lease(frozenset({("c", 1)})),
+    ]
