@@ -108,6 +108,10 @@ class Cluster:
         nobody, before its cut-off has stopped its tasks, nor after it rejoined."""
         return self.member.in_contact() and (connector, task) in self.owned.tasks
 
+    def tasks_run(self) -> frozenset[tuple[str, int]]:
+        """Every task ``runs_task`` answers True for."""
+        return self.owned.tasks if self.member.in_contact() else frozenset()
+
     @property
     def is_leader(self) -> bool:
         return self.leader is not None and self.leader == self.worker_id

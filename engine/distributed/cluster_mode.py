@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
 from engine.config.worker import WorkerConfig
 from engine.configlog.records import LoggerLevelRecord, TaskCountRecord
@@ -111,6 +112,9 @@ class ClusterMode:
 
     def runs_task(self, connector: str, task: int) -> bool:
         return self.cluster.runs_task(connector, task)
+
+    def tasks_run(self) -> AbstractSet[tuple[str, int]] | None:
+        return self.cluster.tasks_run()
 
     # ---- what a write asks --------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Protocol
 
 from engine.config.worker import WorkerConfig
@@ -136,6 +137,9 @@ class StandaloneMode:
 
     def runs_task(self, connector: str, task: int) -> bool:
         return True
+
+    def tasks_run(self) -> AbstractSet[tuple[str, int]] | None:
+        return None
 
     def check_leader_write(self) -> None:
         return None

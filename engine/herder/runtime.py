@@ -12,6 +12,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
@@ -69,6 +70,11 @@ class RunningMode(Protocol):
         """Whether this worker may still run the task: a cluster member cut off from its group
         (KAFKA-9184), or no longer assigned the task, may not; always True standalone. Task loops ask
         it before each write."""
+        ...
+
+    def tasks_run(self) -> AbstractSet[tuple[str, int]] | None:
+        """``runs_task`` for every task at once (None: any task, standalone), for the task hosts'
+        leases: a set operation where thousands of calls would hold the loop."""
         ...
 
 
@@ -215,7 +221,7 @@ class Runtime:
                         data.track_topic,
                         log_level=logging.getLevelName(LOG_LEVELS.effective(ROOT)),
                         memory_max_bytes=self._data_settings.task_process_memory_max_bytes,
-                        runs_task=self._mode.runs_task,
+                        tasks_run=self._mode.tasks_run,
                     )
                     self._metrics.connect.other_processes = hosts.readings
                 self._herder = Herder(

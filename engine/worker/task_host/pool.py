@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any, Protocol
 
 import structlog
@@ -216,7 +217,7 @@ class TaskHosts:
         *,
         log_level: str = "INFO",
         memory_max_bytes: int = 0,
-        runs_task: Callable[[str, int], bool] = lambda connector, task: True,
+        tasks_run: Callable[[], AbstractSet[tuple[str, int]] | None] = lambda: None,
     ) -> None:
         self.limit = limit
         self.memory_max_bytes = memory_max_bytes  # task.process.memory.max.bytes (0: no ceiling)
@@ -230,7 +231,7 @@ class TaskHosts:
         self._placing = asyncio.Lock()
         self._background: set[asyncio.Task[None]] = set()
         self._sampler: asyncio.Task[None] | None = None
-        self.runs_task = runs_task  # the worker's own answer (KAFKA-9184): leased to the hosts
+        self.tasks_run = tasks_run  # what the worker may run (KAFKA-9184; None: all): leased to the hosts
         self._leases: asyncio.Task[None] | None = None
         if memory_max_bytes > 0 and rss_bytes(os.getpid()) is None:
             log.warning(
@@ -312,13 +313,12 @@ class TaskHosts:
             self.renew_leases()
 
     def renew_leases(self) -> None:
+        runnable = self.tasks_run()
         for host in list(self.running):
             if not host.exited:
-                tasks = frozenset(
-                    (t.connector, t.task)
-                    for t in list(host.tasks.values())
-                    if self.runs_task(t.connector, t.task)
-                )
+                tasks = frozenset([(t.connector, t.task) for t in list(host.tasks.values())])
+                if runnable is not None:
+                    tasks &= runnable
                 unchanged = tasks == host.leased
                 host.leased = tasks
                 host.send(Lease(None if unchanged else tasks))

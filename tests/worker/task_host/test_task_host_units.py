@@ -190,7 +190,7 @@ async def test_a_worker_names_its_hosts_tasks_again_only_when_they_change(tmp_pa
     """On a real pipe to a child process: a full lease, then renewals of a few bytes, then a new
     set when the worker stops running one of the tasks."""
     running = {("c", 0), ("c", 1)}
-    hosts = TaskHosts(1, {}, MemoryOffsetStore(), lambda *_: None, runs_task=lambda c, t: (c, t) in running)
+    hosts = TaskHosts(1, {}, MemoryOffsetStore(), lambda *_: None, tasks_run=lambda: running)
     received = tmp_path / "received"
     process = await asyncio.create_subprocess_exec(
         sys.executable,
