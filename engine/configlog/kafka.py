@@ -124,23 +124,28 @@ class KafkaConfigLog:
     # ---- writing --------------------------------------------------------------------------
 
     async def append(self, records: Sequence[RawRecord]) -> int:
-        """Send in order to partition 0 and wait for every ack; serialised so appends never interleave."""
+        """Send in order to partition 0 and wait for every ack.
+
+        The sends are serialised, so appends never interleave; their acks are awaited outside the
+        lock, so the appends made while one is in flight go out together in the next produce request
+        (the producer keeps one request in flight per broker, in order) instead of one round trip
+        each: a leader writing a burst of creates and its followers' task configs."""
         if not records:
             raise ValueError("append needs at least one record")
-        async with self._write_lock:
-            producer = self._require(self._producer)
-            try:
+        producer = self._require(self._producer)
+        try:
+            async with self._write_lock:
                 pending = [
                     await producer.send(self.topic, value, key=key.encode(), partition=0)
                     for key, value in records
                 ]
-                add_outgoing(producer, sum(record_size(key.encode(), value) for key, value in records))
-                offsets = [(await ack).offset for ack in pending]
-            except KafkaError as exc:
-                why = self._topic.why(exc, producer, "WRITE")
-                raise ConfigLogError(
-                    f"Could not write to config topic '{self.topic}': {why}", topic=self.topic
-                ) from exc
+            add_outgoing(producer, sum(record_size(key.encode(), value) for key, value in records))
+            offsets = [(await ack).offset for ack in pending]
+        except KafkaError as exc:
+            why = self._topic.why(exc, producer, "WRITE")
+            raise ConfigLogError(
+                f"Could not write to config topic '{self.topic}': {why}", topic=self.topic
+            ) from exc
         last = int(offsets[-1])
         self._known_end = max(self._known_end, last + 1)
         self._appended_end = max(self._appended_end, last + 1)

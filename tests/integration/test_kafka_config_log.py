@@ -85,6 +85,20 @@ async def test_append_and_entries_round_trip_in_order(config_log: KafkaConfigLog
     assert [e async for e in entries] == []
 
 
+async def test_concurrent_appends_each_land_whole_and_in_the_order_sent(config_log: KafkaConfigLog) -> None:
+    """A leader's creates and its followers' task configs append at once: each append's records stay
+    together (a task config and its commit), and the offset each returns is its own last record's,
+    though the acks are awaited side by side and share produce requests."""
+    appends = [
+        [(f"task-c{n}-{i}", b"%d" % n) for i in range(3)] + [(f"commit-c{n}", b"%d" % n)] for n in range(60)
+    ]
+    lasts = await asyncio.gather(*(config_log.append(records) for records in appends))
+    read = await take(config_log.entries(), 4 * len(appends))
+    for records, last in zip(appends, lasts, strict=True):
+        assert [(e.key, e.value) for e in read[last - 3 : last + 1]] == records
+    assert sorted(lasts) == list(range(3, 4 * len(appends), 4))
+
+
 async def test_end_offset_is_last_appended_offset_plus_one(
     broker: Broker, config_log: KafkaConfigLog
 ) -> None:
