@@ -24,8 +24,8 @@ demo:               ## the embedded lifecycle demo (no Spark)
 kafka:              ## Apache Kafka 4.1 (KRaft, jars from Maven Central; needs java and mvn) until Ctrl-C; NODES=3 for a cluster
 	$(BIN)/python -m engine.testing.kafka $(if $(NODES),--nodes $(NODES))
 
-test:               ## every test, real brokers included (the test session starts them)
-	$(BIN)/pytest -q
+test:               ## every test, real brokers included (the test session starts them); the 30 slowest listed at the end
+	$(BIN)/pytest -q --durations=30
 
 unit:               ## every test not marked integration (no brokers); covers every package
 	$(BIN)/pytest -q -m "not integration"

@@ -37,8 +37,9 @@ STRINGS = {
 }
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def three_nodes() -> Iterator[ApacheKafka]:
+    """One 3-node cluster for both tests: each uses a topic of its own and leaves every node up."""
     with apache_kafka("4.1", nodes=3) as kafka:
         yield kafka
 
