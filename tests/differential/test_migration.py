@@ -199,6 +199,9 @@ def test_java_connect_to_connect_engine_and_back(kafka41: ApacheKafka, tmp_path:
             },
         )
         _call(java_side, "PUT", "/connectors/mig-paused/resume")
+        # paused once it ran, so its task configs exist: in CI, under load, a pause sent right after
+        # the resume left Java with the connector PAUSED and no task for the whole 2-minute wait
+        wait(java_side, _await("mig-paused", "RUNNING", ("RUNNING",)))
         _call(java_side, "PUT", "/connectors/mig-paused/pause")  # a target state written after the create
         _settled(java_side)
         _poll(lambda: len(_lines(out)) >= LINES_PER_ROUND, "Java's sink wrote the first lines")
