@@ -327,7 +327,7 @@ async def test_killing_the_leader_of_the_config_topic_loses_nothing(
 
 
 SINK_GROUP = "connect-snk"
-ROUNDS = 6  # three of each kind; ten took 9 minutes of CI's 40 under load, and found nothing more
+ROUNDS = 6  # three of each kind (ten took 9 of CI's 40 minutes under load)
 
 
 def java_string_hash(text: str) -> int:
