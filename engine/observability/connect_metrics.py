@@ -40,8 +40,9 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, fields
+from operator import attrgetter
+from typing import Any, Literal
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric, SummaryMetricFamily
 
@@ -53,6 +54,9 @@ from engine.tolerance.metrics import ErrorMetrics
 from states import TaskState
 
 Kind = Literal["source", "sink"]
+
+# a task's counters as ``TaskCounters.values()`` gives them: what crosses a task host's pipe
+CounterValues = tuple[Any, ...]
 
 CONNECTOR_STATUS = "kafka_connect_connector_status"
 TASK_STATUS = "kafka_connect_connector_task_status"
@@ -132,6 +136,25 @@ class TaskCounters:
         self.commit_ms += ms
         if ms > self.commit_ms_max:
             self.commit_ms_max = ms
+
+    def values(self) -> CounterValues:
+        """Every counter, the kind first and the error metrics last, as one flat tuple: a task host
+        compares and pickles these for thousands of tasks a second, in a fraction of the objects' time."""
+        return _OWN_VALUES(self) + _ERROR_VALUES(self.errors)
+
+    def set_values(self, values: CounterValues) -> None:
+        """Take every counter from ``values()`` of another instance (the task host's copy)."""
+        for name, value in zip(_OWN_NAMES, values, strict=False):
+            setattr(self, name, value)
+        errors = self.errors
+        for name, value in zip(_ERROR_NAMES, values[len(_OWN_NAMES) :], strict=True):
+            setattr(errors, name, value)
+
+
+_OWN_NAMES = ("kind", *sorted(set(TaskCounters.__slots__) - {"kind", "errors"}))
+_ERROR_NAMES = tuple(f.name for f in fields(ErrorMetrics))
+_OWN_VALUES = attrgetter(*_OWN_NAMES)
+_ERROR_VALUES = attrgetter(*_ERROR_NAMES)
 
 
 @dataclass(frozen=True, slots=True)

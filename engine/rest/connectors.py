@@ -52,7 +52,7 @@ async def list_connectors(request: web.Request) -> web.Response:
     engine = _engine(request)
     names = await engine.connectors()
     if "expand" not in request.query:
-        return web.json_response(names)
+        return web.json_response(names, dumps=_compact_json)
     expand = set(request.query.getall("expand"))  # unknown expansions are ignored, still an object
     statuses = await engine.connectors_status() if "status" in expand else {}
     result: dict[str, dict[str, Any]] = {}

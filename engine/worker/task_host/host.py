@@ -14,7 +14,6 @@ import contextlib
 import faulthandler
 import itertools
 import os
-import pickle
 import signal
 import sys
 import time
@@ -29,7 +28,13 @@ import structlog
 from engine.api._invoke import TASK_THREADS
 from engine.config.worker import WorkerConfig
 from engine.errors import EngineError, trace_of
-from engine.observability.connect_metrics import ConnectMetrics, Kind, ProcessReading, TaskCounters
+from engine.observability.connect_metrics import (
+    ConnectMetrics,
+    CounterValues,
+    Kind,
+    ProcessReading,
+    TaskCounters,
+)
 from engine.observability.logs import configure_logging
 from engine.storage.offsets import MemoryOffsetStore
 from engine.storage.status import MemoryStatusStore
@@ -176,7 +181,7 @@ class Host:
         )
         self.plane = plane
         self.runners: dict[int, TaskRunner] = {}
-        self._counters_sent: dict[int, bytes] = {}  # each task's counters as they last crossed, pickled
+        self._counters_sent: dict[int, CounterValues] = {}  # each task's counters as they last crossed
         self._spawned: set[asyncio.Task[None]] = set()
         self.threads = ThreadPoolExecutor(settings.task_threads_max, thread_name_prefix="connect-task")
         TASK_THREADS.set(self.threads)
@@ -275,13 +280,13 @@ class Host:
         self.send_metrics()
 
     def _send_counters(self, counters: Mapping[int, TaskCounters], *, changed_only: bool = False) -> None:
-        changed: dict[int, TaskCounters] = {}
+        changed: dict[int, CounterValues] = {}
+        sent = self._counters_sent
         for key, task_counters in counters.items():
-            pickled = pickle.dumps(task_counters, protocol=pickle.HIGHEST_PROTOCOL)
-            if changed_only and self._counters_sent.get(key) == pickled:
+            values = task_counters.values()
+            if changed_only and sent.get(key) == values:
                 continue
-            self._counters_sent[key] = pickled
-            changed[key] = task_counters
+            sent[key] = changed[key] = values
         if changed:
             self.pipe.send(Counters(changed))
 

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from engine.observability.connect_metrics import ProcessReading, TaskCounters
+from engine.observability.connect_metrics import CounterValues, ProcessReading
 from engine.storage.base import OffsetStore
 from engine.worker.task_host.protocol import (
     LEASE_RENEW_S,
@@ -58,7 +58,7 @@ class HostedTask(Protocol):
 
     def on_stopped(self) -> None: ...
 
-    def on_counters(self, counters: TaskCounters) -> None: ...
+    def on_counters(self, values: CounterValues) -> None: ...
 
     def on_host_exit(self, cause: str) -> None: ...
 
@@ -103,6 +103,8 @@ class TaskHost:
         self.killed_for: str | None = None  # why the worker killed it, for its tasks' traces
         self.reading: ProcessReading | None = None  # its plugin metrics and clients, as last sent
         self.leased: frozenset[tuple[str, int]] | None = None  # what the last Lease sent named
+        self.placements = 0  # bumped whenever ``tasks`` changes: a lease is computed again only then
+        self.leased_from: tuple[int, object] | None = None  # (placements, the worker's set) it came from
         self._hosts = hosts
         self._closing = False
         self._reader = asyncio.create_task(self._read(), name=f"task-host:{process.pid}")
@@ -121,6 +123,7 @@ class TaskHost:
     def leave(self, key: int) -> None:
         """The task is done here; the last one out closes the host."""
         self.tasks.pop(key, None)
+        self.placements += 1
         if not self.tasks:
             self.close()
 
@@ -180,9 +183,9 @@ class TaskHost:
                 if (task := self.tasks.get(key)) is not None:
                     task.on_stopped()
             case Counters(counters=counters):
-                for key, task_counters in counters.items():
+                for key, values in counters.items():
                     if (task := self.tasks.get(key)) is not None:
-                        task.on_counters(task_counters)
+                        task.on_counters(values)
             case HostMetrics(reading=reading):
                 self.reading = reading
             case WriteOffsets(connector=connector, offsets=offsets):
@@ -231,7 +234,8 @@ class TaskHosts:
         self._placing = asyncio.Lock()
         self._background: set[asyncio.Task[None]] = set()
         self._sampler: asyncio.Task[None] | None = None
-        self.tasks_run = tasks_run  # what the worker may run (KAFKA-9184; None: all): leased to the hosts
+        # what the worker may run (KAFKA-9184; None: all), a new set whenever it changes: leased to hosts
+        self.tasks_run = tasks_run
         self._leases: asyncio.Task[None] | None = None
         if memory_max_bytes > 0 and rss_bytes(os.getpid()) is None:
             log.warning(
@@ -268,6 +272,7 @@ class TaskHosts:
                 host = min(open_hosts, key=lambda h: len(h.tasks))
             key = next(self._keys)
             host.tasks[key] = task
+            host.placements += 1
             return host, key
 
     def forget(self, host: TaskHost) -> None:
@@ -313,15 +318,26 @@ class TaskHosts:
             self.renew_leases()
 
     def renew_leases(self) -> None:
+        """Renew every host's lease; its set of tasks is computed again only when the host's tasks or
+        the worker's set (a new object for each assignment) changed, and sent only when it differs."""
         runnable = self.tasks_run()
         for host in list(self.running):
-            if not host.exited:
-                tasks = frozenset([(t.connector, t.task) for t in list(host.tasks.values())])
-                if runnable is not None:
-                    tasks &= runnable
-                unchanged = tasks == host.leased
-                host.leased = tasks
-                host.send(Lease(None if unchanged else tasks))
+            if host.exited:
+                continue
+            basis = (host.placements, runnable)
+            if (
+                host.leased_from is not None
+                and host.leased_from[0] == basis[0]
+                and host.leased_from[1] is runnable
+            ):
+                host.send(Lease(None))
+                continue
+            tasks = frozenset([(t.connector, t.task) for t in list(host.tasks.values())])
+            if runnable is not None:
+                tasks &= runnable
+            unchanged = tasks == host.leased
+            host.leased, host.leased_from = tasks, basis
+            host.send(Lease(None if unchanged else tasks))
 
     async def _sample_memory(self) -> None:
         """Kill a host whose resident memory passed ``task.process.memory.max.bytes``: its tasks FAILED

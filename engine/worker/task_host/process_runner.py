@@ -9,11 +9,9 @@ stop is killed with its host when it is alone there.
 
 from __future__ import annotations
 
-from typing import Any
-
 import structlog
 
-from engine.observability.connect_metrics import TaskCounters
+from engine.observability.connect_metrics import CounterValues, TaskCounters
 from engine.worker.data_plane import DataPlane
 from engine.worker.report import Report, ReportSink
 from engine.worker.runner import Runner
@@ -106,10 +104,10 @@ class ProcessTaskRunner(Runner):
         self._stopped = True
         self.wake()
 
-    def on_counters(self, counters: TaskCounters) -> None:
+    def on_counters(self, values: CounterValues) -> None:
         if self._counters is None:
-            self._counters = self._plane.task_started(self.connector, self.task, counters.kind)
-        _copy_counters(counters, self._counters)
+            self._counters = self._plane.task_started(self.connector, self.task, values[0])
+        self._counters.set_values(values)
 
     def on_host_exit(self, cause: str) -> None:
         self._exit = cause
@@ -164,9 +162,3 @@ class ProcessTaskRunner(Runner):
         assert self._exit is not None
         log.error("task.failed", connector=self.connector, task=self.task, error=self._exit)
         self.report("fail", TaskProcessExited(self._exit))
-
-
-def _copy_counters(source: TaskCounters, target: TaskCounters) -> None:
-    for name in TaskCounters.__slots__:
-        value: Any = getattr(source, name)
-        setattr(target, name, value)
