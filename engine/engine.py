@@ -40,7 +40,14 @@ from engine.errors import (
     TaskNotFound,
 )
 from engine.herder import waits
-from engine.herder.connect_json import connector_info, restart_plan, state_info, states_info, task_state_info
+from engine.herder.connect_json import (
+    StatesInfoJson,
+    connector_info,
+    restart_plan,
+    state_info,
+    states_info,
+    task_state_info,
+)
 from engine.herder.deletion import DeletionOutcome
 from engine.herder.herder import Herder
 from engine.herder.runtime import Runtime
@@ -149,6 +156,7 @@ class Engine:
         self.metrics.extra.append(lambda: prometheus_families(self.spark.metrics))
         self._feed = TransitionFeed()  # here, not in the herder, so subscribers can see the boot
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._states_json = StatesInfoJson()  # GET /connectors?expand=status's parts, kept encoded
         self._runtime = Runtime(
             self.worker,
             self.mode,
@@ -533,6 +541,15 @@ class Engine:
         """Every connector's ConnectorStateInfo by name, in name order (``GET /connectors?expand=status``);
         a connector with no status yet is left out."""
         return states_info(self._status, self.herder.snapshot, sorted(self.herder.snapshot.connectors))
+
+    async def connectors_status_json(
+        self, shown: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    ) -> bytes:
+        """``{name: {"status": ConnectorStateInfo}}`` as JSON, in name order: the body of
+        ``GET /connectors?expand=status``. Each connector's part is encoded again only when its
+        statuses or config changed; ``shown`` rewrites each ConnectorStateInfo first."""
+        herder = self.herder
+        return self._states_json.body(self._status, herder.snapshot, herder.read_end, shown)
 
     async def task_status(self, name: str, task: int) -> dict[str, Any]:
         return task_state_info(self._status, self.herder.snapshot, name, task)

@@ -76,6 +76,12 @@ class Cluster:
         self.leader_url: str | None = None
         self.urls: Mapping[str, str] = {}
         self.view = ClusterView()
+        # the newest assignment received, applied or not: what this member says it owns when it
+        # joins (Connect's ``assignmentSnapshot``). Saying ``owned`` while a received assignment
+        # waited to be applied made the leader give that work to another worker as well: with
+        # 10,000 connectors, hundreds of tasks ran on two workers at once.
+        self._promised = Work()
+        self._promised_view = ClusterView()
         self.rebalances_applied = 0
         self._herder: ClusterHost | None = None
         self._pending: asyncio.Queue[tuple[Assignment, int]] = asyncio.Queue()
@@ -254,6 +260,8 @@ class Cluster:
         self._closing = True
 
     def _received(self, assignment: Assignment, generation: int) -> None:
+        if not assignment.error:
+            self._promised, self._promised_view = assignment.assigned, assignment.view
         self._pending.put_nowait((assignment, generation))
 
     def _cut_off(self) -> None:
@@ -264,11 +272,12 @@ class Cluster:
         store keeps the new owner's newer ones (``engine.storage.status``)."""
         old = self.owned
         herder = self._herder
+        self._promised = Work()
+        while not self._pending.empty():  # assignments received before: stale, their generation is over
+            self._pending.get_nowait()
         if not old or herder is None:
             return
         self.owned = Work()
-        while not self._pending.empty():  # assignments received before: stale, their generation is over
-            self._pending.get_nowait()
         log.warning(
             "cluster.assignment_revoked_cut_off",
             worker=self.worker_id,
@@ -294,6 +303,8 @@ class Cluster:
         except TimeoutError:
             log.warning("cluster.config_behind_leader", wanted=assignment.config_offset, read=herder.read_end)
         if not self.member.in_contact():  # cut off meanwhile: the assignment's generation is over
+            if self._pending.empty():  # nothing newer came: the next join says what still runs here
+                self._promised, self._promised_view = self.owned, self.view
             return
         old, new = self.owned, assignment.assigned
         self.owned, self.generation, self.view = new, generation, assignment.view
@@ -340,7 +351,9 @@ class Cluster:
         herder = self._herder
         read_end = herder.read_end if herder is not None else 0
         deleting = frozenset(herder.cleanups.deleting) if herder is not None else frozenset()
-        return JoinMetadata(self.worker_id, self.settings.url, read_end, self.owned, deleting, self.view)
+        return JoinMetadata(
+            self.worker_id, self.settings.url, read_end, self._promised, deleting, self._promised_view
+        )
 
     def _plan(
         self, members: Mapping[str, JoinMetadata], leader: str, generation: int

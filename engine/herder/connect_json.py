@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
+
+import orjson
 
 from engine.api.connector import Connector
 from engine.configlog.snapshot import ConfigSnapshot
@@ -40,14 +42,7 @@ def state_info(
     connector = statuses.connector(name)
     if connector is None:
         raise ConnectorNotFound(name, f"No status found for connector {name}")
-    config = _config_of(snapshot, name)
-    class_name = config.get("connector.class", "")
-    described = None if classes is None else classes.get(class_name)
-    if described is None:
-        described = (*_running_versions(class_name), type_of(config))
-        if classes is not None:
-            classes[class_name] = described
-    connector_version, task_version, kind = described
+    connector_version, task_version, kind = _described(_config_of(snapshot, name), classes)
     return {
         "name": name,
         "connector": {**status_json(connector), "version": connector_version},
@@ -71,6 +66,72 @@ def states_info(
         except ConnectorNotFound:
             continue
     return found
+
+
+class StatesInfoJson:
+    """``GET /connectors?expand=status``'s body, each connector's part JSON-encoded once per change.
+
+    A connector's part stands while its statuses have not changed (the status store's
+    ``revision_of``), its config is the same object and its classes answer the same versions; the
+    whole body stands while no status changed and no config record was read. Building and encoding
+    every ConnectorStateInfo took about 100 ms of a worker's loop per answer with 10,000 connectors.
+    """
+
+    def __init__(self) -> None:
+        self._parts: dict[str, tuple[int, Mapping[str, str], tuple[str, str, str], bytes]] = {}
+        self._shown: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        self._stamp: tuple[int, int] = (-1, -1)
+        self._classes: dict[str, tuple[str, str, str]] = {}
+        self._body = b"{}"
+
+    def body(
+        self,
+        statuses: StatusStore,
+        snapshot: ConfigSnapshot,
+        config_read: int,
+        shown: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> bytes:
+        """``{name: {"status": ConnectorStateInfo}}`` for the snapshot's connectors with a status, in
+        name order; ``config_read`` is how far the config log was read (a config change moves it);
+        ``shown`` rewrites each ConnectorStateInfo before it is encoded (REST hides traces with it)."""
+        stamp = (statuses.revision, config_read)
+        if stamp == self._stamp and shown is self._shown and self._versions_unchanged():
+            return self._body
+        if shown is not self._shown:
+            self._parts, self._shown = {}, shown
+        classes: dict[str, tuple[str, str, str]] = {}
+        cached, parts = self._parts, {}
+        for name in sorted(snapshot.connectors):
+            if statuses.connector(name) is None:
+                continue  # not started yet, or its status deleted: Connect leaves it out
+            revision, config = statuses.revision_of(name), _config_of(snapshot, name)
+            described = _described(config, classes)
+            part = cached.get(name)
+            if part is None or part[0] != revision or part[1] is not config or part[2] != described:
+                info = state_info(statuses, snapshot, name, classes)
+                encoded = orjson.dumps(shown(info) if shown is not None else info)
+                part = (revision, config, described, orjson.dumps(name) + b':{"status":' + encoded + b"}")
+            parts[name] = part
+        self._parts, self._stamp, self._classes = parts, stamp, classes
+        self._body = b"{" + b",".join(part[3] for part in parts.values()) + b"}"
+        return self._body
+
+    def _versions_unchanged(self) -> bool:
+        """A plugin reinstalled and reloaded answers another version without any status changing."""
+        return all(_running_versions(name) == described[:2] for name, described in self._classes.items())
+
+
+def _described(
+    config: Mapping[str, str], classes: dict[str, tuple[str, str, str]] | None
+) -> tuple[str, str, str]:
+    """The connector's and its tasks' versions and its type, asked once per class in ``classes``."""
+    class_name = config.get("connector.class", "")
+    described = None if classes is None else classes.get(class_name)
+    if described is None:
+        described = (*_running_versions(class_name), type_of(config))
+        if classes is not None:
+            classes[class_name] = described
+    return described
 
 
 def task_state_info(statuses: StatusStore, snapshot: ConfigSnapshot, name: str, task: int) -> dict[str, Any]:

@@ -145,6 +145,17 @@ class MemoryStatusStore:
         self._connectors: dict[str, Status] = {}
         self._tasks: dict[str, dict[int, Status]] = {}
         self._topics: dict[str, dict[str, TopicStatus]] = {}
+        self.revision = 0  # bumped by every change of a connector's or a task's status
+        self._revisions: dict[str, int] = {}  # each connector's revision at its last change
+
+    def revision_of(self, connector: str) -> int:
+        """The store's revision when the connector's status or one of its tasks' last changed: what
+        was built from them stands while this is the same (``GET /connectors?expand=status``)."""
+        return self._revisions.get(connector, 0)
+
+    def _changed(self, connector: str) -> None:
+        self.revision += 1
+        self._revisions[connector] = self.revision
 
     async def open(self) -> None:
         return None
@@ -157,6 +168,7 @@ class MemoryStatusStore:
 
     def put_connector(self, connector: str, status: Status) -> None:
         self._connectors[connector] = status
+        self._changed(connector)
         if self._journaled:
             self._persist(connector_key(connector), status)
 
@@ -165,13 +177,16 @@ class MemoryStatusStore:
         if tasks is None:
             tasks = self._tasks[connector] = {}
         tasks[task] = status
+        self._changed(connector)
         if self._journaled:
             self._persist(task_key(connector, task), status)
 
     def remove_task(self, connector: str, task: int) -> None:
         tasks = self._tasks.get(connector, {})
-        if tasks.pop(task, None) is not None and self._journaled:
-            self._persist(task_key(connector, task), None)
+        if tasks.pop(task, None) is not None:
+            self._changed(connector)
+            if self._journaled:
+                self._persist(task_key(connector, task), None)
 
     def remove_connector(self, connector: str) -> None:
         """Remove the connector's status and every task status it had."""
@@ -179,8 +194,10 @@ class MemoryStatusStore:
             self.remove_task(connector, task)
         self._tasks.pop(connector, None)
         self.reset_topics(connector)
-        if self._connectors.pop(connector, None) is not None and self._journaled:
-            self._persist(connector_key(connector), None)
+        if self._connectors.pop(connector, None) is not None:
+            self._changed(connector)
+            if self._journaled:
+                self._persist(connector_key(connector), None)
 
     def put_connector_safe(self, connector: str, status: Status) -> bool:
         """Connect's ``putSafe``: skip the write when another worker has written since, in a newer
@@ -233,6 +250,7 @@ class MemoryStatusStore:
                 self._tasks.pop(name, None)
             elif not _stale_release(self._connectors.get(name), status):
                 self._connectors[name] = status
+            self._changed(name)
         elif key.startswith("status-task-"):
             name, _, number = key.removeprefix("status-task-").rpartition("-")
             if status is None:
@@ -241,6 +259,7 @@ class MemoryStatusStore:
                 tasks = self._tasks.setdefault(name, {})
                 if not _stale_release(tasks.get(int(number)), status):
                     tasks[int(number)] = status
+            self._changed(name)
 
     def _apply_topic(self, key: str, value: bytes | None) -> None:
         topic, sep, connector = key.removeprefix("status-topic-").rpartition(":connector-")

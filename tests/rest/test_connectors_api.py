@@ -124,6 +124,32 @@ async def test_expand_status_is_each_status_written_compactly(client: Client, en
         assert expanded[f"v{n}"]["status"] == await (await client.get(f"/connectors/v{n}/status")).json()
 
 
+async def test_expand_status_follows_every_change_though_its_parts_are_kept_encoded(
+    client: Client, engine: Engine
+) -> None:
+    """Each connector's part is kept encoded between answers: a pause, a new connector, a task count
+    change and a deletion each show in the next answer, as they do in each connector's ``/status``."""
+    for name in ("a", "b"):
+        await create(client, name)
+        await engine.wait_for_state(name, "RUNNING", tasks=2)
+    await client.get("/connectors?expand=status")
+    assert (await client.put("/connectors/a/pause")).status == 202
+    await engine.wait_for_state("a", "PAUSED", tasks=2)
+    await create(client, "c")
+    await engine.wait_for_state("c", "RUNNING", tasks=2)
+    config = await (await client.get("/connectors/b/config")).json()
+    assert (await client.put("/connectors/b/config", json={**config, "tasks.max": "1"})).status == 200
+    await engine.wait_for_state("b", "RUNNING", tasks=1)
+    expanded = await (await client.get("/connectors?expand=status")).json()
+    assert expanded["a"]["status"]["connector"]["state"] == "PAUSED"
+    assert [t["id"] for t in expanded["b"]["status"]["tasks"]] == [0]
+    for name in ("a", "b", "c"):
+        assert expanded[name]["status"] == await (await client.get(f"/connectors/{name}/status")).json()
+    assert (await client.delete("/connectors/a")).status == 204
+    await engine.settled()
+    assert sorted(await (await client.get("/connectors?expand=status")).json()) == ["b", "c"]
+
+
 async def test_status_shapes(client: Client, engine: Engine) -> None:
     await create(client)
     await engine.wait_for_state("orders", "RUNNING", tasks=2)
