@@ -76,12 +76,14 @@ class Cluster:
         self.leader_url: str | None = None
         self.urls: Mapping[str, str] = {}
         self.view = ClusterView()
-        # the newest assignment received, applied or not: what this member says it owns when it
-        # joins (Connect's ``assignmentSnapshot``). Saying ``owned`` while a received assignment
-        # waited to be applied made the leader give that work to another worker as well: with
-        # 10,000 connectors, hundreds of tasks ran on two workers at once.
+        # the newest assignment received, applied or not (Connect's ``assignmentSnapshot``), and
+        # what an assignment being applied is still stopping: a member joins saying it owns both
+        # and what runs here. Saying only ``owned`` while a received assignment waited made the
+        # leader give that work to another worker as well: with 10,000 connectors, hundreds of
+        # tasks ran on two workers at once.
         self._promised = Work()
         self._promised_view = ClusterView()
+        self._releasing = Work()
         self.rebalances_applied = 0
         self._herder: ClusterHost | None = None
         self._pending: asyncio.Queue[tuple[Assignment, int]] = asyncio.Queue()
@@ -313,7 +315,11 @@ class Cluster:
             self._rebalance_wanted_at = -1
             self.member.change_covered()
         changed = sorted((old.connectors ^ new.connectors) | {c for c, _ in old.tasks ^ new.tasks})
-        await _reconcile(herder, changed)
+        self._releasing = old - new
+        try:
+            await _reconcile(herder, changed)
+        finally:
+            self._releasing = Work()
         self.rebalances_applied += 1
         self._check_key_rotation()
         self._joined.set()
@@ -351,9 +357,8 @@ class Cluster:
         herder = self._herder
         read_end = herder.read_end if herder is not None else 0
         deleting = frozenset(herder.cleanups.deleting) if herder is not None else frozenset()
-        return JoinMetadata(
-            self.worker_id, self.settings.url, read_end, self._promised, deleting, self._promised_view
-        )
+        owned = self._promised | self.owned | self._releasing
+        return JoinMetadata(self.worker_id, self.settings.url, read_end, owned, deleting, self._promised_view)
 
     def _plan(
         self, members: Mapping[str, JoinMetadata], leader: str, generation: int

@@ -67,6 +67,15 @@ def test_a_member_joining_before_it_applied_its_assignment_says_it_owns_that_ass
     assert seat.join_metadata().owned == _work(1)
 
 
+def test_what_a_member_still_runs_is_its_own_until_it_applied_the_assignment_that_stops_it() -> None:
+    """The other half: work taken away is said to be owned here until it stopped, so the leader
+    cannot hand it on while it still runs here."""
+    cluster, seat = _cluster()
+    cluster.owned = _work(0, 1)  # applied earlier
+    seat.received(Assignment("w1", "http://w1", 0, _work(1), revoked=_work(0)), 2)
+    assert seat.join_metadata().owned == _work(0, 1)
+
+
 def test_a_cut_off_member_says_it_owns_nothing_whatever_it_received() -> None:
     cluster, seat = _cluster()
     seat.received(Assignment("w1", "http://w1", 0, _work(0, 1)), 1)
