@@ -224,6 +224,7 @@ class Runtime:
                         tasks_run=self._mode.tasks_run,
                     )
                     self._metrics.connect.other_processes = hosts.readings
+                    self._metrics.connect.refresh_tasks = hosts.apply_counters
                 self._herder = Herder(
                     self._log,
                     self._status,

@@ -199,6 +199,8 @@ class ConnectMetrics:
         self.plugins = PluginMetricsRegistry()  # KIP-877: what connectors, tasks, converters, SMTs register
         # task processes: the last reading of each live task host, exposed with this process's own
         self.other_processes: Callable[[], list[ProcessReading]] | None = None
+        # task processes: bring hosted tasks' counters up to date (they are applied at scrape time)
+        self.refresh_tasks: Callable[[], None] | None = None
 
     # ---- the herder -------------------------------------------------------------------------
 
@@ -225,6 +227,8 @@ class ConnectMetrics:
         return status is not None and (self._worker_id is None or status.worker_id == self._worker_id)
 
     def collect(self) -> Iterator[Metric]:
+        if self.refresh_tasks is not None:
+            self.refresh_tasks()
         yield from self._statuses()
         yield from self._tasks()
         yield from self._rebalance()

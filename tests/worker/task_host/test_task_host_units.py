@@ -240,3 +240,41 @@ async def test_a_worker_names_its_hosts_tasks_again_only_when_they_change(tmp_pa
         Lease(None),
         Lease(frozenset()),
     ]
+
+
+class _Counted:
+    def __init__(self) -> None:
+        self.values: list[tuple[object, ...]] = []
+
+    def on_counters(self, values: tuple[object, ...]) -> None:
+        self.values.append(values)
+
+
+async def test_a_hosts_periodic_counters_wait_for_a_scrape_but_those_before_a_report_do_not() -> None:
+    """A second's counters of thousands of tasks are kept and handed over when ``/metrics`` is read;
+    the single task's counters sent before its report are handed over at once (its series exist from
+    its start, as in process)."""
+    hosts = TaskHosts(1, {}, MemoryOffsetStore(), lambda *_: None)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        "import sys; sys.stdin.read()",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    host = TaskHost(process, hosts)
+    hosts.running.add(host)
+    tasks = {key: _Counted() for key in (1, 2, 3)}
+    host.tasks.update(tasks)  # type: ignore[arg-type]
+    first, second = TaskCounters("source"), TaskCounters("source")
+    second.source_record_poll = 9
+    host._dispatch(Counters({1: first.values(), 2: first.values()}))
+    assert [t.values for t in tasks.values()] == [[], [], []]
+    host._dispatch(Counters({1: second.values(), 2: second.values()}))
+    hosts.apply_counters()
+    assert [t.values for t in tasks.values()] == [[second.values()], [second.values()], []]
+    host._dispatch(Counters({3: first.values()}))  # before task 3's report
+    assert tasks[3].values == [first.values()]
+    host.tasks.clear()
+    host.close()
+    await host.wait_closed(10)
