@@ -196,6 +196,7 @@ class MemoryStatusStore:
         self.reset_topics(connector)
         if self._connectors.pop(connector, None) is not None:
             self._changed(connector)
+            del self._revisions[connector]  # gone: any status it gets again moves the revision
             if self._journaled:
                 self._persist(connector_key(connector), None)
 
@@ -245,12 +246,13 @@ class MemoryStatusStore:
         status = None if value is None else Status.from_json(record_json.loads(value))
         if key.startswith("status-connector-"):
             name = key.removeprefix("status-connector-")
+            self._changed(name)
             if status is None:  # Connect: the connector's tombstone removes its tasks too
                 self._connectors.pop(name, None)
                 self._tasks.pop(name, None)
+                del self._revisions[name]
             elif not _stale_release(self._connectors.get(name), status):
                 self._connectors[name] = status
-            self._changed(name)
         elif key.startswith("status-task-"):
             name, _, number = key.removeprefix("status-task-").rpartition("-")
             if status is None:

@@ -78,9 +78,11 @@ async def test_an_assignment_of_hundreds_of_connectors_is_handed_out_a_chunk_at_
     try:
         assert await group.round(watch)
         await starting
-        # before: the 300 actors got their message in one callback, and the next turn ran all of them
-        # (a loaded machine lets a chunk go after 50 ms whatever the loop's state: half, not a quarter)
-        assert max(busiest) <= CONNECTORS // 2, max(busiest)
+        # before: the 300 actors got their message in one callback, and the next turn ran all of them.
+        # How many are busy at once also depends on how fast their sync start() calls come back from
+        # the threads (a chunk goes after 50 ms whatever the loop's state): from 8 to 168 of 300 in
+        # twelve runs on one machine, so only "never all of them" is asserted here
+        assert max(busiest) < CONNECTORS, max(busiest)
         assert len(busiest) > CONNECTORS // CHUNK  # the loop turned between the chunks
         await engine.settled(parked=FAULTS.parked, timeout=60)
         statuses = (await engine.connectors_status()).values()
