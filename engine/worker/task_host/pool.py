@@ -189,14 +189,14 @@ class TaskHost:
         match message:
             case Reported(key=key, trigger=trigger, trace=trace):
                 if (task := self.tasks.get(key)) is not None:
+                    if (values := self.counters.pop(key, None)) is not None:
+                        task.on_counters(values)  # sent just before: its series exist from its start
                     task.on_report(trigger, trace)
             case Stopped(key=key):
                 if (task := self.tasks.get(key)) is not None:
                     task.on_stopped()
             case Counters(counters=counters):
                 self.counters.update(counters)
-                if len(counters) == 1:  # sent before a report: a task's series exist from its start
-                    self.apply_counters()
             case HostMetrics(reading=reading):
                 self.reading = reading
             case WriteOffsets(connector=connector, offsets=offsets):

@@ -32,6 +32,7 @@ from engine.worker.task_host.protocol import (
     Counters,
     HostMetrics,
     Lease,
+    Reported,
     StartTask,
     frame,
     read_frame,
@@ -245,14 +246,18 @@ async def test_a_worker_names_its_hosts_tasks_again_only_when_they_change(tmp_pa
 class _Counted:
     def __init__(self) -> None:
         self.values: list[tuple[object, ...]] = []
+        self.reports: list[tuple[str, str | None]] = []
 
     def on_counters(self, values: tuple[object, ...]) -> None:
         self.values.append(values)
 
+    def on_report(self, trigger: str, trace: str | None) -> None:
+        self.reports.append((trigger, trace))
 
-async def test_a_hosts_periodic_counters_wait_for_a_scrape_but_those_before_a_report_do_not() -> None:
+
+async def test_a_hosts_counters_wait_for_a_scrape_or_the_tasks_next_report() -> None:
     """A second's counters of thousands of tasks are kept and handed over when ``/metrics`` is read;
-    the single task's counters sent before its report are handed over at once (its series exist from
+    a task's counters sent before its report are handed over with the report (its series exist from
     its start, as in process)."""
     hosts = TaskHosts(1, {}, MemoryOffsetStore(), lambda *_: None)
     process = await asyncio.create_subprocess_exec(
@@ -273,8 +278,11 @@ async def test_a_hosts_periodic_counters_wait_for_a_scrape_but_those_before_a_re
     host._dispatch(Counters({1: second.values(), 2: second.values()}))
     hosts.apply_counters()
     assert [t.values for t in tasks.values()] == [[second.values()], [second.values()], []]
-    host._dispatch(Counters({3: first.values()}))  # before task 3's report
+    host._dispatch(Counters({3: first.values()}))  # sent before task 3's report
+    assert tasks[3].values == []
+    host._dispatch(Reported(3, "start", None))
     assert tasks[3].values == [first.values()]
+    assert tasks[3].reports == [("start", None)]
     host.tasks.clear()
     host.close()
     await host.wait_closed(10)
