@@ -341,11 +341,7 @@ class TaskHosts:
             if host.exited:
                 continue
             basis = (host.placements, runnable)
-            if (
-                host.leased_from is not None
-                and host.leased_from[0] == basis[0]
-                and host.leased_from[1] is runnable
-            ):
+            if host.leased_from == basis:  # the same set object compares at once, by identity
                 host.send(Lease(None))
                 continue
             tasks = frozenset([(t.connector, t.task) for t in list(host.tasks.values())])
